@@ -1,0 +1,19 @@
+# Build options and toolchain conveniences; kept out of the top-level file.
+
+option(LMOPT_USE_CCACHE "Use ccache for compilation when it is installed" ON)
+if(LMOPT_USE_CCACHE)
+  find_program(LMOPT_CCACHE_PROGRAM ccache)
+  if(LMOPT_CCACHE_PROGRAM)
+    set(CMAKE_CXX_COMPILER_LAUNCHER "${LMOPT_CCACHE_PROGRAM}")
+    set(CMAKE_C_COMPILER_LAUNCHER "${LMOPT_CCACHE_PROGRAM}")
+  endif()
+endif()
+
+if(NOT CMAKE_BUILD_TYPE AND NOT CMAKE_CONFIGURATION_TYPES)
+  set(CMAKE_BUILD_TYPE Release CACHE STRING "Build type" FORCE)
+endif()
+
+# Every tool lands in build/bin, every library in build/lib.
+set(CMAKE_RUNTIME_OUTPUT_DIRECTORY "${CMAKE_BINARY_DIR}/bin")
+set(CMAKE_LIBRARY_OUTPUT_DIRECTORY "${CMAKE_BINARY_DIR}/lib")
+set(CMAKE_ARCHIVE_OUTPUT_DIRECTORY "${CMAKE_BINARY_DIR}/lib")

@@ -1,0 +1,163 @@
+//===- LmoptFusedOps.td - fused and compression lmopt ops --*- tablegen -*-===//
+//
+// Ops produced by lmopt's graph passes: fused transformer building blocks,
+// dropout (whose meaning depends on training vs inference), and the
+// quantize/dequantize pair that carries `quant` dialect types.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LMOPT_DIALECT_LMOPT_IR_LMOPTFUSEDOPS_TD
+#define LMOPT_DIALECT_LMOPT_IR_LMOPTFUSEDOPS_TD
+
+include "lmopt/Dialect/Lmopt/IR/LmoptBase.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+def Lmopt_LinearOp : Lmopt_Op<"linear", [Pure, AttrSizedOperandSegments]> {
+  let summary = "fully connected layer with fused epilogue";
+  let description = [{
+    `output = activation(input x W + bias) + residual`, where `W` is `weight`
+    (`[K, N]`) or its transpose when `transpose_weight` is set (`weight` is then
+    `[N, K]`, PyTorch's `nn.Linear` layout). `input` is `[..., K]`; `bias` is
+    `[N]`; `residual` has the output's shape. Produced by `lmopt-fuse-linear`
+    from MatMul + Add and Gemm; lowered to one GEMM with post-ops.
+
+    ```mlir
+    %y = lmopt.linear %x, %w bias %b {activation = #lmopt.activation<gelu>,
+                                      transpose_weight = true}
+        : (tensor<?x128x768xf32>, tensor<3072x768xf32>, tensor<3072xf32>)
+        -> tensor<?x128x3072xf32>
+    ```
+  }];
+  let arguments = (ins Lmopt_Tensor:$input, Lmopt_Tensor:$weight,
+                       Optional<Lmopt_Tensor>:$bias,
+                       Optional<Lmopt_Tensor>:$residual,
+                       DefaultValuedAttr<BoolAttr, "false">:$transpose_weight,
+                       DefaultValuedAttr<Lmopt_ActivationAttr,
+                                         "::mlir::lmopt::Activation::none">:$activation);
+  let results = (outs Lmopt_Tensor:$output);
+  let assemblyFormat = [{
+    $input `,` $weight (`bias` $bias^)? (`residual` $residual^)? attr-dict
+    `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Lmopt_GeluOp : Lmopt_Op<"gelu", [Pure, SameOperandsAndResultType]> {
+  let summary = "Gaussian error linear unit (ONNX Gelu, opset 20)";
+  let description = [{
+    `approximate = none`: `0.5 x (1 + erf(x / sqrt(2)))`;
+    `approximate = tanh`: `0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))`.
+  }];
+  let arguments = (ins Lmopt_FloatTensor:$input,
+                       DefaultValuedAttr<Lmopt_GeluApproximationAttr,
+                           "::mlir::lmopt::GeluApproximation::none">:$approximate);
+  let results = (outs Lmopt_FloatTensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($output)";
+}
+
+def Lmopt_AttentionOp : Lmopt_Op<"attention", [Pure]> {
+  let summary = "multi-head scaled dot-product attention";
+  let description = [{
+    `query` is `[B, Sq, H*D]`, `key` and `value` are `[B, Sk, H*D]` with heads
+    packed in the last dim; `H = num_heads`. Per head:
+    `softmax(Q K^T * scale + mask) V`, heads merged back to `[B, Sq, H*D]`.
+    `scale` defaults to `1/sqrt(D)`. An optional `mask` broadcasts to
+    `[B, H, Sq, Sk]`: a float mask is added to the scores, an `i1` mask keeps
+    positions where it is true. `causal` additionally hides keys after the
+    query position (aligned to the end when `Sk > Sq`).
+  }];
+  let arguments = (ins Lmopt_FloatTensor:$query, Lmopt_FloatTensor:$key,
+                       Lmopt_FloatTensor:$value, Optional<Lmopt_Tensor>:$mask,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$num_heads,
+                       OptionalAttr<F32Attr>:$scale,
+                       DefaultValuedAttr<BoolAttr, "false">:$causal);
+  let results = (outs Lmopt_FloatTensor:$output);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value (`mask` $mask^)? attr-dict
+    `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Lmopt_SkipLayerNormOp : Lmopt_Op<"skip_layer_norm", [Pure]> {
+  let summary = "residual add followed by layer normalization";
+  let description = [{
+    `sum = input + skip`; `output = layer_norm(sum, scale, bias)` over the last
+    dim. Both results are returned because the sum usually feeds the next
+    residual connection. Same semantics as ONNX Runtime's
+    `com.microsoft.SkipLayerNormalization` without its optional bias input.
+  }];
+  let arguments = (ins Lmopt_FloatTensor:$input, Lmopt_FloatTensor:$skip,
+                       Lmopt_FloatTensor:$scale, Optional<Lmopt_FloatTensor>:$bias,
+                       DefaultValuedAttr<F32Attr, "1.0e-5">:$epsilon);
+  let results = (outs Lmopt_FloatTensor:$output, Lmopt_FloatTensor:$sum);
+  let assemblyFormat = [{
+    $input `,` $skip `,` $scale (`,` $bias^)? attr-dict
+    `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Lmopt_RmsNormOp : Lmopt_Op<"rms_norm", [Pure]> {
+  let summary = "root-mean-square normalization (ONNX RMSNormalization, opset 23)";
+  let description = [{
+    `x / sqrt(mean(x^2 over [axis, rank)) + epsilon) * scale`.
+  }];
+  let arguments = (ins Lmopt_FloatTensor:$input, Lmopt_FloatTensor:$scale,
+                       DefaultValuedAttr<I64Attr, "-1">:$axis,
+                       DefaultValuedAttr<F32Attr, "1.0e-5">:$epsilon);
+  let results = (outs Lmopt_FloatTensor:$output);
+  let assemblyFormat = [{
+    $input `,` $scale attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Lmopt_DropoutOp : Lmopt_Op<"dropout"> {
+  let summary = "dropout (ONNX Dropout, opset 12+)";
+  let description = [{
+    In training (`training = true`) each element is zeroed with probability
+    `ratio` and the rest scaled by `1/(1-ratio)`; `mask` is true where kept.
+    Otherwise the op is the identity and `mask` is all true. Because it draws
+    random numbers in training it is not `Pure`; canonicalization removes it
+    when `training` is false or `ratio` is 0.
+  }];
+  let arguments = (ins Lmopt_FloatTensor:$input,
+                       DefaultValuedAttr<F32Attr, "0.5">:$ratio,
+                       DefaultValuedAttr<BoolAttr, "false">:$training,
+                       OptionalAttr<I64Attr>:$seed);
+  let results = (outs Lmopt_FloatTensor:$output, Lmopt_BoolTensor:$mask);
+  let assemblyFormat = [{
+    $input attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+  let hasCanonicalizer = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Quantization
+//===----------------------------------------------------------------------===//
+
+def Lmopt_QuantizeOp : Lmopt_Op<"quantize", [Pure, SameOperandsAndResultShape]> {
+  let summary = "quantizes a float tensor to a `quant` element type";
+  let description = [{
+    The result's element type is a `!quant.uniform` (per tensor or per axis)
+    whose expressed type is the input's element type; scale and zero point live
+    in that type (ONNX QuantizeLinear with constant parameters).
+  }];
+  let arguments = (ins Lmopt_FloatTensor:$input);
+  let results = (outs Lmopt_Tensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($output)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def Lmopt_DequantizeOp : Lmopt_Op<"dequantize", [Pure, SameOperandsAndResultShape]> {
+  let summary = "dequantizes a `quant` element type back to its float type";
+  let arguments = (ins Lmopt_Tensor:$input);
+  let results = (outs Lmopt_FloatTensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($output)";
+  let hasVerifier = 1;
+}
+
+#endif // LMOPT_DIALECT_LMOPT_IR_LMOPTFUSEDOPS_TD

@@ -1,0 +1,404 @@
+//===- LmoptOnnxOps.td - ONNX-level lmopt ops --------------*- tablegen -*-===//
+//
+// Ops that mirror ONNX operators one to one. Each description names the ONNX
+// operator whose semantics it follows; differences (inputs that must be
+// constant and are therefore attributes) are stated.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LMOPT_DIALECT_LMOPT_IR_LMOPTONNXOPS_TD
+#define LMOPT_DIALECT_LMOPT_IR_LMOPTONNXOPS_TD
+
+include "lmopt/Dialect/Lmopt/IR/LmoptBase.td"
+include "mlir/IR/BuiltinAttributeInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+//===----------------------------------------------------------------------===//
+// Constants and shape ops
+//===----------------------------------------------------------------------===//
+
+def Lmopt_ConstantOp : Lmopt_Op<"constant",
+    [ConstantLike, Pure, AllTypesMatch<["value", "output"]>]> {
+  let summary = "constant tensor (ONNX Constant and initializers)";
+  let description = [{
+    A tensor literal. Model weights are `dense_resource` attributes so that they
+    are stored once, outside the printed IR.
+
+    ```mlir
+    %w = lmopt.constant dense<1.0> : tensor<4x4xf32>
+    ```
+  }];
+  let arguments = (ins ElementsAttr:$value);
+  let results = (outs Lmopt_Tensor:$output);
+  let assemblyFormat = "attr-dict $value";
+  let hasFolder = 1;
+}
+
+def Lmopt_ShapeOp : Lmopt_Op<"shape", [Pure]> {
+  let summary = "shape of a tensor as a 1-D i64 tensor (ONNX Shape)";
+  let description = [{
+    Returns dims `[start, end)` of the input's shape, with ONNX's clamping of
+    negative and out-of-range `start`/`end`.
+  }];
+  let arguments = (ins Lmopt_Tensor:$input,
+                       DefaultValuedAttr<I64Attr, "0">:$start,
+                       OptionalAttr<I64Attr>:$end);
+  let results = (outs Lmopt_ShapeTensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($output)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def Lmopt_SizeOp : Lmopt_Op<"size", [Pure]> {
+  let summary = "number of elements of a tensor (ONNX Size)";
+  let arguments = (ins Lmopt_Tensor:$input);
+  let results = (outs 0DTensorOf<[I64]>:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($output)";
+}
+
+def Lmopt_ConstantOfShapeOp : Lmopt_Op<"constant_of_shape", [Pure]> {
+  let summary = "tensor of a given shape filled with one value (ONNX ConstantOfShape)";
+  let arguments = (ins Lmopt_ShapeTensor:$shape, TypedAttrInterface:$value);
+  let results = (outs Lmopt_Tensor:$output);
+  let assemblyFormat = "$shape `,` $value attr-dict `:` type($shape) `->` type($output)";
+  let hasVerifier = 1;
+}
+
+def Lmopt_RangeOp : Lmopt_Op<"range", [Pure]> {
+  let summary = "1-D sequence start, start+delta, ... below limit (ONNX Range)";
+  let arguments = (ins Lmopt_NumericTensor:$start, Lmopt_NumericTensor:$limit,
+                       Lmopt_NumericTensor:$delta);
+  let results = (outs Lmopt_NumericTensor:$output);
+  let assemblyFormat = [{
+    $start `,` $limit `,` $delta attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise
+//===----------------------------------------------------------------------===//
+
+class Lmopt_UnaryOp<string mnemonic, string onnxName, list<Trait> traits = []>
+    : Lmopt_Op<mnemonic, !listconcat(traits, [Pure, SameOperandsAndResultType])> {
+  let summary = "elementwise " # mnemonic # " (ONNX " # onnxName # ")";
+  let arguments = (ins Lmopt_NumericTensor:$input);
+  let results = (outs Lmopt_NumericTensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($output)";
+}
+
+def Lmopt_NegOp : Lmopt_UnaryOp<"neg", "Neg">;
+def Lmopt_AbsOp : Lmopt_UnaryOp<"abs", "Abs">;
+def Lmopt_ReluOp : Lmopt_UnaryOp<"relu", "Relu">;
+
+class Lmopt_FloatUnaryOp<string mnemonic, string onnxName>
+    : Lmopt_Op<mnemonic, [Pure, SameOperandsAndResultType]> {
+  let summary = "elementwise " # mnemonic # " (ONNX " # onnxName # ")";
+  let arguments = (ins Lmopt_FloatTensor:$input);
+  let results = (outs Lmopt_FloatTensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($output)";
+}
+
+def Lmopt_ExpOp : Lmopt_FloatUnaryOp<"exp", "Exp">;
+def Lmopt_LogOp : Lmopt_FloatUnaryOp<"log", "Log">;
+def Lmopt_SqrtOp : Lmopt_FloatUnaryOp<"sqrt", "Sqrt">;
+def Lmopt_ReciprocalOp : Lmopt_FloatUnaryOp<"reciprocal", "Reciprocal">;
+def Lmopt_TanhOp : Lmopt_FloatUnaryOp<"tanh", "Tanh">;
+def Lmopt_ErfOp : Lmopt_FloatUnaryOp<"erf", "Erf">;
+def Lmopt_SigmoidOp : Lmopt_FloatUnaryOp<"sigmoid", "Sigmoid">;
+
+def Lmopt_NotOp : Lmopt_Op<"not", [Pure, SameOperandsAndResultType]> {
+  let summary = "logical not (ONNX Not)";
+  let arguments = (ins Lmopt_BoolTensor:$input);
+  let results = (outs Lmopt_BoolTensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($output)";
+}
+
+def Lmopt_IdentityOp : Lmopt_Op<"identity", [Pure, SameOperandsAndResultType]> {
+  let summary = "returns its input (ONNX Identity)";
+  let arguments = (ins Lmopt_Tensor:$input);
+  let results = (outs Lmopt_Tensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($output)";
+  let hasFolder = 1;
+}
+
+def Lmopt_CastOp : Lmopt_Op<"cast", [Pure, SameOperandsAndResultShape]> {
+  let summary = "element type conversion (ONNX Cast)";
+  let description = [{
+    Converts each element to the result's element type with ONNX Cast
+    semantics (round to nearest even for float narrowing, truncation toward
+    zero for float to integer, nonzero to true for bool).
+  }];
+  let arguments = (ins Lmopt_Tensor:$input);
+  let results = (outs Lmopt_Tensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($output)";
+  let hasFolder = 1;
+}
+
+class Lmopt_BroadcastBinaryOp<string mnemonic, string onnxName,
+                              Type operandType, Type resultType,
+                              list<Trait> traits = []>
+    : Lmopt_Op<mnemonic, !listconcat(traits, [Pure])> {
+  let summary = "elementwise " # mnemonic #
+                " with multidirectional broadcasting (ONNX " # onnxName # ")";
+  let description = [{
+    Operands broadcast numpy-style: shapes are aligned on the right and a dim
+    of 1 stretches to the other operand's dim. Operands share one element type.
+  }];
+  let arguments = (ins operandType:$lhs, operandType:$rhs);
+  let results = (outs resultType:$output);
+  let assemblyFormat = [{
+    $lhs `,` $rhs attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Lmopt_AddOp : Lmopt_BroadcastBinaryOp<"add", "Add", Lmopt_NumericTensor,
+                                          Lmopt_NumericTensor, [Commutative]>;
+def Lmopt_SubOp : Lmopt_BroadcastBinaryOp<"sub", "Sub", Lmopt_NumericTensor,
+                                          Lmopt_NumericTensor>;
+def Lmopt_MulOp : Lmopt_BroadcastBinaryOp<"mul", "Mul", Lmopt_NumericTensor,
+                                          Lmopt_NumericTensor, [Commutative]>;
+def Lmopt_DivOp : Lmopt_BroadcastBinaryOp<"div", "Div", Lmopt_NumericTensor,
+                                          Lmopt_NumericTensor>;
+def Lmopt_PowOp : Lmopt_BroadcastBinaryOp<"pow", "Pow", Lmopt_NumericTensor,
+                                          Lmopt_NumericTensor>;
+def Lmopt_MaxOp : Lmopt_BroadcastBinaryOp<"max", "Max", Lmopt_NumericTensor,
+                                          Lmopt_NumericTensor, [Commutative]>;
+def Lmopt_MinOp : Lmopt_BroadcastBinaryOp<"min", "Min", Lmopt_NumericTensor,
+                                          Lmopt_NumericTensor, [Commutative]>;
+def Lmopt_EqualOp : Lmopt_BroadcastBinaryOp<"equal", "Equal", Lmopt_Tensor,
+                                            Lmopt_BoolTensor, [Commutative]>;
+def Lmopt_LessOp : Lmopt_BroadcastBinaryOp<"less", "Less", Lmopt_NumericTensor,
+                                           Lmopt_BoolTensor>;
+def Lmopt_GreaterOp : Lmopt_BroadcastBinaryOp<"greater", "Greater",
+                                              Lmopt_NumericTensor,
+                                              Lmopt_BoolTensor>;
+def Lmopt_AndOp : Lmopt_BroadcastBinaryOp<"and", "And", Lmopt_BoolTensor,
+                                          Lmopt_BoolTensor, [Commutative]>;
+def Lmopt_OrOp : Lmopt_BroadcastBinaryOp<"or", "Or", Lmopt_BoolTensor,
+                                         Lmopt_BoolTensor, [Commutative]>;
+
+def Lmopt_WhereOp : Lmopt_Op<"where", [Pure]> {
+  let summary = "elementwise select with broadcasting (ONNX Where)";
+  let arguments = (ins Lmopt_BoolTensor:$condition, Lmopt_Tensor:$x,
+                       Lmopt_Tensor:$y);
+  let results = (outs Lmopt_Tensor:$output);
+  let assemblyFormat = [{
+    $condition `,` $x `,` $y attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Matrix products
+//===----------------------------------------------------------------------===//
+
+def Lmopt_MatMulOp : Lmopt_Op<"matmul", [Pure]> {
+  let summary = "matrix product with numpy semantics (ONNX MatMul)";
+  let description = [{
+    Rank-1 operands are promoted as numpy does; batch dims broadcast.
+  }];
+  let arguments = (ins Lmopt_NumericTensor:$lhs, Lmopt_NumericTensor:$rhs);
+  let results = (outs Lmopt_NumericTensor:$output);
+  let assemblyFormat = [{
+    $lhs `,` $rhs attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Lmopt_GemmOp : Lmopt_Op<"gemm", [Pure]> {
+  let summary = "alpha * op(A) * op(B) + beta * C (ONNX Gemm)";
+  let arguments = (ins Lmopt_FloatTensor:$a, Lmopt_FloatTensor:$b,
+                       Optional<Lmopt_FloatTensor>:$c,
+                       DefaultValuedAttr<F32Attr, "1.0">:$alpha,
+                       DefaultValuedAttr<F32Attr, "1.0">:$beta,
+                       DefaultValuedAttr<BoolAttr, "false">:$trans_a,
+                       DefaultValuedAttr<BoolAttr, "false">:$trans_b);
+  let results = (outs Lmopt_FloatTensor:$output);
+  let assemblyFormat = [{
+    $a `,` $b (`,` $c^)? attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions and normalizations
+//===----------------------------------------------------------------------===//
+
+class Lmopt_ReduceOp<string mnemonic, string onnxName>
+    : Lmopt_Op<mnemonic, [Pure]> {
+  let summary = "reduction over `axes` (ONNX " # onnxName # ")";
+  let description = [{
+    Axes are an attribute (ONNX 18 makes them an input; the importer requires
+    it to be constant). Empty `axes` reduces over every dim.
+  }];
+  let arguments = (ins Lmopt_NumericTensor:$input,
+                       DefaultValuedAttr<DenseI64ArrayAttr, "{}">:$axes,
+                       DefaultValuedAttr<BoolAttr, "true">:$keepdims);
+  let results = (outs Lmopt_NumericTensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($output)";
+  let hasVerifier = 1;
+}
+
+def Lmopt_ReduceMeanOp : Lmopt_ReduceOp<"reduce_mean", "ReduceMean">;
+def Lmopt_ReduceSumOp : Lmopt_ReduceOp<"reduce_sum", "ReduceSum">;
+def Lmopt_ReduceMaxOp : Lmopt_ReduceOp<"reduce_max", "ReduceMax">;
+def Lmopt_ReduceMinOp : Lmopt_ReduceOp<"reduce_min", "ReduceMin">;
+
+class Lmopt_SoftmaxLikeOp<string mnemonic, string onnxName>
+    : Lmopt_Op<mnemonic, [Pure, SameOperandsAndResultType]> {
+  let summary = mnemonic # " along one axis (ONNX " # onnxName # ", opset 13+)";
+  let arguments = (ins Lmopt_FloatTensor:$input,
+                       DefaultValuedAttr<I64Attr, "-1">:$axis);
+  let results = (outs Lmopt_FloatTensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($output)";
+  let hasVerifier = 1;
+}
+
+def Lmopt_SoftmaxOp : Lmopt_SoftmaxLikeOp<"softmax", "Softmax">;
+def Lmopt_LogSoftmaxOp : Lmopt_SoftmaxLikeOp<"log_softmax", "LogSoftmax">;
+
+def Lmopt_LayerNormOp : Lmopt_Op<"layer_norm", [Pure]> {
+  let summary = "layer normalization (ONNX LayerNormalization)";
+  let description = [{
+    Normalizes over dims `[axis, rank)`: `(x - mean) / sqrt(var + epsilon) *
+    scale + bias`, with statistics in at least fp32. `scale` and `bias` have
+    the normalized dims' shape. The importer maps ONNX LayerNormalization here
+    and `lmopt-fuse-layer-norm` rewrites decomposed forms into it.
+  }];
+  let arguments = (ins Lmopt_FloatTensor:$input, Lmopt_FloatTensor:$scale,
+                       Optional<Lmopt_FloatTensor>:$bias,
+                       DefaultValuedAttr<I64Attr, "-1">:$axis,
+                       DefaultValuedAttr<F32Attr, "1.0e-5">:$epsilon);
+  let results = (outs Lmopt_FloatTensor:$output);
+  let assemblyFormat = [{
+    $input `,` $scale (`,` $bias^)? attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Data movement
+//===----------------------------------------------------------------------===//
+
+def Lmopt_GatherOp : Lmopt_Op<"gather", [Pure]> {
+  let summary = "gathers slices along an axis (ONNX Gather)";
+  let description = [{
+    Output shape is `data.shape[:axis] + indices.shape + data.shape[axis+1:]`.
+    Negative indices count from the end of the axis.
+  }];
+  let arguments = (ins Lmopt_Tensor:$data, Lmopt_IndexTensor:$indices,
+                       DefaultValuedAttr<I64Attr, "0">:$axis);
+  let results = (outs Lmopt_Tensor:$output);
+  let assemblyFormat = [{
+    $data `,` $indices attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Lmopt_ReshapeOp : Lmopt_Op<"reshape", [Pure]> {
+  let summary = "reshape to a shape given as a tensor (ONNX Reshape)";
+  let description = [{
+    `shape` follows ONNX: `-1` infers one dim, `0` copies the input dim unless
+    `allowzero` is set. The result type records what is known statically.
+  }];
+  let arguments = (ins Lmopt_Tensor:$input, Lmopt_ShapeTensor:$shape,
+                       DefaultValuedAttr<BoolAttr, "false">:$allowzero);
+  let results = (outs Lmopt_Tensor:$output);
+  let assemblyFormat = [{
+    $input `,` $shape attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+  let hasFolder = 1;
+  let hasCanonicalizer = 1;
+}
+
+def Lmopt_TransposeOp : Lmopt_Op<"transpose", [Pure]> {
+  let summary = "permutes dims (ONNX Transpose)";
+  let description = [{
+    Output dim `i` is input dim `perm[i]`.
+  }];
+  let arguments = (ins Lmopt_Tensor:$input, DenseI64ArrayAttr:$perm);
+  let results = (outs Lmopt_Tensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($output)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+  let hasCanonicalizer = 1;
+}
+
+def Lmopt_SliceOp : Lmopt_Op<"slice", [Pure, AttrSizedOperandSegments]> {
+  let summary = "strided slice (ONNX Slice, opset 10+)";
+  let arguments = (ins Lmopt_Tensor:$input, Lmopt_IndexTensor:$starts,
+                       Lmopt_IndexTensor:$ends,
+                       Optional<Lmopt_IndexTensor>:$axes,
+                       Optional<Lmopt_IndexTensor>:$steps);
+  let results = (outs Lmopt_Tensor:$output);
+  let assemblyFormat = [{
+    $input `,` $starts `,` $ends (`axes` $axes^)? (`steps` $steps^)? attr-dict
+    `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Lmopt_ConcatOp : Lmopt_Op<"concat", [Pure]> {
+  let summary = "joins tensors along an axis (ONNX Concat)";
+  let arguments = (ins Variadic<Lmopt_Tensor>:$inputs, I64Attr:$axis);
+  let results = (outs Lmopt_Tensor:$output);
+  let assemblyFormat = [{
+    $inputs attr-dict `:` functional-type($inputs, results)
+  }];
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def Lmopt_SplitOp : Lmopt_Op<"split", [Pure]> {
+  let summary = "splits a tensor along an axis (ONNX Split)";
+  let description = [{
+    Result `i` takes the next `split_sizes[i]` entries along `axis`. The ONNX
+    `split` input must be constant and becomes this attribute.
+  }];
+  let arguments = (ins Lmopt_Tensor:$input, I64Attr:$axis,
+                       DenseI64ArrayAttr:$split_sizes);
+  let results = (outs Variadic<Lmopt_Tensor>:$outputs);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Lmopt_ExpandOp : Lmopt_Op<"expand", [Pure]> {
+  let summary = "broadcasts to a shape given as a tensor (ONNX Expand)";
+  let arguments = (ins Lmopt_Tensor:$input, Lmopt_ShapeTensor:$shape);
+  let results = (outs Lmopt_Tensor:$output);
+  let assemblyFormat = [{
+    $input `,` $shape attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def Lmopt_SqueezeOp : Lmopt_Op<"squeeze", [Pure]> {
+  let summary = "removes dims of size 1 (ONNX Squeeze)";
+  let description = [{
+    `axes` is an attribute (a constant input since opset 13); empty removes
+    every static dim of size 1.
+  }];
+  let arguments = (ins Lmopt_Tensor:$input,
+                       DefaultValuedAttr<DenseI64ArrayAttr, "{}">:$axes);
+  let results = (outs Lmopt_Tensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($output)";
+  let hasVerifier = 1;
+}
+
+def Lmopt_UnsqueezeOp : Lmopt_Op<"unsqueeze", [Pure]> {
+  let summary = "inserts dims of size 1 (ONNX Unsqueeze)";
+  let description = [{
+    `axes` index the output; negative values count from the output's end.
+  }];
+  let arguments = (ins Lmopt_Tensor:$input, DenseI64ArrayAttr:$axes);
+  let results = (outs Lmopt_Tensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($output)";
+  let hasVerifier = 1;
+}
+
+#endif // LMOPT_DIALECT_LMOPT_IR_LMOPTONNXOPS_TD

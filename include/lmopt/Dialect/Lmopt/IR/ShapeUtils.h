@@ -1,0 +1,41 @@
+//===- ShapeUtils.h - ONNX shape rules shared by verifiers ------*- C++ -*-===//
+//
+// Shape rules of ONNX operators over MLIR shapes, where ShapedType::kDynamic
+// stands for an unknown dim. Verifiers, the importer's type inference and the
+// graph passes all use these so that the rules live in one place.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LMOPT_DIALECT_LMOPT_IR_SHAPEUTILS_H
+#define LMOPT_DIALECT_LMOPT_IR_SHAPEUTILS_H
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/Support/LLVM.h"
+
+#include <optional>
+
+namespace mlir::lmopt {
+
+/// Multidirectional (numpy) broadcast of two shapes; nullopt when two static
+/// dims differ and neither is 1.
+std::optional<SmallVector<int64_t>> broadcastShapes(ArrayRef<int64_t> lhs,
+                                                    ArrayRef<int64_t> rhs);
+
+/// True when `actual` could be `expected` once dynamic dims are known: equal
+/// rank and every pair of dims equal or one of them dynamic.
+bool isCompatibleShape(ArrayRef<int64_t> actual, ArrayRef<int64_t> expected);
+
+/// Maps `axis` in [-rank, rank) to [0, rank); nullopt when out of range.
+std::optional<int64_t> normalizeAxis(int64_t axis, int64_t rank);
+
+/// Shape of numpy matmul of `lhs` by `rhs` (rank-1 promotion, batch
+/// broadcast); nullopt when the contraction dims or batch dims disagree.
+std::optional<SmallVector<int64_t>> matmulShape(ArrayRef<int64_t> lhs,
+                                                ArrayRef<int64_t> rhs);
+
+/// Formats a shape as "2x?x768" for diagnostics.
+std::string formatShape(ArrayRef<int64_t> shape);
+
+} // namespace mlir::lmopt
+
+#endif // LMOPT_DIALECT_LMOPT_IR_SHAPEUTILS_H

@@ -1,0 +1,40 @@
+//===- Passes.h - lmopt graph passes ----------------------------*- C++ -*-===//
+
+#ifndef LMOPT_DIALECT_LMOPT_TRANSFORMS_PASSES_H
+#define LMOPT_DIALECT_LMOPT_TRANSFORMS_PASSES_H
+
+#include "lmopt/Dialect/Lmopt/IR/LmoptDialect.h"
+
+#include "mlir/Pass/Pass.h"
+
+namespace mlir {
+class RewritePatternSet;
+class OpPassManager;
+} // namespace mlir
+
+namespace mlir::lmopt {
+
+#define GEN_PASS_DECL
+#include "lmopt/Dialect/Lmopt/Transforms/Passes.h.inc"
+
+/// Rewrites inert dropouts (inference mode or ratio 0) to their input.
+void populateEliminateDropoutPatterns(RewritePatternSet &patterns);
+
+/// The default inference pipeline: dropout elimination, folding, CSE.
+void buildLmoptOptimizePipeline(OpPassManager &pm);
+
+/// Registers `lmopt-optimize-pipeline`.
+void registerLmoptOptimizePipeline();
+
+#define GEN_PASS_REGISTRATION
+#include "lmopt/Dialect/Lmopt/Transforms/Passes.h.inc"
+
+/// Registers every lmopt pass and named pipeline.
+inline void registerAllLmoptPasses() {
+  registerLmoptPasses();
+  registerLmoptOptimizePipeline();
+}
+
+} // namespace mlir::lmopt
+
+#endif // LMOPT_DIALECT_LMOPT_TRANSFORMS_PASSES_H

@@ -1,0 +1,157 @@
+//===- LmoptFusedOps.cpp - verifiers of fused and quantization ops --------===//
+
+#include "lmopt/Dialect/Lmopt/IR/LmoptOps.h"
+
+#include "lmopt/Dialect/Lmopt/IR/ShapeUtils.h"
+
+#include "mlir/Dialect/Quant/IR/QuantTypes.h"
+
+using namespace mlir;
+using namespace mlir::lmopt;
+
+static ArrayRef<int64_t> shapeOf(Value value) {
+  return llvm::cast<RankedTensorType>(value.getType()).getShape();
+}
+
+static bool dimsDiffer(int64_t a, int64_t b) {
+  return !ShapedType::isDynamic(a) && !ShapedType::isDynamic(b) && a != b;
+}
+
+LogicalResult LinearOp::verify() {
+  ArrayRef<int64_t> input = shapeOf(getInput()), weight = shapeOf(getWeight());
+  if (input.empty())
+    return emitOpError("input must have rank 1 or more");
+  if (weight.size() != 2)
+    return emitOpError("weight must be rank 2, got shape ")
+           << formatShape(weight);
+  int64_t k = getTransposeWeight() ? weight[1] : weight[0];
+  int64_t n = getTransposeWeight() ? weight[0] : weight[1];
+  if (dimsDiffer(input.back(), k))
+    return emitOpError("input feature dim ")
+           << input.back() << " does not match weight's contraction dim " << k;
+  SmallVector<int64_t> expected(input.drop_back());
+  expected.push_back(n);
+  if (Value bias = getBias()) {
+    ArrayRef<int64_t> shape = shapeOf(bias);
+    if (shape.size() != 1 || dimsDiffer(shape[0], n))
+      return emitOpError("bias of shape ")
+             << formatShape(shape) << " must be " << formatShape({n});
+  }
+  if (Value residual = getResidual())
+    if (!isCompatibleShape(shapeOf(residual), expected))
+      return emitOpError("residual of shape ")
+             << formatShape(shapeOf(residual)) << " must be "
+             << formatShape(expected);
+  if (!isCompatibleShape(shapeOf(getOutput()), expected))
+    return emitOpError("result shape ")
+           << formatShape(shapeOf(getOutput()))
+           << " does not match expected shape " << formatShape(expected);
+  return success();
+}
+
+LogicalResult AttentionOp::verify() {
+  ArrayRef<int64_t> q = shapeOf(getQuery()), k = shapeOf(getKey()),
+                    v = shapeOf(getValue());
+  if (q.size() != 3 || k.size() != 3 || v.size() != 3)
+    return emitOpError("query, key and value must be rank 3 [batch, seq, "
+                       "hidden], got ")
+           << formatShape(q) << ", " << formatShape(k) << " and "
+           << formatShape(v);
+  int64_t heads = getNumHeads();
+  if (!ShapedType::isDynamic(q[2]) && q[2] % heads != 0)
+    return emitOpError("query hidden size ")
+           << q[2] << " is not divisible by num_heads " << heads;
+  if (dimsDiffer(q[0], k[0]) || dimsDiffer(q[0], v[0]))
+    return emitOpError("query, key and value batch sizes differ");
+  if (dimsDiffer(q[2], k[2]))
+    return emitOpError("query hidden size ")
+           << q[2] << " does not match key hidden size " << k[2];
+  if (dimsDiffer(k[1], v[1]))
+    return emitOpError("key and value sequence lengths ")
+           << k[1] << " and " << v[1] << " differ";
+  if (std::optional<APFloat> scale = getScale();
+      scale && !(scale->convertToFloat() > 0.0f))
+    return emitOpError("scale must be positive, got ")
+           << scale->convertToFloat();
+  if (Value mask = getMask()) {
+    ArrayRef<int64_t> shape = shapeOf(mask);
+    SmallVector<int64_t> scores = {q[0], heads, q[1], k[1]};
+    std::optional<SmallVector<int64_t>> merged = broadcastShapes(scores, shape);
+    if (shape.size() > 4 || !merged || !isCompatibleShape(*merged, scores))
+      return emitOpError("mask of shape ")
+             << formatShape(shape) << " does not broadcast to scores "
+             << formatShape(scores);
+  }
+  SmallVector<int64_t> expected = {q[0], q[1], v[2]};
+  if (!isCompatibleShape(shapeOf(getOutput()), expected))
+    return emitOpError("result shape ")
+           << formatShape(shapeOf(getOutput()))
+           << " does not match expected shape " << formatShape(expected);
+  return success();
+}
+
+LogicalResult SkipLayerNormOp::verify() {
+  ArrayRef<int64_t> input = shapeOf(getInput());
+  if (input.empty())
+    return emitOpError("input must have rank 1 or more");
+  if (!isCompatibleShape(shapeOf(getSkip()), input))
+    return emitOpError("skip of shape ")
+           << formatShape(shapeOf(getSkip())) << " must match input shape "
+           << formatShape(input);
+  for (Value param : {getScale(), getBias()}) {
+    if (!param)
+      continue;
+    ArrayRef<int64_t> shape = shapeOf(param);
+    if (shape.size() != 1 || dimsDiffer(shape[0], input.back()))
+      return emitOpError("scale and bias must be ")
+             << formatShape({input.back()}) << ", got "
+             << formatShape(shape);
+  }
+  for (Value result : {getOutput(), getSum()})
+    if (result.getType() != getInput().getType())
+      return emitOpError("result type ")
+             << result.getType() << " does not match input type "
+             << getInput().getType();
+  return success();
+}
+
+LogicalResult DropoutOp::verify() {
+  float ratio = getRatio().convertToFloat();
+  if (!(ratio >= 0.0f && ratio < 1.0f))
+    return emitOpError("ratio ") << ratio << " is not in [0, 1)";
+  if (getOutput().getType() != getInput().getType())
+    return emitOpError("result type ")
+           << getOutput().getType() << " does not match input type "
+           << getInput().getType();
+  if (!isCompatibleShape(shapeOf(getMask()), shapeOf(getInput())))
+    return emitOpError("mask shape ")
+           << formatShape(shapeOf(getMask())) << " does not match input shape "
+           << formatShape(shapeOf(getInput()));
+  return success();
+}
+
+/// Checks that `quantized` has a `quant` element type expressing `expressed`.
+static LogicalResult verifyQuantPair(Operation *op, Value quantized,
+                                     Value expressed) {
+  Type elementType =
+      llvm::cast<RankedTensorType>(quantized.getType()).getElementType();
+  auto quantType = llvm::dyn_cast<quant::QuantizedType>(elementType);
+  if (!quantType)
+    return op->emitOpError("element type ")
+           << elementType << " is not a quantized type";
+  Type floatType =
+      llvm::cast<RankedTensorType>(expressed.getType()).getElementType();
+  if (quantType.getExpressedType() != floatType)
+    return op->emitOpError("quantized type expresses ")
+           << quantType.getExpressedType() << " but the float side is "
+           << floatType;
+  return success();
+}
+
+LogicalResult QuantizeOp::verify() {
+  return verifyQuantPair(*this, getOutput(), getInput());
+}
+
+LogicalResult DequantizeOp::verify() {
+  return verifyQuantPair(*this, getInput(), getOutput());
+}
