@@ -32,6 +32,13 @@ link_directories(${LLVM_BUILD_LIBRARY_DIR})
 separate_arguments(LMOPT_LLVM_DEFINITIONS NATIVE_COMMAND "${LLVM_DEFINITIONS}")
 add_definitions(${LMOPT_LLVM_DEFINITIONS})
 
+# lit comes with llvm-22-tools; the LLVM build tree's llvm-lit does not exist here.
+if(NOT LLVM_EXTERNAL_LIT)
+  find_program(LMOPT_LIT NAMES lit llvm-lit HINTS ${LLVM_TOOLS_BINARY_DIR}
+               NO_DEFAULT_PATH REQUIRED)
+  set(LLVM_EXTERNAL_LIT "${LMOPT_LIT}" CACHE STRING "Command used to spawn lit" FORCE)
+endif()
+
 set(LMOPT_SOURCE_DIR ${PROJECT_SOURCE_DIR})
 set(LMOPT_BINARY_DIR ${PROJECT_BINARY_DIR})
 set(LMOPT_TOOLS_DIR ${CMAKE_BINARY_DIR}/bin)

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Installs what lmopt needs on a Debian 12 machine, then configures and builds.
+# Idempotent: with everything present and built it only runs an incremental
+# ninja (a few seconds). Environment: BUILD_DIR (default build),
+# BUILD_TYPE (default Release), LMOPT_CMAKE_ARGS (extra configure flags).
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build_dir=${BUILD_DIR:-$root/build}
+build_type=${BUILD_TYPE:-Release}
+
+log() { printf '[setup] %s\n' "$*"; }
+
+# Debian packages: LLVM/MLIR 22 (with lit, FileCheck and the NVPTX target),
+# the build tools, protobuf for the ONNX importer, oneDNN for CPU GEMMs.
+apt_packages=(
+  cmake ninja-build ccache g++ python3
+  llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools clang-22
+  libprotobuf-dev protobuf-compiler libdnnl-dev libfmt-dev
+)
+missing=()
+for pkg in "${apt_packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'ok installed' ||
+    missing+=("$pkg")
+done
+if ((${#missing[@]})); then
+  sudo=""
+  [[ $(id -u) -eq 0 ]] || sudo=sudo
+  log "installing Debian packages: ${missing[*]}"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# Python packages for reference numerics in the tests (PyPI).
+python=${PYTHON:-python3}
+py_missing=()
+for mod in onnx onnxruntime numpy; do
+  "$python" -c "import $mod" 2>/dev/null || py_missing+=("$mod")
+done
+if ((${#py_missing[@]})); then
+  log "installing Python packages: ${py_missing[*]}"
+  "$python" -m pip install --quiet --disable-pip-version-check "${py_missing[@]}"
+fi
+
+if [[ ! -f $build_dir/build.ninja ]]; then
+  log "configuring $build_dir ($build_type)"
+  # shellcheck disable=SC2086
+  cmake -G Ninja -S "$root" -B "$build_dir" \
+    -DCMAKE_BUILD_TYPE="$build_type" \
+    -DPython3_EXECUTABLE="$(command -v "$python")" \
+    ${LMOPT_CMAKE_ARGS:-} >/dev/null
+fi
+
+log "building ($build_dir)"
+start=$(date +%s)
+ninja -C "$build_dir" all >"$build_dir/last-build.log" 2>&1 || {
+  tail -n 60 "$build_dir/last-build.log" >&2
+  log "build failed; full log: $build_dir/last-build.log"
+  exit 1
+}
+log "build up to date in $(($(date +%s) - start)) s; tools in $build_dir/bin"
