@@ -19,6 +19,7 @@ using namespace mlir::lmopt;
 #include "lmopt/Dialect/Lmopt/IR/LmoptAttrs.cpp.inc"
 
 void LmoptDialect::initialize() {
+  fusionReport = std::make_unique<FusionReport>();
   addOperations<
 #define GET_OP_LIST
 #include "lmopt/Dialect/Lmopt/IR/LmoptOps.cpp.inc"
@@ -36,4 +37,8 @@ Operation *LmoptDialect::materializeConstant(OpBuilder &builder,
   if (!elements || elements.getType() != type)
     return nullptr;
   return ConstantOp::create(builder, loc, elements);
+}
+
+FusionReport &mlir::lmopt::getFusionReport(MLIRContext *context) {
+  return context->getOrLoadDialect<LmoptDialect>()->getFusionReport();
 }

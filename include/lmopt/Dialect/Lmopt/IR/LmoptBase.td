@@ -35,6 +35,13 @@ def Lmopt_Dialect : Dialect {
   let dependentDialects = ["::mlir::quant::QuantDialect"];
   let useDefaultAttributePrinterParser = 1;
   let hasConstantMaterializer = 1;
+  let extraClassDeclaration = [{
+    /// What the graph passes fused in this context, and their near misses.
+    FusionReport &getFusionReport() { return *fusionReport; }
+
+  private:
+    std::unique_ptr<FusionReport> fusionReport;
+  }];
 }
 
 //===----------------------------------------------------------------------===//

@@ -25,4 +25,19 @@ def EliminateDropoutPass : Pass<"lmopt-eliminate-dropout"> {
   ];
 }
 
+def EmitReportPass : Pass<"lmopt-emit-report", "::mlir::ModuleOp"> {
+  let summary = "Write the fusion report collected by the graph passes";
+  let description = [{
+    Writes what the fusion passes that ran before it applied, per fusion kind,
+    and each near miss (a subgraph that matched partially) with its node name
+    and the reason it was rejected. `output=-` prints a table to standard
+    output; a path ending in `.json` gets JSON, any other path the table.
+    `lmopt-opt --lmopt-report=<file|->` appends this pass to the pipeline.
+  }];
+  let options = [
+    Option<"output", "output", "std::string", /*default=*/"\"-\"",
+           "Where to write the report: '-' or a file path">
+  ];
+}
+
 #endif // LMOPT_DIALECT_LMOPT_TRANSFORMS_PASSES_TD
