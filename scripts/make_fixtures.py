@@ -420,18 +420,64 @@ def gpt2_past_axes(num_layers):
 
 GPT2_PAST_INPUT_AXES, GPT2_PAST_OUTPUT_AXES = gpt2_past_axes(GPT2_CONFIG["n_layer"])
 
-FIXTURES = [
-    Fixture(
-        name="bert",
-        description="BertModel (post-LN encoder, GELU, pooler)",
-        build=build_bert,
-        config=BERT_CONFIG,
-        config_class="BertConfig",
-        make_inputs=bert_inputs,
-        seq=12,
-        **BERT_IO,
+BERT = Fixture(
+    name="bert",
+    description="BertModel (post-LN encoder, GELU, pooler)",
+    build=build_bert,
+    config=BERT_CONFIG,
+    config_class="BertConfig",
+    make_inputs=bert_inputs,
+    seq=12,
+    **BERT_IO,
+)
+GPT2 = Fixture(
+    name="gpt2",
+    description="GPT2Model (pre-LN decoder, causal mask, Conv1D weights), use_cache=False",
+    build=build_gpt2,
+    config=GPT2_CONFIG,
+    config_class="GPT2Config",
+    make_inputs=text_inputs(pad_id=0),
+    seq=12,
+    input_axes=TEXT_AXES,
+    output_axes={"last_hidden_state": BATCH_SEQ},
+)
+TORCH_ENCODER = Fixture(
+    name="torch_encoder",
+    description=(
+        "torch.nn.TransformerEncoder of 2 TransformerEncoderLayer(batch_first=True), "
+        "float input and boolean src_key_padding_mask (true = padding); the "
+        "sequence length is fixed at 12 because the TorchScript exporter bakes "
+        "it into nn.MultiheadAttention's key/value reshapes"
     ),
-    Fixture(
+    build=build_torch_encoder,
+    config=TORCH_ENCODER_CONFIG,
+    config_class="torch.nn.TransformerEncoderLayer",
+    make_inputs=torch_encoder_inputs,
+    seq=12,
+    input_axes={"src": {0: "batch"}, "src_key_padding_mask": {0: "batch"}},
+    output_axes={"output": {0: "batch"}},
+    check_shape=(3, 12),
+)
+
+
+def dynamo_variant(base: Fixture, **changes) -> Fixture:
+    return dataclasses.replace(
+        base,
+        name=base.name + "_dynamo",
+        description=(
+            f"The `{base.name}` model exported with the torch.export-based "
+            "(dynamo) exporter"
+        ),
+        exporter="dynamo",
+        opset=DYNAMO_OPSET,
+        **changes,
+    )
+
+
+FIXTURES = [
+    BERT,
+    dataclasses.replace(
+        BERT,
         name="bert_dropout",
         description=(
             "The `bert` model exported in training mode without constant folding: "
@@ -439,27 +485,11 @@ FIXTURES = [
             "then replaced by a constant false so that the graph computes the same "
             "values as `bert`"
         ),
-        build=build_bert,
-        config=BERT_CONFIG,
-        config_class="BertConfig",
-        make_inputs=bert_inputs,
-        seq=12,
         keep_dropout=True,
-        **BERT_IO,
     ),
-    Fixture(
-        name="bert_dynamo",
-        description="The `bert` model exported with the torch.export-based (dynamo) exporter",
-        build=build_bert,
-        config=BERT_CONFIG,
-        config_class="BertConfig",
-        make_inputs=bert_inputs,
-        seq=12,
-        exporter="dynamo",
-        opset=DYNAMO_OPSET,
-        **BERT_IO,
-    ),
-    Fixture(
+    dynamo_variant(BERT),
+    dataclasses.replace(
+        BERT,
         name="minilm",
         description=(
             "BertModel in the MiniLM shape (head size 32, FFN 4x), scaled down "
@@ -467,10 +497,7 @@ FIXTURES = [
         ),
         build=build_minilm,
         config=MINILM_CONFIG,
-        config_class="BertConfig",
-        make_inputs=bert_inputs,
         seq=16,
-        **BERT_IO,
     ),
     Fixture(
         name="distilbert",
@@ -497,31 +524,10 @@ FIXTURES = [
         input_axes=TEXT_AXES,
         output_axes={"last_hidden_state": BATCH_SEQ, "pooler_output": {0: "batch"}},
     ),
-    Fixture(
-        name="gpt2",
-        description="GPT2Model (pre-LN decoder, causal mask, Conv1D weights), use_cache=False",
-        build=build_gpt2,
-        config=GPT2_CONFIG,
-        config_class="GPT2Config",
-        make_inputs=text_inputs(pad_id=0),
-        seq=12,
-        input_axes=TEXT_AXES,
-        output_axes={"last_hidden_state": BATCH_SEQ},
-    ),
-    Fixture(
-        name="gpt2_dynamo",
-        description="The `gpt2` model exported with the torch.export-based (dynamo) exporter",
-        build=build_gpt2,
-        config=GPT2_CONFIG,
-        config_class="GPT2Config",
-        make_inputs=text_inputs(pad_id=0),
-        seq=12,
-        input_axes=TEXT_AXES,
-        output_axes={"last_hidden_state": BATCH_SEQ},
-        exporter="dynamo",
-        opset=DYNAMO_OPSET,
-    ),
-    Fixture(
+    GPT2,
+    dynamo_variant(GPT2),
+    dataclasses.replace(
+        GPT2,
         name="gpt2_past",
         description=(
             f"The `gpt2` model decoding with a KV cache: {GPT2_PAST_LEN} cached "
@@ -530,46 +536,24 @@ FIXTURES = [
             "present_value_i"
         ),
         build=build_gpt2_past,
-        config=GPT2_CONFIG,
-        config_class="GPT2Config",
         make_inputs=gpt2_past_inputs,
         seq=8,
         input_axes=GPT2_PAST_INPUT_AXES,
         output_axes=GPT2_PAST_OUTPUT_AXES,
         check_shape=(3, 5, 3),  # batch, new tokens, cached positions
     ),
-    Fixture(
-        name="torch_encoder",
-        description=(
-            "torch.nn.TransformerEncoder of 2 TransformerEncoderLayer(batch_first=True), "
-            "float input and boolean src_key_padding_mask (true = padding); the "
-            "sequence length is fixed at 12 because the TorchScript exporter bakes "
-            "it into nn.MultiheadAttention's key/value reshapes"
+    TORCH_ENCODER,
+    dataclasses.replace(
+        dynamo_variant(
+            TORCH_ENCODER,
+            input_axes={"src": BATCH_SEQ, "src_key_padding_mask": BATCH_SEQ},
+            output_axes={"output": BATCH_SEQ},
+            check_shape=(3, 7),
         ),
-        build=build_torch_encoder,
-        config=TORCH_ENCODER_CONFIG,
-        config_class="torch.nn.TransformerEncoderLayer",
-        make_inputs=torch_encoder_inputs,
-        seq=12,
-        input_axes={"src": {0: "batch"}, "src_key_padding_mask": {0: "batch"}},
-        output_axes={"output": {0: "batch"}},
-        check_shape=(3, 12),
-    ),
-    Fixture(
-        name="torch_encoder_dynamo",
         description=(
-            "The `torch_encoder` model exported with the torch.export-based (dynamo) exporter, "
-            "which keeps the sequence length dynamic"
+            "The `torch_encoder` model exported with the torch.export-based "
+            "(dynamo) exporter, which keeps the sequence length dynamic"
         ),
-        build=build_torch_encoder,
-        config=TORCH_ENCODER_CONFIG,
-        config_class="torch.nn.TransformerEncoderLayer",
-        make_inputs=torch_encoder_inputs,
-        seq=12,
-        input_axes={"src": BATCH_SEQ, "src_key_padding_mask": BATCH_SEQ},
-        output_axes={"output": BATCH_SEQ},
-        exporter="dynamo",
-        opset=DYNAMO_OPSET,
     ),
 ]
 
@@ -852,13 +836,17 @@ def write_readme(out_dir: str, manifest: dict) -> None:
         "- `NAME.inputs.npz`: fixed inputs (batch 2; the last row ends in padding).",
         "- `NAME.ref.npz`: ONNX Runtime outputs for those inputs, keyed by output",
         "  name (CPUExecutionProvider, `ORT_DISABLE_ALL`, one thread). Generation",
-        f"  checks they match PyTorch within {TORCH_TOLERANCE:.0e}, also at a second".replace("e-0", "e-"),
+        f"  checks they match PyTorch within {TORCH_TOLERANCE:.0e}, also at a second".replace(
+            "e-0", "e-"
+        ),
         "  batch and sequence length to prove the axes are dynamic.",
         "",
         "`manifest.json` holds the same facts in machine-readable form (configs,",
         "input/output signatures, op counts, sizes, SHA-256).",
         "",
-        "Generated with " + ", ".join(f"{k} {v}" for k, v in manifest["versions"].items()) + ".",
+        "Generated with "
+        + ", ".join(f"{k} {v}" for k, v in manifest["versions"].items())
+        + ".",
         "",
         "## Checking",
         "",
@@ -903,9 +891,17 @@ def write_readme(out_dir: str, manifest: dict) -> None:
             f"{f['description']}.",
             "",
             f"- config: `{f['config_class']}({cfg})`"
-            + (", `attn_implementation='eager'`" if "Config" in f["config_class"] else ""),
+            + (
+                ", `attn_implementation='eager'`"
+                if "Config" in f["config_class"]
+                else ""
+            ),
             f"- exporter: {f['exporter']}, opset {f['opset']}"
-            + (", training mode, no constant folding" if f["training_mode_export"] else ""),
+            + (
+                ", training mode, no constant folding"
+                if f["training_mode_export"]
+                else ""
+            ),
             f"- inputs: {sig(f['inputs'])}",
             f"- outputs: {sig(f['outputs'])}",
             f"- ops ({f['nodes']}): {ops}",
