@@ -796,6 +796,19 @@ def make_fixture(fx: Fixture, out_dir: str) -> dict:
     save_npz(os.path.join(out_dir, fx.name + ".ref.npz"), ref)
 
     ops = op_counts(model)
+    declared = {
+        sym
+        for axes in (*fx.input_axes.values(), *fx.output_axes.values())
+        for sym in axes.values()
+    }
+    # Dimensions the exporter named on its own (static in fact, but not in the
+    # file): the importer has to treat them as dynamic.
+    undeclared = [
+        f"{v['name']}[{axis}] = {dim}"
+        for v in value_info(model.graph.output)
+        for axis, dim in enumerate(v["shape"])
+        if isinstance(dim, str) and dim not in declared
+    ]
     return {
         "description": fx.description,
         "exporter": fx.exporter,
@@ -807,6 +820,7 @@ def make_fixture(fx: Fixture, out_dir: str) -> dict:
         "config": fx.config,
         "inputs": value_info(model.graph.input),
         "outputs": value_info(model.graph.output),
+        "exporter_named_dims": undeclared,
         "size_bytes": os.path.getsize(path),
         "sha256": sha256(path),
         "nodes": sum(ops.values()),
@@ -906,6 +920,12 @@ def write_readme(out_dir: str, manifest: dict) -> None:
             f"- outputs: {sig(f['outputs'])}",
             f"- ops ({f['nodes']}): {ops}",
         ]
+        if f["exporter_named_dims"]:
+            lines.append(
+                "- the exporter left these output dimensions symbolic although "
+                "they are static: "
+                + ", ".join(f"`{d}`" for d in f["exporter_named_dims"])
+            )
     with open(os.path.join(out_dir, "README.md"), "w") as fh:
         fh.write("\n".join(lines) + "\n")
 
