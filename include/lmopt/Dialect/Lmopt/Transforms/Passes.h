@@ -20,6 +20,13 @@ namespace mlir::lmopt {
 /// Rewrites inert dropouts (inference mode or ratio 0) to their input.
 void populateEliminateDropoutPatterns(RewritePatternSet &patterns);
 
+/// Rewrites decomposed GELU subgraphs (erf and tanh forms) to lmopt.gelu.
+void populateFuseGeluPatterns(RewritePatternSet &patterns);
+
+/// Rewrites matmul/gemm and their bias, activation and residual epilogues to
+/// lmopt.linear.
+void populateFuseLinearPatterns(RewritePatternSet &patterns);
+
 /// The default inference pipeline: dropout elimination, folding, CSE.
 void buildLmoptOptimizePipeline(OpPassManager &pm);
 

@@ -25,6 +25,54 @@ def EliminateDropoutPass : Pass<"lmopt-eliminate-dropout"> {
   ];
 }
 
+def DisableDropoutPass : Pass<"lmopt-disable-dropout"> {
+  let summary = "Set the ratio of every dropout to 0, except those kept";
+  let description = [{
+    For training graphs: turns dropout off (ratio 0, so canonicalization
+    removes it) while keeping training mode for the rest of the graph, the
+    graph-level equivalent of setting `p = 0` on every `nn.Dropout` of a
+    PyTorch model. `keep=name1,name2` lists dropouts (by node name, as the
+    importer's locations carry them) to leave unchanged; a name that matches
+    no dropout is an error.
+  }];
+  let options = [
+    ListOption<"keep", "keep", "std::string",
+               "Node names of dropouts to leave unchanged">
+  ];
+}
+
+def FuseGeluPass : Pass<"lmopt-fuse-gelu"> {
+  let summary = "Fuse decomposed GELU subgraphs into lmopt.gelu";
+  let description = [{
+    Recognizes the erf form `x * 0.5 * (1 + erf(x / sqrt(2)))` and the tanh
+    approximation `x * 0.5 * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3)))`, with
+    the products in any order, `x / sqrt(2)` or `x * (1/sqrt(2))`, and the cube
+    as `Pow(x, 3)` or `x * x * x`. Constants must match to 1e-4.
+
+    Records each fusion as `gelu` in the fusion report, and each erf or tanh
+    that starts like a GELU but does not complete one as a near miss.
+  }];
+  let dependentDialects = ["::mlir::lmopt::LmoptDialect"];
+}
+
+def FuseLinearPass : Pass<"lmopt-fuse-linear"> {
+  let summary = "Fuse matrix products and their epilogues into lmopt.linear";
+  let description = [{
+    Rewrites `matmul(x, W)` with a rank-2 `W` (or `transpose(Wt)`, giving
+    `transpose_weight`) and ONNX `Gemm` with alpha = beta = 1 into
+    `lmopt.linear`, then folds into it, one step at a time: a following add
+    of a 1-D bias, a following `gelu` or `relu` (the activation epilogue), and
+    a following add of a same-shaped residual. A value is only folded when
+    the linear is its single producer and has no other user; a residual add
+    whose sum feeds a layer norm is left for `lmopt-fuse-skip-layer-norm`.
+    Run `lmopt-fuse-gelu` first so decomposed GELUs reach the epilogue.
+
+    Fusion report kinds: `linear`, `linear_bias`, `linear_activation`,
+    `linear_residual`.
+  }];
+  let dependentDialects = ["::mlir::lmopt::LmoptDialect"];
+}
+
 def EmitReportPass : Pass<"lmopt-emit-report", "::mlir::ModuleOp"> {
   let summary = "Write the fusion report collected by the graph passes";
   let description = [{
