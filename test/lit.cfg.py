@@ -13,6 +13,10 @@ config.suffixes = [".mlir"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.lmopt_obj_root, "test")
 config.excludes = ["CMakeLists.txt", "README.md", "lit.cfg.py", "models"]
+# Tests that only run tools on binary inputs (ONNX models) are `.test` files;
+# their inputs live in `Inputs` folders, which are never tests themselves.
+config.suffixes.append(".test")
+config.excludes.append("Inputs")
 
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%lmopt_src_root", config.lmopt_src_root))
@@ -24,3 +28,5 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 tool_dirs = [config.lmopt_tools_dir, config.llvm_tools_dir]
 tools = [ToolSubst("lmopt-opt", unresolved="fatal")]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
+llvm_config.add_tool_substitutions(
+    [ToolSubst("lmopt-translate", unresolved="fatal")], tool_dirs)

@@ -517,5 +517,51 @@ LogicalResult UnsqueezeOp::verify() {
   return verifyResultShape(*this, getOutput(), expected);
 }
 
+//===----------------------------------------------------------------------===//
+// Indexing, scans and integer arithmetic
+//===----------------------------------------------------------------------===//
+
+LogicalResult ModOp::verify() {
+  if (!getFmod() && llvm::isa<FloatType>(elementTypeOf(getLhs())))
+    return emitOpError("needs 'fmod' for float operands");
+  return verifyBinary(*this);
+}
+
+LogicalResult CumSumOp::verify() {
+  return verifySingleAxis(*this, getAxis(), shapeOf(getInput()).size());
+}
+
+LogicalResult GatherElementsOp::verify() {
+  ArrayRef<int64_t> data = shapeOf(getData()), indices = shapeOf(getIndices());
+  if (data.size() != indices.size())
+    return emitOpError("indices rank ")
+           << indices.size() << " does not match data rank " << data.size();
+  if (failed(verifySingleAxis(*this, getAxis(), data.size())) ||
+      failed(verifySameElementType(*this, getData(), getOutput())))
+    return failure();
+  return verifyResultShape(*this, getOutput(), indices);
+}
+
+LogicalResult GatherNDOp::verify() {
+  ArrayRef<int64_t> data = shapeOf(getData()), indices = shapeOf(getIndices());
+  int64_t batchDims = getBatchDims();
+  int64_t minRank = std::min(data.size(), indices.size());
+  if (batchDims < 0 || batchDims >= minRank)
+    return emitOpError("batch_dims ")
+           << batchDims << " must be in [0, " << minRank << ")";
+  int64_t tuple = indices.back();
+  if (ShapedType::isDynamic(tuple))
+    return emitOpError("last dim of indices must be static");
+  if (tuple < 1 || batchDims + tuple > static_cast<int64_t>(data.size()))
+    return emitOpError("index tuples of length ")
+           << tuple << " do not fit data of rank " << data.size()
+           << " after " << batchDims << " batch dims";
+  if (failed(verifySameElementType(*this, getData(), getOutput())))
+    return failure();
+  SmallVector<int64_t> expected(indices.drop_back());
+  llvm::append_range(expected, data.drop_front(batchDims + tuple));
+  return verifyResultShape(*this, getOutput(), expected);
+}
+
 #define GET_OP_CLASSES
 #include "lmopt/Dialect/Lmopt/IR/LmoptOps.cpp.inc"

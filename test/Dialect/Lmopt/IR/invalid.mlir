@@ -583,3 +583,43 @@ func.func @dequantize_expressed(%q: tensor<4x!quant.uniform<i8:f32, 0.5>>) -> te
   %0 = lmopt.dequantize %q : tensor<4x!quant.uniform<i8:f32, 0.5>> -> tensor<4xf16>
   return %0 : tensor<4xf16>
 }
+
+// -----
+
+func.func @mod_float_without_fmod(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{needs 'fmod' for float operands}}
+  %0 = lmopt.mod %x, %x : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @gather_elements_rank(%x: tensor<4x3xf32>, %i: tensor<4xi64>) -> tensor<4xf32> {
+  // expected-error @+1 {{indices rank 1 does not match data rank 2}}
+  %0 = lmopt.gather_elements %x, %i : (tensor<4x3xf32>, tensor<4xi64>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @gather_nd_batch_dims(%x: tensor<4x3xf32>, %i: tensor<4x1xi64>) -> tensor<4xf32> {
+  // expected-error @+1 {{batch_dims 2 must be in [0, 2)}}
+  %0 = lmopt.gather_nd %x, %i {batch_dims = 2 : i64} : (tensor<4x3xf32>, tensor<4x1xi64>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @gather_nd_dynamic_tuple(%x: tensor<4x3xf32>, %i: tensor<4x?xi64>) -> tensor<4xf32> {
+  // expected-error @+1 {{last dim of indices must be static}}
+  %0 = lmopt.gather_nd %x, %i : (tensor<4x3xf32>, tensor<4x?xi64>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @gather_nd_tuple_too_long(%x: tensor<4x3xf32>, %i: tensor<4x3xi64>) -> tensor<4xf32> {
+  // expected-error @+1 {{index tuples of length 3 do not fit data of rank 2 after 0 batch dims}}
+  %0 = lmopt.gather_nd %x, %i : (tensor<4x3xf32>, tensor<4x3xi64>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}

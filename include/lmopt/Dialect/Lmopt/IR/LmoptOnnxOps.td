@@ -401,4 +401,71 @@ def Lmopt_UnsqueezeOp : Lmopt_Op<"unsqueeze", [Pure]> {
   let hasVerifier = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// Indexing, scans and integer arithmetic
+//===----------------------------------------------------------------------===//
+
+def Lmopt_ModOp : Lmopt_Op<"mod", [Pure]> {
+  let summary = "elementwise remainder with broadcasting (ONNX Mod)";
+  let description = [{
+    With `fmod = false` (integers only) the result takes the sign of the
+    divisor, like Python's `%`; with `fmod = true` it takes the sign of the
+    dividend, like C's `fmod`.
+  }];
+  let arguments = (ins Lmopt_NumericTensor:$lhs, Lmopt_NumericTensor:$rhs,
+                       DefaultValuedAttr<BoolAttr, "false">:$fmod);
+  let results = (outs Lmopt_NumericTensor:$output);
+  let assemblyFormat = [{
+    $lhs `,` $rhs attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Lmopt_CumSumOp : Lmopt_Op<"cumsum", [Pure, SameOperandsAndResultType]> {
+  let summary = "cumulative sum along an axis (ONNX CumSum)";
+  let description = [{
+    The ONNX `axis` input must be constant and becomes this attribute.
+    `exclusive` leaves out the current element; `reverse` sums from the end.
+  }];
+  let arguments = (ins Lmopt_NumericTensor:$input, I64Attr:$axis,
+                       DefaultValuedAttr<BoolAttr, "false">:$exclusive,
+                       DefaultValuedAttr<BoolAttr, "false">:$reverse);
+  let results = (outs Lmopt_NumericTensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($output)";
+  let hasVerifier = 1;
+}
+
+def Lmopt_GatherElementsOp : Lmopt_Op<"gather_elements", [Pure]> {
+  let summary = "gathers single elements along an axis (ONNX GatherElements)";
+  let description = [{
+    `output[i][j][k] = data[index][j][k]` for `axis = 0` with
+    `index = indices[i][j][k]`, and likewise for other axes. `indices` has the
+    rank of `data`, and the output has the shape of `indices`.
+  }];
+  let arguments = (ins Lmopt_Tensor:$data, Lmopt_IndexTensor:$indices,
+                       DefaultValuedAttr<I64Attr, "0">:$axis);
+  let results = (outs Lmopt_Tensor:$output);
+  let assemblyFormat = [{
+    $data `,` $indices attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Lmopt_GatherNDOp : Lmopt_Op<"gather_nd", [Pure]> {
+  let summary = "gathers slices by multi-dimensional index (ONNX GatherND)";
+  let description = [{
+    The last dim of `indices` (static) holds index tuples of length `r` into
+    the dims `[batch_dims, batch_dims + r)` of `data`. Output shape:
+    `indices.shape[:-1] + data.shape[batch_dims + r:]`, the first
+    `batch_dims` dims being shared by `data` and `indices`.
+  }];
+  let arguments = (ins Lmopt_Tensor:$data, RankedTensorOf<[I64]>:$indices,
+                       DefaultValuedAttr<I64Attr, "0">:$batch_dims);
+  let results = (outs Lmopt_Tensor:$output);
+  let assemblyFormat = [{
+    $data `,` $indices attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // LMOPT_DIALECT_LMOPT_IR_LMOPTONNXOPS_TD

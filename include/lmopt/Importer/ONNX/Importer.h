@@ -1,0 +1,61 @@
+//===- Importer.h - ONNX model to lmopt IR ----------------------*- C++ -*-===//
+//
+// Reads an ONNX model (a ModelProto file) and builds a module with one
+// `func.func` of `lmopt` ops on builtin tensors. Nothing in this header sees
+// protobuf; the schema stays inside lib/Importer/ONNX.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LMOPT_IMPORTER_ONNX_IMPORTER_H
+#define LMOPT_IMPORTER_ONNX_IMPORTER_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "mlir/Support/LLVM.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Support/MemoryBufferRef.h"
+
+#include <string>
+
+namespace mlir {
+class DialectRegistry;
+} // namespace mlir
+
+namespace mlir::lmopt {
+
+struct ImportOptions {
+  /// Shapes pinned for graph inputs, by input name. They replace symbolic dims
+  /// and must agree with every static dim the model declares.
+  llvm::StringMap<SmallVector<int64_t>> inputShapes;
+  /// Name of the imported function.
+  std::string functionName = "main";
+  /// Initializers of more bytes than this become `dense_resource` blobs;
+  /// smaller ones are printed inline.
+  size_t inlineConstantLimit = 64;
+};
+
+/// Parses "name:1x128" (a `?` keeps a dim dynamic) and adds it to `options`.
+llvm::Error parseInputShape(llvm::StringRef spec, ImportOptions &options);
+
+/// Registers the dialects that imported modules use.
+void registerONNXImportDialects(DialectRegistry &registry);
+
+/// Imports the model at `path`. External data is resolved relative to the
+/// model's folder and never read from outside it. Every problem is reported
+/// as a diagnostic through `ctx`.
+FailureOr<OwningOpRef<ModuleOp>> importONNXModel(MLIRContext &ctx,
+                                                 llvm::StringRef path,
+                                                 const ImportOptions &options);
+
+/// Same, for a model already in memory; `path` names it in locations and
+/// locates external data. `buffer` must outlive the returned module only for
+/// the duration of the call (weights are copied or re-read).
+FailureOr<OwningOpRef<ModuleOp>> importONNXModel(MLIRContext &ctx,
+                                                 llvm::MemoryBufferRef buffer,
+                                                 llvm::StringRef path,
+                                                 const ImportOptions &options);
+
+} // namespace mlir::lmopt
+
+#endif // LMOPT_IMPORTER_ONNX_IMPORTER_H

@@ -1,0 +1,156 @@
+//===- NormalizationOps.cpp - ONNX reductions and normalizations ----------===//
+
+#include "lmopt/Importer/ONNX/OpConverter.h"
+
+#include "lmopt/Dialect/Lmopt/IR/LmoptOps.h"
+#include "lmopt/Dialect/Lmopt/IR/ShapeUtils.h"
+
+#include "llvm/ADT/SmallSet.h"
+
+using namespace mlir;
+using namespace mlir::lmopt;
+using namespace mlir::lmopt::onnx_import;
+
+/// Normalizes `axes` against `rank`, reporting out-of-range or repeated ones.
+static FailureOr<SmallVector<int64_t>>
+normalizeAxes(NodeContext &ctx, ArrayRef<int64_t> axes, int64_t rank) {
+  SmallVector<int64_t> result;
+  llvm::SmallSet<int64_t, 8> seen;
+  for (int64_t axis : axes) {
+    std::optional<int64_t> normalized = normalizeAxis(axis, rank);
+    if (!normalized)
+      return ctx.emitError()
+             << "axis " << axis << " is out of range for rank " << rank;
+    if (!seen.insert(*normalized).second)
+      return ctx.emitError() << "axis " << axis << " appears more than once";
+    result.push_back(*normalized);
+  }
+  return result;
+}
+
+/// Reductions take `axes` as an attribute before `axesInputOpset` and as an
+/// optional constant input from then on.
+template <typename OpTy, int64_t AxesInputOpset>
+static LogicalResult convertReduce(NodeContext &ctx) {
+  bool axesAsInput = ctx.getOpset() >= AxesInputOpset;
+  if (failed(ctx.checkInputs(1, axesAsInput ? 2 : 1)))
+    return failure();
+  FailureOr<int64_t> keepdims = ctx.getInt("keepdims", 1);
+  FailureOr<int64_t> noop = ctx.getInt("noop_with_empty_axes", 0);
+  if (failed(keepdims) || failed(noop))
+    return failure();
+  FailureOr<SmallVector<int64_t>> axes = SmallVector<int64_t>();
+  if (axesAsInput && ctx.hasInput(1))
+    axes = ctx.getConstantInts(1, "axes");
+  else if (!axesAsInput)
+    axes = ctx.getInts("axes", ArrayRef<int64_t>());
+  if (failed(axes))
+    return failure();
+  Value input = ctx.getInput(0);
+  RankedTensorType type = ctx.getInputType(0);
+  if (axes->empty() && *noop) {
+    ctx.setOutput(0, input);
+    return success();
+  }
+  FailureOr<SmallVector<int64_t>> normalized =
+      normalizeAxes(ctx, *axes, type.getRank());
+  if (failed(normalized))
+    return failure();
+  if (normalized->empty())
+    normalized = llvm::to_vector(llvm::seq<int64_t>(0, type.getRank()));
+  SmallVector<int64_t> shape;
+  for (auto [i, dim] : llvm::enumerate(type.getShape())) {
+    if (!llvm::is_contained(*normalized, static_cast<int64_t>(i)))
+      shape.push_back(dim);
+    else if (*keepdims)
+      shape.push_back(1);
+  }
+  auto op =
+      ctx.create<OpTy>(RankedTensorType::get(shape, type.getElementType()),
+                       input, *axes, *keepdims != 0);
+  ctx.setOutput(0, op.getOutput());
+  return success();
+}
+
+/// Softmax from opset 13 normalizes one axis. Before 13 it flattens to 2-D at
+/// `axis`, which is the same thing only when `axis` is the last dim.
+template <typename OpTy> static LogicalResult convertSoftmax(NodeContext &ctx) {
+  if (failed(ctx.checkInputs(1, 1)))
+    return failure();
+  bool flattening = ctx.getOpset() < 13;
+  FailureOr<int64_t> axis = ctx.getInt("axis", flattening ? 1 : -1);
+  if (failed(axis))
+    return failure();
+  int64_t rank = ctx.getInputType(0).getRank();
+  std::optional<int64_t> normalized = normalizeAxis(*axis, rank);
+  if (!normalized)
+    return ctx.emitError() << "axis " << *axis << " is out of range for rank "
+                           << rank;
+  if (flattening && *normalized != rank - 1)
+    return ctx.emitError() << "axis " << *axis
+                           << " flattens the input (opset < 13 semantics), "
+                              "which lmopt supports only for the last axis";
+  auto op = ctx.create<OpTy>(ctx.getInput(0), *normalized);
+  ctx.setOutput(0, op.getOutput());
+  return success();
+}
+
+static LogicalResult convertLayerNorm(NodeContext &ctx) {
+  if (failed(ctx.checkInputs(2, 3)))
+    return failure();
+  FailureOr<int64_t> axis = ctx.getInt("axis", -1);
+  FailureOr<float> epsilon = ctx.getFloat("epsilon", 1e-5f);
+  if (failed(axis) || failed(epsilon))
+    return failure();
+  if (ctx.hasOutput(1) || ctx.hasOutput(2))
+    return ctx.emitError() << "outputs 'Mean' and 'InvStdDev' are not "
+                              "supported (training-only)";
+  RankedTensorType type = ctx.getInputType(0);
+  if (!normalizeAxis(*axis, type.getRank()))
+    return ctx.emitError() << "axis " << *axis << " is out of range for rank "
+                           << type.getRank();
+  auto op = ctx.create<LayerNormOp>(type, ctx.getInput(0), ctx.getInput(1),
+                                    ctx.getInput(2), *axis, APFloat(*epsilon));
+  ctx.setOutput(0, op.getOutput());
+  return success();
+}
+
+static LogicalResult convertCumSum(NodeContext &ctx) {
+  if (failed(ctx.checkInputs(2, 2)))
+    return failure();
+  FailureOr<int64_t> exclusive = ctx.getInt("exclusive", 0);
+  FailureOr<int64_t> reverse = ctx.getInt("reverse", 0);
+  FailureOr<SmallVector<int64_t>> axis = ctx.getConstantInts(1, "axis");
+  if (failed(exclusive) || failed(reverse) || failed(axis))
+    return failure();
+  if (axis->size() != 1)
+    return ctx.emitError() << "'axis' must hold one value, got "
+                           << axis->size();
+  int64_t rank = ctx.getInputType(0).getRank();
+  std::optional<int64_t> normalized = normalizeAxis((*axis)[0], rank);
+  if (!normalized)
+    return ctx.emitError() << "axis " << (*axis)[0]
+                           << " is out of range for rank " << rank;
+  ctx.setOutput(0, ctx.create<CumSumOp>(ctx.getInput(0), *normalized,
+                                        *exclusive != 0, *reverse != 0)
+                       .getOutput());
+  return success();
+}
+
+static constexpr int64_t kMax = kMaxSupportedOpset;
+
+static const ConverterEntry kNormalizationConverters[] = {
+    {"", "ReduceMean", 1, kMax, convertReduce<ReduceMeanOp, 18>},
+    {"", "ReduceSum", 1, kMax, convertReduce<ReduceSumOp, 13>},
+    {"", "ReduceMax", 1, kMax, convertReduce<ReduceMaxOp, 18>},
+    {"", "ReduceMin", 1, kMax, convertReduce<ReduceMinOp, 18>},
+    {"", "Softmax", 1, kMax, convertSoftmax<SoftmaxOp>},
+    {"", "LogSoftmax", 1, kMax, convertSoftmax<LogSoftmaxOp>},
+    {"", "LayerNormalization", 17, kMax, convertLayerNorm},
+    {"", "CumSum", 11, kMax, convertCumSum},
+};
+
+ArrayRef<ConverterEntry>
+mlir::lmopt::onnx_import::getNormalizationConverters() {
+  return kNormalizationConverters;
+}

@@ -1,0 +1,186 @@
+#!/usr/bin/env python3
+"""Writes the malformed and small ONNX models that the importer tests read.
+
+Run from anywhere: python3 make_bad_models.py [output-dir]
+(default: the Inputs/ folder next to this script). Every file is tiny and
+committed; rerun after changing a case and commit the result.
+"""
+
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+OUT = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), "Inputs")
+os.makedirs(OUT, exist_ok=True)
+
+F = TensorProto.FLOAT
+I64 = TensorProto.INT64
+
+
+def vi(name, elem, shape):
+    return helper.make_tensor_value_info(name, elem, shape)
+
+
+def model(nodes, inputs, outputs, inits=(), opset=17, extra_opsets=()):
+    graph = helper.make_graph(nodes, "g", inputs, outputs, list(inits))
+    opsets = [helper.make_opsetid("", opset)] + list(extra_opsets)
+    m = helper.make_model(graph, opset_imports=opsets,
+                          producer_name="make_bad_models")
+    m.ir_version = 8
+    return m
+
+
+def save(m, name):
+    with open(os.path.join(OUT, name), "wb") as f:
+        f.write(m.SerializeToString())
+
+
+def save_bytes(data, name):
+    with open(os.path.join(OUT, name), "wb") as f:
+        f.write(data)
+
+
+def add_model():
+    return model([helper.make_node("Add", ["x", "y"], ["z"], name="add0")],
+                 [vi("x", F, [2, 3]), vi("y", F, [2, 3])],
+                 [vi("z", F, [2, 3])])
+
+
+# --- Files that are not ONNX models -------------------------------------
+save_bytes(b"", "empty.onnx")
+good = add_model().SerializeToString()
+save_bytes(good[: len(good) // 2], "truncated.onnx")
+save_bytes(b"\xff\xff\xff\xff not a protobuf \x00\x01", "not_protobuf.onnx")
+# Parses as a protobuf (field 13, varint) but is no model.
+save_bytes(b"\x68\x01", "no_ir_version.onnx")
+m = onnx.ModelProto()
+m.ir_version = 8
+m.opset_import.add().version = 17
+save(m, "no_graph.onnx")
+
+# --- Opsets ---------------------------------------------------------------
+m = add_model()
+m.opset_import[0].version = 99
+save(m, "opset_too_new.onnx")
+m = add_model()
+del m.opset_import[:]
+m.opset_import.add(domain="com.example", version=1)
+save(m, "no_default_opset.onnx")
+
+# --- Graph structure ------------------------------------------------------
+save(model([helper.make_node("Relu", ["b"], ["a"], name="first"),
+            helper.make_node("Relu", ["a"], ["b"], name="second")],
+           [vi("x", F, [2])], [vi("b", F, [2])]), "cycle.onnx")
+save(model([helper.make_node("Add", ["x", "missing"], ["z"], name="add0")],
+           [vi("x", F, [2])], [vi("z", F, [2])]), "dangling_input.onnx")
+save(model([helper.make_node("Relu", ["x"], ["z"], name="relu_a"),
+            helper.make_node("Neg", ["x"], ["z"], name="neg_b")],
+           [vi("x", F, [2])], [vi("z", F, [2])]), "duplicate_output.onnx")
+save(model([helper.make_node("Relu", ["x"], ["z"], name="relu0")],
+           [vi("x", F, [2]), vi("x", F, [2])], [vi("z", F, [2])]),
+     "duplicate_input.onnx")
+w = numpy_helper.from_array(np.ones([2], np.float32), "w")
+save(model([helper.make_node("Add", ["x", "w"], ["z"], name="add0")],
+           [vi("x", F, [2])], [vi("z", F, [2])], inits=[w, w]),
+     "duplicate_initializer.onnx")
+save(model([helper.make_node("Relu", ["x"], ["z"], name="relu0")],
+           [vi("x", F, [2])], [vi("nowhere", F, [2])]),
+     "undefined_output.onnx")
+
+# --- Nodes ----------------------------------------------------------------
+save(model([helper.make_node("Concat", ["x", "x"], ["z"], name="cat0")],
+           [vi("x", F, [2])], [vi("z", F, [4])]), "missing_attribute.onnx")
+node = helper.make_node("Transpose", ["x"], ["z"], name="tr0")
+node.attribute.append(helper.make_attribute("perm", 1.5))
+save(model([node], [vi("x", F, [2, 3])], [vi("z", F, [3, 2])]),
+     "wrong_attribute_kind.onnx")
+save(model([helper.make_node("Add", ["x", "x", "x"], ["z"], name="add3")],
+           [vi("x", F, [2])], [vi("z", F, [2])]), "wrong_input_count.onnx")
+save(model([helper.make_node("GridSample", ["x", "x"], ["z"],
+                             name="sampler_0"),
+            helper.make_node("Attention", ["x"], ["y"], name="attn_0",
+                             domain="com.example")],
+           [vi("x", F, [1, 1, 2, 2])], [vi("z", F, [1, 1, 2, 2])],
+           extra_opsets=[helper.make_opsetid("com.example", 1)]),
+     "unsupported_op.onnx")
+save(model([helper.make_node("FastGelu", ["x"], ["z"], name="gelu0",
+                             domain="com.unknown")],
+           [vi("x", F, [2])], [vi("z", F, [2])]), "unimported_domain.onnx")
+save(model([helper.make_node("MatMul", ["x", "y"], ["z"], name="mm0")],
+           [vi("x", F, [2, 3]), vi("y", F, [4, 5])], [vi("z", F, [2, 5])]),
+     "matmul_mismatch.onnx")
+save(model([helper.make_node("Add", ["x", "y"], ["z"], name="add0")],
+           [vi("x", F, [2, 3]), vi("y", F, [4])], [vi("z", F, [2, 3])]),
+     "broadcast_mismatch.onnx")
+shape = numpy_helper.from_array(np.array([4, 4], np.int64), "shape")
+save(model([helper.make_node("Reshape", ["x", "shape"], ["z"], name="rs0")],
+           [vi("x", F, [2, 3])], [vi("z", F, [4, 4])], inits=[shape]),
+     "reshape_mismatch.onnx")
+save(model([helper.make_node("Unsqueeze", ["x", "axes"], ["z"], name="us0")],
+           [vi("x", F, [2]), vi("axes", I64, [1])], [vi("z", F, [1, 2])]),
+     "nonconstant_axes.onnx")
+save(model([helper.make_node("Constant", [], ["z"], name="const0")],
+           [vi("x", F, [2])], [vi("z", F, [2])]), "constant_without_value.onnx")
+
+# --- Types and shapes -----------------------------------------------------
+save(model([helper.make_node("Relu", ["x"], ["z"], name="relu0")],
+           [vi("x", 99, [2])], [vi("z", F, [2])]), "unknown_element_type.onnx")
+save(model([helper.make_node("Identity", ["x"], ["z"], name="id0")],
+           [vi("x", TensorProto.STRING, [2])], [vi("z", F, [2])]),
+     "string_input.onnx")
+save(model([helper.make_node("Relu", ["x"], ["z"], name="relu0")],
+           [vi("x", F, [2, -3])], [vi("z", F, [2])]), "negative_input_dim.onnx")
+save(model([helper.make_node("Relu", ["x"], ["z"], name="relu0")],
+           [vi("x", F, None)], [vi("z", F, None)]), "unranked_input.onnx")
+save(model([helper.make_node("Relu", ["x"], ["z"], name="relu0")],
+           [vi("x", F, ["batch", 8])], [vi("z", F, ["batch", 8])]),
+     "dynamic_relu.onnx")
+
+
+def tensor_model(tensor, name):
+    save(model([helper.make_node("Add", ["x", tensor.name], ["z"],
+                                 name="add0")],
+               [vi("x", F, [3])], [vi("z", F, [3])], inits=[tensor]), name)
+
+
+t = TensorProto(name="w", data_type=F, dims=[3, -2])
+tensor_model(t, "negative_tensor_dim.onnx")
+t = TensorProto(name="w", data_type=F, dims=[1 << 40, 1 << 40])
+tensor_model(t, "overflow_tensor_dims.onnx")
+t = TensorProto(name="w", data_type=F, dims=[3], raw_data=b"\0" * 8)
+tensor_model(t, "raw_data_size.onnx")
+t = TensorProto(name="w", data_type=F, dims=[3], float_data=[1.0, 2.0])
+tensor_model(t, "typed_data_size.onnx")
+t = TensorProto(name="w", data_type=77, dims=[3], raw_data=b"\0" * 12)
+tensor_model(t, "unknown_tensor_type.onnx")
+
+
+# --- External data --------------------------------------------------------
+def external_model(location, name, offset=None, length=None):
+    t = TensorProto(name="w", data_type=F, dims=[3])
+    t.data_location = TensorProto.EXTERNAL
+    entries = [("location", location)]
+    if offset is not None:
+        entries.append(("offset", str(offset)))
+    if length is not None:
+        entries.append(("length", str(length)))
+    for key, value in entries:
+        e = t.external_data.add()
+        e.key, e.value = key, value
+    tensor_model(t, name)
+
+
+# 16 bytes of weights: [1, 2, 3] as float32 after a 4-byte header.
+save_bytes(np.array([0, 1, 2, 3], np.float32).tobytes(), "weights.bin")
+external_model("weights.bin", "external_ok.onnx", offset=4, length=12)
+external_model("../weights.bin", "external_dotdot.onnx")
+external_model("/etc/passwd", "external_absolute.onnx")
+external_model("link.bin", "external_symlink.onnx")
+external_model("weights.bin", "external_past_end.onnx", offset=8, length=12)
+external_model("weights.bin", "external_wrong_length.onnx", offset=0,
+               length=16)
+external_model("no_such_file.bin", "external_missing.onnx")
