@@ -20,6 +20,14 @@ namespace mlir::lmopt {
 /// Rewrites inert dropouts (inference mode or ratio 0) to their input.
 void populateEliminateDropoutPatterns(RewritePatternSet &patterns);
 
+/// Rewrites decomposed scaled-dot-product attention into `lmopt.attention`;
+/// records each fusion in the fusion report.
+void populateFuseAttentionPatterns(RewritePatternSet &patterns);
+
+/// Merges linears with constant weights that share an input into one linear
+/// and a split; records each fusion in the fusion report.
+void populateFuseQkvPatterns(RewritePatternSet &patterns);
+
 /// Rewrites decomposed GELU subgraphs (erf and tanh forms) to lmopt.gelu.
 void populateFuseGeluPatterns(RewritePatternSet &patterns);
 

@@ -88,4 +88,40 @@ def EmitReportPass : Pass<"lmopt-emit-report", "::mlir::ModuleOp"> {
   ];
 }
 
+def FuseAttentionPass : Pass<"lmopt-fuse-attention"> {
+  let summary = "Fuse the scaled-dot-product attention subgraph into attention";
+  let description = [{
+    Anchors on each `lmopt.softmax` over the last axis of rank-4 scores and
+    walks the exported subgraph: head-split reshapes and transposes of Q, K
+    and V (`[B, S, H*D]` packed, constant or run-time shape operands), the
+    `Q x K^T` matmul, a scale by constant (`Mul`/`Div` on the scores, or on
+    Q and/or K before the matmul), an additive float mask, a boolean mask
+    through `where(cond, scores, -inf or lowest)` (a slice of a constant
+    lower-triangular buffer becomes `causal`), the context matmul, and the
+    head-merge transpose and reshape, which becomes one `lmopt.attention`.
+    Anything not provably equivalent is left alone and recorded as a near
+    miss with the reason in the fusion report (kind "attention").
+
+    Precondition: dropout on the probabilities was removed
+    (`lmopt-eliminate-dropout`); Q, K and V projections may already be
+    fused linears.
+  }];
+  let dependentDialects = ["::mlir::lmopt::LmoptDialect"];
+}
+
+def FuseQkvPass : Pass<"lmopt-fuse-qkv"> {
+  let summary = "Merge linears that share an input into one linear and a split";
+  let description = [{
+    Two or more `lmopt.linear` ops reading the same value, with constant
+    weights of the same layout, no activation and no residual, become one
+    `lmopt.linear` whose weight (and bias, zeros where one was missing) is
+    the concatenation along the output dim, followed by `lmopt.split` on the
+    last axis. Inputs still read by several linears are recorded as near
+    misses in the fusion report (kind "qkv").
+
+    Precondition: projections were fused by `lmopt-fuse-linear`.
+  }];
+  let dependentDialects = ["::mlir::lmopt::LmoptDialect"];
+}
+
 #endif // LMOPT_DIALECT_LMOPT_TRANSFORMS_PASSES_TD

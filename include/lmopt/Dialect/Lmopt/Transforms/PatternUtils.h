@@ -25,6 +25,31 @@ bool isSplatNear(Value value, double expected, double tolerance = 1e-5);
 /// True when `value` is produced by a constant op (any contents).
 bool isConstant(Value value);
 
+class ReshapeOp;
+
+/// One element of a shape operand: a constant, or dim `dim` of `source` read
+/// at run time through Shape, Gather, Concat, Unsqueeze and Cast.
+struct ShapeElement {
+  std::optional<int64_t> constant;
+  Value source;
+  int64_t dim = 0;
+};
+
+/// Element `index` of the 1-D i64 shape tensor `shape`, when it is a
+/// constant or a dim of some tensor; nullopt when it is computed otherwise.
+std::optional<ShapeElement> getShapeElement(Value shape, int64_t index);
+
+/// True when dim `lhsDim` of `lhs` provably equals dim `rhsDim` of `rhs`:
+/// equal static sizes, or both traced to one tensor dim through ops that
+/// carry it (transposes, elementwise ops, matmul rows, reshapes that copy
+/// it, ...).
+bool dimsEqual(Value lhs, int64_t lhsDim, Value rhs, int64_t rhsDim);
+
+/// True when output dim `dim` of `reshape` provably equals dim `dim` of its
+/// input or of one of `equivalents`.
+bool reshapeKeepsDim(ReshapeOp reshape, int64_t dim,
+                     ArrayRef<Value> equivalents);
+
 } // namespace mlir::lmopt
 
 #endif // LMOPT_DIALECT_LMOPT_TRANSFORMS_PATTERNUTILS_H

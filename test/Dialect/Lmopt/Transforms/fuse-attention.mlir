@@ -1,0 +1,546 @@
+// RUN: lmopt-opt %s -split-input-file -lmopt-fuse-attention | FileCheck %s
+// RUN: lmopt-opt %s -split-input-file -lmopt-fuse-attention --lmopt-report=- -o /dev/null | FileCheck %s --check-prefix=REPORT
+
+// Inputs transcribe the attention of the ONNX fixtures (test/models/onnx)
+// op for op; function names say which export each one follows.
+
+// REPORT: fusion {{ *}}fused {{ *}}near misses
+// REPORT-NEXT: attention {{ *}}1 {{ *}}0
+// REPORT-NOT: near miss:
+
+// BERT-style with constant shape operands holding 0 and -1 placeholders, K
+// transposed in two steps, a Div by sqrt(D) and an additive padding mask.
+// CHECK-LABEL: func @bert_constant_shapes
+// CHECK-SAME: (%[[Q:[^:]*]]: tensor<?x16x64xf32>, %[[K:[^:]*]]: tensor<?x16x64xf32>, %[[V:[^:]*]]: tensor<?x16x64xf32>, %[[MASK:[^:]*]]: tensor<?x1x1x16xf32>)
+// CHECK-NOT: lmopt.softmax
+// CHECK-NOT: lmopt.matmul
+// CHECK: %[[OUT:.*]] = lmopt.attention %[[Q]], %[[K]], %[[V]] mask %[[MASK]] {num_heads = 4 : i64, scale = 2.500000e-01 : f32}
+// CHECK: return %[[OUT]]
+func.func @bert_constant_shapes(%q: tensor<?x16x64xf32>, %k: tensor<?x16x64xf32>, %v: tensor<?x16x64xf32>, %mask: tensor<?x1x1x16xf32>) -> tensor<?x16x64xf32> {
+  %heads = lmopt.constant dense<[0, 0, 4, 16]> : tensor<4xi64>
+  %merged = lmopt.constant dense<[0, 0, -1]> : tensor<3xi64>
+  %sqrt_d = lmopt.constant dense<4.0> : tensor<f32>
+  %q1 = lmopt.reshape %q, %heads : (tensor<?x16x64xf32>, tensor<4xi64>) -> tensor<?x16x4x16xf32>
+  %k1 = lmopt.reshape %k, %heads : (tensor<?x16x64xf32>, tensor<4xi64>) -> tensor<?x16x4x16xf32>
+  %v1 = lmopt.reshape %v, %heads : (tensor<?x16x64xf32>, tensor<4xi64>) -> tensor<?x16x4x16xf32>
+  %q2 = lmopt.transpose %q1 {perm = array<i64: 0, 2, 1, 3>} : tensor<?x16x4x16xf32> -> tensor<?x4x16x16xf32>
+  %k2 = lmopt.transpose %k1 {perm = array<i64: 0, 2, 1, 3>} : tensor<?x16x4x16xf32> -> tensor<?x4x16x16xf32>
+  %k3 = lmopt.transpose %k2 {perm = array<i64: 0, 1, 3, 2>} : tensor<?x4x16x16xf32> -> tensor<?x4x16x16xf32>
+  %v2 = lmopt.transpose %v1 {perm = array<i64: 0, 2, 1, 3>} : tensor<?x16x4x16xf32> -> tensor<?x4x16x16xf32>
+  %s0 = lmopt.matmul %q2, %k3 : (tensor<?x4x16x16xf32>, tensor<?x4x16x16xf32>) -> tensor<?x4x16x16xf32>
+  %s1 = lmopt.div %s0, %sqrt_d : (tensor<?x4x16x16xf32>, tensor<f32>) -> tensor<?x4x16x16xf32>
+  %s2 = lmopt.add %s1, %mask : (tensor<?x4x16x16xf32>, tensor<?x1x1x16xf32>) -> tensor<?x4x16x16xf32>
+  %p = lmopt.softmax %s2 {axis = -1 : i64} : tensor<?x4x16x16xf32> loc("Softmax")
+  %c0 = lmopt.matmul %p, %v2 : (tensor<?x4x16x16xf32>, tensor<?x4x16x16xf32>) -> tensor<?x4x16x16xf32>
+  %c1 = lmopt.transpose %c0 {perm = array<i64: 0, 2, 1, 3>} : tensor<?x4x16x16xf32> -> tensor<?x16x4x16xf32>
+  %c2 = lmopt.reshape %c1, %merged : (tensor<?x16x4x16xf32>, tensor<3xi64>) -> tensor<?x16x64xf32>
+  return %c2 : tensor<?x16x64xf32>
+}
+
+// -----
+
+// The TorchScript BERT export: projections with bias, head-split shapes
+// concatenated at run time from Shape/Gather of the layer input, K
+// transposed once by [0, 2, 3, 1], a Mul by 1/sqrt(D) and the mask on the
+// right of the Add.
+// CHECK-LABEL: func @bert_runtime_shapes
+// CHECK-SAME: (%[[X:[^:]*]]: tensor<?x?x64xf32>, %[[MASK:[^:]*]]: tensor<?x1x?x?xf32>, %[[WQ:[^:]*]]: tensor<64x64xf32>, %[[WK:[^:]*]]: tensor<64x64xf32>, %[[WV:[^:]*]]: tensor<64x64xf32>, %[[B:[^:]*]]: tensor<64xf32>)
+// CHECK: %[[Q0:.*]] = lmopt.matmul %[[X]], %[[WQ]]
+// CHECK: %[[Q:.*]] = lmopt.add %[[B]], %[[Q0]]
+// CHECK: %[[K0:.*]] = lmopt.matmul %[[X]], %[[WK]]
+// CHECK: %[[K:.*]] = lmopt.add %[[B]], %[[K0]]
+// CHECK: %[[V0:.*]] = lmopt.matmul %[[X]], %[[WV]]
+// CHECK: %[[V:.*]] = lmopt.add %[[B]], %[[V0]]
+// CHECK-NOT: lmopt.softmax
+// CHECK: %[[OUT:.*]] = lmopt.attention %[[Q]], %[[K]], %[[V]] mask %[[MASK]] {num_heads = 2 : i64, scale = 0.176776{{[0-9]*}} : f32}
+// CHECK: return %[[OUT]]
+func.func @bert_runtime_shapes(%x: tensor<?x?x64xf32>, %mask: tensor<?x1x?x?xf32>, %wq: tensor<64x64xf32>, %wk: tensor<64x64xf32>, %wv: tensor<64x64xf32>, %b: tensor<64xf32>) -> tensor<?x?x64xf32> {
+  %i0 = lmopt.constant dense<0> : tensor<i64>
+  %i1 = lmopt.constant dense<1> : tensor<i64>
+  %minus1 = lmopt.constant dense<-1> : tensor<1xi64>
+  %d = lmopt.constant dense<32> : tensor<1xi64>
+  %scale = lmopt.constant dense<0.176776692> : tensor<f32>
+  %shape = lmopt.shape %x : tensor<?x?x64xf32> -> tensor<3xi64>
+  %batch = lmopt.gather %shape, %i0 : (tensor<3xi64>, tensor<i64>) -> tensor<i64>
+  %seq = lmopt.gather %shape, %i1 : (tensor<3xi64>, tensor<i64>) -> tensor<i64>
+  %b1 = lmopt.unsqueeze %batch {axes = array<i64: 0>} : tensor<i64> -> tensor<1xi64>
+  %s1 = lmopt.unsqueeze %seq {axes = array<i64: 0>} : tensor<i64> -> tensor<1xi64>
+  %heads = lmopt.concat %b1, %s1, %minus1, %d {axis = 0 : i64} : (tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<4xi64>
+  %merged = lmopt.concat %b1, %s1, %minus1 {axis = 0 : i64} : (tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<3xi64>
+  %q0 = lmopt.matmul %x, %wq : (tensor<?x?x64xf32>, tensor<64x64xf32>) -> tensor<?x?x64xf32>
+  %q = lmopt.add %b, %q0 : (tensor<64xf32>, tensor<?x?x64xf32>) -> tensor<?x?x64xf32>
+  %k0 = lmopt.matmul %x, %wk : (tensor<?x?x64xf32>, tensor<64x64xf32>) -> tensor<?x?x64xf32>
+  %k = lmopt.add %b, %k0 : (tensor<64xf32>, tensor<?x?x64xf32>) -> tensor<?x?x64xf32>
+  %v0 = lmopt.matmul %x, %wv : (tensor<?x?x64xf32>, tensor<64x64xf32>) -> tensor<?x?x64xf32>
+  %v = lmopt.add %b, %v0 : (tensor<64xf32>, tensor<?x?x64xf32>) -> tensor<?x?x64xf32>
+  %q1 = lmopt.reshape %q, %heads : (tensor<?x?x64xf32>, tensor<4xi64>) -> tensor<?x?x2x32xf32>
+  %q2 = lmopt.transpose %q1 {perm = array<i64: 0, 2, 1, 3>} : tensor<?x?x2x32xf32> -> tensor<?x2x?x32xf32>
+  %k1 = lmopt.reshape %k, %heads : (tensor<?x?x64xf32>, tensor<4xi64>) -> tensor<?x?x2x32xf32>
+  %v1 = lmopt.reshape %v, %heads : (tensor<?x?x64xf32>, tensor<4xi64>) -> tensor<?x?x2x32xf32>
+  %v2 = lmopt.transpose %v1 {perm = array<i64: 0, 2, 1, 3>} : tensor<?x?x2x32xf32> -> tensor<?x2x?x32xf32>
+  %k2 = lmopt.transpose %k1 {perm = array<i64: 0, 2, 3, 1>} : tensor<?x?x2x32xf32> -> tensor<?x2x32x?xf32>
+  %sc0 = lmopt.matmul %q2, %k2 : (tensor<?x2x?x32xf32>, tensor<?x2x32x?xf32>) -> tensor<?x2x?x?xf32>
+  %sc1 = lmopt.mul %sc0, %scale : (tensor<?x2x?x?xf32>, tensor<f32>) -> tensor<?x2x?x?xf32>
+  %sc2 = lmopt.add %sc1, %mask : (tensor<?x2x?x?xf32>, tensor<?x1x?x?xf32>) -> tensor<?x2x?x?xf32>
+  %p = lmopt.softmax %sc2 {axis = -1 : i64} : tensor<?x2x?x?xf32>
+  %c0 = lmopt.matmul %p, %v2 : (tensor<?x2x?x?xf32>, tensor<?x2x?x32xf32>) -> tensor<?x2x?x32xf32>
+  %c1 = lmopt.transpose %c0 {perm = array<i64: 0, 2, 1, 3>} : tensor<?x2x?x32xf32> -> tensor<?x?x2x32xf32>
+  %c2 = lmopt.reshape %c1, %merged : (tensor<?x?x2x32xf32>, tensor<3xi64>) -> tensor<?x?x64xf32>
+  return %c2 : tensor<?x?x64xf32>
+}
+
+// -----
+
+// GPT-2 (transformers 5, TorchScript): Q, K, V from one Split of the fused
+// projection, shapes from Shape of each split result, a float Cast to the
+// same type between softmax and the context matmul.
+// CHECK-LABEL: func @gpt2_split_projection
+// CHECK: %[[QKV:.*]]:3 = lmopt.split
+// CHECK-NOT: lmopt.softmax
+// CHECK-NOT: lmopt.cast
+// CHECK: %[[OUT:.*]] = lmopt.attention %[[QKV]]#0, %[[QKV]]#1, %[[QKV]]#2 mask %{{.*}} {num_heads = 4 : i64, scale = 2.500000e-01 : f32}
+// CHECK: return %[[OUT]]
+func.func @gpt2_split_projection(%qkv: tensor<?x?x192xf32>, %mask: tensor<?x1x?x?xf32>) -> tensor<?x?x64xf32> {
+  %i0 = lmopt.constant dense<0> : tensor<i64>
+  %i1 = lmopt.constant dense<1> : tensor<i64>
+  %minus1 = lmopt.constant dense<-1> : tensor<1xi64>
+  %d = lmopt.constant dense<16> : tensor<1xi64>
+  %scale = lmopt.constant dense<0.25> : tensor<f32>
+  %parts:3 = lmopt.split %qkv {axis = 2 : i64, split_sizes = array<i64: 64, 64, 64>} : (tensor<?x?x192xf32>) -> (tensor<?x?x64xf32>, tensor<?x?x64xf32>, tensor<?x?x64xf32>)
+  %shape = lmopt.shape %parts#1 : tensor<?x?x64xf32> -> tensor<3xi64>
+  %batch = lmopt.gather %shape, %i0 : (tensor<3xi64>, tensor<i64>) -> tensor<i64>
+  %seq = lmopt.gather %shape, %i1 : (tensor<3xi64>, tensor<i64>) -> tensor<i64>
+  %b1 = lmopt.unsqueeze %batch {axes = array<i64: 0>} : tensor<i64> -> tensor<1xi64>
+  %s1 = lmopt.unsqueeze %seq {axes = array<i64: 0>} : tensor<i64> -> tensor<1xi64>
+  %heads = lmopt.concat %b1, %s1, %minus1, %d {axis = 0 : i64} : (tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<4xi64>
+  %k1 = lmopt.reshape %parts#1, %heads : (tensor<?x?x64xf32>, tensor<4xi64>) -> tensor<?x?x4x16xf32>
+  %v1 = lmopt.reshape %parts#2, %heads : (tensor<?x?x64xf32>, tensor<4xi64>) -> tensor<?x?x4x16xf32>
+  %v2 = lmopt.transpose %v1 {perm = array<i64: 0, 2, 1, 3>} : tensor<?x?x4x16xf32> -> tensor<?x4x?x16xf32>
+  %q1 = lmopt.reshape %parts#0, %heads : (tensor<?x?x64xf32>, tensor<4xi64>) -> tensor<?x?x4x16xf32>
+  %q2 = lmopt.transpose %q1 {perm = array<i64: 0, 2, 1, 3>} : tensor<?x?x4x16xf32> -> tensor<?x4x?x16xf32>
+  %k2 = lmopt.transpose %k1 {perm = array<i64: 0, 2, 3, 1>} : tensor<?x?x4x16xf32> -> tensor<?x4x16x?xf32>
+  %sc0 = lmopt.matmul %q2, %k2 : (tensor<?x4x?x16xf32>, tensor<?x4x16x?xf32>) -> tensor<?x4x?x?xf32>
+  %sc1 = lmopt.mul %sc0, %scale : (tensor<?x4x?x?xf32>, tensor<f32>) -> tensor<?x4x?x?xf32>
+  %sc2 = lmopt.add %sc1, %mask : (tensor<?x4x?x?xf32>, tensor<?x1x?x?xf32>) -> tensor<?x4x?x?xf32>
+  %p = lmopt.softmax %sc2 {axis = -1 : i64} : tensor<?x4x?x?xf32>
+  %p1 = lmopt.cast %p : tensor<?x4x?x?xf32> -> tensor<?x4x?x?xf32>
+  %c0 = lmopt.matmul %p1, %v2 : (tensor<?x4x?x?xf32>, tensor<?x4x?x16xf32>) -> tensor<?x4x?x16xf32>
+  %c1 = lmopt.transpose %c0 {perm = array<i64: 0, 2, 1, 3>} : tensor<?x4x?x16xf32> -> tensor<?x?x4x16xf32>
+  %cshape = lmopt.shape %c1 : tensor<?x?x4x16xf32> -> tensor<4xi64>
+  %cb = lmopt.gather %cshape, %i0 : (tensor<4xi64>, tensor<i64>) -> tensor<i64>
+  %cs = lmopt.gather %cshape, %i1 : (tensor<4xi64>, tensor<i64>) -> tensor<i64>
+  %cb1 = lmopt.unsqueeze %cb {axes = array<i64: 0>} : tensor<i64> -> tensor<1xi64>
+  %cs1 = lmopt.unsqueeze %cs {axes = array<i64: 0>} : tensor<i64> -> tensor<1xi64>
+  %merged = lmopt.concat %cb1, %cs1, %minus1 {axis = 0 : i64} : (tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<3xi64>
+  %c2 = lmopt.reshape %c1, %merged : (tensor<?x?x4x16xf32>, tensor<3xi64>) -> tensor<?x?x64xf32>
+  return %c2 : tensor<?x?x64xf32>
+}
+
+// -----
+
+// Scale split between Q and K before the matmul (nn.MultiheadAttention and
+// SDPA exports multiply each by sqrt(1/sqrt(D))), one on the packed Q before
+// its reshape; no mask.
+// CHECK-LABEL: func @scale_on_query_and_key
+// CHECK-SAME: (%[[Q:[^:]*]]: tensor<2x8x64xf32>, %[[K:[^:]*]]: tensor<2x8x64xf32>, %[[V:[^:]*]]: tensor<2x8x64xf32>)
+// CHECK-NOT: lmopt.mul
+// CHECK: %[[OUT:.*]] = lmopt.attention %[[Q]], %[[K]], %[[V]] {num_heads = 4 : i64, scale = 2.500000e-01 : f32}
+// CHECK: return %[[OUT]]
+func.func @scale_on_query_and_key(%q: tensor<2x8x64xf32>, %k: tensor<2x8x64xf32>, %v: tensor<2x8x64xf32>) -> tensor<2x8x64xf32> {
+  %heads = lmopt.constant dense<[2, 8, 4, 16]> : tensor<4xi64>
+  %merged = lmopt.constant dense<[2, 8, 64]> : tensor<3xi64>
+  %half = lmopt.constant dense<0.5> : tensor<1xf32>
+  %q0 = lmopt.mul %q, %half : (tensor<2x8x64xf32>, tensor<1xf32>) -> tensor<2x8x64xf32>
+  %q1 = lmopt.reshape %q0, %heads : (tensor<2x8x64xf32>, tensor<4xi64>) -> tensor<2x8x4x16xf32>
+  %q2 = lmopt.transpose %q1 {perm = array<i64: 0, 2, 1, 3>} : tensor<2x8x4x16xf32> -> tensor<2x4x8x16xf32>
+  %k1 = lmopt.reshape %k, %heads : (tensor<2x8x64xf32>, tensor<4xi64>) -> tensor<2x8x4x16xf32>
+  %k2 = lmopt.transpose %k1 {perm = array<i64: 0, 2, 3, 1>} : tensor<2x8x4x16xf32> -> tensor<2x4x16x8xf32>
+  %k3 = lmopt.mul %half, %k2 : (tensor<1xf32>, tensor<2x4x16x8xf32>) -> tensor<2x4x16x8xf32>
+  %v1 = lmopt.reshape %v, %heads : (tensor<2x8x64xf32>, tensor<4xi64>) -> tensor<2x8x4x16xf32>
+  %v2 = lmopt.transpose %v1 {perm = array<i64: 0, 2, 1, 3>} : tensor<2x8x4x16xf32> -> tensor<2x4x8x16xf32>
+  %s = lmopt.matmul %q2, %k3 : (tensor<2x4x8x16xf32>, tensor<2x4x16x8xf32>) -> tensor<2x4x8x8xf32>
+  %p = lmopt.softmax %s {axis = 3 : i64} : tensor<2x4x8x8xf32>
+  %c0 = lmopt.matmul %p, %v2 : (tensor<2x4x8x8xf32>, tensor<2x4x8x16xf32>) -> tensor<2x4x8x16xf32>
+  %c1 = lmopt.transpose %c0 {perm = array<i64: 0, 2, 1, 3>} : tensor<2x4x8x16xf32> -> tensor<2x8x4x16xf32>
+  %c2 = lmopt.reshape %c1, %merged : (tensor<2x8x4x16xf32>, tensor<3xi64>) -> tensor<2x8x64xf32>
+  return %c2 : tensor<2x8x64xf32>
+}
+
+// -----
+
+// DistilBERT's masked_fill: where(mask == 0, lowest, scores) hides positions
+// where the condition holds, so the attention keeps not(condition).
+// CHECK-LABEL: func @distilbert_masked_fill
+// CHECK-SAME: (%[[Q:[^:]*]]: tensor<?x16x64xf32>, %[[K:[^:]*]]: tensor<?x16x64xf32>, %[[V:[^:]*]]: tensor<?x16x64xf32>, %[[HIDE:[^:]*]]: tensor<?x1x1x16xi1>)
+// CHECK-NOT: lmopt.where
+// CHECK: %[[KEEP:.*]] = lmopt.not %[[HIDE]]
+// CHECK: %[[OUT:.*]] = lmopt.attention %[[Q]], %[[K]], %[[V]] mask %[[KEEP]] {num_heads = 4 : i64, scale = 2.500000e-01 : f32}
+// CHECK: return %[[OUT]]
+func.func @distilbert_masked_fill(%q: tensor<?x16x64xf32>, %k: tensor<?x16x64xf32>, %v: tensor<?x16x64xf32>, %hide: tensor<?x1x1x16xi1>) -> tensor<?x16x64xf32> {
+  %heads = lmopt.constant dense<[0, 0, 4, 16]> : tensor<4xi64>
+  %merged = lmopt.constant dense<[0, 0, 64]> : tensor<3xi64>
+  %sqrt_d = lmopt.constant dense<4.0> : tensor<f32>
+  %lowest = lmopt.constant dense<-3.40282347E+38> : tensor<f32>
+  %q1 = lmopt.reshape %q, %heads : (tensor<?x16x64xf32>, tensor<4xi64>) -> tensor<?x16x4x16xf32>
+  %q2 = lmopt.transpose %q1 {perm = array<i64: 0, 2, 1, 3>} : tensor<?x16x4x16xf32> -> tensor<?x4x16x16xf32>
+  %q3 = lmopt.div %q2, %sqrt_d : (tensor<?x4x16x16xf32>, tensor<f32>) -> tensor<?x4x16x16xf32>
+  %k1 = lmopt.reshape %k, %heads : (tensor<?x16x64xf32>, tensor<4xi64>) -> tensor<?x16x4x16xf32>
+  %k2 = lmopt.transpose %k1 {perm = array<i64: 0, 2, 3, 1>} : tensor<?x16x4x16xf32> -> tensor<?x4x16x16xf32>
+  %v1 = lmopt.reshape %v, %heads : (tensor<?x16x64xf32>, tensor<4xi64>) -> tensor<?x16x4x16xf32>
+  %v2 = lmopt.transpose %v1 {perm = array<i64: 0, 2, 1, 3>} : tensor<?x16x4x16xf32> -> tensor<?x4x16x16xf32>
+  %s0 = lmopt.matmul %q3, %k2 : (tensor<?x4x16x16xf32>, tensor<?x4x16x16xf32>) -> tensor<?x4x16x16xf32>
+  %s1 = lmopt.where %hide, %lowest, %s0 : (tensor<?x1x1x16xi1>, tensor<f32>, tensor<?x4x16x16xf32>) -> tensor<?x4x16x16xf32>
+  %p = lmopt.softmax %s1 {axis = -1 : i64} : tensor<?x4x16x16xf32>
+  %c0 = lmopt.matmul %p, %v2 : (tensor<?x4x16x16xf32>, tensor<?x4x16x16xf32>) -> tensor<?x4x16x16xf32>
+  %c1 = lmopt.transpose %c0 {perm = array<i64: 0, 2, 1, 3>} : tensor<?x4x16x16xf32> -> tensor<?x16x4x16xf32>
+  %c2 = lmopt.reshape %c1, %merged : (tensor<?x16x4x16xf32>, tensor<3xi64>) -> tensor<?x16x64xf32>
+  return %c2 : tensor<?x16x64xf32>
+}
+
+// -----
+
+// GPT-2 with the causal `bias` buffer: where(slice(tril), scores, lowest),
+// then the additive padding mask. Rows [Sk-Sq, Sk) and cols [0, Sk) of a
+// lower-triangular constant are the causal mask.
+// CHECK-LABEL: func @gpt2_causal_buffer
+// CHECK-SAME: (%[[Q:[^:]*]]: tensor<?x4x32xf32>, %[[K:[^:]*]]: tensor<?x4x32xf32>, %[[V:[^:]*]]: tensor<?x4x32xf32>, %[[MASK:[^:]*]]: tensor<?x1x1x4xf32>)
+// CHECK-NOT: lmopt.where
+// CHECK: %[[OUT:.*]] = lmopt.attention %[[Q]], %[[K]], %[[V]] mask %[[MASK]] {causal = true, num_heads = 2 : i64, scale = 2.500000e-01 : f32}
+// CHECK: return %[[OUT]]
+func.func @gpt2_causal_buffer(%q: tensor<?x4x32xf32>, %k: tensor<?x4x32xf32>, %v: tensor<?x4x32xf32>, %mask: tensor<?x1x1x4xf32>) -> tensor<?x4x32xf32> {
+  %heads = lmopt.constant dense<[0, 0, 2, 16]> : tensor<4xi64>
+  %merged = lmopt.constant dense<[0, 0, 32]> : tensor<3xi64>
+  %scale = lmopt.constant dense<0.25> : tensor<f32>
+  %lowest = lmopt.constant dense<-3.40282347E+38> : tensor<f32>
+  %tril = lmopt.constant dense<[[[[1, 0, 0, 0, 0, 0], [1, 1, 0, 0, 0, 0], [1, 1, 1, 0, 0, 0], [1, 1, 1, 1, 0, 0], [1, 1, 1, 1, 1, 0], [1, 1, 1, 1, 1, 1]]]]> : tensor<1x1x6x6xi8>
+  %rows_begin = lmopt.constant dense<0> : tensor<1xi64>
+  %rows_end = lmopt.constant dense<4> : tensor<1xi64>
+  %axis2 = lmopt.constant dense<2> : tensor<1xi64>
+  %axis3 = lmopt.constant dense<3> : tensor<1xi64>
+  %rows = lmopt.slice %tril, %rows_begin, %rows_end axes %axis2 : (tensor<1x1x6x6xi8>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<1x1x4x6xi8>
+  %cols = lmopt.slice %rows, %rows_begin, %rows_end axes %axis3 : (tensor<1x1x4x6xi8>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<1x1x4x4xi8>
+  %causal = lmopt.cast %cols : tensor<1x1x4x4xi8> -> tensor<1x1x4x4xi1>
+  %q1 = lmopt.reshape %q, %heads : (tensor<?x4x32xf32>, tensor<4xi64>) -> tensor<?x4x2x16xf32>
+  %q2 = lmopt.transpose %q1 {perm = array<i64: 0, 2, 1, 3>} : tensor<?x4x2x16xf32> -> tensor<?x2x4x16xf32>
+  %k1 = lmopt.reshape %k, %heads : (tensor<?x4x32xf32>, tensor<4xi64>) -> tensor<?x4x2x16xf32>
+  %k2 = lmopt.transpose %k1 {perm = array<i64: 0, 2, 3, 1>} : tensor<?x4x2x16xf32> -> tensor<?x2x16x4xf32>
+  %v1 = lmopt.reshape %v, %heads : (tensor<?x4x32xf32>, tensor<4xi64>) -> tensor<?x4x2x16xf32>
+  %v2 = lmopt.transpose %v1 {perm = array<i64: 0, 2, 1, 3>} : tensor<?x4x2x16xf32> -> tensor<?x2x4x16xf32>
+  %s0 = lmopt.matmul %q2, %k2 : (tensor<?x2x4x16xf32>, tensor<?x2x16x4xf32>) -> tensor<?x2x4x4xf32>
+  %s1 = lmopt.mul %s0, %scale : (tensor<?x2x4x4xf32>, tensor<f32>) -> tensor<?x2x4x4xf32>
+  %s2 = lmopt.where %causal, %s1, %lowest : (tensor<1x1x4x4xi1>, tensor<?x2x4x4xf32>, tensor<f32>) -> tensor<?x2x4x4xf32>
+  %s3 = lmopt.add %mask, %s2 : (tensor<?x1x1x4xf32>, tensor<?x2x4x4xf32>) -> tensor<?x2x4x4xf32>
+  %p = lmopt.softmax %s3 {axis = -1 : i64} : tensor<?x2x4x4xf32>
+  %c0 = lmopt.matmul %p, %v2 : (tensor<?x2x4x4xf32>, tensor<?x2x4x16xf32>) -> tensor<?x2x4x16xf32>
+  %c1 = lmopt.transpose %c0 {perm = array<i64: 0, 2, 1, 3>} : tensor<?x2x4x16xf32> -> tensor<?x4x2x16xf32>
+  %c2 = lmopt.reshape %c1, %merged : (tensor<?x4x2x16xf32>, tensor<3xi64>) -> tensor<?x4x32xf32>
+  return %c2 : tensor<?x4x32xf32>
+}
+
+// -----
+
+// REPORT: near miss: attention at 'negative_softmax_axis': softmax is over axis 2, not the last (key) axis
+// CHECK-LABEL: func @negative_softmax_axis
+// CHECK: lmopt.softmax
+// CHECK-NOT: lmopt.attention
+func.func @negative_softmax_axis(%q: tensor<2x8x64xf32>, %k: tensor<2x8x64xf32>, %v: tensor<2x8x64xf32>) -> tensor<2x8x64xf32> {
+  %heads = lmopt.constant dense<[2, 8, 4, 16]> : tensor<4xi64>
+  %merged = lmopt.constant dense<[2, 8, 64]> : tensor<3xi64>
+  %q1 = lmopt.reshape %q, %heads : (tensor<2x8x64xf32>, tensor<4xi64>) -> tensor<2x8x4x16xf32>
+  %q2 = lmopt.transpose %q1 {perm = array<i64: 0, 2, 1, 3>} : tensor<2x8x4x16xf32> -> tensor<2x4x8x16xf32>
+  %k1 = lmopt.reshape %k, %heads : (tensor<2x8x64xf32>, tensor<4xi64>) -> tensor<2x8x4x16xf32>
+  %k2 = lmopt.transpose %k1 {perm = array<i64: 0, 2, 3, 1>} : tensor<2x8x4x16xf32> -> tensor<2x4x16x8xf32>
+  %v1 = lmopt.reshape %v, %heads : (tensor<2x8x64xf32>, tensor<4xi64>) -> tensor<2x8x4x16xf32>
+  %v2 = lmopt.transpose %v1 {perm = array<i64: 0, 2, 1, 3>} : tensor<2x8x4x16xf32> -> tensor<2x4x8x16xf32>
+  %s = lmopt.matmul %q2, %k2 : (tensor<2x4x8x16xf32>, tensor<2x4x16x8xf32>) -> tensor<2x4x8x8xf32>
+  %p = lmopt.softmax %s {axis = 2 : i64} : tensor<2x4x8x8xf32> loc("negative_softmax_axis")
+  %c0 = lmopt.matmul %p, %v2 : (tensor<2x4x8x8xf32>, tensor<2x4x8x16xf32>) -> tensor<2x4x8x16xf32>
+  %c1 = lmopt.transpose %c0 {perm = array<i64: 0, 2, 1, 3>} : tensor<2x4x8x16xf32> -> tensor<2x8x4x16xf32>
+  %c2 = lmopt.reshape %c1, %merged : (tensor<2x8x4x16xf32>, tensor<3xi64>) -> tensor<2x8x64xf32>
+  return %c2 : tensor<2x8x64xf32>
+}
+
+// -----
+
+// REPORT: near miss: attention at 'negative_dropout': dropout between softmax and the context matmul; run lmopt-eliminate-dropout first
+// CHECK-LABEL: func @negative_dropout
+// CHECK: lmopt.dropout
+// CHECK-NOT: lmopt.attention
+func.func @negative_dropout(%q: tensor<2x8x64xf32>, %k: tensor<2x8x64xf32>, %v: tensor<2x8x64xf32>) -> tensor<2x8x64xf32> {
+  %heads = lmopt.constant dense<[2, 8, 4, 16]> : tensor<4xi64>
+  %merged = lmopt.constant dense<[2, 8, 64]> : tensor<3xi64>
+  %q1 = lmopt.reshape %q, %heads : (tensor<2x8x64xf32>, tensor<4xi64>) -> tensor<2x8x4x16xf32>
+  %q2 = lmopt.transpose %q1 {perm = array<i64: 0, 2, 1, 3>} : tensor<2x8x4x16xf32> -> tensor<2x4x8x16xf32>
+  %k1 = lmopt.reshape %k, %heads : (tensor<2x8x64xf32>, tensor<4xi64>) -> tensor<2x8x4x16xf32>
+  %k2 = lmopt.transpose %k1 {perm = array<i64: 0, 2, 3, 1>} : tensor<2x8x4x16xf32> -> tensor<2x4x16x8xf32>
+  %v1 = lmopt.reshape %v, %heads : (tensor<2x8x64xf32>, tensor<4xi64>) -> tensor<2x8x4x16xf32>
+  %v2 = lmopt.transpose %v1 {perm = array<i64: 0, 2, 1, 3>} : tensor<2x8x4x16xf32> -> tensor<2x4x8x16xf32>
+  %s = lmopt.matmul %q2, %k2 : (tensor<2x4x8x16xf32>, tensor<2x4x16x8xf32>) -> tensor<2x4x8x8xf32>
+  %p = lmopt.softmax %s {axis = -1 : i64} : tensor<2x4x8x8xf32> loc("negative_dropout")
+  %d:2 = lmopt.dropout %p {ratio = 0.1 : f32} : (tensor<2x4x8x8xf32>) -> (tensor<2x4x8x8xf32>, tensor<2x4x8x8xi1>)
+  %c0 = lmopt.matmul %d#0, %v2 : (tensor<2x4x8x8xf32>, tensor<2x4x8x16xf32>) -> tensor<2x4x8x16xf32>
+  %c1 = lmopt.transpose %c0 {perm = array<i64: 0, 2, 1, 3>} : tensor<2x4x8x16xf32> -> tensor<2x8x4x16xf32>
+  %c2 = lmopt.reshape %c1, %merged : (tensor<2x8x4x16xf32>, tensor<3xi64>) -> tensor<2x8x64xf32>
+  return %c2 : tensor<2x8x64xf32>
+}
+
+// -----
+
+// A scale computed at run time (nn.MultiheadAttention's TorchScript export
+// derives sqrt(1/sqrt(D)) from Shape) cannot become an attribute.
+// REPORT: near miss: attention at 'negative_runtime_scale': attention scale is computed at run time, not a constant
+// CHECK-LABEL: func @negative_runtime_scale
+// CHECK: lmopt.softmax
+// CHECK-NOT: lmopt.attention
+func.func @negative_runtime_scale(%q: tensor<2x8x64xf32>, %k: tensor<2x8x64xf32>, %v: tensor<2x8x64xf32>, %scale: tensor<1xf32>) -> tensor<2x8x64xf32> {
+  %heads = lmopt.constant dense<[2, 8, 4, 16]> : tensor<4xi64>
+  %merged = lmopt.constant dense<[2, 8, 64]> : tensor<3xi64>
+  %q1 = lmopt.reshape %q, %heads : (tensor<2x8x64xf32>, tensor<4xi64>) -> tensor<2x8x4x16xf32>
+  %q2 = lmopt.transpose %q1 {perm = array<i64: 0, 2, 1, 3>} : tensor<2x8x4x16xf32> -> tensor<2x4x8x16xf32>
+  %q3 = lmopt.mul %q2, %scale : (tensor<2x4x8x16xf32>, tensor<1xf32>) -> tensor<2x4x8x16xf32>
+  %k1 = lmopt.reshape %k, %heads : (tensor<2x8x64xf32>, tensor<4xi64>) -> tensor<2x8x4x16xf32>
+  %k2 = lmopt.transpose %k1 {perm = array<i64: 0, 2, 3, 1>} : tensor<2x8x4x16xf32> -> tensor<2x4x16x8xf32>
+  %v1 = lmopt.reshape %v, %heads : (tensor<2x8x64xf32>, tensor<4xi64>) -> tensor<2x8x4x16xf32>
+  %v2 = lmopt.transpose %v1 {perm = array<i64: 0, 2, 1, 3>} : tensor<2x8x4x16xf32> -> tensor<2x4x8x16xf32>
+  %s = lmopt.matmul %q3, %k2 : (tensor<2x4x8x16xf32>, tensor<2x4x16x8xf32>) -> tensor<2x4x8x8xf32>
+  %p = lmopt.softmax %s {axis = -1 : i64} : tensor<2x4x8x8xf32> loc("negative_runtime_scale")
+  %c0 = lmopt.matmul %p, %v2 : (tensor<2x4x8x8xf32>, tensor<2x4x8x16xf32>) -> tensor<2x4x8x16xf32>
+  %c1 = lmopt.transpose %c0 {perm = array<i64: 0, 2, 1, 3>} : tensor<2x4x8x16xf32> -> tensor<2x8x4x16xf32>
+  %c2 = lmopt.reshape %c1, %merged : (tensor<2x8x4x16xf32>, tensor<3xi64>) -> tensor<2x8x64xf32>
+  return %c2 : tensor<2x8x64xf32>
+}
+
+// -----
+
+// K's heads are not transposed for Q x K^T: the matmul contracts over the
+// sequence, not the head dim.
+// REPORT: near miss: attention at 'negative_key_layout': key heads are permuted by [0, 2, 1, 3] instead of [0, 2, 3, 1]
+// CHECK-LABEL: func @negative_key_layout
+// CHECK: lmopt.softmax
+// CHECK-NOT: lmopt.attention
+func.func @negative_key_layout(%q: tensor<2x16x64xf32>, %k: tensor<2x16x64xf32>, %v: tensor<2x16x64xf32>) -> tensor<2x16x64xf32> {
+  %heads = lmopt.constant dense<[2, 16, 4, 16]> : tensor<4xi64>
+  %merged = lmopt.constant dense<[2, 16, 64]> : tensor<3xi64>
+  %q1 = lmopt.reshape %q, %heads : (tensor<2x16x64xf32>, tensor<4xi64>) -> tensor<2x16x4x16xf32>
+  %q2 = lmopt.transpose %q1 {perm = array<i64: 0, 2, 1, 3>} : tensor<2x16x4x16xf32> -> tensor<2x4x16x16xf32>
+  %k1 = lmopt.reshape %k, %heads : (tensor<2x16x64xf32>, tensor<4xi64>) -> tensor<2x16x4x16xf32>
+  %k2 = lmopt.transpose %k1 {perm = array<i64: 0, 2, 1, 3>} : tensor<2x16x4x16xf32> -> tensor<2x4x16x16xf32>
+  %v1 = lmopt.reshape %v, %heads : (tensor<2x16x64xf32>, tensor<4xi64>) -> tensor<2x16x4x16xf32>
+  %v2 = lmopt.transpose %v1 {perm = array<i64: 0, 2, 1, 3>} : tensor<2x16x4x16xf32> -> tensor<2x4x16x16xf32>
+  %s = lmopt.matmul %q2, %k2 : (tensor<2x4x16x16xf32>, tensor<2x4x16x16xf32>) -> tensor<2x4x16x16xf32>
+  %p = lmopt.softmax %s {axis = -1 : i64} : tensor<2x4x16x16xf32> loc("negative_key_layout")
+  %c0 = lmopt.matmul %p, %v2 : (tensor<2x4x16x16xf32>, tensor<2x4x16x16xf32>) -> tensor<2x4x16x16xf32>
+  %c1 = lmopt.transpose %c0 {perm = array<i64: 0, 2, 1, 3>} : tensor<2x4x16x16xf32> -> tensor<2x16x4x16xf32>
+  %c2 = lmopt.reshape %c1, %merged : (tensor<2x16x4x16xf32>, tensor<3xi64>) -> tensor<2x16x64xf32>
+  return %c2 : tensor<2x16x64xf32>
+}
+
+// -----
+
+// A mask with a batch of 2 against scores with a batch of 1 would grow the
+// scores.
+// REPORT: near miss: attention at 'negative_mask_shape': additive mask does not broadcast to the [B, H, Sq, Sk] scores
+// CHECK-LABEL: func @negative_mask_shape
+// CHECK: lmopt.softmax
+// CHECK-NOT: lmopt.attention
+func.func @negative_mask_shape(%q: tensor<1x8x64xf32>, %k: tensor<1x8x64xf32>, %v: tensor<1x8x64xf32>, %mask: tensor<2x1x1x8xf32>) -> tensor<2x8x64xf32> {
+  %heads = lmopt.constant dense<[1, 8, 4, 16]> : tensor<4xi64>
+  %merged = lmopt.constant dense<[2, 8, 64]> : tensor<3xi64>
+  %q1 = lmopt.reshape %q, %heads : (tensor<1x8x64xf32>, tensor<4xi64>) -> tensor<1x8x4x16xf32>
+  %q2 = lmopt.transpose %q1 {perm = array<i64: 0, 2, 1, 3>} : tensor<1x8x4x16xf32> -> tensor<1x4x8x16xf32>
+  %k1 = lmopt.reshape %k, %heads : (tensor<1x8x64xf32>, tensor<4xi64>) -> tensor<1x8x4x16xf32>
+  %k2 = lmopt.transpose %k1 {perm = array<i64: 0, 2, 3, 1>} : tensor<1x8x4x16xf32> -> tensor<1x4x16x8xf32>
+  %v1 = lmopt.reshape %v, %heads : (tensor<1x8x64xf32>, tensor<4xi64>) -> tensor<1x8x4x16xf32>
+  %v2 = lmopt.transpose %v1 {perm = array<i64: 0, 2, 1, 3>} : tensor<1x8x4x16xf32> -> tensor<1x4x8x16xf32>
+  %s = lmopt.matmul %q2, %k2 : (tensor<1x4x8x16xf32>, tensor<1x4x16x8xf32>) -> tensor<1x4x8x8xf32>
+  %s1 = lmopt.add %s, %mask : (tensor<1x4x8x8xf32>, tensor<2x1x1x8xf32>) -> tensor<2x4x8x8xf32>
+  %p = lmopt.softmax %s1 {axis = -1 : i64} : tensor<2x4x8x8xf32> loc("negative_mask_shape")
+  %c0 = lmopt.matmul %p, %v2 : (tensor<2x4x8x8xf32>, tensor<1x4x8x16xf32>) -> tensor<2x4x8x16xf32>
+  %c1 = lmopt.transpose %c0 {perm = array<i64: 0, 2, 1, 3>} : tensor<2x4x8x16xf32> -> tensor<2x8x4x16xf32>
+  %c2 = lmopt.reshape %c1, %merged : (tensor<2x8x4x16xf32>, tensor<3xi64>) -> tensor<2x8x64xf32>
+  return %c2 : tensor<2x8x64xf32>
+}
+
+// -----
+
+// A fill of -10000 leaves masked positions a nonzero probability.
+// REPORT: near miss: attention at 'negative_fill_value': where before softmax does not select between the scores and -inf or the lowest float
+// CHECK-LABEL: func @negative_fill_value
+// CHECK: lmopt.where
+// CHECK-NOT: lmopt.attention
+func.func @negative_fill_value(%q: tensor<2x8x64xf32>, %k: tensor<2x8x64xf32>, %v: tensor<2x8x64xf32>, %keep: tensor<2x1x1x8xi1>) -> tensor<2x8x64xf32> {
+  %heads = lmopt.constant dense<[2, 8, 4, 16]> : tensor<4xi64>
+  %merged = lmopt.constant dense<[2, 8, 64]> : tensor<3xi64>
+  %fill = lmopt.constant dense<-10000.0> : tensor<f32>
+  %q1 = lmopt.reshape %q, %heads : (tensor<2x8x64xf32>, tensor<4xi64>) -> tensor<2x8x4x16xf32>
+  %q2 = lmopt.transpose %q1 {perm = array<i64: 0, 2, 1, 3>} : tensor<2x8x4x16xf32> -> tensor<2x4x8x16xf32>
+  %k1 = lmopt.reshape %k, %heads : (tensor<2x8x64xf32>, tensor<4xi64>) -> tensor<2x8x4x16xf32>
+  %k2 = lmopt.transpose %k1 {perm = array<i64: 0, 2, 3, 1>} : tensor<2x8x4x16xf32> -> tensor<2x4x16x8xf32>
+  %v1 = lmopt.reshape %v, %heads : (tensor<2x8x64xf32>, tensor<4xi64>) -> tensor<2x8x4x16xf32>
+  %v2 = lmopt.transpose %v1 {perm = array<i64: 0, 2, 1, 3>} : tensor<2x8x4x16xf32> -> tensor<2x4x8x16xf32>
+  %s = lmopt.matmul %q2, %k2 : (tensor<2x4x8x16xf32>, tensor<2x4x16x8xf32>) -> tensor<2x4x8x8xf32>
+  %s1 = lmopt.where %keep, %s, %fill : (tensor<2x1x1x8xi1>, tensor<2x4x8x8xf32>, tensor<f32>) -> tensor<2x4x8x8xf32>
+  %p = lmopt.softmax %s1 {axis = -1 : i64} : tensor<2x4x8x8xf32> loc("negative_fill_value")
+  %c0 = lmopt.matmul %p, %v2 : (tensor<2x4x8x8xf32>, tensor<2x4x8x16xf32>) -> tensor<2x4x8x16xf32>
+  %c1 = lmopt.transpose %c0 {perm = array<i64: 0, 2, 1, 3>} : tensor<2x4x8x16xf32> -> tensor<2x8x4x16xf32>
+  %c2 = lmopt.reshape %c1, %merged : (tensor<2x8x4x16xf32>, tensor<3xi64>) -> tensor<2x8x64xf32>
+  return %c2 : tensor<2x8x64xf32>
+}
+
+// -----
+
+// A lower-triangular slice that starts at row 0 while Sk > Sq hides keys the
+// end-aligned causal mask keeps.
+// REPORT: near miss: attention at 'negative_causal_rows': lower-triangular mask slice selects rows [0, 2) and cols [0, 4), not a causal mask for scores 2x4
+// CHECK-LABEL: func @negative_causal_rows
+// CHECK: lmopt.where
+// CHECK-NOT: lmopt.attention
+func.func @negative_causal_rows(%q: tensor<1x2x32xf32>, %k: tensor<1x4x32xf32>, %v: tensor<1x4x32xf32>) -> tensor<1x2x32xf32> {
+  %qheads = lmopt.constant dense<[1, 2, 2, 16]> : tensor<4xi64>
+  %kheads = lmopt.constant dense<[1, 4, 2, 16]> : tensor<4xi64>
+  %merged = lmopt.constant dense<[1, 2, 32]> : tensor<3xi64>
+  %lowest = lmopt.constant dense<0xFF800000> : tensor<f32>
+  %tril = lmopt.constant dense<[[[[true, false, false, false], [true, true, false, false], [true, true, true, false], [true, true, true, true]]]]> : tensor<1x1x4x4xi1>
+  %begin = lmopt.constant dense<0> : tensor<1xi64>
+  %end = lmopt.constant dense<2> : tensor<1xi64>
+  %axis = lmopt.constant dense<2> : tensor<1xi64>
+  %causal = lmopt.slice %tril, %begin, %end axes %axis : (tensor<1x1x4x4xi1>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<1x1x2x4xi1>
+  %q1 = lmopt.reshape %q, %qheads : (tensor<1x2x32xf32>, tensor<4xi64>) -> tensor<1x2x2x16xf32>
+  %q2 = lmopt.transpose %q1 {perm = array<i64: 0, 2, 1, 3>} : tensor<1x2x2x16xf32> -> tensor<1x2x2x16xf32>
+  %k1 = lmopt.reshape %k, %kheads : (tensor<1x4x32xf32>, tensor<4xi64>) -> tensor<1x4x2x16xf32>
+  %k2 = lmopt.transpose %k1 {perm = array<i64: 0, 2, 3, 1>} : tensor<1x4x2x16xf32> -> tensor<1x2x16x4xf32>
+  %v1 = lmopt.reshape %v, %kheads : (tensor<1x4x32xf32>, tensor<4xi64>) -> tensor<1x4x2x16xf32>
+  %v2 = lmopt.transpose %v1 {perm = array<i64: 0, 2, 1, 3>} : tensor<1x4x2x16xf32> -> tensor<1x2x4x16xf32>
+  %s = lmopt.matmul %q2, %k2 : (tensor<1x2x2x16xf32>, tensor<1x2x16x4xf32>) -> tensor<1x2x2x4xf32>
+  %s1 = lmopt.where %causal, %s, %lowest : (tensor<1x1x2x4xi1>, tensor<1x2x2x4xf32>, tensor<f32>) -> tensor<1x2x2x4xf32>
+  %p = lmopt.softmax %s1 {axis = -1 : i64} : tensor<1x2x2x4xf32> loc("negative_causal_rows")
+  %c0 = lmopt.matmul %p, %v2 : (tensor<1x2x2x4xf32>, tensor<1x2x4x16xf32>) -> tensor<1x2x2x16xf32>
+  %c1 = lmopt.transpose %c0 {perm = array<i64: 0, 2, 1, 3>} : tensor<1x2x2x16xf32> -> tensor<1x2x2x16xf32>
+  %c2 = lmopt.reshape %c1, %merged : (tensor<1x2x2x16xf32>, tensor<3xi64>) -> tensor<1x2x32xf32>
+  return %c2 : tensor<1x2x32xf32>
+}
+
+// -----
+
+// GPT-2 with past key values: the present key is the past (head-split
+// [B, H, P, D]) concatenated with the new heads on the sequence axis.
+// REPORT: near miss: attention at 'negative_gpt2_past': key is concatenated with a cache in head-split layout [B, H, S, D]; attention takes packed [B, S, H*D] key and value
+// CHECK-LABEL: func @negative_gpt2_past
+// CHECK: lmopt.softmax
+// CHECK-NOT: lmopt.attention
+func.func @negative_gpt2_past(%q: tensor<?x1x64xf32>, %k: tensor<?x1x64xf32>, %v: tensor<?x1x64xf32>, %past_k: tensor<?x4x6x16xf32>, %past_v: tensor<?x4x6x16xf32>) -> tensor<?x1x64xf32> {
+  %heads = lmopt.constant dense<[0, 0, 4, 16]> : tensor<4xi64>
+  %merged = lmopt.constant dense<[0, 0, 64]> : tensor<3xi64>
+  %scale = lmopt.constant dense<0.25> : tensor<f32>
+  %q1 = lmopt.reshape %q, %heads : (tensor<?x1x64xf32>, tensor<4xi64>) -> tensor<?x1x4x16xf32>
+  %q2 = lmopt.transpose %q1 {perm = array<i64: 0, 2, 1, 3>} : tensor<?x1x4x16xf32> -> tensor<?x4x1x16xf32>
+  %k1 = lmopt.reshape %k, %heads : (tensor<?x1x64xf32>, tensor<4xi64>) -> tensor<?x1x4x16xf32>
+  %k2 = lmopt.transpose %k1 {perm = array<i64: 0, 2, 1, 3>} : tensor<?x1x4x16xf32> -> tensor<?x4x1x16xf32>
+  %present_k = lmopt.concat %past_k, %k2 {axis = -2 : i64} : (tensor<?x4x6x16xf32>, tensor<?x4x1x16xf32>) -> tensor<?x4x7x16xf32>
+  %k3 = lmopt.transpose %present_k {perm = array<i64: 0, 1, 3, 2>} : tensor<?x4x7x16xf32> -> tensor<?x4x16x7xf32>
+  %v1 = lmopt.reshape %v, %heads : (tensor<?x1x64xf32>, tensor<4xi64>) -> tensor<?x1x4x16xf32>
+  %v2 = lmopt.transpose %v1 {perm = array<i64: 0, 2, 1, 3>} : tensor<?x1x4x16xf32> -> tensor<?x4x1x16xf32>
+  %present_v = lmopt.concat %past_v, %v2 {axis = -2 : i64} : (tensor<?x4x6x16xf32>, tensor<?x4x1x16xf32>) -> tensor<?x4x7x16xf32>
+  %s = lmopt.matmul %q2, %k3 : (tensor<?x4x1x16xf32>, tensor<?x4x16x7xf32>) -> tensor<?x4x1x7xf32>
+  %s1 = lmopt.mul %s, %scale : (tensor<?x4x1x7xf32>, tensor<f32>) -> tensor<?x4x1x7xf32>
+  %p = lmopt.softmax %s1 {axis = -1 : i64} : tensor<?x4x1x7xf32> loc("negative_gpt2_past")
+  %c0 = lmopt.matmul %p, %present_v : (tensor<?x4x1x7xf32>, tensor<?x4x7x16xf32>) -> tensor<?x4x1x16xf32>
+  %c1 = lmopt.transpose %c0 {perm = array<i64: 0, 2, 1, 3>} : tensor<?x4x1x16xf32> -> tensor<?x1x4x16xf32>
+  %c2 = lmopt.reshape %c1, %merged : (tensor<?x1x4x16xf32>, tensor<3xi64>) -> tensor<?x1x64xf32>
+  return %c2 : tensor<?x1x64xf32>
+}
+
+// -----
+
+// Head-split dims read at run time from a tensor unrelated to the query:
+// nothing proves the reshape keeps its batch and sequence dims.
+// REPORT: near miss: attention at 'negative_unproven_shape': query reshape to heads does not provably keep the batch and sequence dims
+// CHECK-LABEL: func @negative_unproven_shape
+// CHECK: lmopt.softmax
+// CHECK-NOT: lmopt.attention
+func.func @negative_unproven_shape(%q: tensor<?x?x64xf32>, %k: tensor<?x?x64xf32>, %v: tensor<?x?x64xf32>, %other: tensor<?x?xi64>) -> tensor<?x?x64xf32> {
+  %minus1 = lmopt.constant dense<-1> : tensor<1xi64>
+  %d = lmopt.constant dense<16> : tensor<1xi64>
+  %zeros = lmopt.constant dense<[0, 0, 4, 16]> : tensor<4xi64>
+  %merged = lmopt.constant dense<[0, 0, 64]> : tensor<3xi64>
+  %bs = lmopt.shape %other : tensor<?x?xi64> -> tensor<2xi64>
+  %qheads = lmopt.concat %bs, %minus1, %d {axis = 0 : i64} : (tensor<2xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<4xi64>
+  %q1 = lmopt.reshape %q, %qheads : (tensor<?x?x64xf32>, tensor<4xi64>) -> tensor<?x?x4x16xf32>
+  %q2 = lmopt.transpose %q1 {perm = array<i64: 0, 2, 1, 3>} : tensor<?x?x4x16xf32> -> tensor<?x4x?x16xf32>
+  %k1 = lmopt.reshape %k, %zeros : (tensor<?x?x64xf32>, tensor<4xi64>) -> tensor<?x?x4x16xf32>
+  %k2 = lmopt.transpose %k1 {perm = array<i64: 0, 2, 3, 1>} : tensor<?x?x4x16xf32> -> tensor<?x4x16x?xf32>
+  %v1 = lmopt.reshape %v, %zeros : (tensor<?x?x64xf32>, tensor<4xi64>) -> tensor<?x?x4x16xf32>
+  %v2 = lmopt.transpose %v1 {perm = array<i64: 0, 2, 1, 3>} : tensor<?x?x4x16xf32> -> tensor<?x4x?x16xf32>
+  %s = lmopt.matmul %q2, %k2 : (tensor<?x4x?x16xf32>, tensor<?x4x16x?xf32>) -> tensor<?x4x?x?xf32>
+  %p = lmopt.softmax %s {axis = -1 : i64} : tensor<?x4x?x?xf32> loc("negative_unproven_shape")
+  %c0 = lmopt.matmul %p, %v2 : (tensor<?x4x?x?xf32>, tensor<?x4x?x16xf32>) -> tensor<?x4x?x16xf32>
+  %c1 = lmopt.transpose %c0 {perm = array<i64: 0, 2, 1, 3>} : tensor<?x4x?x16xf32> -> tensor<?x?x4x16xf32>
+  %c2 = lmopt.reshape %c1, %merged : (tensor<?x?x4x16xf32>, tensor<3xi64>) -> tensor<?x?x64xf32>
+  return %c2 : tensor<?x?x64xf32>
+}
+
+// -----
+
+// A softmax over classifier logits is not attention: no near miss.
+// REPORT-NOT: near miss: attention at 'classifier'
+// CHECK-LABEL: func @negative_classifier_softmax
+// CHECK: lmopt.softmax
+func.func @negative_classifier_softmax(%x: tensor<2x64xf32>, %w: tensor<64x10xf32>) -> tensor<2x10xf32> {
+  %l = lmopt.matmul %x, %w : (tensor<2x64xf32>, tensor<64x10xf32>) -> tensor<2x10xf32>
+  %p = lmopt.softmax %l {axis = -1 : i64} : tensor<2x10xf32> loc("classifier")
+  return %p : tensor<2x10xf32>
+}
+
+// -----
+
+// The dynamo GPT-2 export merges heads straight to [B*S, H*D] for a Gemm:
+// the attention output is flattened by the same shape operand.
+// CHECK-LABEL: func @gpt2_dynamo_flat_merge
+// CHECK-SAME: (%[[Q:[^:]*]]: tensor<?x?x64xf32>, %[[K:[^:]*]]: tensor<?x?x64xf32>, %[[V:[^:]*]]: tensor<?x?x64xf32>)
+// CHECK: %[[FLAT:.*]] = lmopt.constant dense<[-1, 64]>
+// CHECK-NOT: lmopt.softmax
+// CHECK: %[[OUT:.*]] = lmopt.attention %[[Q]], %[[K]], %[[V]] {num_heads = 4 : i64, scale = 2.500000e-01 : f32} : (tensor<?x?x64xf32>, tensor<?x?x64xf32>, tensor<?x?x64xf32>) -> tensor<?x?x64xf32>
+// CHECK: %[[R:.*]] = lmopt.reshape %[[OUT]], %[[FLAT]] : (tensor<?x?x64xf32>, tensor<2xi64>) -> tensor<?x64xf32>
+// CHECK: return %[[R]]
+func.func @gpt2_dynamo_flat_merge(%q: tensor<?x?x64xf32>, %k: tensor<?x?x64xf32>, %v: tensor<?x?x64xf32>) -> tensor<?x64xf32> {
+  %heads = lmopt.constant dense<[0, 0, -1, 16]> : tensor<4xi64>
+  %flat = lmopt.constant dense<[-1, 64]> : tensor<2xi64>
+  %scale = lmopt.constant dense<0.25> : tensor<f32>
+  %q1 = lmopt.reshape %q, %heads : (tensor<?x?x64xf32>, tensor<4xi64>) -> tensor<?x?x?x16xf32>
+  %q2 = lmopt.transpose %q1 {perm = array<i64: 0, 2, 1, 3>} : tensor<?x?x?x16xf32> -> tensor<?x?x?x16xf32>
+  %k1 = lmopt.reshape %k, %heads : (tensor<?x?x64xf32>, tensor<4xi64>) -> tensor<?x?x?x16xf32>
+  %k2 = lmopt.transpose %k1 {perm = array<i64: 0, 2, 3, 1>} : tensor<?x?x?x16xf32> -> tensor<?x?x16x?xf32>
+  %v1 = lmopt.reshape %v, %heads : (tensor<?x?x64xf32>, tensor<4xi64>) -> tensor<?x?x?x16xf32>
+  %v2 = lmopt.transpose %v1 {perm = array<i64: 0, 2, 1, 3>} : tensor<?x?x?x16xf32> -> tensor<?x?x?x16xf32>
+  %s = lmopt.matmul %q2, %k2 : (tensor<?x?x?x16xf32>, tensor<?x?x16x?xf32>) -> tensor<?x?x?x?xf32>
+  %s1 = lmopt.mul %s, %scale : (tensor<?x?x?x?xf32>, tensor<f32>) -> tensor<?x?x?x?xf32>
+  %p = lmopt.softmax %s1 {axis = 3 : i64} : tensor<?x?x?x?xf32>
+  %c0 = lmopt.matmul %p, %v2 : (tensor<?x?x?x?xf32>, tensor<?x?x?x16xf32>) -> tensor<?x?x?x16xf32>
+  %c1 = lmopt.transpose %c0 {perm = array<i64: 0, 2, 1, 3>} : tensor<?x?x?x16xf32> -> tensor<?x?x?x16xf32>
+  %c2 = lmopt.reshape %c1, %flat : (tensor<?x?x?x16xf32>, tensor<2xi64>) -> tensor<?x64xf32>
+  return %c2 : tensor<?x64xf32>
+}
+
+// -----
+
+// Flattening to rows of 32 splits each query position's merged heads.
+// REPORT: near miss: attention at 'negative_flat_merge': context reshape does not provably merge heads into [B, S, 64]
+// CHECK-LABEL: func @negative_flat_merge
+// CHECK: lmopt.softmax
+// CHECK-NOT: lmopt.attention
+func.func @negative_flat_merge(%q: tensor<2x8x64xf32>, %k: tensor<2x8x64xf32>, %v: tensor<2x8x64xf32>) -> tensor<32x32xf32> {
+  %heads = lmopt.constant dense<[2, 8, 4, 16]> : tensor<4xi64>
+  %flat = lmopt.constant dense<[-1, 32]> : tensor<2xi64>
+  %q1 = lmopt.reshape %q, %heads : (tensor<2x8x64xf32>, tensor<4xi64>) -> tensor<2x8x4x16xf32>
+  %q2 = lmopt.transpose %q1 {perm = array<i64: 0, 2, 1, 3>} : tensor<2x8x4x16xf32> -> tensor<2x4x8x16xf32>
+  %k1 = lmopt.reshape %k, %heads : (tensor<2x8x64xf32>, tensor<4xi64>) -> tensor<2x8x4x16xf32>
+  %k2 = lmopt.transpose %k1 {perm = array<i64: 0, 2, 3, 1>} : tensor<2x8x4x16xf32> -> tensor<2x4x16x8xf32>
+  %v1 = lmopt.reshape %v, %heads : (tensor<2x8x64xf32>, tensor<4xi64>) -> tensor<2x8x4x16xf32>
+  %v2 = lmopt.transpose %v1 {perm = array<i64: 0, 2, 1, 3>} : tensor<2x8x4x16xf32> -> tensor<2x4x8x16xf32>
+  %s = lmopt.matmul %q2, %k2 : (tensor<2x4x8x16xf32>, tensor<2x4x16x8xf32>) -> tensor<2x4x8x8xf32>
+  %p = lmopt.softmax %s {axis = -1 : i64} : tensor<2x4x8x8xf32> loc("negative_flat_merge")
+  %c0 = lmopt.matmul %p, %v2 : (tensor<2x4x8x8xf32>, tensor<2x4x8x16xf32>) -> tensor<2x4x8x16xf32>
+  %c1 = lmopt.transpose %c0 {perm = array<i64: 0, 2, 1, 3>} : tensor<2x4x8x16xf32> -> tensor<2x8x4x16xf32>
+  %c2 = lmopt.reshape %c1, %flat : (tensor<2x8x4x16xf32>, tensor<2xi64>) -> tensor<32x32xf32>
+  return %c2 : tensor<32x32xf32>
+}
