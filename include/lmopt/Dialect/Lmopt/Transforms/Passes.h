@@ -35,6 +35,14 @@ void populateFuseGeluPatterns(RewritePatternSet &patterns);
 /// lmopt.linear.
 void populateFuseLinearPatterns(RewritePatternSet &patterns);
 
+/// Rewrites decomposed layer norms to `lmopt.layer_norm` and RMS norms to
+/// `lmopt.rms_norm`; records each fusion in the fusion report.
+void populateFuseLayerNormPatterns(RewritePatternSet &patterns);
+
+/// Rewrites `layer_norm(add(a, b))` to `lmopt.skip_layer_norm`; records each
+/// fusion in the fusion report.
+void populateFuseSkipLayerNormPatterns(RewritePatternSet &patterns);
+
 /// The default inference pipeline: dropout elimination, folding, CSE.
 void buildLmoptOptimizePipeline(OpPassManager &pm);
 

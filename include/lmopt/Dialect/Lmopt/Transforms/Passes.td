@@ -124,4 +124,42 @@ def FuseQkvPass : Pass<"lmopt-fuse-qkv"> {
   let dependentDialects = ["::mlir::lmopt::LmoptDialect"];
 }
 
+def FuseLayerNormPass : Pass<"lmopt-fuse-layer-norm"> {
+  let summary = "Fuse decomposed layer and RMS normalizations";
+  let description = [{
+    Rewrites `(x - mean(x)) / sqrt(mean((x - mean(x))^2) + eps) * gamma + beta`
+    into `lmopt.layer_norm`, and `x / sqrt(mean(x^2) + eps) * gamma` into
+    `lmopt.rms_norm`: squares as `Pow(v, 2)` or `Mul(v, v)`, the division as
+    `Div` or as `Mul` by `Reciprocal` (or `1 / sqrt`), gamma and beta
+    optional (a missing scale becomes ones). Statistics taken in f32 around a
+    narrower input, `Cast(x -> f32) ... Cast(-> type of x)`, fuse on `x`.
+
+    Preconditions for an exact rewrite, each a near miss otherwise: both
+    means reduce the same trailing dims with keepdims; epsilon is a constant;
+    statistics are at least f32; gamma and beta broadcast to the normalized
+    dims; no intermediate value has other users. Records `layer_norm` and
+    `rms_norm` in the fusion report, with the ReduceMean that starts the
+    subgraph as the node.
+  }];
+  let dependentDialects = ["::mlir::lmopt::LmoptDialect"];
+}
+
+def FuseSkipLayerNormPass : Pass<"lmopt-fuse-skip-layer-norm"> {
+  let summary = "Fuse a residual or embedding add into the layer norm after it";
+  let description = [{
+    Rewrites `layer_norm(add(a, b))` over the last dim with 1-D scale and bias
+    into `lmopt.skip_layer_norm(a, b)`; other users of the add use its `sum`
+    result. For an embedding sum `add(add(word, position), token_type)` the
+    inner add becomes the input and the outer add is absorbed. Both operands
+    must have the sum's shape: an operand that broadcasts is a near miss.
+    Dynamic dims count as equal unless the operand's producers (Gather
+    indices, unsliced Slice dims, same-shape ops) show a static 1.
+    Records `skip_layer_norm` in the fusion report, with the layer norm as the
+    node.
+
+    Precondition: layer norms are fused (`lmopt-fuse-layer-norm`).
+  }];
+  let dependentDialects = ["::mlir::lmopt::LmoptDialect"];
+}
+
 #endif // LMOPT_DIALECT_LMOPT_TRANSFORMS_PASSES_TD

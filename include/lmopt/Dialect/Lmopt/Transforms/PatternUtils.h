@@ -9,8 +9,13 @@
 #define LMOPT_DIALECT_LMOPT_TRANSFORMS_PATTERNUTILS_H
 
 #include "mlir/IR/Value.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/ADT/Twine.h"
 
+#include <cassert>
 #include <optional>
+#include <string>
+#include <utility>
 
 namespace mlir::lmopt {
 
@@ -24,6 +29,51 @@ bool isSplatNear(Value value, double expected, double tolerance = 1e-5);
 
 /// True when `value` is produced by a constant op (any contents).
 bool isConstant(Value value);
+
+/// Why a fusion candidate did not match. An empty reason means the anchor is
+/// not a candidate at all (nothing to report); otherwise it is a near miss.
+struct FusionMismatch {
+  std::string reason;
+};
+
+/// A subgraph that does not start like the fusion: not worth a report line.
+inline FusionMismatch notCandidate() { return {}; }
+
+/// A subgraph that matched partially and was rejected for `reason`.
+inline FusionMismatch nearMiss(const llvm::Twine &reason) {
+  return {reason.str()};
+}
+
+/// What a fusion matcher returns: the match, or the mismatch. One matcher
+/// serves both the rewrite pattern and the near-miss report, so that a reason
+/// is written once.
+template <typename T> class FusionMatch {
+public:
+  FusionMatch(T match) : match(std::move(match)) {}
+  FusionMatch(FusionMismatch mismatch) : mismatch(std::move(mismatch)) {}
+
+  bool succeeded() const { return match.has_value(); }
+  /// True for a match or a near miss.
+  bool isCandidate() const { return match || !mismatch.reason.empty(); }
+  bool isNearMiss() const { return !match && !mismatch.reason.empty(); }
+
+  T &operator*() {
+    assert(match && "no match");
+    return *match;
+  }
+  T *operator->() { return &**this; }
+
+  /// The mismatch, to return from a matcher of another type.
+  const FusionMismatch &getMismatch() const {
+    assert(!match && "matched");
+    return mismatch;
+  }
+  llvm::StringRef getReason() const { return getMismatch().reason; }
+
+private:
+  std::optional<T> match;
+  FusionMismatch mismatch;
+};
 
 class ReshapeOp;
 
