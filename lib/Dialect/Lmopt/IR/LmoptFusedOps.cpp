@@ -94,10 +94,12 @@ LogicalResult SkipLayerNormOp::verify() {
   ArrayRef<int64_t> input = shapeOf(getInput());
   if (input.empty())
     return emitOpError("input must have rank 1 or more");
-  if (!isCompatibleShape(shapeOf(getSkip()), input))
+  std::optional<SmallVector<int64_t>> merged =
+      broadcastShapes(input, shapeOf(getSkip()));
+  if (!merged || !isCompatibleShape(*merged, input))
     return emitOpError("skip of shape ")
-           << formatShape(shapeOf(getSkip())) << " must match input shape "
-           << formatShape(input);
+           << formatShape(shapeOf(getSkip()))
+           << " does not broadcast to input shape " << formatShape(input);
   for (Value param : {getScale(), getBias()}) {
     if (!param)
       continue;

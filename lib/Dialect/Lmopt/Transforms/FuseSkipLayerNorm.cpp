@@ -111,9 +111,11 @@ static bool mayBroadcast(ArrayRef<int64_t> operand, ArrayRef<int64_t> sum) {
 }
 
 /// `layer_norm(add(a, b))` over the last dim with 1-D scale and bias, where
-/// `a` and `b` both have the sum's shape. The input is the operand that is
-/// itself an add when one is (the inner add of an embedding sum), else the
-/// left one; addition commutes exactly, so the order is only cosmetic.
+/// the input operand has the sum's shape and the skip operand has it or
+/// broadcasts to it (a [1, S, H] position embedding). The input is the operand
+/// that is itself an add when one is (the inner add of an embedding sum),
+/// else the one with the sum's type; addition commutes exactly, so the order
+/// is only cosmetic.
 static FusionMatch<SkipMatch> matchSkipLayerNorm(LayerNormOp norm) {
   auto add = norm.getInput().getDefiningOp<AddOp>();
   if (!add)
@@ -138,22 +140,23 @@ static FusionMatch<SkipMatch> matchSkipLayerNorm(LayerNormOp norm) {
                                     formatShape(shape), formatShape({hidden})));
   }
 
+  // skip_layer_norm broadcasts its skip operand, not its input: the input is
+  // an operand of the sum's full shape, preferably the inner add of an
+  // embedding sum.
   SkipMatch match{add, add.getLhs(), add.getRhs()};
-  if (!match.input.getDefiningOp<AddOp>() && match.skip.getDefiningOp<AddOp>())
+  auto isFull = [&](Value operand) {
+    return operand.getType() == sumType &&
+           !mayBroadcast(tracedShape(operand), sumType.getShape());
+  };
+  bool lhsFull = isFull(match.input), rhsFull = isFull(match.skip);
+  if (!lhsFull && !rhsFull)
+    return nearMiss(llvm::formatv(
+        "neither add operand has the sum's shape {0} (input {1} broadcasts)",
+        formatShape(sumType.getShape()),
+        formatShape(tracedShape(match.input))));
+  if (!lhsFull || (rhsFull && match.skip.getDefiningOp<AddOp>() &&
+                   !match.input.getDefiningOp<AddOp>()))
     std::swap(match.input, match.skip);
-  if (match.input.getType() != sumType && match.skip.getType() == sumType)
-    std::swap(match.input, match.skip);
-  for (auto [name, operand] :
-       {std::pair("skip", match.skip), std::pair("input", match.input)}) {
-    SmallVector<int64_t> shape = tracedShape(operand);
-    if (mayBroadcast(shape, sumType.getShape()))
-      return nearMiss(llvm::formatv("{0} operand shape {1} broadcasts to {2}",
-                                    name, formatShape(shape),
-                                    formatShape(sumType.getShape())));
-  }
-  if (match.input.getType() != sumType)
-    return nearMiss(
-        llvm::formatv("no add operand has the sum's type {0}", sumType));
 
   // The fused op is created at the layer norm, so every other user of the sum
   // must come after it.

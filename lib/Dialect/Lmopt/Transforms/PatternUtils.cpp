@@ -171,7 +171,8 @@ static SmallVector<DimRef> traceDim(Value value, int64_t dim) {
           if (normalizeAxis(s.getAxis(), rank) != d)
             push(s.getInput(), d);
         })
-        .Case<LayerNormOp, SoftmaxOp, CastOp, IdentityOp, GeluOp, DropoutOp>(
+        .Case<LayerNormOp, SkipLayerNormOp, RmsNormOp, SoftmaxOp, CastOp,
+              IdentityOp, GeluOp, DropoutOp>(
             [&](Operation *same) { push(same->getOperand(0), d); })
         .Case([&](ReshapeOp r) {
           std::optional<ShapeElement> element =

@@ -14,10 +14,17 @@ void lmopt::buildLmoptOptimizePipeline(OpPassManager &pm) {
   // arithmetic and composes transposes so the matchers see one form.
   pm.addPass(createEliminateDropoutPass());
   pm.addPass(createCanonicalizerPass());
-  // Elementwise subgraphs before the products, so the GELU can land in the
-  // linear's epilogue.
+  // Normalizations before the products: a residual add that feeds a layer
+  // norm becomes a skip_layer_norm rather than a linear's residual.
+  pm.addPass(createFuseLayerNormPass());
+  pm.addPass(createFuseSkipLayerNormPass());
+  // GELU before the products, so it can land in the linear's epilogue.
   pm.addPass(createFuseGeluPass());
+  // Attention matches on the raw projections' results, whether or not they
+  // are linears yet; the QKV merge needs the linears.
+  pm.addPass(createFuseAttentionPass());
   pm.addPass(createFuseLinearPass());
+  pm.addPass(createFuseQkvPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 }

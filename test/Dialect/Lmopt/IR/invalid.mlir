@@ -514,9 +514,9 @@ func.func @skip_layer_norm_scalar(%x: tensor<f32>, %s: tensor<f32>) -> tensor<f3
 
 // -----
 
-func.func @skip_layer_norm_skip(%x: tensor<2x8xf32>, %k: tensor<1x8xf32>, %s: tensor<8xf32>) -> tensor<2x8xf32> {
-  // expected-error @+1 {{skip of shape 1x8 must match input shape 2x8}}
-  %0:2 = lmopt.skip_layer_norm %x, %k, %s : (tensor<2x8xf32>, tensor<1x8xf32>, tensor<8xf32>) -> (tensor<2x8xf32>, tensor<2x8xf32>)
+func.func @skip_layer_norm_skip(%x: tensor<2x8xf32>, %k: tensor<3x8xf32>, %s: tensor<8xf32>) -> tensor<2x8xf32> {
+  // expected-error @+1 {{skip of shape 3x8 does not broadcast to input shape 2x8}}
+  %0:2 = lmopt.skip_layer_norm %x, %k, %s : (tensor<2x8xf32>, tensor<3x8xf32>, tensor<8xf32>) -> (tensor<2x8xf32>, tensor<2x8xf32>)
   return %0#0 : tensor<2x8xf32>
 }
 

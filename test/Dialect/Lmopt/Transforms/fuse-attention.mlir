@@ -481,6 +481,37 @@ func.func @negative_unproven_shape(%q: tensor<?x?x64xf32>, %k: tensor<?x?x64xf32
 
 // -----
 
+// The query is the output of a skip_layer_norm (the previous layer's residual
+// norm) and the head split reads batch and sequence from that norm's input:
+// the dims are proven through the skip_layer_norm.
+// REPORT: attention {{ *}}1 {{ *}}0
+// CHECK-LABEL: func @runtime_shape_through_skip_layer_norm
+// CHECK: lmopt.attention
+// CHECK-NOT: lmopt.softmax
+func.func @runtime_shape_through_skip_layer_norm(%x: tensor<?x?x64xf32>, %r: tensor<?x?x64xf32>, %g: tensor<64xf32>, %k: tensor<?x?x64xf32>, %v: tensor<?x?x64xf32>) -> tensor<?x?x64xf32> {
+  %minus1 = lmopt.constant dense<-1> : tensor<1xi64>
+  %d = lmopt.constant dense<16> : tensor<1xi64>
+  %zeros = lmopt.constant dense<[0, 0, 4, 16]> : tensor<4xi64>
+  %merged = lmopt.constant dense<[0, 0, 64]> : tensor<3xi64>
+  %q, %sum = lmopt.skip_layer_norm %x, %r, %g : (tensor<?x?x64xf32>, tensor<?x?x64xf32>, tensor<64xf32>) -> (tensor<?x?x64xf32>, tensor<?x?x64xf32>)
+  %bs = lmopt.shape %x {end = 2 : i64} : tensor<?x?x64xf32> -> tensor<2xi64>
+  %qheads = lmopt.concat %bs, %minus1, %d {axis = 0 : i64} : (tensor<2xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<4xi64>
+  %q1 = lmopt.reshape %q, %qheads : (tensor<?x?x64xf32>, tensor<4xi64>) -> tensor<?x?x4x16xf32>
+  %q2 = lmopt.transpose %q1 {perm = array<i64: 0, 2, 1, 3>} : tensor<?x?x4x16xf32> -> tensor<?x4x?x16xf32>
+  %k1 = lmopt.reshape %k, %zeros : (tensor<?x?x64xf32>, tensor<4xi64>) -> tensor<?x?x4x16xf32>
+  %k2 = lmopt.transpose %k1 {perm = array<i64: 0, 2, 3, 1>} : tensor<?x?x4x16xf32> -> tensor<?x4x16x?xf32>
+  %v1 = lmopt.reshape %v, %zeros : (tensor<?x?x64xf32>, tensor<4xi64>) -> tensor<?x?x4x16xf32>
+  %v2 = lmopt.transpose %v1 {perm = array<i64: 0, 2, 1, 3>} : tensor<?x?x4x16xf32> -> tensor<?x4x?x16xf32>
+  %s = lmopt.matmul %q2, %k2 : (tensor<?x4x?x16xf32>, tensor<?x4x16x?xf32>) -> tensor<?x4x?x?xf32>
+  %p = lmopt.softmax %s {axis = -1 : i64} : tensor<?x4x?x?xf32>
+  %c0 = lmopt.matmul %p, %v2 : (tensor<?x4x?x?xf32>, tensor<?x4x?x16xf32>) -> tensor<?x4x?x16xf32>
+  %c1 = lmopt.transpose %c0 {perm = array<i64: 0, 2, 1, 3>} : tensor<?x4x?x16xf32> -> tensor<?x?x4x16xf32>
+  %c2 = lmopt.reshape %c1, %merged : (tensor<?x?x4x16xf32>, tensor<3xi64>) -> tensor<?x?x64xf32>
+  return %c2 : tensor<?x?x64xf32>
+}
+
+// -----
+
 // A softmax over classifier logits is not attention: no near miss.
 // REPORT-NOT: near miss: attention at 'classifier'
 // CHECK-LABEL: func @negative_classifier_softmax

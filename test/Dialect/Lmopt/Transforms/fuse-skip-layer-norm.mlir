@@ -53,13 +53,16 @@ func.func @embedding_sum(%word: tensor<?x?x64xf32>, %type: tensor<?x?x64xf32>, %
 // -----
 
 // BERT's embeddings: the position embedding is gathered from [1, S] ids and
-// broadcasts over the batch; skip_layer_norm needs same-shaped operands.
-// CHECK-LABEL: func @negative_broadcast_position
-// CHECK-NOT: lmopt.skip_layer_norm
-// CHECK: lmopt.layer_norm
-// REPORT: skip_layer_norm {{ *}}0 {{ *}}1
-// REPORT: near miss: skip_layer_norm at 'embeddings/LayerNorm/LayerNormalization': skip operand shape 1x16x64 broadcasts to ?x16x64
-func.func @negative_broadcast_position(%word: tensor<?x16x64xf32>, %type: tensor<?x16x64xf32>, %pos: tensor<1x16x64xf32>, %gamma: tensor<64xf32>, %beta: tensor<64xf32>) -> tensor<?x16x64xf32> {
+// broadcasts over the batch, which skip_layer_norm's skip operand may do. The
+// inner add (word + token type) is the input.
+// CHECK-LABEL: func @embedding_broadcast_position
+// CHECK-SAME: (%[[WORD:.*]]: tensor<?x16x64xf32>, %[[TYPE:.*]]: tensor<?x16x64xf32>, %[[POS:.*]]: tensor<1x16x64xf32>, %[[G:.*]]: tensor<64xf32>, %[[B:.*]]: tensor<64xf32>)
+// CHECK: %[[IN:.*]] = lmopt.add %[[WORD]], %[[TYPE]]
+// CHECK: %[[OUT:.*]], %{{.*}} = lmopt.skip_layer_norm %[[IN]], %[[POS]], %[[G]], %[[B]] : (tensor<?x16x64xf32>, tensor<1x16x64xf32>, tensor<64xf32>, tensor<64xf32>)
+// CHECK-NOT: lmopt.layer_norm
+// CHECK: return %[[OUT]]
+// REPORT: skip_layer_norm {{ *}}1 {{ *}}0
+func.func @embedding_broadcast_position(%word: tensor<?x16x64xf32>, %type: tensor<?x16x64xf32>, %pos: tensor<1x16x64xf32>, %gamma: tensor<64xf32>, %beta: tensor<64xf32>) -> tensor<?x16x64xf32> {
   %0 = lmopt.add %word, %type : (tensor<?x16x64xf32>, tensor<?x16x64xf32>) -> tensor<?x16x64xf32> loc("embeddings/Add")
   %1 = lmopt.add %0, %pos : (tensor<?x16x64xf32>, tensor<1x16x64xf32>) -> tensor<?x16x64xf32> loc("embeddings/Add_1")
   %ln = lmopt.layer_norm %1, %gamma, %beta : (tensor<?x16x64xf32>, tensor<64xf32>, tensor<64xf32>) -> tensor<?x16x64xf32> loc("embeddings/LayerNorm/LayerNormalization")
@@ -68,11 +71,11 @@ func.func @negative_broadcast_position(%word: tensor<?x16x64xf32>, %type: tensor
 
 // -----
 
-// DistilBERT-style position embedding of shape [S, H].
-// CHECK-LABEL: func @negative_broadcast_rank
-// CHECK-NOT: lmopt.skip_layer_norm
-// REPORT: near miss: skip_layer_norm at 'distil/LayerNorm': skip operand shape 16x64 broadcasts to ?x16x64
-func.func @negative_broadcast_rank(%word: tensor<?x16x64xf32>, %pos: tensor<16x64xf32>, %gamma: tensor<64xf32>, %beta: tensor<64xf32>) -> tensor<?x16x64xf32> {
+// DistilBERT-style position embedding of shape [S, H], on the left of the add.
+// CHECK-LABEL: func @embedding_broadcast_rank
+// CHECK-SAME: (%[[WORD:.*]]: tensor<?x16x64xf32>, %[[POS:.*]]: tensor<16x64xf32>
+// CHECK: lmopt.skip_layer_norm %[[WORD]], %[[POS]], %{{.*}}, %{{.*}} : (tensor<?x16x64xf32>, tensor<16x64xf32>, tensor<64xf32>, tensor<64xf32>)
+func.func @embedding_broadcast_rank(%word: tensor<?x16x64xf32>, %pos: tensor<16x64xf32>, %gamma: tensor<64xf32>, %beta: tensor<64xf32>) -> tensor<?x16x64xf32> {
   %0 = lmopt.add %pos, %word : (tensor<16x64xf32>, tensor<?x16x64xf32>) -> tensor<?x16x64xf32>
   %ln = lmopt.layer_norm %0, %gamma, %beta : (tensor<?x16x64xf32>, tensor<64xf32>, tensor<64xf32>) -> tensor<?x16x64xf32> loc("distil/LayerNorm")
   return %ln : tensor<?x16x64xf32>
@@ -81,21 +84,35 @@ func.func @negative_broadcast_rank(%word: tensor<?x16x64xf32>, %pos: tensor<16x6
 // -----
 
 // The importer types the Slice of the [1, 128] position-id buffer as ?x?; the
-// Slice only cuts dim 1, so dim 0 is still 1 and the position embedding
-// broadcasts over the batch.
-// CHECK-LABEL: func @negative_broadcast_hidden_by_type
-// CHECK-NOT: lmopt.skip_layer_norm
-// REPORT: near miss: skip_layer_norm at 'bert/embeddings/LayerNorm': skip operand shape 1x?x64 broadcasts to ?x?x64
-func.func @negative_broadcast_hidden_by_type(%word: tensor<?x?x64xf32>, %len: tensor<1xi64>, %gamma: tensor<64xf32>, %beta: tensor<64xf32>) -> tensor<?x?x64xf32> {
+// Slice only cuts dim 1, so dim 0 is still 1: the position embedding is the
+// (broadcasting) skip, the word embedding the input.
+// CHECK-LABEL: func @embedding_broadcast_hidden_by_type
+// CHECK-SAME: (%[[WORD:.*]]: tensor<?x?x64xf32>
+// CHECK: %[[POS:.*]] = lmopt.gather
+// CHECK: lmopt.skip_layer_norm %[[WORD]], %[[POS]]
+func.func @embedding_broadcast_hidden_by_type(%word: tensor<?x?x64xf32>, %len: tensor<1xi64>, %gamma: tensor<64xf32>, %beta: tensor<64xf32>) -> tensor<?x?x64xf32> {
   %ids = lmopt.constant dense<3> : tensor<1x128xi64>
   %table = lmopt.constant dense<0.5> : tensor<128x64xf32>
   %zero = lmopt.constant dense<0> : tensor<1xi64>
   %one = lmopt.constant dense<1> : tensor<1xi64>
   %pos_ids = lmopt.slice %ids, %zero, %len axes %one steps %one : (tensor<1x128xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<?x?xi64>
   %pos = lmopt.gather %table, %pos_ids : (tensor<128x64xf32>, tensor<?x?xi64>) -> tensor<?x?x64xf32>
-  %sum = lmopt.add %word, %pos : (tensor<?x?x64xf32>, tensor<?x?x64xf32>) -> tensor<?x?x64xf32>
+  %sum = lmopt.add %pos, %word : (tensor<?x?x64xf32>, tensor<?x?x64xf32>) -> tensor<?x?x64xf32>
   %ln = lmopt.layer_norm %sum, %gamma, %beta : (tensor<?x?x64xf32>, tensor<64xf32>, tensor<64xf32>) -> tensor<?x?x64xf32> loc("bert/embeddings/LayerNorm")
   return %ln : tensor<?x?x64xf32>
+}
+
+// -----
+
+// Both operands broadcast ([1, S, H] + [B, 1, H]): neither can be the input.
+// CHECK-LABEL: func @negative_both_broadcast
+// CHECK-NOT: lmopt.skip_layer_norm
+// CHECK: lmopt.layer_norm
+// REPORT: near miss: skip_layer_norm at 'outer/LayerNorm': neither add operand has the sum's shape 4x16x64 (input 1x16x64 broadcasts)
+func.func @negative_both_broadcast(%a: tensor<1x16x64xf32>, %b: tensor<4x1x64xf32>, %gamma: tensor<64xf32>, %beta: tensor<64xf32>) -> tensor<4x16x64xf32> {
+  %0 = lmopt.add %a, %b : (tensor<1x16x64xf32>, tensor<4x1x64xf32>) -> tensor<4x16x64xf32>
+  %ln = lmopt.layer_norm %0, %gamma, %beta : (tensor<4x16x64xf32>, tensor<64xf32>, tensor<64xf32>) -> tensor<4x16x64xf32> loc("outer/LayerNorm")
+  return %ln : tensor<4x16x64xf32>
 }
 
 // -----

@@ -83,9 +83,12 @@ def Lmopt_SkipLayerNormOp : Lmopt_Op<"skip_layer_norm", [Pure]> {
   let summary = "residual add followed by layer normalization";
   let description = [{
     `sum = input + skip`; `output = layer_norm(sum, scale, bias)` over the last
-    dim. Both results are returned because the sum usually feeds the next
-    residual connection. Same semantics as ONNX Runtime's
-    `com.microsoft.SkipLayerNormalization` without its optional bias input.
+    dim. `skip` has the input's shape or broadcasts to it (numpy rules; e.g. a
+    `[1, S, H]` position embedding added to `[B, S, H]` token embeddings), and
+    both results have the input's type. Both are returned because the sum
+    usually feeds the next residual connection. Same semantics as ONNX
+    Runtime's `com.microsoft.SkipLayerNormalization` without its optional bias
+    input.
   }];
   let arguments = (ins Lmopt_FloatTensor:$input, Lmopt_FloatTensor:$skip,
                        Lmopt_FloatTensor:$scale, Optional<Lmopt_FloatTensor>:$bias,
