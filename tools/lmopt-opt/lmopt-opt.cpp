@@ -7,7 +7,9 @@
 
 #include "lmopt/Dialect/Lmopt/IR/LmoptDialect.h"
 #include "lmopt/Dialect/Lmopt/Transforms/Passes.h"
+#include "lmopt/Importer/ONNX/Importer.h"
 
+#include "mlir/Bytecode/BytecodeWriter.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Quant/IR/Quant.h"
@@ -23,11 +25,50 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/ToolOutputFile.h"
 
+#include <cstring>
+
 static llvm::cl::opt<std::string> reportOutput(
     "lmopt-report",
     llvm::cl::desc("Write the fusion report after the pipeline: '-' prints a "
                    "table, a .json path gets JSON, other paths the table"),
     llvm::cl::value_desc("file|-"), llvm::cl::init(""));
+
+static llvm::cl::list<std::string> inputShapes(
+    "input-shape",
+    llvm::cl::desc("For .onnx input: pin the shape of a graph input, "
+                   "name:1x128 (repeatable; '?' keeps a dim dynamic)"),
+    llvm::cl::value_desc("name:shape"));
+
+/// Imports an ONNX model and returns it as MLIR bytecode, which keeps the
+/// weights as binary resources and the node names as locations, for
+/// MlirOptMain to parse like any other input.
+static std::unique_ptr<llvm::MemoryBuffer>
+importONNXAsBytecode(llvm::StringRef path, mlir::DialectRegistry &registry) {
+  mlir::lmopt::ImportOptions options;
+  for (const std::string &spec : inputShapes) {
+    if (llvm::Error error = mlir::lmopt::parseInputShape(spec, options)) {
+      llvm::errs() << "error: " << llvm::toString(std::move(error)) << "\n";
+      return nullptr;
+    }
+  }
+  mlir::MLIRContext context(registry);
+  mlir::FailureOr<mlir::OwningOpRef<mlir::ModuleOp>> module =
+      mlir::lmopt::importONNXModel(context, path, options);
+  if (mlir::failed(module))
+    return nullptr;
+  std::string bytes;
+  llvm::raw_string_ostream os(bytes);
+  if (mlir::failed(mlir::writeBytecodeToFile(module->get(), os)))
+    return nullptr;
+  // The bytecode reader needs its sections aligned as written.
+  std::unique_ptr<llvm::WritableMemoryBuffer> buffer =
+      llvm::WritableMemoryBuffer::getNewUninitMemBuffer(bytes.size(), path,
+                                                         llvm::Align(64));
+  if (!buffer)
+    return nullptr;
+  std::memcpy(buffer->getBufferStart(), bytes.data(), bytes.size());
+  return buffer;
+}
 
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
@@ -38,6 +79,7 @@ int main(int argc, char **argv) {
   registry.insert<mlir::lmopt::LmoptDialect, mlir::arith::ArithDialect,
                   mlir::func::FuncDialect, mlir::quant::QuantDialect,
                   mlir::tensor::TensorDialect>();
+  mlir::lmopt::registerONNXImportDialects(registry);
 
   std::string helpHeader =
       mlir::registerCLIOptions("lmopt optimizer driver", registry);
@@ -69,11 +111,17 @@ int main(int argc, char **argv) {
   }
 
   std::string error;
-  std::unique_ptr<llvm::MemoryBuffer> input =
-      mlir::openInputFile(inputFile, &error);
-  if (!input) {
-    llvm::errs() << error << "\n";
-    return EXIT_FAILURE;
+  std::unique_ptr<llvm::MemoryBuffer> input;
+  if (llvm::StringRef(inputFile).ends_with(".onnx")) {
+    input = importONNXAsBytecode(inputFile, registry);
+    if (!input)
+      return EXIT_FAILURE;
+  } else {
+    input = mlir::openInputFile(inputFile, &error);
+    if (!input) {
+      llvm::errs() << error << "\n";
+      return EXIT_FAILURE;
+    }
   }
   std::unique_ptr<llvm::ToolOutputFile> output =
       mlir::openOutputFile(outputFile, &error);

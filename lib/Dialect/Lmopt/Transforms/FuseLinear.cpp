@@ -55,7 +55,8 @@ static std::optional<std::string> whyNotExtendable(LinearOp linear,
 }
 
 /// Rebuilds `linear` with some parts replaced, at `at`'s position and
-/// location, and replaces `at` with it.
+/// location, and replaces `at` (the linear itself or the op folded into it)
+/// with it.
 static void rebuildLinear(PatternRewriter &rewriter, LinearOp linear,
                           Operation *at, Value bias, Value residual,
                           Activation activation) {
@@ -65,7 +66,8 @@ static void rebuildLinear(PatternRewriter &rewriter, LinearOp linear,
       linear.getWeight(), bias, residual, linear.getTransposeWeight(),
       activation);
   rewriter.replaceOp(at, fused.getOutput());
-  rewriter.eraseOp(linear);
+  if (at != linear.getOperation())
+    rewriter.eraseOp(linear);
 }
 
 namespace {
@@ -176,21 +178,41 @@ Activation activationOf(ReluOp) {
   return Activation::relu;
 }
 
+/// The linear an activation applies to: its input, or the input of a reshape
+/// in between (GPT-2's Conv1D computes on [B*S, K] and reshapes back before
+/// the GELU; an elementwise op commutes with the reshape).
+static std::pair<LinearOp, ReshapeOp> linearBehindActivation(Value input) {
+  if (auto linear = input.getDefiningOp<LinearOp>())
+    return {linear, ReshapeOp()};
+  auto reshape = input.getDefiningOp<ReshapeOp>();
+  if (!reshape || !reshape.getOutput().hasOneUse())
+    return {};
+  return {reshape.getInput().getDefiningOp<LinearOp>(), reshape};
+}
+
 template <typename ActivationOp>
 struct FoldActivation : OpRewritePattern<ActivationOp> {
   using OpRewritePattern<ActivationOp>::OpRewritePattern;
 
   LogicalResult matchAndRewrite(ActivationOp op,
                                 PatternRewriter &rewriter) const override {
-    auto linear = op.getInput().template getDefiningOp<LinearOp>();
+    auto [linear, reshape] = linearBehindActivation(op.getInput());
     if (!linear)
       return rewriter.notifyMatchFailure(op, "input is not a linear");
     if (std::optional<std::string> why =
             whyNotExtendable(linear, Stage::Activation))
       return rewriter.notifyMatchFailure(op, *why);
     getFusionReport(this->getContext()).recordFused(kActivation, op.getLoc());
-    rebuildLinear(rewriter, linear, op, linear.getBias(), Value(),
+    if (!reshape) {
+      rebuildLinear(rewriter, linear, op, linear.getBias(), Value(),
+                    activationOf(op));
+      return success();
+    }
+    // Activate before the reshape: linear -> reshape -> activation becomes
+    // linear{activation} -> reshape.
+    rebuildLinear(rewriter, linear, linear, linear.getBias(), Value(),
                   activationOf(op));
+    rewriter.replaceOp(op, reshape.getOutput());
     return success();
   }
 };
@@ -260,7 +282,7 @@ struct FuseLinearPass : lmopt::impl::FuseLinearPassBase<FuseLinearPass> {
         return;
       }
       if (llvm::isa<GeluOp, ReluOp>(op)) {
-        auto linear = op->getOperand(0).getDefiningOp<LinearOp>();
+        LinearOp linear = linearBehindActivation(op->getOperand(0)).first;
         if (!linear)
           return;
         if (std::optional<std::string> why =

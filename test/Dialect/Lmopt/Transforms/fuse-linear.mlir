@@ -128,3 +128,36 @@ func.func @negative_broadcast_residual(%x: tensor<4x64xf32>, %w: tensor<64x32xf3
   %1 = lmopt.add %0, %r : (tensor<4x32xf32>, tensor<1x32xf32>) -> tensor<4x32xf32> loc("broadcast_add")
   return %1 : tensor<4x32xf32>
 }
+
+// -----
+
+// GPT-2's MLP: Gemm on [B*S, K], reshape back to [B, S, N], then GELU. The
+// GELU moves into the linear and the reshape stays after it.
+// CHECK-LABEL: func @activation_behind_reshape
+// CHECK-SAME: (%[[A:.*]]: tensor<?x64xf32>, %[[B:.*]]: tensor<64x256xf32>, %[[C:.*]]: tensor<256xf32>, %[[S:.*]]: tensor<3xi64>)
+// CHECK: %[[L:.*]] = lmopt.linear %[[A]], %[[B]] bias %[[C]] {activation = #lmopt.activation<gelu_tanh>} : (tensor<?x64xf32>, tensor<64x256xf32>, tensor<256xf32>) -> tensor<?x256xf32>
+// CHECK: %[[R:.*]] = lmopt.reshape %[[L]], %[[S]]
+// CHECK-NOT: lmopt.gelu
+// CHECK: return %[[R]]
+// REPORT: linear_activation {{ *}}1 {{ *}}0
+func.func @activation_behind_reshape(%a: tensor<?x64xf32>, %b: tensor<64x256xf32>, %c: tensor<256xf32>, %s: tensor<3xi64>) -> tensor<?x?x256xf32> {
+  %0 = lmopt.gemm %a, %b, %c : (tensor<?x64xf32>, tensor<64x256xf32>, tensor<256xf32>) -> tensor<?x256xf32>
+  %1 = lmopt.reshape %0, %s : (tensor<?x256xf32>, tensor<3xi64>) -> tensor<?x?x256xf32>
+  %2 = lmopt.gelu %1 {approximate = #lmopt.gelu_approximation<tanh>} : tensor<?x?x256xf32>
+  return %2 : tensor<?x?x256xf32>
+}
+
+// -----
+
+// The reshaped product is also returned: the activation cannot move into
+// the linear.
+// CHECK-LABEL: func @negative_reshape_escapes
+// CHECK: lmopt.linear
+// CHECK-NOT: activation
+// CHECK: lmopt.gelu
+func.func @negative_reshape_escapes(%a: tensor<?x64xf32>, %b: tensor<64x256xf32>, %s: tensor<3xi64>) -> (tensor<?x?x256xf32>, tensor<?x?x256xf32>) {
+  %0 = lmopt.gemm %a, %b : (tensor<?x64xf32>, tensor<64x256xf32>) -> tensor<?x256xf32>
+  %1 = lmopt.reshape %0, %s : (tensor<?x256xf32>, tensor<3xi64>) -> tensor<?x?x256xf32>
+  %2 = lmopt.gelu %1 : tensor<?x?x256xf32>
+  return %2, %1 : tensor<?x?x256xf32>, tensor<?x?x256xf32>
+}
