@@ -1,0 +1,88 @@
+#!/usr/bin/env python3
+"""Builds the full-size benchmark models (random weights, no download):
+BERT-base (Hugging Face BertModel default config), DistilBERT-base and
+GPT-2-small, exported to ONNX with dynamic batch and sequence, plus fixed
+inputs (sequence 128, batch 1 and 8). They are large (100-500 MB), so they
+live in bench/models/, which git ignores; this script recreates them.
+
+usage: bench/make_models.py [--out bench/models] [--only NAME]
+needs: pip install torch transformers (not needed by the tests or CI)
+"""
+import argparse
+import os
+import sys
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def build(name):
+    import torch
+    import transformers as tf
+
+    torch.manual_seed(0)
+    if name == "bert_base":
+        config = tf.BertConfig(attn_implementation="eager")
+        return tf.BertModel(config), ["input_ids", "attention_mask", "token_type_ids"], config.vocab_size
+    if name == "distilbert_base":
+        config = tf.DistilBertConfig(attn_implementation="eager")
+        return tf.DistilBertModel(config), ["input_ids", "attention_mask"], config.vocab_size
+    if name == "gpt2_small":
+        config = tf.GPT2Config(use_cache=False, attn_implementation="eager")
+        return tf.GPT2Model(config), ["input_ids", "attention_mask"], config.vocab_size
+    raise SystemExit(f"error: unknown model '{name}'")
+
+
+def inputs_for(names, vocab, batch, seq, rng):
+    arrays = {"input_ids": rng.integers(3, vocab, size=(batch, seq), dtype=np.int64),
+              "attention_mask": np.ones((batch, seq), dtype=np.int64),
+              "token_type_ids": np.zeros((batch, seq), dtype=np.int64)}
+    return {n: arrays[n] for n in names}
+
+
+def export(name, out):
+    import torch
+
+    model, names, vocab = build(name)
+    model.eval()
+
+    class ByName(torch.nn.Module):
+        """Calls the model with keyword inputs; returns last_hidden_state."""
+
+        def __init__(self, inner):
+            super().__init__()
+            self.inner = inner
+
+        def forward(self, *args):
+            return self.inner(**dict(zip(names, args))).last_hidden_state
+
+    wrapped = ByName(model).eval()
+    rng = np.random.default_rng(0)
+    example = inputs_for(names, vocab, 1, 128, rng)
+    path = os.path.join(out, f"{name}.onnx")
+    axes = {n: {0: "batch", 1: "sequence"} for n in names}
+    axes["last_hidden_state"] = {0: "batch", 1: "sequence"}
+    with torch.no_grad():
+        torch.onnx.export(wrapped, tuple(torch.from_numpy(example[n]) for n in names),
+                          path, input_names=names, output_names=["last_hidden_state"],
+                          dynamic_axes=axes, opset_version=17, dynamo=False)
+    for batch in (1, 8):
+        np.savez(os.path.join(out, f"{name}.b{batch}.inputs.npz"),
+                 **inputs_for(names, vocab, batch, 128, rng))
+    print(f"wrote {path} ({os.path.getsize(path) / 2**20:.0f} MiB)")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", default=os.path.join(ROOT, "bench", "models"))
+    parser.add_argument("--only")
+    args = parser.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    for name in [args.only] if args.only else ["bert_base", "distilbert_base", "gpt2_small"]:
+        export(name, args.out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
