@@ -17,3 +17,9 @@ endif()
 set(CMAKE_RUNTIME_OUTPUT_DIRECTORY "${CMAKE_BINARY_DIR}/bin")
 set(CMAKE_LIBRARY_OUTPUT_DIRECTORY "${CMAKE_BINARY_DIR}/lib")
 set(CMAKE_ARCHIVE_OUTPUT_DIRECTORY "${CMAKE_BINARY_DIR}/lib")
+
+# AddressSanitizer and UndefinedBehaviorSanitizer for the runtime library and
+# its unit tests; use a separate build folder (docs/bundle-format.md).
+option(LMOPT_SANITIZE "Build LmoptRuntime and its tests with ASan and UBSan" OFF)
+set(LMOPT_SANITIZE_FLAGS -fsanitize=address,undefined -fno-sanitize-recover=all
+    -fno-omit-frame-pointer)

@@ -17,6 +17,7 @@ apt_packages=(
   cmake ninja-build ccache g++ python3
   llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools clang-22
   libprotobuf-dev protobuf-compiler libdnnl-dev libfmt-dev
+  libgtest-dev zlib1g-dev
 )
 missing=()
 for pkg in "${apt_packages[@]}"; do

@@ -1,0 +1,229 @@
+//===- CApi.cpp - C API of the lmopt runtime ------------------------------===//
+//
+// Thin wrappers over the C++ API: arguments are checked, C++ Status values
+// become heap-allocated lmoptStatus objects, and nothing escapes as an
+// exception or a crash.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lmopt/Runtime/Bundle.h"
+#include "lmopt/Runtime/Npy.h"
+#include "lmopt/Runtime/lmopt_runtime.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+using namespace lmopt::runtime;
+
+struct lmoptStatusImpl {
+  lmoptStatusCode code;
+  std::string message;
+};
+
+struct lmoptBundleImpl {
+  std::unique_ptr<BundleReader> reader;
+};
+
+/// Returned when allocating a status fails; never freed.
+static lmoptStatusImpl outOfMemoryStatus{LMOPT_STATUS_IO_ERROR,
+                                         "out of memory"};
+
+static lmoptStatus wrap(const Status &status) {
+  if (status.isOk())
+    return nullptr;
+  auto *s = new (std::nothrow)
+      lmoptStatusImpl{lmoptStatusCode(status.code()), status.message()};
+  return s ? s : &outOfMemoryStatus;
+}
+
+static lmoptStatus invalidArgument(const std::string &message) {
+  return wrap(Status::error(StatusCode::InvalidArgument, message));
+}
+
+extern "C" {
+
+lmoptStatusCode lmoptStatusGetCode(lmoptStatus status) {
+  return status ? status->code : LMOPT_STATUS_OK;
+}
+
+const char *lmoptStatusGetMessage(lmoptStatus status) {
+  return status ? status->message.c_str() : "";
+}
+
+void lmoptStatusDestroy(lmoptStatus status) {
+  if (status != &outOfMemoryStatus)
+    delete status;
+}
+
+lmoptStatus lmoptBundleOpen(const char *path, lmoptBundle *outBundle) {
+  if (!outBundle)
+    return invalidArgument("lmoptBundleOpen: 'outBundle' is null");
+  *outBundle = nullptr;
+  if (!path)
+    return invalidArgument("lmoptBundleOpen: 'path' is null");
+  std::unique_ptr<BundleReader> reader;
+  if (Status st = BundleReader::open(path, reader); !st)
+    return wrap(st);
+  auto *bundle = new (std::nothrow) lmoptBundleImpl{std::move(reader)};
+  if (!bundle)
+    return &outOfMemoryStatus;
+  *outBundle = bundle;
+  return nullptr;
+}
+
+lmoptStatus lmoptBundleClose(lmoptBundle bundle) {
+  delete bundle;
+  return nullptr;
+}
+
+lmoptStatus lmoptBundleFormatVersion(lmoptBundle bundle, uint32_t *outMajor,
+                                     uint32_t *outMinor) {
+  if (!bundle || !outMajor || !outMinor)
+    return invalidArgument("lmoptBundleFormatVersion: a pointer argument is "
+                           "null");
+  *outMajor = bundle->reader->versionMajor();
+  *outMinor = bundle->reader->versionMinor();
+  return nullptr;
+}
+
+lmoptStatus lmoptBundleSectionCount(lmoptBundle bundle, size_t *outCount) {
+  if (!bundle || !outCount)
+    return invalidArgument("lmoptBundleSectionCount: a pointer argument is "
+                           "null");
+  *outCount = bundle->reader->sectionCount();
+  return nullptr;
+}
+
+static lmoptStatus checkIndex(const char *fn, lmoptBundle bundle,
+                              size_t index) {
+  size_t count = bundle->reader->sectionCount();
+  if (index < count)
+    return nullptr;
+  return invalidArgument(std::string(fn) + ": section index " +
+                         std::to_string(index) +
+                         " is out of range; the "
+                         "bundle has " +
+                         std::to_string(count) + " sections");
+}
+
+lmoptStatus lmoptBundleSectionInfo(lmoptBundle bundle, size_t index,
+                                   lmoptSectionInfo *outInfo) {
+  if (!bundle || !outInfo)
+    return invalidArgument("lmoptBundleSectionInfo: a pointer argument is "
+                           "null");
+  if (lmoptStatus st = checkIndex("lmoptBundleSectionInfo", bundle, index))
+    return st;
+  const SectionInfo &info = bundle->reader->sectionInfo(index);
+  outInfo->name = info.name.c_str();
+  outInfo->kind = uint32_t(info.kind);
+  outInfo->offset = info.offset;
+  outInfo->size = info.size;
+  outInfo->alignment = info.alignment;
+  outInfo->checksum = info.checksum;
+  return nullptr;
+}
+
+lmoptStatus lmoptBundleSectionData(lmoptBundle bundle, size_t index,
+                                   const void **outData, uint64_t *outSize) {
+  if (!bundle || !outData || !outSize)
+    return invalidArgument("lmoptBundleSectionData: a pointer argument is "
+                           "null");
+  *outData = nullptr;
+  *outSize = 0;
+  if (lmoptStatus st = checkIndex("lmoptBundleSectionData", bundle, index))
+    return st;
+  SectionView view;
+  if (Status st = bundle->reader->section(index, view); !st)
+    return wrap(st);
+  *outData = view.data;
+  *outSize = view.size;
+  return nullptr;
+}
+
+size_t lmoptDTypeSize(int32_t dtype) { return dtypeSize(DType(dtype)); }
+
+const char *lmoptDTypeName(int32_t dtype) { return dtypeName(DType(dtype)); }
+
+lmoptStatus lmoptTensorReadNpy(const char *path, lmoptTensor **outTensor) {
+  if (!outTensor)
+    return invalidArgument("lmoptTensorReadNpy: 'outTensor' is null");
+  *outTensor = nullptr;
+  if (!path)
+    return invalidArgument("lmoptTensorReadNpy: 'path' is null");
+  Tensor tensor;
+  if (Status st = readNpy(path, tensor); !st)
+    return wrap(st);
+  // One allocation: the struct, the dims, then the data at a 64-byte offset.
+  size_t dimsOffset = sizeof(lmoptTensor);
+  size_t dataOffset = dimsOffset + tensor.shape.size() * sizeof(int64_t);
+  dataOffset = (dataOffset + 63) & ~size_t(63);
+  size_t total = (dataOffset + tensor.data.size() + 63) & ~size_t(63);
+  void *block = std::aligned_alloc(64, total);
+  if (!block)
+    return &outOfMemoryStatus;
+  auto *bytes = static_cast<uint8_t *>(block);
+  auto *t = new (block) lmoptTensor();
+  t->dtype = int32_t(tensor.dtype);
+  t->rank = int32_t(tensor.shape.size());
+  t->dims = reinterpret_cast<int64_t *>(bytes + dimsOffset);
+  if (!tensor.shape.empty())
+    std::memcpy(t->dims, tensor.shape.data(),
+                tensor.shape.size() * sizeof(int64_t));
+  t->data = bytes + dataOffset;
+  if (!tensor.data.empty())
+    std::memcpy(t->data, tensor.data.data(), tensor.data.size());
+  t->byteSize = tensor.data.size();
+  *outTensor = t;
+  return nullptr;
+}
+
+lmoptStatus lmoptTensorWriteNpy(const char *path, const lmoptTensor *tensor) {
+  if (!path || !tensor)
+    return invalidArgument("lmoptTensorWriteNpy: a pointer argument is null");
+  if (!isValidDType(int(tensor->dtype)))
+    return invalidArgument("lmoptTensorWriteNpy: invalid dtype " +
+                           std::to_string(int(tensor->dtype)));
+  if (tensor->rank < 0 || size_t(tensor->rank) > kMaxRank)
+    return invalidArgument("lmoptTensorWriteNpy: rank " +
+                           std::to_string(tensor->rank) + " is outside [0, " +
+                           std::to_string(kMaxRank) + "]");
+  if (tensor->rank > 0 && !tensor->dims)
+    return invalidArgument("lmoptTensorWriteNpy: 'dims' is null for rank " +
+                           std::to_string(tensor->rank));
+  if (tensor->byteSize > 0 && !tensor->data)
+    return invalidArgument("lmoptTensorWriteNpy: 'data' is null for " +
+                           std::to_string(tensor->byteSize) + " bytes");
+  Tensor t;
+  t.dtype = DType(tensor->dtype);
+  t.shape.assign(tensor->dims, tensor->dims + tensor->rank);
+  // Check the shape against byteSize before copying the caller's bytes.
+  uint64_t expected = dtypeSize(t.dtype);
+  for (size_t i = 0; i < t.shape.size(); ++i) {
+    if (t.shape[i] < 0)
+      return invalidArgument("lmoptTensorWriteNpy: negative dim " +
+                             std::to_string(t.shape[i]) + " at index " +
+                             std::to_string(i));
+    if (__builtin_mul_overflow(expected, uint64_t(t.shape[i]), &expected))
+      return invalidArgument("lmoptTensorWriteNpy: the byte size of the "
+                             "shape overflows 64 bits");
+  }
+  if (expected != tensor->byteSize)
+    return invalidArgument("lmoptTensorWriteNpy: a tensor of dtype '" +
+                           std::string(dtypeName(t.dtype)) + "' and rank " +
+                           std::to_string(t.shape.size()) + " needs " +
+                           std::to_string(expected) + " bytes; 'byteSize' is " +
+                           std::to_string(tensor->byteSize));
+  const auto *data = static_cast<const uint8_t *>(tensor->data);
+  t.data.assign(data, data + tensor->byteSize);
+  return wrap(writeNpy(path, t));
+}
+
+void lmoptTensorDestroy(lmoptTensor *tensor) {
+  if (!tensor)
+    return;
+  tensor->~lmoptTensor();
+  std::free(tensor);
+}
+
+} // extern "C"

@@ -1,0 +1,33 @@
+//===- Status.cpp - Runtime error status ----------------------------------===//
+
+#include "lmopt/Runtime/Status.h"
+
+using namespace lmopt::runtime;
+
+const char *lmopt::runtime::statusCodeName(StatusCode code) {
+  switch (code) {
+  case StatusCode::Ok:
+    return "ok";
+  case StatusCode::InvalidArgument:
+    return "invalid argument";
+  case StatusCode::IoError:
+    return "i/o error";
+  case StatusCode::InvalidFormat:
+    return "invalid format";
+  case StatusCode::VersionMismatch:
+    return "version mismatch";
+  case StatusCode::ChecksumMismatch:
+    return "checksum mismatch";
+  case StatusCode::Unsupported:
+    return "unsupported";
+  case StatusCode::NotFound:
+    return "not found";
+  }
+  return "unknown";
+}
+
+std::string Status::toString() const {
+  if (isOk())
+    return "ok";
+  return std::string(statusCodeName(code_)) + ": " + message_;
+}
