@@ -13,6 +13,7 @@
 #include "FileUtil.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <zlib.h>
 
