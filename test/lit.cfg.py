@@ -35,3 +35,8 @@ llvm_config.add_tool_substitutions(
 llvm_config.add_tool_substitutions(
     [ToolSubst("lmopt-runtime-tests", unresolved="fatal")], tool_dirs)
 config.substitutions.append(("%lmopt_python", config.python_executable))
+# The reference interpreter, and the ONNX fixtures the e2e suite runs.
+llvm_config.add_tool_substitutions(
+    [ToolSubst("lmopt-interpret", unresolved="fatal")], tool_dirs)
+config.substitutions.append(
+    ("%fixtures", os.path.join(config.lmopt_src_root, "test", "models", "onnx")))

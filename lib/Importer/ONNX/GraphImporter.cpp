@@ -322,5 +322,14 @@ LogicalResult GraphImporter::importInto(ModuleOp module) {
   func::ReturnOp::create(builder, fileLoc, results);
   func.setFunctionType(
       builder.getFunctionType(argumentTypes, ValueRange(results).getTypes()));
+  // Tools bind values by graph name (lmopt-interpret's .npz inputs and
+  // outputs), and printed IR keeps no argument locations.
+  SmallVector<StringRef> inputNames, outputNames;
+  for (const onnx::ValueInfoProto *info : arguments)
+    inputNames.push_back(info->name());
+  for (const onnx::ValueInfoProto &output : graph.output())
+    outputNames.push_back(output.name());
+  func->setAttr("lmopt.input_names", builder.getStrArrayAttr(inputNames));
+  func->setAttr("lmopt.output_names", builder.getStrArrayAttr(outputNames));
   return success();
 }

@@ -1,0 +1,186 @@
+//===- IndexingOps.cpp - gathers and scans --------------------------------===//
+//
+// Gather, GatherElements, GatherND and CumSum. Negative indices count from
+// the end of their axis; indices out of range are reported, never read.
+//
+//===----------------------------------------------------------------------===//
+
+#include "OpEvaluators.h"
+
+#include "lmopt/Dialect/Lmopt/IR/LmoptOps.h"
+
+using namespace mlir;
+using namespace mlir::lmopt;
+using namespace mlir::lmopt::reference;
+
+/// Maps an index into an axis of size `dim` to [0, dim), or reports it.
+static FailureOr<int64_t> resolveIndex(Operation *op, int64_t index,
+                                       int64_t dim, int64_t axis) {
+  if (index < -dim || index >= dim)
+    return op->emitError() << "index " << index << " is out of range for dim "
+                           << axis << " of size " << dim;
+  return index < 0 ? index + dim : index;
+}
+
+static EvalResult evaluateGather(GatherOp op, ArrayRef<Tensor> operands) {
+  const Tensor &data = operands[0], &indices = operands[1];
+  FailureOr<int64_t> axis = normalizeAxis(op, op.getAxis(), data.getRank());
+  if (failed(axis))
+    return failure();
+  ArrayRef<int64_t> dataShape = data.getShape();
+  SmallVector<int64_t> shape(dataShape.take_front(*axis));
+  llvm::append_range(shape, indices.getShape());
+  llvm::append_range(shape, dataShape.drop_front(*axis + 1));
+  SmallVector<int64_t> dataStrides = getStrides(dataShape);
+  SmallVector<int64_t> indexStrides = getStrides(indices.getShape());
+  int64_t q = indices.getRank();
+  std::vector<int64_t> positions;
+  LogicalResult status = success();
+  forEachIndex(shape, [&](ArrayRef<int64_t> index) {
+    if (failed(status))
+      return;
+    int64_t at = indices.getInt(linearize(index.slice(*axis, q), indexStrides));
+    FailureOr<int64_t> resolved = resolveIndex(op, at, dataShape[*axis], *axis);
+    if (failed(resolved)) {
+      status = failure();
+      return;
+    }
+    int64_t linear = linearize(index.take_front(*axis), dataStrides) +
+                     *resolved * dataStrides[*axis];
+    for (int64_t d = *axis + 1; d < data.getRank(); ++d)
+      linear += index[d - 1 + q] * dataStrides[d];
+    positions.push_back(linear);
+  });
+  if (failed(status))
+    return failure();
+  return single(data.take(positions, shape));
+}
+
+static EvalResult evaluateGatherElements(GatherElementsOp op,
+                                         ArrayRef<Tensor> operands) {
+  const Tensor &data = operands[0], &indices = operands[1];
+  if (data.getRank() != indices.getRank())
+    return op.emitError() << "indices of rank " << indices.getRank()
+                          << " for data of rank " << data.getRank();
+  FailureOr<int64_t> axis = normalizeAxis(op, op.getAxis(), data.getRank());
+  if (failed(axis))
+    return failure();
+  SmallVector<int64_t> dataStrides = getStrides(data.getShape());
+  std::vector<int64_t> positions;
+  LogicalResult status = success();
+  int64_t n = 0;
+  forEachIndex(indices.getShape(), [&](ArrayRef<int64_t> index) {
+    if (failed(status))
+      return;
+    FailureOr<int64_t> resolved =
+        resolveIndex(op, indices.getInt(n++), data.getShape()[*axis], *axis);
+    if (failed(resolved)) {
+      status = failure();
+      return;
+    }
+    int64_t linear = 0;
+    for (int64_t d = 0; d < data.getRank(); ++d) {
+      int64_t i = d == *axis ? *resolved : index[d];
+      if (i >= data.getShape()[d]) {
+        status = op.emitError()
+                 << "indices dim " << d << " of size " << indices.getShape()[d]
+                 << " exceeds data dim of size " << data.getShape()[d];
+        return;
+      }
+      linear += i * dataStrides[d];
+    }
+    positions.push_back(linear);
+  });
+  if (failed(status))
+    return failure();
+  return single(data.take(positions, indices.getShape()));
+}
+
+static EvalResult evaluateGatherND(GatherNDOp op, ArrayRef<Tensor> operands) {
+  const Tensor &data = operands[0], &indices = operands[1];
+  int64_t batchDims = op.getBatchDims();
+  int64_t q = indices.getRank();
+  if (q < 1 || batchDims < 0 || batchDims >= q || batchDims > data.getRank())
+    return op.emitError() << "batch_dims " << batchDims
+                          << " is invalid for indices of rank " << q;
+  int64_t tuple = indices.getShape().back();
+  if (batchDims + tuple > data.getRank())
+    return op.emitError() << "index tuples of length " << tuple
+                          << " exceed data of rank " << data.getRank();
+  for (int64_t d = 0; d < batchDims; ++d)
+    if (indices.getShape()[d] != data.getShape()[d])
+      return op.emitError()
+             << "batch dim " << d << " differs: " << indices.getShape()[d]
+             << " in indices, " << data.getShape()[d] << " in data";
+  SmallVector<int64_t> shape(indices.getShape().drop_back());
+  llvm::append_range(shape, data.getShape().drop_front(batchDims + tuple));
+  SmallVector<int64_t> dataStrides = getStrides(data.getShape());
+  SmallVector<int64_t> indexStrides = getStrides(indices.getShape());
+  std::vector<int64_t> positions;
+  LogicalResult status = success();
+  forEachIndex(shape, [&](ArrayRef<int64_t> index) {
+    if (failed(status))
+      return;
+    int64_t linear = 0;
+    for (int64_t d = 0; d < batchDims; ++d)
+      linear += index[d] * dataStrides[d];
+    int64_t tupleStart =
+        linearize(index.take_front(q - 1), ArrayRef(indexStrides).drop_back());
+    for (int64_t k = 0; k < tuple; ++k) {
+      int64_t d = batchDims + k;
+      FailureOr<int64_t> resolved = resolveIndex(
+          op, indices.getInt(tupleStart + k), data.getShape()[d], d);
+      if (failed(resolved)) {
+        status = failure();
+        return;
+      }
+      linear += *resolved * dataStrides[d];
+    }
+    for (int64_t d = batchDims + tuple; d < data.getRank(); ++d)
+      linear += index[q - 1 + d - batchDims - tuple] * dataStrides[d];
+    positions.push_back(linear);
+  });
+  if (failed(status))
+    return failure();
+  return single(data.take(positions, shape));
+}
+
+static EvalResult evaluateCumSum(CumSumOp op, ArrayRef<Tensor> operands) {
+  const Tensor &input = operands[0];
+  FailureOr<int64_t> axis = normalizeAxis(op, op.getAxis(), input.getRank());
+  if (failed(axis))
+    return failure();
+  Tensor result(input.getElementType(), input.getShape());
+  ArrayRef<int64_t> shape = input.getShape();
+  int64_t outer = getNumElements(shape.take_front(*axis));
+  int64_t dim = shape[*axis];
+  int64_t inner = getNumElements(shape.drop_front(*axis + 1));
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t k = 0; k < inner; ++k) {
+      double floatSum = 0.0;
+      int64_t intSum = 0;
+      for (int64_t step = 0; step < dim; ++step) {
+        int64_t i = op.getReverse() ? dim - 1 - step : step;
+        int64_t at = (o * dim + i) * inner + k;
+        if (op.getExclusive()) {
+          result.isFloat() ? result.setDouble(at, floatSum)
+                           : result.setInt(at, intSum);
+        }
+        floatSum += input.isFloat() ? input.getDouble(at) : 0.0;
+        intSum += input.isFloat() ? 0 : input.getInt(at);
+        if (!op.getExclusive()) {
+          result.isFloat() ? result.setDouble(at, floatSum)
+                           : result.setInt(at, intSum);
+        }
+      }
+    }
+  }
+  return single(std::move(result));
+}
+
+void mlir::lmopt::reference::registerIndexingEvaluators(EvaluatorTable &table) {
+  table.add<GatherOp>(evaluateGather);
+  table.add<GatherElementsOp>(evaluateGatherElements);
+  table.add<GatherNDOp>(evaluateGatherND);
+  table.add<CumSumOp>(evaluateCumSum);
+}

@@ -1,0 +1,66 @@
+// Failures of lmopt-interpret and the reference evaluator: each is a
+// diagnostic naming the op or the input, and a nonzero exit.
+
+// RUN: not lmopt-interpret %s --function=unsupported 2>&1 | FileCheck %s --check-prefix=NOTSUPPORTED
+// NOTSUPPORTED: error: reference evaluator does not support 'arith.addf'
+func.func @unsupported() -> tensor<2xf32> {
+  %a = lmopt.constant dense<[1.0, 2.0]> : tensor<2xf32>
+  %b = arith.addf %a, %a : tensor<2xf32>
+  return %b : tensor<2xf32>
+}
+
+// RUN: not lmopt-interpret %s --function=gather_out_of_range 2>&1 | FileCheck %s --check-prefix=GATHER
+// GATHER: error: index 3 is out of range for dim 0 of size 3
+func.func @gather_out_of_range() -> tensor<1xf32> {
+  %data = lmopt.constant dense<[1.0, 2.0, 3.0]> : tensor<3xf32>
+  %indices = lmopt.constant dense<[3]> : tensor<1xi64>
+  %out = lmopt.gather %data, %indices : (tensor<3xf32>, tensor<1xi64>) -> tensor<1xf32>
+  return %out : tensor<1xf32>
+}
+
+// A result whose computed shape contradicts its declared type: the
+// reshape's shape operand is only known at run time.
+// RUN: not lmopt-interpret %s --function=declared_shape 2>&1 | FileCheck %s --check-prefix=SHAPE
+// SHAPE: error: result #0 has shape 3x2, which does not match its declared type 'tensor<2x3xf32>'
+func.func @declared_shape() -> tensor<2x3xf32> {
+  %data = lmopt.constant dense<[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]> : tensor<6xf32>
+  %shape = lmopt.constant dense<[3, 2]> : tensor<2xi64>
+  %dynamic = lmopt.reshape %data, %shape : (tensor<6xf32>, tensor<2xi64>) -> tensor<?x?xf32>
+  %out = lmopt.identity %dynamic : tensor<?x?xf32>
+  %cast = lmopt.reshape %out, %shape : (tensor<?x?xf32>, tensor<2xi64>) -> tensor<2x3xf32>
+  return %cast : tensor<2x3xf32>
+}
+
+// RUN: not lmopt-interpret %s --function=training_dropout 2>&1 | FileCheck %s --check-prefix=DROPOUT
+// DROPOUT: error: reference evaluator cannot run training-mode dropout with ratio 1.000000e-01 (it is random)
+func.func @training_dropout() -> tensor<2xf32> {
+  %a = lmopt.constant dense<[1.0, 2.0]> : tensor<2xf32>
+  %out, %mask = lmopt.dropout %a {ratio = 0.1 : f32, training = true} : (tensor<2xf32>) -> (tensor<2xf32>, tensor<2xi1>)
+  return %out : tensor<2xf32>
+}
+
+// RUN: not lmopt-interpret %s --function=missing 2>&1 | FileCheck %s --check-prefix=MISSING
+// MISSING: lmopt-interpret: error: no function 'missing'
+
+// Inputs are bound by graph input name; the DistilBERT inputs lack BERT's
+// token_type_ids.
+// RUN: not lmopt-interpret %fixtures/bert.onnx --inputs %fixtures/distilbert.inputs.npz 2>&1 | FileCheck %s --check-prefix=NOINPUT
+// NOINPUT: lmopt-interpret: error: no value for input 'token_type_ids'
+
+// RUN: not lmopt-interpret %fixtures/bert.onnx --inputs %s 2>&1 | FileCheck %s --check-prefix=BADNPZ
+// BADNPZ: lmopt-interpret: error: {{.*}}lmopt-interpret-errors.mlir
+
+// A comparison can fail: with no tolerance at all, the last bits of float
+// rounding differ from ONNX Runtime's.
+// RUN: not lmopt-interpret %fixtures/bert.onnx --inputs %fixtures/bert.inputs.npz --compare %fixtures/bert.ref.npz --rtol 0 --atol 0 | FileCheck %s --check-prefix=EXACT
+// EXACT: last_hidden_state: shape 2x12x64, max abs error {{.*}}: FAIL
+
+// Reference outputs are matched by name, and shapes must agree.
+// RUN: not lmopt-interpret %fixtures/bert.onnx --inputs %fixtures/bert.inputs.npz --compare %fixtures/minilm.ref.npz | FileCheck %s --check-prefix=OTHER
+// OTHER: last_hidden_state: shape 2x12x64, expected 2x16x128: FAIL
+
+// RUN: not lmopt-interpret %fixtures/bert.onnx --inputs %fixtures/bert.inputs.npz --compare %fixtures/distilbert.ref.npz | FileCheck %s --check-prefix=NOREF
+// NOREF: pooler_output: no reference value: FAIL
+
+// RUN: not lmopt-interpret %fixtures/bert.onnx --inputs %fixtures/bert.inputs.npz --pass-pipeline='builtin.module(no-such-pass)' 2>&1 | FileCheck %s --check-prefix=PIPELINE
+// PIPELINE: lmopt-interpret: error: bad --pass-pipeline 'builtin.module(no-such-pass)'
