@@ -81,19 +81,19 @@ static FailureOr<Tensor> batchedProduct(Operation *op, const Tensor &lhs,
   return result;
 }
 
-static EvalResult evaluateMatMul(MatMulOp op, ArrayRef<Tensor> operands) {
-  Tensor lhs = operands[0], rhs = operands[1];
+FailureOr<Tensor> mlir::lmopt::reference::numpyMatMul(Operation *op, Tensor lhs,
+                                                      Tensor rhs,
+                                                      Type resultType) {
   if (lhs.getRank() == 0 || rhs.getRank() == 0)
-    return op.emitError() << "matmul operands must have rank 1 or more";
+    return op->emitError() << "matmul operands must have rank 1 or more";
   if (lhs.isFloat() != rhs.isFloat())
-    return op.emitError() << "operand element types differ";
+    return op->emitError() << "operand element types differ";
   bool promoteLhs = lhs.getRank() == 1, promoteRhs = rhs.getRank() == 1;
   if (promoteLhs)
     lhs = lhs.reshaped({1, lhs.getShape()[0]});
   if (promoteRhs)
     rhs = rhs.reshaped({rhs.getShape()[0], 1});
-  FailureOr<Tensor> product =
-      batchedProduct(op, lhs, rhs, getResultElementType(op));
+  FailureOr<Tensor> product = batchedProduct(op, lhs, rhs, resultType);
   if (failed(product))
     return failure();
   SmallVector<int64_t> shape(product->getShape());
@@ -101,7 +101,15 @@ static EvalResult evaluateMatMul(MatMulOp op, ArrayRef<Tensor> operands) {
     shape.pop_back();
   if (promoteLhs)
     shape.erase(shape.end() - (promoteRhs ? 1 : 2));
-  return single(product->reshaped(shape));
+  return product->reshaped(shape);
+}
+
+static EvalResult evaluateMatMul(MatMulOp op, ArrayRef<Tensor> operands) {
+  FailureOr<Tensor> product =
+      numpyMatMul(op, operands[0], operands[1], getResultElementType(op));
+  if (failed(product))
+    return failure();
+  return single(std::move(*product));
 }
 
 /// `matrix` transposed as a 2-D tensor.

@@ -97,6 +97,11 @@ inline int64_t linearize(ArrayRef<int64_t> index, ArrayRef<int64_t> strides) {
   return linear;
 }
 
+/// Numpy matmul (rank-1 promotion, batch broadcast) of float or integer
+/// tensors, summed in double or int64, as a tensor of `resultType`.
+FailureOr<Tensor> numpyMatMul(Operation *op, Tensor lhs, Tensor rhs,
+                              Type resultType);
+
 /// The epilogue activation of `lmopt.linear` (and `lmopt.gelu`) on one value.
 double applyActivation(Activation activation, double x);
 

@@ -17,6 +17,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Quant/IR/Quant.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/AsmState.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
@@ -347,6 +348,10 @@ int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   registerTransformsPasses();
   mlir::lmopt::registerAllLmoptPasses();
+  // mlir-opt's --mlir-print-ir-after-all, --mlir-timing, ... for the pipeline.
+  registerMLIRContextCLOptions();
+  registerPassManagerCLOptions();
+  registerAsmPrinterCLOptions();
   llvm::cl::ParseCommandLineOptions(
       argc, argv,
       "lmopt reference interpreter: evaluates a model on NumPy "
@@ -366,11 +371,22 @@ int main(int argc, char **argv) {
   if (failed(module))
     return 1;
   if (!passPipeline.empty()) {
-    PassManager pm(&ctx, ModuleOp::getOperationName());
+    // The pipeline names its anchor ('builtin.module(...)'), as mlir-opt's
+    // --pass-pipeline does.
     std::string errorText;
     llvm::raw_string_ostream errorStream(errorText);
-    if (failed(parsePassPipeline(passPipeline, pm, errorStream)))
+    FailureOr<OpPassManager> parsed =
+        parsePassPipeline(passPipeline, errorStream);
+    if (failed(parsed))
       return fail("bad --pass-pipeline '" + passPipeline + "': " + errorText);
+    if (parsed->getOpAnchorName() != ModuleOp::getOperationName())
+      return fail(
+          "--pass-pipeline must be anchored on 'builtin.module', not '" +
+          parsed->getOpAnchorName() + "'");
+    PassManager pm(&ctx, ModuleOp::getOperationName());
+    static_cast<OpPassManager &>(pm) = std::move(*parsed);
+    if (failed(applyPassManagerCLOptions(pm)))
+      return fail("bad pass manager options");
     if (failed(pm.run(**module)))
       return fail("pass pipeline '" + passPipeline + "' failed");
   }

@@ -1,5 +1,14 @@
-// Failures of lmopt-interpret and the reference evaluator: each is a
-// diagnostic naming the op or the input, and a nonzero exit.
+// lmopt-interpret itself: the pass pipeline really runs before evaluation,
+// and failures of the tool and the reference evaluator are each a diagnostic
+// naming the op or the input, and a nonzero exit.
+
+// RUN: lmopt-interpret %fixtures/bert.onnx --inputs %fixtures/bert.inputs.npz --compare %fixtures/bert.ref.npz --pass-pipeline='builtin.module(func.func(lmopt-fuse-attention))' --mlir-print-ir-after-all 2>&1 | FileCheck %s --check-prefix=RAN
+// RAN: IR Dump After FuseAttentionPass
+// RAN: lmopt.attention
+// RAN: last_hidden_state: shape 2x12x64, {{.*}}: PASS
+
+// RUN: not lmopt-interpret %fixtures/bert.onnx --inputs %fixtures/bert.inputs.npz --pass-pipeline='func.func(cse)' 2>&1 | FileCheck %s --check-prefix=ANCHOR
+// ANCHOR: lmopt-interpret: error: --pass-pipeline must be anchored on 'builtin.module', not 'func.func'
 
 // RUN: not lmopt-interpret %s --function=unsupported 2>&1 | FileCheck %s --check-prefix=NOTSUPPORTED
 // NOTSUPPORTED: error: reference evaluator does not support 'arith.addf'
@@ -48,7 +57,7 @@ func.func @training_dropout() -> tensor<2xf32> {
 // NOINPUT: lmopt-interpret: error: no value for input 'token_type_ids'
 
 // RUN: not lmopt-interpret %fixtures/bert.onnx --inputs %s 2>&1 | FileCheck %s --check-prefix=BADNPZ
-// BADNPZ: lmopt-interpret: error: {{.*}}lmopt-interpret-errors.mlir
+// BADNPZ: lmopt-interpret: error: invalid format: '{{.*}}lmopt-interpret.mlir' is not a .npz (zip) archive
 
 // A comparison can fail: with no tolerance at all, the last bits of float
 // rounding differ from ONNX Runtime's.
