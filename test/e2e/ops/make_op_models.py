@@ -257,6 +257,7 @@ def main():
          ["exact", "tanh"], opset=20)
 
     save_fused_references()
+    save_integer_ops()
 
 
 def save_fused_references():
@@ -356,6 +357,33 @@ def save_fused_references():
              helper.make_tensor("zero", TensorProto.INT8, [], [3]),
              helper.make_tensor("scales", F32, [3], [0.02, 0.05, 0.1]),
              helper.make_tensor("zeros", TensorProto.INT8, [3], [0, -3, 5])])
+
+
+def save_integer_ops():
+    """Integer and boolean paths of the elementwise, indexing and shape ops;
+    Cast wraps to 32 bits; Squeeze without axes drops every dim of 1."""
+    save("integer_ops",
+         [node("Where", ["m", "x", "y"], ["where"]),
+          node("Equal", ["x", "y"], ["eq"]), node("Less", ["x", "y"], ["lt"]),
+          node("Greater", ["x", "y"], ["gt"]),
+          node("Max", ["x", "y"], ["max"]), node("Min", ["x", "y"], ["min"]),
+          node("Abs", ["x"], ["abs"]), node("Neg", ["x"], ["neg"]),
+          node("Pow", ["abs", "two"], ["pow"]),
+          node("Cast", ["big"], ["wrapped"], to=TensorProto.INT32),
+          node("Cast", ["x"], ["nonzero"], to=BOOL),
+          node("Concat", ["x", "y"], ["concat"], axis=0),
+          node("Gather", ["x", "idx"], ["gathered"], axis=1),
+          node("Squeeze", ["ones"], ["squeezed"]),
+          node("ReduceMax", ["x"], ["rmax"], keepdims=0)],
+         {"x": RNG.integers(-4, 5, (2, 3), np.int64),
+          "y": RNG.integers(-4, 5, (1, 3), np.int64),
+          "m": RNG.random((2, 1)) > 0.5,
+          "two": np.array(2, np.int64),
+          "big": np.array([2**32 + 5, -(2**31) - 1, 7], np.int64),
+          "idx": np.array([-1, 0], np.int64),
+          "ones": randn(1, 3, 1, 2)},
+         ["where", "eq", "lt", "gt", "max", "min", "pow", "wrapped",
+          "nonzero", "concat", "gathered", "squeezed", "rmax"])
 
 
 if __name__ == "__main__":
