@@ -56,6 +56,20 @@ mlir::lmopt::reference::getIntValues(const Tensor &tensor) {
   return values;
 }
 
+LogicalResult
+mlir::lmopt::reference::checkElementCount(Operation *op,
+                                          ArrayRef<int64_t> shape) {
+  int64_t count = 1;
+  for (int64_t dim : shape) {
+    if (dim != 0 && count > kMaxElements / dim)
+      return op->emitError()
+             << "shape " << formatShape(shape) << " has more than "
+             << kMaxElements << " elements";
+    count *= dim;
+  }
+  return success();
+}
+
 FailureOr<SmallVector<int64_t>>
 mlir::lmopt::reference::broadcastOrError(Operation *op, ArrayRef<int64_t> lhs,
                                          ArrayRef<int64_t> rhs) {
@@ -63,6 +77,8 @@ mlir::lmopt::reference::broadcastOrError(Operation *op, ArrayRef<int64_t> lhs,
   if (failed(shape))
     return op->emitError() << "shapes " << formatShape(lhs) << " and "
                            << formatShape(rhs) << " do not broadcast";
+  if (failed(checkElementCount(op, *shape)))
+    return failure();
   return shape;
 }
 

@@ -67,6 +67,14 @@ FailureOr<int64_t> normalizeAxis(Operation *op, int64_t axis, int64_t rank,
 /// The values of an integer tensor (shape, indices, axes operands).
 SmallVector<int64_t> getIntValues(const Tensor &tensor);
 
+/// The most elements a value may have; shapes read from values (Expand,
+/// ConstantOfShape, Range) are checked against it instead of allocating.
+inline constexpr int64_t kMaxElements = int64_t(1) << 32;
+
+/// Fails with a diagnostic at `op` when `shape` has more than kMaxElements
+/// elements.
+LogicalResult checkElementCount(Operation *op, ArrayRef<int64_t> shape);
+
 /// Numpy broadcast of `lhs` and `rhs`, or a diagnostic at `op`.
 FailureOr<SmallVector<int64_t>>
 broadcastOrError(Operation *op, ArrayRef<int64_t> lhs, ArrayRef<int64_t> rhs);

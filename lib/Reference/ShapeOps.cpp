@@ -56,6 +56,10 @@ getShapeOperand(Operation *op, const Tensor &shape, bool allowNegative) {
   for (int64_t dim : dims)
     if (dim < (allowNegative ? -1 : 0))
       return op->emitError() << "shape operand has dim " << dim;
+  // A reshape target has as many elements as its input; other shapes are
+  // bounded before they are allocated.
+  if (!allowNegative && failed(checkElementCount(op, dims)))
+    return failure();
   return dims;
 }
 
@@ -105,8 +109,11 @@ static EvalResult evaluateRange(RangeOp op, ArrayRef<Tensor> operands) {
            delta = operands[2].getDouble(0);
     if (delta == 0.0)
       return op.emitError() << "range delta is 0";
-    int64_t count = std::max<int64_t>(
-        static_cast<int64_t>(std::ceil((limit - start) / delta)), 0);
+    double steps = std::ceil((limit - start) / delta);
+    if (!(steps < static_cast<double>(kMaxElements)))
+      return op.emitError() << "range from " << start << " to " << limit
+                            << " by " << delta << " has too many elements";
+    int64_t count = std::max<int64_t>(static_cast<int64_t>(steps), 0);
     Tensor result(type, {count});
     for (int64_t i = 0; i < count; ++i)
       result.setDouble(i, start + static_cast<double>(i) * delta);
@@ -116,11 +123,20 @@ static EvalResult evaluateRange(RangeOp op, ArrayRef<Tensor> operands) {
           delta = operands[2].getInt(0);
   if (delta == 0)
     return op.emitError() << "range delta is 0";
-  int64_t count = 0;
-  if (delta > 0 && limit > start)
-    count = (limit - start + delta - 1) / delta;
-  else if (delta < 0 && limit < start)
-    count = (start - limit - delta - 1) / -delta;
+  // Spans in uint64 so that no bound overflows the arithmetic.
+  uint64_t span = 0, step = 0;
+  if (delta > 0 && limit > start) {
+    span = uint64_t(limit) - uint64_t(start);
+    step = uint64_t(delta);
+  } else if (delta < 0 && limit < start) {
+    span = uint64_t(start) - uint64_t(limit);
+    step = uint64_t(0) - uint64_t(delta);
+  }
+  uint64_t steps = step == 0 ? 0 : span / step + (span % step != 0);
+  if (steps > uint64_t(kMaxElements))
+    return op.emitError() << "range from " << start << " to " << limit << " by "
+                          << delta << " has too many elements";
+  int64_t count = static_cast<int64_t>(steps);
   Tensor result(type, {count});
   for (int64_t i = 0; i < count; ++i)
     result.setInt(i, start + i * delta);

@@ -48,6 +48,15 @@ func.func @training_dropout() -> tensor<2xf32> {
   return %out : tensor<2xf32>
 }
 
+// Shapes read from values are bounded instead of allocated.
+// RUN: not lmopt-interpret %s --function=huge_shape 2>&1 | FileCheck %s --check-prefix=HUGE
+// HUGE: error: shape 100000x100000x100000 has more than 4294967296 elements
+func.func @huge_shape() -> tensor<?x?x?xf32> {
+  %shape = lmopt.constant dense<[100000, 100000, 100000]> : tensor<3xi64>
+  %out = lmopt.constant_of_shape %shape, 1.0 : f32 : tensor<3xi64> -> tensor<?x?x?xf32>
+  return %out : tensor<?x?x?xf32>
+}
+
 // RUN: not lmopt-interpret %s --function=missing 2>&1 | FileCheck %s --check-prefix=MISSING
 // MISSING: lmopt-interpret: error: no function 'missing'
 
