@@ -18,12 +18,6 @@ OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValueAttr(); }
 
 OpFoldResult IdentityOp::fold(FoldAdaptor) { return getInput(); }
 
-OpFoldResult CastOp::fold(FoldAdaptor) {
-  if (getInput().getType() == getOutput().getType())
-    return getInput();
-  return {};
-}
-
 OpFoldResult ShapeOp::fold(FoldAdaptor) {
   auto inputType = llvm::cast<RankedTensorType>(getInput().getType());
   auto resultType = llvm::cast<RankedTensorType>(getOutput().getType());

@@ -255,3 +255,92 @@ func.func @negative_dropout_dynamic_mask_used(%x: tensor<?x8xf32>) -> (tensor<?x
   %0:2 = lmopt.dropout %x {ratio = 0.1 : f32} : (tensor<?x8xf32>) -> (tensor<?x8xf32>, tensor<?x8xi1>)
   return %0#0, %0#1 : tensor<?x8xf32>, tensor<?x8xi1>
 }
+
+// -----
+
+// nn.MultiheadAttention computes its scale from the head size at run time:
+// 1 / sqrt(float(16)). With constant operands it folds to 0.25.
+// CHECK-LABEL: func @fold_scale_chain
+// CHECK: %[[C:.*]] = lmopt.constant dense<2.500000e-01> : tensor<f32>
+// CHECK-NOT: lmopt.sqrt
+// CHECK-NOT: lmopt.cast
+// CHECK: return %[[C]]
+func.func @fold_scale_chain() -> tensor<f32> {
+  %d = lmopt.constant dense<16> : tensor<i64>
+  %0 = lmopt.cast %d : tensor<i64> -> tensor<f32>
+  %1 = lmopt.sqrt %0 : tensor<f32>
+  %2 = lmopt.reciprocal %1 : tensor<f32>
+  return %2 : tensor<f32>
+}
+
+// -----
+
+// Broadcasting between two small dense constants.
+// CHECK-LABEL: func @fold_broadcast_add
+// CHECK: %[[C:.*]] = lmopt.constant dense<{{\[\[}}1.100000e+01, 2.100000e+01], [1.200000e+01, 2.200000e+01]]> : tensor<2x2xf32>
+// CHECK: return %[[C]]
+func.func @fold_broadcast_add() -> tensor<2x2xf32> {
+  %a = lmopt.constant dense<[[1.0], [2.0]]> : tensor<2x1xf32>
+  %b = lmopt.constant dense<[10.0, 20.0]> : tensor<2xf32>
+  %0 = lmopt.add %a, %b : (tensor<2x1xf32>, tensor<2xf32>) -> tensor<2x2xf32>
+  return %0 : tensor<2x2xf32>
+}
+
+// -----
+
+// Float to integer truncates toward zero (ONNX Cast); integer adds fold.
+// CHECK-LABEL: func @fold_cast_truncates
+// CHECK: %[[C:.*]] = lmopt.constant dense<[2, -2, 4]> : tensor<3xi64>
+// CHECK: return %[[C]]
+func.func @fold_cast_truncates() -> tensor<3xi64> {
+  %a = lmopt.constant dense<[2.7, -2.7, 0.5]> : tensor<3xf32>
+  %0 = lmopt.cast %a : tensor<3xf32> -> tensor<3xi64>
+  %one = lmopt.constant dense<[0, 0, 4]> : tensor<3xi64>
+  %1 = lmopt.add %0, %one : (tensor<3xi64>, tensor<3xi64>) -> tensor<3xi64>
+  return %1 : tensor<3xi64>
+}
+
+// -----
+
+// CHECK-LABEL: func @negative_fold_non_constant
+// CHECK: lmopt.mul
+func.func @negative_fold_non_constant(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %c = lmopt.constant dense<2.0> : tensor<4xf32>
+  %0 = lmopt.mul %x, %c : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+// Integer division has its own rounding rule: not folded.
+// CHECK-LABEL: func @negative_fold_integer_div
+// CHECK: lmopt.div
+func.func @negative_fold_integer_div() -> tensor<i64> {
+  %a = lmopt.constant dense<7> : tensor<i64>
+  %b = lmopt.constant dense<2> : tensor<i64>
+  %0 = lmopt.div %a, %b : (tensor<i64>, tensor<i64>) -> tensor<i64>
+  return %0 : tensor<i64>
+}
+
+// -----
+
+// A result over 65536 elements would copy a weight-sized tensor: not folded.
+// CHECK-LABEL: func @negative_fold_too_large
+// CHECK: lmopt.mul
+func.func @negative_fold_too_large() -> tensor<300x300xf32> {
+  %a = lmopt.constant dense<2.0> : tensor<300x300xf32>
+  %b = lmopt.constant dense<0.5> : tensor<f32>
+  %0 = lmopt.mul %a, %b : (tensor<300x300xf32>, tensor<f32>) -> tensor<300x300xf32>
+  return %0 : tensor<300x300xf32>
+}
+
+// -----
+
+// Casts to bool are left to the importer.
+// CHECK-LABEL: func @negative_fold_cast_to_bool
+// CHECK: lmopt.cast
+func.func @negative_fold_cast_to_bool() -> tensor<2xi1> {
+  %a = lmopt.constant dense<[0.0, 3.0]> : tensor<2xf32>
+  %0 = lmopt.cast %a : tensor<2xf32> -> tensor<2xi1>
+  return %0 : tensor<2xi1>
+}

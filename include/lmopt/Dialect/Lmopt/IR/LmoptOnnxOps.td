@@ -80,12 +80,16 @@ def Lmopt_RangeOp : Lmopt_Op<"range", [Pure]> {
 // Elementwise
 //===----------------------------------------------------------------------===//
 
+// Elementwise ops on constant operands fold when the result has at most
+// kMaxFoldElements elements (ConstantFolding.cpp), so computed scales and
+// shape-derived constants reach the fusion patterns as constants.
 class Lmopt_UnaryOp<string mnemonic, string onnxName, list<Trait> traits = []>
     : Lmopt_Op<mnemonic, !listconcat(traits, [Pure, SameOperandsAndResultType])> {
   let summary = "elementwise " # mnemonic # " (ONNX " # onnxName # ")";
   let arguments = (ins Lmopt_NumericTensor:$input);
   let results = (outs Lmopt_NumericTensor:$output);
   let assemblyFormat = "$input attr-dict `:` type($output)";
+  let hasFolder = 1;
 }
 
 def Lmopt_NegOp : Lmopt_UnaryOp<"neg", "Neg">;
@@ -98,6 +102,7 @@ class Lmopt_FloatUnaryOp<string mnemonic, string onnxName>
   let arguments = (ins Lmopt_FloatTensor:$input);
   let results = (outs Lmopt_FloatTensor:$output);
   let assemblyFormat = "$input attr-dict `:` type($output)";
+  let hasFolder = 1;
 }
 
 def Lmopt_ExpOp : Lmopt_FloatUnaryOp<"exp", "Exp">;
@@ -138,7 +143,7 @@ def Lmopt_CastOp : Lmopt_Op<"cast", [Pure, SameOperandsAndResultShape]> {
 
 class Lmopt_BroadcastBinaryOp<string mnemonic, string onnxName,
                               Type operandType, Type resultType,
-                              list<Trait> traits = []>
+                              list<Trait> traits = [], bit folds = 0>
     : Lmopt_Op<mnemonic, !listconcat(traits, [Pure])> {
   let summary = "elementwise " # mnemonic #
                 " with multidirectional broadcasting (ONNX " # onnxName # ")";
@@ -152,22 +157,23 @@ class Lmopt_BroadcastBinaryOp<string mnemonic, string onnxName,
     $lhs `,` $rhs attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
+  let hasFolder = folds;
 }
 
 def Lmopt_AddOp : Lmopt_BroadcastBinaryOp<"add", "Add", Lmopt_NumericTensor,
-                                          Lmopt_NumericTensor, [Commutative]>;
+                                          Lmopt_NumericTensor, [Commutative], 1>;
 def Lmopt_SubOp : Lmopt_BroadcastBinaryOp<"sub", "Sub", Lmopt_NumericTensor,
-                                          Lmopt_NumericTensor>;
+                                          Lmopt_NumericTensor, [], 1>;
 def Lmopt_MulOp : Lmopt_BroadcastBinaryOp<"mul", "Mul", Lmopt_NumericTensor,
-                                          Lmopt_NumericTensor, [Commutative]>;
+                                          Lmopt_NumericTensor, [Commutative], 1>;
 def Lmopt_DivOp : Lmopt_BroadcastBinaryOp<"div", "Div", Lmopt_NumericTensor,
-                                          Lmopt_NumericTensor>;
+                                          Lmopt_NumericTensor, [], 1>;
 def Lmopt_PowOp : Lmopt_BroadcastBinaryOp<"pow", "Pow", Lmopt_NumericTensor,
-                                          Lmopt_NumericTensor>;
+                                          Lmopt_NumericTensor, [], 1>;
 def Lmopt_MaxOp : Lmopt_BroadcastBinaryOp<"max", "Max", Lmopt_NumericTensor,
-                                          Lmopt_NumericTensor, [Commutative]>;
+                                          Lmopt_NumericTensor, [Commutative], 1>;
 def Lmopt_MinOp : Lmopt_BroadcastBinaryOp<"min", "Min", Lmopt_NumericTensor,
-                                          Lmopt_NumericTensor, [Commutative]>;
+                                          Lmopt_NumericTensor, [Commutative], 1>;
 def Lmopt_EqualOp : Lmopt_BroadcastBinaryOp<"equal", "Equal", Lmopt_Tensor,
                                             Lmopt_BoolTensor, [Commutative]>;
 def Lmopt_LessOp : Lmopt_BroadcastBinaryOp<"less", "Less", Lmopt_NumericTensor,
