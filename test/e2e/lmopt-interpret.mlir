@@ -48,6 +48,12 @@ func.func @training_dropout() -> tensor<2xf32> {
   return %out : tensor<2xf32>
 }
 
+// --output writes every output by name with its NumPy dtype; on the
+// integer model its values equal ONNX Runtime's exactly.
+// RUN: lmopt-interpret %S/ops/Inputs/integer_ops.onnx --inputs %S/ops/Inputs/integer_ops.inputs.npz --output %t.npz
+// RUN: %lmopt_python -c "import numpy as np, sys; a = np.load(sys.argv[1]); r = np.load(sys.argv[2]); assert list(a) == list(r); assert all(a[k].dtype == r[k].dtype and a[k].shape == r[k].shape and (a[k] == r[k]).all() for k in r); print('outputs written:', len(a))" %t.npz %S/ops/Inputs/integer_ops.ref.npz | FileCheck %s --check-prefix=OUTPUT
+// OUTPUT: outputs written: 13
+
 // Shapes read from values are bounded instead of allocated.
 // RUN: not lmopt-interpret %s --function=huge_shape 2>&1 | FileCheck %s --check-prefix=HUGE
 // HUGE: error: shape 100000x100000x100000 has more than 4294967296 elements

@@ -188,7 +188,8 @@ static FailureOr<ref::Tensor> toReference(const rt::Tensor &tensor, Type type,
   return result;
 }
 
-/// Converts an evaluator tensor to NumPy (f32, f64, i1 and integers).
+/// Converts an evaluator tensor to NumPy (f32, f64, bool and integers of
+/// 8 to 64 bits).
 static FailureOr<rt::Tensor> toNumpy(const ref::Tensor &tensor,
                                      StringRef name) {
   rt::Tensor result;
@@ -209,20 +210,38 @@ static FailureOr<rt::Tensor> toNumpy(const ref::Tensor &tensor,
     }
     return result;
   }
-  if (type.isInteger(1) || type.isInteger(64) || type.isInteger(32)) {
-    result.dtype = type.isInteger(1)    ? rt::DType::Bool
-                   : type.isInteger(64) ? rt::DType::I64
-                                        : rt::DType::I32;
-    result.data.resize(count * rt::dtypeSize(result.dtype));
-    for (uint64_t i = 0; i < count; ++i) {
-      if (type.isInteger(1))
-        store(static_cast<uint8_t>(tensor.getInt(i)), i);
-      else if (type.isInteger(64))
-        store(tensor.getInt(i), i);
-      else
-        store(static_cast<int32_t>(tensor.getInt(i)), i);
+  if (auto intType = llvm::dyn_cast<IntegerType>(type)) {
+    unsigned width = intType.getWidth();
+    bool isUnsigned = intType.isUnsigned();
+    switch (width) {
+    case 1:
+      result.dtype = rt::DType::Bool;
+      break;
+    case 8:
+      result.dtype = isUnsigned ? rt::DType::U8 : rt::DType::I8;
+      break;
+    case 16:
+      result.dtype = isUnsigned ? rt::DType::U16 : rt::DType::I16;
+      break;
+    case 32:
+      result.dtype = isUnsigned ? rt::DType::U32 : rt::DType::I32;
+      break;
+    case 64:
+      result.dtype = isUnsigned ? rt::DType::U64 : rt::DType::I64;
+      break;
+    default:
+      width = 0;
     }
-    return result;
+    if (width != 0) {
+      size_t itemSize = rt::dtypeSize(result.dtype);
+      result.data.resize(count * itemSize);
+      // Little-endian: the low bytes of the int64 value are the element.
+      for (uint64_t i = 0; i < count; ++i) {
+        int64_t value = tensor.getInt(i);
+        std::memcpy(result.data.data() + i * itemSize, &value, itemSize);
+      }
+      return result;
+    }
   }
   llvm::errs() << "lmopt-interpret: error: output '" << name
                << "' has element type " << type
