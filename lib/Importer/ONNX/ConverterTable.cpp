@@ -9,7 +9,8 @@ ConverterTable::ConverterTable() {
   for (ArrayRef<ConverterEntry> family :
        {getElementwiseConverters(), getMatMulConverters(),
         getNormalizationConverters(), getShapeConverters(),
-        getDataMovementConverters(), getQuantizedConverters()})
+        getDataMovementConverters(), getQuantizedConverters(),
+        getMicrosoftConverters()})
     llvm::append_range(entries, family);
 }
 

@@ -246,6 +246,8 @@ FailureOr<ElementsAttr> TensorReader::read(onnx::TensorProto &tensor,
   auto type = RankedTensorType::get(*shape, elementType);
   int64_t numElements = type.getNumElements();
   int64_t byteWidth = getStorageBytes(elementType);
+  if (code == onnx::TensorProto::INT4 || code == onnx::TensorProto::UINT4)
+    return readPacked4Bit(tensor, type, loc);
   if (byteWidth == 0)
     return emitError(loc) << "tensor '" << name << "' of packed element type "
                           << getElementTypeName(code)
@@ -320,6 +322,46 @@ FailureOr<ElementsAttr> TensorReader::read(onnx::TensorProto &tensor,
                           << formatShape(type.getShape()) << " needs "
                           << numElements;
   return buildFromBytes(type, bytes, name, inlineLimit, nullptr, 0);
+}
+
+/// INT4 / UINT4: two values per byte, low nibble first, in `raw_data` or one
+/// byte per `int32_data` entry. Unpacked to one value per byte, the layout of
+/// a dense attribute of `i4`/`ui4`.
+FailureOr<ElementsAttr> TensorReader::readPacked4Bit(onnx::TensorProto &tensor,
+                                                     RankedTensorType type,
+                                                     Location loc) {
+  StringRef name = tensor.name();
+  int64_t numElements = type.getNumElements();
+  int64_t packedBytes = numElements / 2 + numElements % 2;
+  if (tensor.data_location() == onnx::TensorProto::EXTERNAL)
+    return emitError(loc) << "tensor '" << name << "' of packed element type "
+                          << getElementTypeName(tensor.data_type())
+                          << " has external data, which lmopt does not read";
+  std::vector<char> packed;
+  if (tensor.has_raw_data()) {
+    packed.assign(tensor.raw_data().begin(), tensor.raw_data().end());
+    if (static_cast<int64_t>(packed.size()) != packedBytes)
+      return emitError(loc)
+             << "tensor '" << name << "' has " << packed.size()
+             << " bytes of raw data but shape " << formatShape(type.getShape())
+             << " of " << getElementTypeName(tensor.data_type()) << " needs "
+             << packedBytes;
+  } else {
+    if (tensor.int32_data_size() != packedBytes)
+      return emitError(loc)
+             << "tensor '" << name << "' has " << tensor.int32_data_size()
+             << " elements in 'int32_data' but shape "
+             << formatShape(type.getShape()) << " needs " << packedBytes
+             << " packed bytes";
+    for (int32_t byte : tensor.int32_data())
+      packed.push_back(static_cast<char>(byte & 0xFF));
+  }
+  std::vector<char> values(numElements);
+  for (int64_t i = 0; i < numElements; ++i) {
+    auto byte = static_cast<uint8_t>(packed[i / 2]);
+    values[i] = static_cast<char>(i % 2 ? byte >> 4 : byte & 0xF);
+  }
+  return ElementsAttr(DenseElementsAttr::getFromRawBuffer(type, values));
 }
 
 /// True when `location` could leave the folder it is resolved in.

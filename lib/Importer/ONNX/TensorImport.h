@@ -42,6 +42,8 @@ public:
   FailureOr<ElementsAttr> read(onnx::TensorProto &tensor, Location loc);
 
 private:
+  FailureOr<ElementsAttr> readPacked4Bit(onnx::TensorProto &tensor,
+                                         RankedTensorType type, Location loc);
   FailureOr<ElementsAttr> readExternal(onnx::TensorProto &tensor,
                                        RankedTensorType type,
                                        int64_t expectedBytes, Location loc);

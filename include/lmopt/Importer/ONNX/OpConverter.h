@@ -160,6 +160,8 @@ ArrayRef<ConverterEntry> getNormalizationConverters();
 ArrayRef<ConverterEntry> getShapeConverters();
 ArrayRef<ConverterEntry> getDataMovementConverters();
 ArrayRef<ConverterEntry> getQuantizedConverters();
+/// ONNX Runtime's `com.microsoft` fused operators.
+ArrayRef<ConverterEntry> getMicrosoftConverters();
 
 /// The latest opset of the default domain this importer knows.
 inline constexpr int64_t kMaxSupportedOpset = 23;

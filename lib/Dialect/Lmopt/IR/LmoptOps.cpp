@@ -565,3 +565,52 @@ LogicalResult GatherNDOp::verify() {
 
 #define GET_OP_CLASSES
 #include "lmopt/Dialect/Lmopt/IR/LmoptOps.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// Integer quantization with parameters computed at run time
+//===----------------------------------------------------------------------===//
+
+LogicalResult DynamicQuantizeLinearOp::verify() {
+  return verifyResultShape(*this, getOutput(), shapeOf(getInput()));
+}
+
+/// A MatMulInteger zero point: a scalar, or one entry per row of `a` /
+/// column of `b` (`dimSize`) when the operand is a matrix or a batch of them.
+static LogicalResult verifyZeroPoint(Operation *op, Value zeroPoint,
+                                     Value matrix, StringRef name,
+                                     int64_t dimSize, int64_t matrixRank) {
+  if (!zeroPoint)
+    return success();
+  if (elementTypeOf(zeroPoint) != elementTypeOf(matrix))
+    return op->emitOpError("'")
+           << name << "' element type " << elementTypeOf(zeroPoint)
+           << " does not match its operand's element type "
+           << elementTypeOf(matrix);
+  ArrayRef<int64_t> shape = shapeOf(zeroPoint);
+  if (shape.empty() || (shape.size() == 1 && shape[0] == 1))
+    return success();
+  if (shape.size() == 1 && matrixRank >= 2 &&
+      (ShapedType::isDynamic(shape[0]) || ShapedType::isDynamic(dimSize) ||
+       shape[0] == dimSize))
+    return success();
+  return op->emitOpError("'") << name << "' of shape " << formatShape(shape)
+                              << " must be a scalar or hold one entry per "
+                              << (name == "a_zero_point" ? "row" : "column")
+                              << " (" << formatShape({dimSize}) << ")";
+}
+
+LogicalResult MatMulIntegerOp::verify() {
+  ArrayRef<int64_t> a = shapeOf(getA()), b = shapeOf(getB());
+  std::optional<SmallVector<int64_t>> shape = matmulShape(a, b);
+  if (!shape)
+    return emitOpError("cannot multiply shapes ")
+           << formatShape(a) << " and " << formatShape(b);
+  int64_t rows = a.size() >= 2 ? a[a.size() - 2] : 1;
+  int64_t columns = b.size() >= 2 ? b.back() : 1;
+  if (failed(verifyZeroPoint(*this, getAZeroPoint(), getA(), "a_zero_point",
+                             rows, a.size())) ||
+      failed(verifyZeroPoint(*this, getBZeroPoint(), getB(), "b_zero_point",
+                             columns, b.size())))
+    return failure();
+  return verifyResultShape(*this, getOutput(), *shape);
+}

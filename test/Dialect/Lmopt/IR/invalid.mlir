@@ -623,3 +623,43 @@ func.func @gather_nd_tuple_too_long(%x: tensor<4x3xf32>, %i: tensor<4x3xi64>) ->
   %0 = lmopt.gather_nd %x, %i : (tensor<4x3xf32>, tensor<4x3xi64>) -> tensor<4xf32>
   return %0 : tensor<4xf32>
 }
+
+// -----
+
+func.func @dynamic_quantize_linear_shape(%x: tensor<2x3xf32>) -> tensor<3x2xui8> {
+  // expected-error @+1 {{result shape 3x2 does not match expected shape 2x3}}
+  %0:3 = lmopt.dynamic_quantize_linear %x : tensor<2x3xf32> -> (tensor<3x2xui8>, tensor<f32>, tensor<ui8>)
+  return %0#0 : tensor<3x2xui8>
+}
+
+// -----
+
+func.func @matmul_integer_shapes(%a: tensor<2x3xui8>, %b: tensor<4x5xi8>) -> tensor<2x5xi32> {
+  // expected-error @+1 {{cannot multiply shapes 2x3 and 4x5}}
+  %0 = lmopt.matmul_integer %a, %b : (tensor<2x3xui8>, tensor<4x5xi8>) -> tensor<2x5xi32>
+  return %0 : tensor<2x5xi32>
+}
+
+// -----
+
+func.func @matmul_integer_zero_point_type(%a: tensor<2x3xui8>, %b: tensor<3x5xi8>, %zp: tensor<i8>) -> tensor<2x5xi32> {
+  // expected-error @+1 {{'a_zero_point' element type 'i8' does not match its operand's element type 'ui8'}}
+  %0 = lmopt.matmul_integer %a, %b a_zero_point %zp : (tensor<2x3xui8>, tensor<3x5xi8>, tensor<i8>) -> tensor<2x5xi32>
+  return %0 : tensor<2x5xi32>
+}
+
+// -----
+
+func.func @matmul_integer_zero_point_shape(%a: tensor<2x3xui8>, %b: tensor<3x5xi8>, %zp: tensor<4xi8>) -> tensor<2x5xi32> {
+  // expected-error @+1 {{'b_zero_point' of shape 4 must be a scalar or hold one entry per column (5)}}
+  %0 = lmopt.matmul_integer %a, %b b_zero_point %zp : (tensor<2x3xui8>, tensor<3x5xi8>, tensor<4xi8>) -> tensor<2x5xi32>
+  return %0 : tensor<2x5xi32>
+}
+
+// -----
+
+func.func @matmul_integer_result(%a: tensor<2x3xui8>, %b: tensor<3x5xi8>) -> tensor<2x4xi32> {
+  // expected-error @+1 {{result shape 2x4 does not match expected shape 2x5}}
+  %0 = lmopt.matmul_integer %a, %b : (tensor<2x3xui8>, tensor<3x5xi8>) -> tensor<2x4xi32>
+  return %0 : tensor<2x4xi32>
+}

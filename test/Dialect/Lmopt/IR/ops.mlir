@@ -98,3 +98,12 @@ func.func @training_and_quant(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4
   %2 = lmopt.dequantize %1 : tensor<4x8x!quant.uniform<i8:f32:1, {0.1,0.2,0.1,0.2,0.1,0.2,0.1,0.2}>> -> tensor<4x8xf32>
   return %0#0, %0#1, %2 : tensor<4x8xf32>, tensor<4x8xi1>, tensor<4x8xf32>
 }
+
+// CHECK-LABEL: func @integer_quantization
+func.func @integer_quantization(%x: tensor<?x8xf32>, %b: tensor<8x4xi8>, %bzp: tensor<4xi8>) -> tensor<?x4xi32> {
+  // CHECK: lmopt.dynamic_quantize_linear %{{.*}} : tensor<?x8xf32> -> (tensor<?x8xui8>, tensor<f32>, tensor<ui8>)
+  %0:3 = lmopt.dynamic_quantize_linear %x : tensor<?x8xf32> -> (tensor<?x8xui8>, tensor<f32>, tensor<ui8>)
+  // CHECK: lmopt.matmul_integer %{{.*}}, %{{.*}} a_zero_point %{{.*}} b_zero_point %{{.*}} : (tensor<?x8xui8>, tensor<8x4xi8>, tensor<ui8>, tensor<4xi8>) -> tensor<?x4xi32>
+  %1 = lmopt.matmul_integer %0#0, %b a_zero_point %0#2 b_zero_point %bzp : (tensor<?x8xui8>, tensor<8x4xi8>, tensor<ui8>, tensor<4xi8>) -> tensor<?x4xi32>
+  return %1 : tensor<?x4xi32>
+}

@@ -474,4 +474,67 @@ def Lmopt_GatherNDOp : Lmopt_Op<"gather_nd", [Pure]> {
   let hasVerifier = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// Integer quantization with parameters computed at run time
+//===----------------------------------------------------------------------===//
+
+def Lmopt_DynamicQuantizeLinearOp : Lmopt_Op<"dynamic_quantize_linear", [Pure]> {
+  let summary = "quantizes to uint8 with a scale computed from the input "
+                "(ONNX DynamicQuantizeLinear)";
+  let description = [{
+    Follows ONNX DynamicQuantizeLinear (opset 11): the range
+    `[min(0, min(x)), max(0, max(x))]` maps to `[0, 255]`;
+    `y_scale = (max - min) / 255`, `y_zero_point = saturate(round(-min /
+    y_scale))` and `y = saturate(round(x / y_scale) + y_zero_point)`, rounding
+    half to even. `y` has the input's shape; scale and zero point are scalars.
+    Their values are only known at run time, so they cannot live in a `quant`
+    type: this is what `onnxruntime.quantization.quantize_dynamic` writes in
+    front of every `MatMulInteger`.
+
+    ```mlir
+    %y, %scale, %zp = lmopt.dynamic_quantize_linear %x
+        : tensor<?x?x64xf32> -> (tensor<?x?x64xui8>, tensor<f32>, tensor<ui8>)
+    ```
+  }];
+  let arguments = (ins RankedTensorOf<[F32]>:$input);
+  let results = (outs RankedTensorOf<[UI8]>:$output,
+                      0DTensorOf<[F32]>:$scale,
+                      0DTensorOf<[UI8]>:$zero_point);
+  let assemblyFormat = [{
+    $input attr-dict `:` type($input) `->` `(` type($output) `,` type($scale)
+    `,` type($zero_point) `)`
+  }];
+  let hasVerifier = 1;
+}
+
+def Lmopt_MatMulIntegerOp : Lmopt_Op<"matmul_integer",
+    [Pure, AttrSizedOperandSegments]> {
+  let summary = "8-bit integer matrix product accumulated in int32 "
+                "(ONNX MatMulInteger)";
+  let description = [{
+    Follows ONNX MatMulInteger (opset 10): `(a - a_zero_point) x (b -
+    b_zero_point)` with numpy matmul semantics, accumulated in `i32`. `a` and
+    `b` are `i8` or `ui8` tensors; each zero point has its matrix's element
+    type and is a scalar, or for 2-D or higher operands a 1-D tensor of one
+    entry per row of `a` (`[M]`) or per column of `b` (`[N]`). Absent zero
+    points are 0.
+
+    ```mlir
+    %y = lmopt.matmul_integer %a, %b a_zero_point %azp b_zero_point %bzp
+        : (tensor<?x?x64xui8>, tensor<64x64xi8>, tensor<ui8>, tensor<i8>)
+        -> tensor<?x?x64xi32>
+    ```
+  }];
+  let arguments = (ins RankedTensorOf<[I8, UI8]>:$a,
+                       RankedTensorOf<[I8, UI8]>:$b,
+                       Optional<RankedTensorOf<[I8, UI8]>>:$a_zero_point,
+                       Optional<RankedTensorOf<[I8, UI8]>>:$b_zero_point);
+  let results = (outs RankedTensorOf<[I32]>:$output);
+  let assemblyFormat = [{
+    $a `,` $b (`a_zero_point` $a_zero_point^)? (`b_zero_point` $b_zero_point^)?
+    attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // LMOPT_DIALECT_LMOPT_IR_LMOPTONNXOPS_TD
