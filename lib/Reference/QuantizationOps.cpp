@@ -1,9 +1,10 @@
-//===- QuantizationOps.cpp - quantize and dequantize ----------------------===//
+//===- QuantizationOps.cpp - quantization and integer products ------------===//
 //
 // `lmopt.quantize` and `lmopt.dequantize` with the scale and zero point of
 // the `!quant.uniform` element type, per tensor or per axis, as ONNX
 // QuantizeLinear/DequantizeLinear: round half to even, then saturate to the
-// storage range.
+// storage range. `dynamic_quantize_linear` and `matmul_integer` follow ONNX
+// DynamicQuantizeLinear and MatMulInteger.
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,6 +12,7 @@
 
 #include "lmopt/Dialect/Lmopt/IR/LmoptOps.h"
 
+#include "mlir/Dialect/Quant/IR/Quant.h"
 #include "mlir/Dialect/Quant/IR/QuantTypes.h"
 
 #include <cmath>
@@ -19,13 +21,67 @@ using namespace mlir;
 using namespace mlir::lmopt;
 using namespace mlir::lmopt::reference;
 
+using QuantParams = std::pair<std::vector<double>, std::vector<int64_t>>;
+
+/// Block-wise parameters: element [i0, ..., iR-1] takes the scale and zero
+/// point at [i0/B0, ..., iR-1/BR-1], a block spanning a whole dim unless the
+/// type gives its size. Zero points are read with the storage's signedness.
+static FailureOr<QuantParams>
+getSubChannelParams(Operation *op, quant::UniformQuantizedSubChannelType type,
+                    ArrayRef<int64_t> shape) {
+  SmallVector<int64_t> blockSizes(shape);
+  for (auto [dim, size] :
+       llvm::zip(type.getQuantizedDimensions(), type.getBlockSizes())) {
+    if (dim < 0 || dim >= static_cast<int64_t>(shape.size()) || size <= 0)
+      return op->emitError() << "block-wise type " << type
+                             << " does not fit shape " << formatShape(shape);
+    blockSizes[dim] = size;
+  }
+  auto paramShape =
+      llvm::cast<ShapedType>(type.getScales().getType()).getShape();
+  if (paramShape.size() != shape.size())
+    return op->emitError() << "block-wise type " << type
+                           << " does not fit shape " << formatShape(shape);
+  for (auto [dim, size] : llvm::enumerate(shape))
+    if (blockSizes[dim] != 0 &&
+        (size + blockSizes[dim] - 1) / blockSizes[dim] != paramShape[dim])
+      return op->emitError() << "block-wise type " << type
+                             << " does not fit shape " << formatShape(shape);
+  SmallVector<double> blockScales;
+  for (APFloat scale : type.getScales().getValues<APFloat>()) {
+    bool losesInfo = false;
+    scale.convert(llvm::APFloat::IEEEdouble(),
+                  llvm::APFloat::rmNearestTiesToEven, &losesInfo);
+    blockScales.push_back(scale.convertToDouble());
+  }
+  SmallVector<int64_t> blockZeros;
+  for (const APInt &zero : type.getZeroPoints().getValues<APInt>())
+    blockZeros.push_back(type.isSigned()
+                             ? zero.getSExtValue()
+                             : static_cast<int64_t>(zero.getZExtValue()));
+  SmallVector<int64_t> paramStrides = getStrides(paramShape);
+  QuantParams params;
+  forEachIndex(shape, [&](ArrayRef<int64_t> index) {
+    int64_t at = 0;
+    for (auto [dim, i] : llvm::enumerate(index))
+      at +=
+          (blockSizes[dim] == 0 ? 0 : i / blockSizes[dim]) * paramStrides[dim];
+    params.first.push_back(blockScales[at]);
+    params.second.push_back(blockZeros[at]);
+  });
+  return params;
+}
+
 /// For every element of `shape`, the scale and zero point that apply to it.
-static FailureOr<std::pair<std::vector<double>, std::vector<int64_t>>>
-getQuantParams(Operation *op, Type type, ArrayRef<int64_t> shape) {
+static FailureOr<QuantParams> getQuantParams(Operation *op, Type type,
+                                             ArrayRef<int64_t> shape) {
   int64_t count = getNumElements(shape);
   if (auto uniform = llvm::dyn_cast<quant::UniformQuantizedType>(type))
     return std::make_pair(std::vector<double>(count, uniform.getScale()),
                           std::vector<int64_t>(count, uniform.getZeroPoint()));
+  if (auto subChannel =
+          llvm::dyn_cast<quant::UniformQuantizedSubChannelType>(type))
+    return getSubChannelParams(op, subChannel, shape);
   auto perAxis = llvm::dyn_cast<quant::UniformQuantizedPerAxisType>(type);
   if (!perAxis)
     return op->emitError() << "unsupported quantized type " << type;
@@ -43,28 +99,32 @@ getQuantParams(Operation *op, Type type, ArrayRef<int64_t> shape) {
   return std::make_pair(std::move(scales), std::move(zeroPoints));
 }
 
-static EvalResult evaluateQuantize(QuantizeOp op, ArrayRef<Tensor> operands) {
-  const Tensor &input = operands[0];
-  Type type = getResultElementType(op);
+/// `x` quantized to `type`: round half to even, add the zero point,
+/// saturate to the storage range.
+static EvalResult quantizeTo(Operation *op, const Tensor &input, Type type) {
   auto params = getQuantParams(op, type, input.getShape());
   if (failed(params))
     return failure();
+  auto quantType = llvm::cast<quant::QuantizedType>(type);
   Tensor result(type, input.getShape());
   for (int64_t i = 0, e = input.getNumElements(); i < e; ++i) {
-    double scaled = input.getDouble(i) / params->first[i];
-    result.setInt(i, static_cast<int64_t>(std::nearbyint(scaled)) +
-                         params->second[i]);
+    double scaled = std::nearbyint(input.getDouble(i) / params->first[i]) +
+                    static_cast<double>(params->second[i]);
+    scaled =
+        std::clamp(scaled, static_cast<double>(quantType.getStorageTypeMin()),
+                   static_cast<double>(quantType.getStorageTypeMax()));
+    result.setInt(i, static_cast<int64_t>(scaled));
   }
   return single(std::move(result));
 }
 
-static EvalResult evaluateDequantize(DequantizeOp op,
-                                     ArrayRef<Tensor> operands) {
-  const Tensor &input = operands[0];
+/// `(q - zero_point) * scale` as a tensor of `type`.
+static EvalResult dequantizeFrom(Operation *op, const Tensor &input,
+                                 Type type) {
   auto params = getQuantParams(op, input.getElementType(), input.getShape());
   if (failed(params))
     return failure();
-  Tensor result(getResultElementType(op), input.getShape());
+  Tensor result(type, input.getShape());
   for (int64_t i = 0, e = input.getNumElements(); i < e; ++i)
     result.setDouble(i,
                      static_cast<double>(input.getInt(i) - params->second[i]) *
@@ -72,8 +132,150 @@ static EvalResult evaluateDequantize(DequantizeOp op,
   return single(std::move(result));
 }
 
+static EvalResult evaluateQuantize(QuantizeOp op, ArrayRef<Tensor> operands) {
+  return quantizeTo(op, operands[0], getResultElementType(op));
+}
+
+static EvalResult evaluateDequantize(DequantizeOp op,
+                                     ArrayRef<Tensor> operands) {
+  return dequantizeFrom(op, operands[0], getResultElementType(op));
+}
+
+/// ONNX DynamicQuantizeLinear: the range [min(0, min x), max(0, max x)] maps
+/// to [0, 255]; scale and zero point are computed in f32 as ONNX Runtime
+/// does, rounding half to even.
+static EvalResult evaluateDynamicQuantizeLinear(DynamicQuantizeLinearOp op,
+                                                ArrayRef<Tensor> operands) {
+  const Tensor &input = operands[0];
+  float min = 0.0f, max = 0.0f;
+  for (double value : input.getFloats()) {
+    min = std::min(min, static_cast<float>(value));
+    max = std::max(max, static_cast<float>(value));
+  }
+  float scale = (max - min) / 255.0f;
+  Tensor output(getResultElementType(op, 0), input.getShape());
+  Tensor scaleTensor(getResultElementType(op, 1), {});
+  Tensor zeroPoint(getResultElementType(op, 2), {});
+  scaleTensor.setDouble(0, scale);
+  if (scale == 0.0f) {
+    // All zeros: every value quantizes to the zero point 0.
+    SmallVector<Tensor> results;
+    results.push_back(std::move(output));
+    results.push_back(std::move(scaleTensor));
+    results.push_back(std::move(zeroPoint));
+    return results;
+  }
+  int64_t zero = static_cast<int64_t>(
+      std::nearbyint(std::clamp(-min / scale, 0.0f, 255.0f)));
+  zeroPoint.setInt(0, zero);
+  for (int64_t i = 0, e = input.getNumElements(); i < e; ++i) {
+    float scaled = static_cast<float>(input.getDouble(i)) / scale;
+    output.setInt(
+        i, std::clamp<int64_t>(
+               static_cast<int64_t>(std::nearbyint(scaled)) + zero, 0, 255));
+  }
+  SmallVector<Tensor> results;
+  results.push_back(std::move(output));
+  results.push_back(std::move(scaleTensor));
+  results.push_back(std::move(zeroPoint));
+  return results;
+}
+
+/// `matrix - zeroPoint`, the zero point a scalar or one entry per index of
+/// dim `dim` (rows of a, columns of b).
+static FailureOr<Tensor> subtractZeroPoint(Operation *op, const Tensor &matrix,
+                                           const Tensor *zeroPoint, int64_t dim,
+                                           StringRef what) {
+  Tensor result(IntegerType::get(op->getContext(), 64), matrix.getShape());
+  for (int64_t i = 0, e = matrix.getNumElements(); i < e; ++i)
+    result.setInt(i, matrix.getInt(i));
+  if (!zeroPoint)
+    return result;
+  if (zeroPoint->getNumElements() == 1) {
+    for (int64_t &value : result.getInts())
+      value -= zeroPoint->getInt(0);
+    return result;
+  }
+  int64_t rank = matrix.getRank();
+  int64_t axis = rank + dim;
+  if (rank < 2 || zeroPoint->getRank() != 1 ||
+      zeroPoint->getShape()[0] != matrix.getShape()[axis])
+    return op->emitError() << what << " of shape "
+                           << formatShape(zeroPoint->getShape())
+                           << " does not fit an operand of shape "
+                           << formatShape(matrix.getShape());
+  SmallVector<int64_t> strides = getStrides(matrix.getShape());
+  int64_t size = matrix.getShape()[axis];
+  for (int64_t i = 0, e = matrix.getNumElements(); i < e; ++i)
+    result.getInts()[i] -= zeroPoint->getInt((i / strides[axis]) % size);
+  return result;
+}
+
+static EvalResult evaluateMatMulInteger(MatMulIntegerOp op,
+                                        ArrayRef<Tensor> operands) {
+  size_t next = 2;
+  const Tensor *aZero = op.getAZeroPoint() ? &operands[next++] : nullptr;
+  const Tensor *bZero = op.getBZeroPoint() ? &operands[next++] : nullptr;
+  FailureOr<Tensor> a =
+      subtractZeroPoint(op, operands[0], aZero, -2, "a_zero_point");
+  if (failed(a))
+    return failure();
+  FailureOr<Tensor> b =
+      subtractZeroPoint(op, operands[1], bZero, -1, "b_zero_point");
+  if (failed(b))
+    return failure();
+  FailureOr<Tensor> product = numpyMatMul(op, *a, *b, getResultElementType(op));
+  if (failed(product))
+    return failure();
+  return single(std::move(*product));
+}
+
+/// `quant.scast`: the stored integers reinterpreted with the other side's
+/// width and signedness (the importer stores 4-bit weights as signless i4
+/// and casts them to unsigned quantized storage).
+static EvalResult evaluateStorageCast(quant::StorageCastOp op,
+                                      ArrayRef<Tensor> operands) {
+  const Tensor &input = operands[0];
+  Type type = getResultElementType(op);
+  Tensor result(type, input.getShape());
+  if (input.isFloat() || result.isFloat())
+    return op.emitError() << "storage cast between " << input.getElementType()
+                          << " and " << type << " is not a storage cast";
+  unsigned width = 64;
+  bool isSigned = true;
+  if (auto quantType = llvm::dyn_cast<quant::QuantizedType>(type)) {
+    width = quantType.getStorageTypeIntegralWidth();
+    isSigned = quantType.isSigned();
+  }
+  for (int64_t i = 0, e = input.getNumElements(); i < e; ++i) {
+    int64_t value = input.getInt(i);
+    if (width < 64) {
+      uint64_t bits =
+          static_cast<uint64_t>(value) & ((uint64_t(1) << width) - 1);
+      uint64_t sign = uint64_t(1) << (width - 1);
+      value = isSigned ? static_cast<int64_t>((bits ^ sign) - sign)
+                       : static_cast<int64_t>(bits);
+    }
+    result.setInt(i, value);
+  }
+  // Integer results wrap to their own width and signedness.
+  result.roundToElementType();
+  return single(std::move(result));
+}
+
 void mlir::lmopt::reference::registerQuantizationEvaluators(
     EvaluatorTable &table) {
   table.add<QuantizeOp>(evaluateQuantize);
   table.add<DequantizeOp>(evaluateDequantize);
+  table.add<quant::StorageCastOp>(evaluateStorageCast);
+  table.add<quant::QuantizeCastOp>(
+      [](quant::QuantizeCastOp op, ArrayRef<Tensor> operands) {
+        return quantizeTo(op, operands[0], getResultElementType(op));
+      });
+  table.add<quant::DequantizeCastOp>(
+      [](quant::DequantizeCastOp op, ArrayRef<Tensor> operands) {
+        return dequantizeFrom(op, operands[0], getResultElementType(op));
+      });
+  table.add<DynamicQuantizeLinearOp>(evaluateDynamicQuantizeLinear);
+  table.add<MatMulIntegerOp>(evaluateMatMulInteger);
 }

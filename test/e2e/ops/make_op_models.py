@@ -24,7 +24,8 @@ OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "Inputs")
 RNG = np.random.default_rng(1234)
 
 F32, I64, BOOL = TensorProto.FLOAT, TensorProto.INT64, TensorProto.BOOL
-NP_TO_ONNX = {np.float32: F32, np.int64: I64, np.bool_: BOOL}
+NP_TO_ONNX = {np.float32: F32, np.int64: I64, np.bool_: BOOL,
+              np.int8: TensorProto.INT8}
 
 
 def randn(*shape):
@@ -258,6 +259,7 @@ def main():
 
     save_fused_references()
     save_integer_ops()
+    save_integer_quantization()
 
 
 def save_fused_references():
@@ -384,6 +386,27 @@ def save_integer_ops():
           "ones": randn(1, 3, 1, 2)},
          ["where", "eq", "lt", "gt", "max", "min", "pow", "wrapped",
           "nonzero", "concat", "gathered", "squeezed", "rmax"])
+
+
+
+def save_integer_quantization():
+    """What onnxruntime.quantization.quantize_dynamic writes: a dynamically
+    quantized input times an int8 weight with per-column zero points, the
+    int32 product scaled back to float."""
+    save("integer_quantization",
+         [node("DynamicQuantizeLinear", ["x"], ["y", "scale", "zero_point"]),
+          node("MatMulInteger", ["y", "w", "zero_point", "w_zero"],
+               ["product"]),
+          node("MatMulInteger", ["y", "w"], ["product_no_zero"]),
+          node("Cast", ["product"], ["product_f"], to=F32),
+          node("Mul", ["scale", "w_scale"], ["combined"]),
+          node("Mul", ["product_f", "combined"], ["dequantized"])],
+         {"x": randn(2, 3, 8) * 2.0,
+          "w": RNG.integers(-128, 128, (8, 5)).astype(np.int8),
+          "w_zero": RNG.integers(-3, 4, (5,)).astype(np.int8),
+          "w_scale": np.array(0.02, np.float32)},
+         ["y", "scale", "zero_point", "product", "product_no_zero",
+          "dequantized"])
 
 
 if __name__ == "__main__":
