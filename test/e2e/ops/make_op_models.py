@@ -260,6 +260,7 @@ def main():
     save_fused_references()
     save_integer_ops()
     save_integer_quantization()
+    save_decomposed_layer_norm()
 
 
 def save_fused_references():
@@ -407,6 +408,28 @@ def save_integer_quantization():
           "w_scale": np.array(0.02, np.float32)},
          ["y", "scale", "zero_point", "product", "product_no_zero",
           "dequantized"])
+
+
+
+def save_decomposed_layer_norm():
+    """Layer norm spelled out as exporters write it without
+    LayerNormalization, the form lmopt-fuse-layer-norm rewrites."""
+    save("decomposed_layer_norm",
+         [node("ReduceMean", ["x", "last"], ["mean"]),
+          node("Sub", ["x", "mean"], ["centered"]),
+          node("Pow", ["centered", "two"], ["squared"]),
+          node("ReduceMean", ["squared", "last"], ["variance"]),
+          node("Add", ["variance", "eps"], ["shifted"]),
+          node("Sqrt", ["shifted"], ["std"]),
+          node("Div", ["centered", "std"], ["normalized"]),
+          node("Mul", ["normalized", "gamma"], ["scaled"]),
+          node("Add", ["scaled", "beta"], ["layer_norm"])],
+         {"x": randn(2, 3, 16) * 3.0 + 1.0, "gamma": randn(16),
+          "beta": randn(16)},
+         ["layer_norm"],
+         initializers=[const_i64("last", [-1]),
+                       helper.make_tensor("two", F32, [], [2.0]),
+                       helper.make_tensor("eps", F32, [], [1e-5])])
 
 
 if __name__ == "__main__":
