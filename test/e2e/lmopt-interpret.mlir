@@ -7,6 +7,17 @@
 // RAN: lmopt.attention
 // RAN: last_hidden_state: shape 2x12x64, {{.*}}: PASS
 
+// Graph names and dense_resource weights survive printing: import, optimize
+// with lmopt-opt, and evaluate the printed IR.
+// RUN: lmopt-translate --import-onnx %fixtures/gpt2_past.onnx -o %t.imported.mlir
+// RUN: lmopt-opt --pass-pipeline='builtin.module(lmopt-optimize-pipeline)' %t.imported.mlir -o %t.optimized.mlir
+// RUN: lmopt-interpret %t.optimized.mlir --inputs %fixtures/gpt2_past.inputs.npz --compare %fixtures/gpt2_past.ref.npz | FileCheck %s --check-prefix=PRINTED
+// PRINTED: last_hidden_state: shape 2x8x64, {{.*}}: PASS
+// PRINTED-NEXT: present_key_0: shape 2x4x14x16, {{.*}}: PASS
+// PRINTED-NEXT: present_value_0: shape 2x4x14x16, {{.*}}: PASS
+// PRINTED-NEXT: present_key_1: shape 2x4x14x16, {{.*}}: PASS
+// PRINTED-NEXT: present_value_1: shape 2x4x14x16, {{.*}}: PASS
+
 // RUN: not lmopt-interpret %fixtures/bert.onnx --inputs %fixtures/bert.inputs.npz --pass-pipeline='func.func(cse)' 2>&1 | FileCheck %s --check-prefix=ANCHOR
 // ANCHOR: lmopt-interpret: error: --pass-pipeline must be anchored on 'builtin.module', not 'func.func'
 
