@@ -309,13 +309,17 @@ static EvalResult evaluateSplit(SplitOp op, ArrayRef<Tensor> operands) {
     return failure();
   ArrayRef<int64_t> sizes = op.getSplitSizes();
   int64_t sum = 0;
-  for (int64_t size : sizes)
+  for (int64_t size : sizes) {
+    if (size < 0)
+      return op.emitError() << "split size " << size << " is negative";
     sum += size;
-  if (sum != input.getShape()[*axis] || sizes.size() != op->getNumResults())
-    return op.emitError() << "split sizes sum to " << sum << " for dim "
-                          << input.getShape()[*axis] << " of size "
-                          << input.getShape()[*axis] << " into "
+  }
+  if (sizes.size() != op->getNumResults())
+    return op.emitError() << sizes.size() << " split sizes for "
                           << op->getNumResults() << " results";
+  if (sum != input.getShape()[*axis])
+    return op.emitError() << "split sizes sum to " << sum << ", but dim "
+                          << *axis << " has size " << input.getShape()[*axis];
   auto [outer, total, inner] = splitAt(input.getShape(), *axis);
   SmallVector<Tensor> results;
   int64_t offset = 0;

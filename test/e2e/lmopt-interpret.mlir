@@ -51,6 +51,17 @@ func.func @declared_shape() -> tensor<2x3xf32> {
   return %cast : tensor<2x3xf32>
 }
 
+// Split sizes are checked against the run-time dim.
+// RUN: not lmopt-interpret %s --function=split_mismatch 2>&1 | FileCheck %s --check-prefix=SPLIT
+// SPLIT: error: split sizes sum to 4, but dim 0 has size 5
+func.func @split_mismatch() -> tensor<2xf32> {
+  %data = lmopt.constant dense<[1.0, 2.0, 3.0, 4.0, 5.0]> : tensor<5xf32>
+  %shape = lmopt.constant dense<[5]> : tensor<1xi64>
+  %dynamic = lmopt.reshape %data, %shape : (tensor<5xf32>, tensor<1xi64>) -> tensor<?xf32>
+  %a, %b = lmopt.split %dynamic {axis = 0 : i64, split_sizes = array<i64: 2, 2>} : (tensor<?xf32>) -> (tensor<2xf32>, tensor<2xf32>)
+  return %a : tensor<2xf32>
+}
+
 // RUN: not lmopt-interpret %s --function=training_dropout 2>&1 | FileCheck %s --check-prefix=DROPOUT
 // DROPOUT: error: reference evaluator cannot run training-mode dropout with ratio 1.000000e-01 (it is random)
 func.func @training_dropout() -> tensor<2xf32> {
