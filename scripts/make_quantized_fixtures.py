@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Derive quantized and ONNX Runtime-fused fixtures from the fp32 BERT fixture.
+"""Derive quantized and ONNX Runtime-fused fixtures from the fp32 fixtures.
 
 Needs only onnx, onnxruntime and numpy. From test/models/onnx/bert.onnx:
 
@@ -12,8 +12,13 @@ Needs only onnx, onnxruntime and numpy. From test/models/onnx/bert.onnx:
 - bert_int4_nbits: MatMulNBitsQuantizer, 4 bits, block 32 (com.microsoft
   MatMulNBits).
 
-For each NAME it writes NAME.onnx, NAME.inputs.npz (a copy of
-bert.inputs.npz) and NAME.ref.npz (ONNX Runtime's outputs, CPU provider,
+From gpt2.onnx:
+
+- gpt2_ort_fused: optimize_model(model_type='gpt2') (com.microsoft
+  SkipLayerNormalization with its sum output, FastGelu with bias).
+
+For each NAME it writes NAME.onnx, NAME.inputs.npz (a copy of the base
+fixture's inputs) and NAME.ref.npz (ONNX Runtime's outputs, CPU provider,
 graph optimizations disabled, one thread), and adds NAME to manifest.json.
 
     python3 scripts/make_quantized_fixtures.py [--out test/models/onnx]
@@ -36,9 +41,8 @@ from onnxruntime import quantization as ortq
 DEFAULT_OUT = os.path.join(
     os.path.dirname(os.path.abspath(__file__)), "..", "test", "models", "onnx"
 )
-BASE = "bert"
-NUM_HEADS = 2
-HIDDEN = 64
+# Heads and hidden size of the base fixtures (scripts/make_fixtures.py).
+SHAPES = {"bert": (2, 64), "gpt2": (4, 64)}
 
 
 def session(path):
@@ -49,8 +53,8 @@ def session(path):
     return ort.InferenceSession(path, opts, providers=["CPUExecutionProvider"])
 
 
-def load_inputs(out_dir):
-    with np.load(os.path.join(out_dir, BASE + ".inputs.npz")) as data:
+def load_npz(path):
+    with np.load(path) as data:
         return {key: data[key] for key in data.files}
 
 
@@ -68,11 +72,11 @@ class NpzReader(ortq.CalibrationDataReader):
         return next(self.batches, None)
 
 
-def make_dynamic(src, dst, inputs):
+def make_dynamic(src, dst, inputs, base):
     ortq.quantize_dynamic(src, dst, weight_type=ortq.QuantType.QInt8)
 
 
-def make_qdq(src, dst, inputs):
+def make_qdq(src, dst, inputs, base):
     ortq.quantize_static(
         src,
         dst,
@@ -85,19 +89,19 @@ def make_qdq(src, dst, inputs):
     )
 
 
-def make_fused(src, dst, inputs):
+def make_fused(src, dst, inputs, base):
     from onnxruntime.transformers import optimizer
     from onnxruntime.transformers.fusion_options import FusionOptions
 
-    options = FusionOptions("bert")
+    options = FusionOptions(base)
     # EmbedLayerNormalization is left out: lmopt imports the embeddings as
     # Gather + Add + SkipLayerNormalization/LayerNormalization instead.
     options.enable_embed_layer_norm = False
     model = optimizer.optimize_model(
         src,
-        model_type="bert",
-        num_heads=NUM_HEADS,
-        hidden_size=HIDDEN,
+        model_type=base,
+        num_heads=SHAPES[base][0],
+        hidden_size=SHAPES[base][1],
         optimization_options=options,
         opt_level=0,
         only_onnxruntime=False,
@@ -105,7 +109,7 @@ def make_fused(src, dst, inputs):
     model.save_model_to_file(dst)
 
 
-def make_nbits(src, dst, inputs):
+def make_nbits(src, dst, inputs, base):
     from onnxruntime.quantization.matmul_nbits_quantizer import (
         MatMulNBitsQuantizer,
     )
@@ -120,27 +124,39 @@ def make_nbits(src, dst, inputs):
 FIXTURES = [
     (
         "bert_int8_dynamic",
+        "bert",
         make_dynamic,
         "`bert` through onnxruntime.quantization.quantize_dynamic (int8 "
         "weights, DynamicQuantizeLinear + MatMulInteger)",
     ),
     (
         "bert_int8_qdq",
+        "bert",
         make_qdq,
         "`bert` through quantize_static (QDQ format, per-channel int8 "
         "weights, uint8 activations, MinMax calibration on bert.inputs.npz)",
     ),
     (
         "bert_ort_fused",
+        "bert",
         make_fused,
         "`bert` through onnxruntime.transformers.optimizer.optimize_model "
         "(model_type='bert', num_heads=2, hidden_size=64): com.microsoft fused ops",
     ),
     (
         "bert_int4_nbits",
+        "bert",
         make_nbits,
         "`bert` through MatMulNBitsQuantizer (4 bits, block 32, asymmetric): "
         "com.microsoft MatMulNBits",
+    ),
+    (
+        "gpt2_ort_fused",
+        "gpt2",
+        make_fused,
+        "`gpt2` through onnxruntime.transformers.optimizer.optimize_model "
+        "(model_type='gpt2', num_heads=4, hidden_size=64): com.microsoft "
+        "SkipLayerNormalization and FastGelu",
     ),
 ]
 
@@ -153,12 +169,13 @@ def op_counts(model):
     return dict(sorted(counts.items()))
 
 
-def make_fixture(name, build, description, out_dir, inputs):
-    src = os.path.join(out_dir, BASE + ".onnx")
+def make_fixture(name, base, build, description, out_dir):
+    inputs = load_npz(os.path.join(out_dir, base + ".inputs.npz"))
+    src = os.path.join(out_dir, base + ".onnx")
     dst = os.path.join(out_dir, name + ".onnx")
     with tempfile.TemporaryDirectory() as tmp:
         tmp_dst = os.path.join(tmp, name + ".onnx")
-        build(src, tmp_dst, inputs)
+        build(src, tmp_dst, inputs, base)
         model = onnx.load(tmp_dst)
         onnx.checker.check_model(model)
         onnx.save(model, dst)
@@ -167,18 +184,16 @@ def make_fixture(name, build, description, out_dir, inputs):
     outputs = dict(zip(names, sess.run(names, inputs)))
     np.savez(os.path.join(out_dir, name + ".ref.npz"), **outputs)
     shutil.copyfile(
-        os.path.join(out_dir, BASE + ".inputs.npz"),
+        os.path.join(out_dir, base + ".inputs.npz"),
         os.path.join(out_dir, name + ".inputs.npz"),
     )
-    with np.load(os.path.join(out_dir, BASE + ".ref.npz")) as fp32:
-        drift = max(
-            float(np.max(np.abs(outputs[k] - fp32[k]))) for k in fp32.files
-        )
+    fp32 = load_npz(os.path.join(out_dir, base + ".ref.npz"))
+    drift = max(float(np.max(np.abs(outputs[k] - v))) for k, v in fp32.items())
     with open(dst, "rb") as fh:
         data = fh.read()
     return {
         "description": description,
-        "derived_from": BASE,
+        "derived_from": base,
         "generator": "scripts/make_quantized_fixtures.py",
         "opsets": {
             (o.domain or "ai.onnx"): o.version for o in model.opset_import
@@ -203,14 +218,13 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", default=os.path.normpath(DEFAULT_OUT))
     args = parser.parse_args()
-    inputs = load_inputs(args.out)
     manifest_path = os.path.join(args.out, "manifest.json")
     with open(manifest_path) as fh:
         manifest = json.load(fh)
     failed = []
-    for name, build, description in FIXTURES:
+    for name, base, build, description in FIXTURES:
         try:
-            entry = make_fixture(name, build, description, args.out, inputs)
+            entry = make_fixture(name, base, build, description, args.out)
         except Exception as exc:  # report every failing fixture, then fail
             failed.append(name)
             print(f"{name}: FAILED: {type(exc).__name__}: {exc}", file=sys.stderr)
