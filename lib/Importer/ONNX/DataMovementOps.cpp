@@ -66,7 +66,7 @@ static LogicalResult convertGather(NodeContext &ctx) {
   }
   auto type = RankedTensorType::get(shape, data.getElementType());
   setFoldedOutput(ctx, known, data.getElementType(), [&] {
-    return ctx.create<GatherOp>(type, ctx.getInput(0), ctx.getInput(1), *axis)
+    return ctx.createOp<GatherOp>(type, ctx.getInput(0), ctx.getInput(1), *axis)
         .getOutput();
   });
   return success();
@@ -87,7 +87,7 @@ static LogicalResult convertGatherElements(NodeContext &ctx) {
     return ctx.emitError() << "axis " << *axisAttr
                            << " is out of range for rank " << data.getRank();
   auto type = RankedTensorType::get(indices.getShape(), data.getElementType());
-  ctx.setOutput(0, ctx.create<GatherElementsOp>(type, ctx.getInput(0),
+  ctx.setOutput(0, ctx.createOp<GatherElementsOp>(type, ctx.getInput(0),
                                                 ctx.getInput(1), *axis)
                        .getOutput());
   return success();
@@ -116,7 +116,7 @@ static LogicalResult convertGatherND(NodeContext &ctx) {
   SmallVector<int64_t> shape(indices.getShape().drop_back());
   llvm::append_range(shape, data.getShape().drop_front(*batchDims + tuple));
   auto type = RankedTensorType::get(shape, data.getElementType());
-  ctx.setOutput(0, ctx.create<GatherNDOp>(type, ctx.getInput(0),
+  ctx.setOutput(0, ctx.createOp<GatherNDOp>(type, ctx.getInput(0),
                                           ctx.getInput(1), *batchDims)
                        .getOutput());
   return success();
@@ -156,7 +156,7 @@ static LogicalResult convertFlatten(NodeContext &ctx) {
   auto resultType =
       RankedTensorType::get({outer, inner}, type.getElementType());
   ctx.setOutput(
-      0, ctx.create<ReshapeOp>(resultType, ctx.getInput(0), shapeValue, false)
+      0, ctx.createOp<ReshapeOp>(resultType, ctx.getInput(0), shapeValue, false)
              .getOutput());
   return success();
 }
@@ -212,7 +212,7 @@ static LogicalResult convertUnsqueeze(NodeContext &ctx) {
     known = KnownInts{shape, data->values};
   setFoldedOutput(ctx, known, type.getElementType(), [&] {
     return ctx
-        .create<UnsqueezeOp>(
+        .createOp<UnsqueezeOp>(
             RankedTensorType::get(shape, type.getElementType()),
             ctx.getInput(0), *axes)
         .getOutput();
@@ -249,7 +249,7 @@ static LogicalResult convertSqueeze(NodeContext &ctx) {
     known = KnownInts{shape, data->values};
   setFoldedOutput(ctx, known, type.getElementType(), [&] {
     return ctx
-        .create<SqueezeOp>(RankedTensorType::get(shape, type.getElementType()),
+        .createOp<SqueezeOp>(RankedTensorType::get(shape, type.getElementType()),
                            ctx.getInput(0), *axes)
         .getOutput();
   });
@@ -305,7 +305,7 @@ static LogicalResult convertConcat(NodeContext &ctx) {
   }
   auto type = RankedTensorType::get(shape, first.getElementType());
   setFoldedOutput(ctx, known, first.getElementType(), [&] {
-    return ctx.create<ConcatOp>(type, inputs, *axis).getOutput();
+    return ctx.createOp<ConcatOp>(type, inputs, *axis).getOutput();
   });
   return success();
 }
@@ -392,7 +392,7 @@ static LogicalResult convertSlice(NodeContext &ctx) {
   auto resultType = RankedTensorType::get(shape, type.getElementType());
   setFoldedOutput(ctx, known, type.getElementType(), [&] {
     return ctx
-        .create<SliceOp>(resultType, ctx.getInput(0), ctx.getInput(1),
+        .createOp<SliceOp>(resultType, ctx.getInput(0), ctx.getInput(1),
                          ctx.getInput(2), ctx.getInput(3), ctx.getInput(4))
         .getOutput();
   });
@@ -422,7 +422,7 @@ static LogicalResult convertTranspose(NodeContext &ctx) {
     seen[p] = true;
     shape.push_back(type.getDimSize(p));
   }
-  ctx.setOutput(0, ctx.create<TransposeOp>(
+  ctx.setOutput(0, ctx.createOp<TransposeOp>(
                           RankedTensorType::get(shape, type.getElementType()),
                           ctx.getInput(0), *perm)
                        .getOutput());
@@ -487,7 +487,7 @@ static LogicalResult convertSplit(NodeContext &ctx) {
   if (!ShapedType::isDynamic(dim) && total != dim)
     return ctx.emitError() << "split sizes add up to " << total
                            << " but the axis has " << dim << " entries";
-  auto op = ctx.create<SplitOp>(resultTypes, ctx.getInput(0), *axis, *sizes);
+  auto op = ctx.createOp<SplitOp>(resultTypes, ctx.getInput(0), *axis, *sizes);
   for (auto [i, result] : llvm::enumerate(op.getOutputs()))
     ctx.setOutput(i, result);
   return success();

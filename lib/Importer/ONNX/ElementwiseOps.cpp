@@ -125,7 +125,7 @@ static FailureOr<Value> buildBinary(NodeContext &ctx, Value lhs, Value rhs,
   Type elementType =
       resultIsBool ? ctx.getBuilder().getI1Type() : lhsType.getElementType();
   auto resultType = RankedTensorType::get(*shape, elementType);
-  return ctx.create<OpTy>(resultType, lhs, rhs).getOutput();
+  return ctx.createOp<OpTy>(resultType, lhs, rhs).getOutput();
 }
 
 template <typename OpTy, FoldFn Fold, bool ResultIsBool = false>
@@ -181,7 +181,7 @@ static LogicalResult convertPow(NodeContext &ctx) {
   Value exponent = ctx.getInput(1);
   Type baseType = ctx.getInputType(0).getElementType();
   if (typeOf(exponent).getElementType() != baseType)
-    exponent = ctx.create<CastOp>(
+    exponent = ctx.createOp<CastOp>(
         RankedTensorType::get(typeOf(exponent).getShape(), baseType), exponent);
   FailureOr<Value> result =
       buildBinary<PowOp>(ctx, ctx.getInput(0), exponent, false);
@@ -235,7 +235,7 @@ static LogicalResult convertVariadic(NodeContext &ctx) {
 template <typename OpTy> static LogicalResult convertUnary(NodeContext &ctx) {
   if (failed(ctx.checkInputs(1, 1)))
     return failure();
-  ctx.setOutput(0, ctx.create<OpTy>(ctx.getInput(0)).getOutput());
+  ctx.setOutput(0, ctx.createOp<OpTy>(ctx.getInput(0)).getOutput());
   return success();
 }
 
@@ -281,7 +281,7 @@ static LogicalResult castTo(NodeContext &ctx, Type target) {
     return success();
   }
   auto resultType = RankedTensorType::get(type.getShape(), target);
-  ctx.setOutput(0, ctx.create<CastOp>(resultType, input).getOutput());
+  ctx.setOutput(0, ctx.createOp<CastOp>(resultType, input).getOutput());
   return success();
 }
 
@@ -337,7 +337,7 @@ static LogicalResult convertWhere(NodeContext &ctx) {
     return success();
   }
   auto type = RankedTensorType::get(*shape, elementType);
-  ctx.setOutput(0, ctx.create<WhereOp>(type, condition, x, y).getOutput(),
+  ctx.setOutput(0, ctx.createOp<WhereOp>(type, condition, x, y).getOutput(),
                 known);
   return success();
 }
@@ -354,7 +354,7 @@ static LogicalResult convertGelu(NodeContext &ctx) {
     return ctx.emitError() << "attribute 'approximate' must be 'none' or "
                               "'tanh', got '"
                            << *approximate << "'";
-  auto op = ctx.create<GeluOp>(ctx.getInput(0), *kind);
+  auto op = ctx.createOp<GeluOp>(ctx.getInput(0), *kind);
   ctx.setOutput(0, op.getOutput());
   return success();
 }
@@ -397,7 +397,7 @@ static LogicalResult convertDropout(NodeContext &ctx) {
   auto maskType =
       RankedTensorType::get(type.getShape(), ctx.getBuilder().getI1Type());
   OpBuilder &b = ctx.getBuilder();
-  auto op = ctx.create<DropoutOp>(type, maskType, input,
+  auto op = ctx.createOp<DropoutOp>(type, maskType, input,
                                   b.getF32FloatAttr(static_cast<float>(ratio)),
                                   b.getBoolAttr(training), IntegerAttr());
   ctx.setOutput(0, op.getOutput());

@@ -25,7 +25,7 @@ static LogicalResult convertMatMul(NodeContext &ctx) {
   auto type = RankedTensorType::get(*shape, lhs.getElementType());
   ctx.setOutput(
       0,
-      ctx.create<MatMulOp>(type, ctx.getInput(0), ctx.getInput(1)).getOutput());
+      ctx.createOp<MatMulOp>(type, ctx.getInput(0), ctx.getInput(1)).getOutput());
   return success();
 }
 
@@ -51,7 +51,7 @@ static LogicalResult convertGemm(NodeContext &ctx) {
     return ctx.emitError() << "contraction dims " << k1 << " and " << k2
                            << " differ";
   auto type = RankedTensorType::get({m, n}, a.getElementType());
-  auto op = ctx.create<GemmOp>(type, ctx.getInput(0), ctx.getInput(1),
+  auto op = ctx.createOp<GemmOp>(type, ctx.getInput(0), ctx.getInput(1),
                                ctx.getInput(2), APFloat(*alpha), APFloat(*beta),
                                *transA != 0, *transB != 0);
   ctx.setOutput(0, op.getOutput());

@@ -39,7 +39,7 @@ static FailureOr<Value> createAdd(NodeContext &ctx, Value lhs, Value rhs) {
                            << formatShape(rhsType.getShape())
                            << " are not broadcast-compatible";
   auto type = RankedTensorType::get(*shape, lhsType.getElementType());
-  return ctx.create<AddOp>(type, lhs, rhs).getOutput();
+  return ctx.createOp<AddOp>(type, lhs, rhs).getOutput();
 }
 
 /// Reports every output in `outputs` (index, name) that the model uses.
@@ -75,7 +75,7 @@ static LogicalResult convertGelu(NodeContext &ctx) {
     return ctx.emitError() << "input of type " << input.getType()
                            << " is not a float tensor";
   ctx.setOutput(
-      0, ctx.create<GeluOp>(input.getType(), input, Approximation).getOutput());
+      0, ctx.createOp<GeluOp>(input.getType(), input, Approximation).getOutput());
   return success();
 }
 
@@ -102,7 +102,7 @@ static LogicalResult convertSkipLayerNorm(NodeContext &ctx) {
   RankedTensorType type = llvm::cast<RankedTensorType>(input.getType());
   if (type.getRank() < 1)
     return ctx.emitError() << "input must have rank 1 or more";
-  auto op = ctx.create<SkipLayerNormOp>(type, type, input, ctx.getInput(1),
+  auto op = ctx.createOp<SkipLayerNormOp>(type, type, input, ctx.getInput(1),
                                         ctx.getInput(2), ctx.getInput(3),
                                         APFloat(*epsilon));
   ctx.setOutput(0, op.getOutput());
@@ -121,19 +121,19 @@ static Value createPositions(NodeContext &ctx, Value input) {
   int64_t seq = llvm::cast<RankedTensorType>(input.getType()).getDimSize(1);
   Value limit;
   if (ShapedType::isDynamic(seq)) {
-    Value dims = ctx.create<ShapeOp>(RankedTensorType::get({1}, i64), input,
+    Value dims = ctx.createOp<ShapeOp>(RankedTensorType::get({1}, i64), input,
                                      static_cast<uint64_t>(1),
                                      ctx.getBuilder().getI64IntegerAttr(2))
                      .getOutput();
     Value scalarShape = ctx.createConstant(KnownInts{{0}, {}}, i64);
-    limit = ctx.create<ReshapeOp>(RankedTensorType::get({}, i64), dims,
+    limit = ctx.createOp<ReshapeOp>(RankedTensorType::get({}, i64), dims,
                                   scalarShape, false)
                 .getOutput();
   } else {
     limit = ctx.createConstant(KnownInts::scalar(seq), i64);
   }
   return ctx
-      .create<RangeOp>(RankedTensorType::get({seq}, i64),
+      .createOp<RangeOp>(RankedTensorType::get({seq}, i64),
                        ctx.createConstant(KnownInts::scalar(0), i64), limit,
                        ctx.createConstant(KnownInts::scalar(1), i64))
       .getOutput();
@@ -163,26 +163,26 @@ static FailureOr<Value> convertMaskIndex(NodeContext &ctx, Value maskIndex) {
   if (lengths) {
     auto i64 = IntegerType::get(context, 64);
     Value counts =
-        ctx.create<CastOp>(RankedTensorType::get(type.getShape(), i64),
+        ctx.createOp<CastOp>(RankedTensorType::get(type.getShape(), i64),
                            maskIndex)
             .getOutput();
-    counts = ctx.create<UnsqueezeOp>(
+    counts = ctx.createOp<UnsqueezeOp>(
                     RankedTensorType::get({type.getDimSize(0), 1}, i64), counts,
                     ArrayRef<int64_t>{1})
                  .getOutput();
     mask =
-        ctx.create<LessOp>(RankedTensorType::get({type.getDimSize(0), seq}, i1),
+        ctx.createOp<LessOp>(RankedTensorType::get({type.getDimSize(0), seq}, i1),
                            createPositions(ctx, ctx.getInput(0)), counts)
             .getOutput();
   } else {
-    mask = ctx.create<CastOp>(RankedTensorType::get(type.getShape(), i1),
+    mask = ctx.createOp<CastOp>(RankedTensorType::get(type.getShape(), i1),
                               maskIndex)
                .getOutput();
   }
   auto maskType = llvm::cast<RankedTensorType>(mask.getType());
   auto expanded = RankedTensorType::get(
       {maskType.getDimSize(0), 1, 1, maskType.getDimSize(1)}, i1);
-  return ctx.create<UnsqueezeOp>(expanded, mask, ArrayRef<int64_t>{1, 2})
+  return ctx.createOp<UnsqueezeOp>(expanded, mask, ArrayRef<int64_t>{1, 2})
       .getOutput();
 }
 
@@ -240,13 +240,13 @@ static LogicalResult convertAttention(NodeContext &ctx) {
   int64_t batch = input.getDimSize(0), seq = input.getDimSize(1);
   auto projected = RankedTensorType::get({batch, seq, total}, elementType);
   Value qkv =
-      ctx.create<LinearOp>(projected, ctx.getInput(0), ctx.getInput(1),
+      ctx.createOp<LinearOp>(projected, ctx.getInput(0), ctx.getInput(1),
                            ctx.getInput(2), Value(), false, Activation::none)
           .getOutput();
   SmallVector<Type> partTypes;
   for (int64_t size : sizes)
     partTypes.push_back(RankedTensorType::get({batch, seq, size}, elementType));
-  auto split = ctx.create<SplitOp>(partTypes, qkv, 2, sizes);
+  auto split = ctx.createOp<SplitOp>(partTypes, qkv, 2, sizes);
   Value mask;
   if (ctx.hasInput(3)) {
     FailureOr<Value> converted = convertMaskIndex(ctx, ctx.getInput(3));
@@ -258,7 +258,7 @@ static LogicalResult convertAttention(NodeContext &ctx) {
   if (*scale != 0.0f)
     scaleAttr = ctx.getBuilder().getF32FloatAttr(*scale);
   auto outputType = RankedTensorType::get({batch, seq, sizes[2]}, elementType);
-  auto op = ctx.create<AttentionOp>(
+  auto op = ctx.createOp<AttentionOp>(
       outputType, split.getResult(0), split.getResult(1), split.getResult(2),
       mask, static_cast<uint64_t>(*numHeads), scaleAttr, *unidirectional != 0);
   ctx.setOutput(0, op.getOutput());
@@ -373,7 +373,7 @@ static LogicalResult convertMatMulNBits(NodeContext &ctx) {
   MLIRContext *context = ctx.getContext();
   auto int4 = IntegerType::get(context, 4);
   auto weightType = RankedTensorType::get({n, k}, int4);
-  Value weight = ctx.create<ConstantOp>(DenseElementsAttr::getFromRawBuffer(
+  Value weight = ctx.createOp<ConstantOp>(DenseElementsAttr::getFromRawBuffer(
                                             weightType, unpacked))
                      .getOutput();
 
@@ -387,17 +387,17 @@ static LogicalResult convertMatMulNBits(NodeContext &ctx) {
                      floatType, {n, k}, layout, *scales, zeroPoints);
   if (!quantType)
     return failure();
-  Value quantized = ctx.create<quant::StorageCastOp>(
+  Value quantized = ctx.createOp<quant::StorageCastOp>(
                            RankedTensorType::get({n, k}, quantType), weight)
                         .getResult();
   Value dequantized =
-      ctx.create<DequantizeOp>(RankedTensorType::get({n, k}, floatType),
+      ctx.createOp<DequantizeOp>(RankedTensorType::get({n, k}, floatType),
                                quantized)
           .getOutput();
 
   SmallVector<int64_t> resultShape(a.getShape().drop_back());
   resultShape.push_back(n);
-  auto op = ctx.create<LinearOp>(RankedTensorType::get(resultShape, floatType),
+  auto op = ctx.createOp<LinearOp>(RankedTensorType::get(resultShape, floatType),
                                  ctx.getInput(0), dequantized, ctx.getInput(5),
                                  Value(), true, Activation::none);
   ctx.setOutput(0, op.getOutput());

@@ -66,7 +66,7 @@ static LogicalResult convertReduce(NodeContext &ctx) {
       shape.push_back(1);
   }
   auto op =
-      ctx.create<OpTy>(RankedTensorType::get(shape, type.getElementType()),
+      ctx.createOp<OpTy>(RankedTensorType::get(shape, type.getElementType()),
                        input, *axes, *keepdims != 0);
   ctx.setOutput(0, op.getOutput());
   return success();
@@ -90,7 +90,7 @@ template <typename OpTy> static LogicalResult convertSoftmax(NodeContext &ctx) {
     return ctx.emitError() << "axis " << *axis
                            << " flattens the input (opset < 13 semantics), "
                               "which lmopt supports only for the last axis";
-  auto op = ctx.create<OpTy>(ctx.getInput(0), *normalized);
+  auto op = ctx.createOp<OpTy>(ctx.getInput(0), *normalized);
   ctx.setOutput(0, op.getOutput());
   return success();
 }
@@ -109,7 +109,7 @@ static LogicalResult convertLayerNorm(NodeContext &ctx) {
   if (!normalizeAxis(*axis, type.getRank()))
     return ctx.emitError() << "axis " << *axis << " is out of range for rank "
                            << type.getRank();
-  auto op = ctx.create<LayerNormOp>(type, ctx.getInput(0), ctx.getInput(1),
+  auto op = ctx.createOp<LayerNormOp>(type, ctx.getInput(0), ctx.getInput(1),
                                     ctx.getInput(2), *axis, APFloat(*epsilon));
   ctx.setOutput(0, op.getOutput());
   return success();
@@ -131,7 +131,7 @@ static LogicalResult convertCumSum(NodeContext &ctx) {
   if (!normalized)
     return ctx.emitError() << "axis " << (*axis)[0]
                            << " is out of range for rank " << rank;
-  ctx.setOutput(0, ctx.create<CumSumOp>(ctx.getInput(0), *normalized,
+  ctx.setOutput(0, ctx.createOp<CumSumOp>(ctx.getInput(0), *normalized,
                                         *exclusive != 0, *reverse != 0)
                        .getOutput());
   return success();

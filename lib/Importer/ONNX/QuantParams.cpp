@@ -192,8 +192,8 @@ Value mlir::lmopt::onnx_import::castToQuantized(NodeContext &ctx, Value value,
           DenseResourceElementsAttr::get(signlessType, resource.getRawHandle());
     if (!signless)
       return {};
-    value = ctx.create<ConstantOp>(signless).getOutput();
+    value = ctx.createOp<ConstantOp>(signless).getOutput();
   }
   auto quantizedType = RankedTensorType::get(tensorType.getShape(), type);
-  return ctx.create<quant::StorageCastOp>(quantizedType, value).getResult();
+  return ctx.createOp<quant::StorageCastOp>(quantizedType, value).getResult();
 }

@@ -163,7 +163,7 @@ static LogicalResult convertQuantizeLinear(NodeContext &ctx) {
                      params->layout, params->scales, params->zeroPoints);
   if (!quantType)
     return failure();
-  auto op = ctx.create<QuantizeOp>(
+  auto op = ctx.createOp<QuantizeOp>(
       RankedTensorType::get(type.getShape(), quantType), ctx.getInput(0));
   ctx.setOutput(0, op.getOutput());
   return success();
@@ -182,7 +182,7 @@ static Value createFloatConstant(NodeContext &ctx, ArrayRef<int64_t> shape,
   }
   auto attr =
       DenseElementsAttr::get(RankedTensorType::get(shape, type), converted);
-  return ctx.create<ConstantOp>(attr).getOutput();
+  return ctx.createOp<ConstantOp>(attr).getOutput();
 }
 
 /// `(float(x) - zero_point) * scale` for an unsigned integer tensor computed
@@ -201,12 +201,12 @@ static FailureOr<Value> dequantizeArithmetically(NodeContext &ctx,
   }
   SmallVector<double> zeros(params.zeroPoints.begin(), params.zeroPoints.end());
   auto floatType = RankedTensorType::get(type.getShape(), params.expressed);
-  Value value = ctx.create<CastOp>(floatType, ctx.getInput(0)).getOutput();
+  Value value = ctx.createOp<CastOp>(floatType, ctx.getInput(0)).getOutput();
   Value zero = createFloatConstant(ctx, paramShape, zeros, params.expressed);
   Value scale =
       createFloatConstant(ctx, paramShape, params.scales, params.expressed);
-  value = ctx.create<SubOp>(floatType, value, zero).getOutput();
-  return ctx.create<MulOp>(floatType, value, scale).getOutput();
+  value = ctx.createOp<SubOp>(floatType, value, zero).getOutput();
+  return ctx.createOp<MulOp>(floatType, value, scale).getOutput();
 }
 
 static LogicalResult convertDequantizeLinear(NodeContext &ctx) {
@@ -246,9 +246,9 @@ static LogicalResult convertDequantizeLinear(NodeContext &ctx) {
     // Different parameters on the two sides: reinterpret the stored integers.
     auto intType = RankedTensorType::get(
         type.getShape(), IntegerType::get(context, storage.getWidth()));
-    Value stored = ctx.create<quant::StorageCastOp>(intType, input).getResult();
+    Value stored = ctx.createOp<quant::StorageCastOp>(intType, input).getResult();
     quantized =
-        ctx.create<quant::StorageCastOp>(
+        ctx.createOp<quant::StorageCastOp>(
                RankedTensorType::get(type.getShape(), quantType), stored)
             .getResult();
   } else {
@@ -261,7 +261,7 @@ static LogicalResult convertDequantizeLinear(NodeContext &ctx) {
     ctx.setOutput(0, *value);
     return success();
   }
-  ctx.setOutput(0, ctx.create<DequantizeOp>(resultType, quantized).getOutput());
+  ctx.setOutput(0, ctx.createOp<DequantizeOp>(resultType, quantized).getOutput());
   return success();
 }
 
@@ -274,7 +274,7 @@ static LogicalResult convertDynamicQuantizeLinear(NodeContext &ctx) {
                            << " is not supported (float32 only, as in ONNX)";
   MLIRContext *context = ctx.getContext();
   auto uint8 = IntegerType::get(context, 8, IntegerType::Unsigned);
-  auto op = ctx.create<DynamicQuantizeLinearOp>(
+  auto op = ctx.createOp<DynamicQuantizeLinearOp>(
       RankedTensorType::get(type.getShape(), uint8),
       RankedTensorType::get({}, type.getElementType()),
       RankedTensorType::get({}, uint8), ctx.getInput(0));
@@ -316,7 +316,7 @@ static LogicalResult convertMatMulInteger(NodeContext &ctx) {
                            << formatShape(b.getShape());
   auto type =
       RankedTensorType::get(*shape, IntegerType::get(ctx.getContext(), 32));
-  auto op = ctx.create<MatMulIntegerOp>(type, ctx.getInput(0), ctx.getInput(1),
+  auto op = ctx.createOp<MatMulIntegerOp>(type, ctx.getInput(0), ctx.getInput(1),
                                         ctx.getInput(2), ctx.getInput(3));
   ctx.setOutput(0, op.getOutput());
   return success();

@@ -73,7 +73,7 @@ static LogicalResult convertConstant(NodeContext &ctx) {
   std::optional<KnownInts> known;
   if (dense && dense.getNumElements() <= kMaxKnownElements)
     known = KnownInts::fromAttr(dense);
-  ctx.setOutput(0, ctx.create<ConstantOp>(*attr).getOutput(), known);
+  ctx.setOutput(0, ctx.createOp<ConstantOp>(*attr).getOutput(), known);
   return success();
 }
 
@@ -102,7 +102,7 @@ static LogicalResult convertShape(NodeContext &ctx) {
   Type i64 = ctx.getBuilder().getI64Type();
   setFoldedOutput(ctx, known, i64, [&] {
     OpBuilder &b = ctx.getBuilder();
-    auto op = ctx.create<ShapeOp>(
+    auto op = ctx.createOp<ShapeOp>(
         RankedTensorType::get({known.getNumElements()}, i64), ctx.getInput(0),
         b.getI64IntegerAttr(*start),
         end ? b.getI64IntegerAttr(*end) : IntegerAttr());
@@ -120,7 +120,7 @@ static LogicalResult convertSize(NodeContext &ctx) {
   if (type.hasStaticShape())
     known = KnownInts::scalar(type.getNumElements());
   setFoldedOutput(ctx, known, i64, [&] {
-    return ctx.create<SizeOp>(RankedTensorType::get({}, i64), ctx.getInput(0))
+    return ctx.createOp<SizeOp>(RankedTensorType::get({}, i64), ctx.getInput(0))
         .getOutput();
   });
   return success();
@@ -172,12 +172,12 @@ static LogicalResult convertConstantOfShape(NodeContext &ctx) {
           KnownInts{llvm::to_vector(type.getShape()),
                     SmallVector<int64_t>(type.getNumElements(),
                                          intValue.getValue().getSExtValue())};
-    ctx.setOutput(0, ctx.create<ConstantOp>(attr).getOutput(), known);
+    ctx.setOutput(0, ctx.createOp<ConstantOp>(attr).getOutput(), known);
     return success();
   }
   ctx.setOutput(
       0,
-      ctx.create<ConstantOfShapeOp>(type, ctx.getInput(0), value).getOutput());
+      ctx.createOp<ConstantOfShapeOp>(type, ctx.getInput(0), value).getOutput());
   return success();
 }
 
@@ -217,7 +217,7 @@ static LogicalResult convertRange(NodeContext &ctx) {
   auto type = RankedTensorType::get({length}, elementType);
   setFoldedOutput(ctx, known, elementType, [&] {
     return ctx
-        .create<RangeOp>(type, ctx.getInput(0), ctx.getInput(1),
+        .createOp<RangeOp>(type, ctx.getInput(0), ctx.getInput(1),
                          ctx.getInput(2))
         .getOutput();
   });
@@ -282,7 +282,7 @@ static LogicalResult convertReshape(NodeContext &ctx) {
     known = KnownInts{llvm::to_vector(type.getShape()), data->values};
   setFoldedOutput(ctx, known, inputType.getElementType(), [&] {
     return ctx
-        .create<ReshapeOp>(type, ctx.getInput(0), ctx.getInput(1),
+        .createOp<ReshapeOp>(type, ctx.getInput(0), ctx.getInput(1),
                            *allowZero != 0)
         .getOutput();
   });
@@ -306,7 +306,7 @@ static LogicalResult convertExpand(NodeContext &ctx) {
   auto type = RankedTensorType::get(*shape, inputType.getElementType());
   ctx.setOutput(
       0,
-      ctx.create<ExpandOp>(type, ctx.getInput(0), ctx.getInput(1)).getOutput());
+      ctx.createOp<ExpandOp>(type, ctx.getInput(0), ctx.getInput(1)).getOutput());
   return success();
 }
 

@@ -117,7 +117,8 @@ public:
   /// An attribute holding an ONNX element type code (Cast's `to`).
   FailureOr<Type> getElementType(StringRef name);
 
-  template <typename OpTy, typename... Args> OpTy create(Args &&...args) {
+  /// Creates an op at the node's location.
+  template <typename OpTy, typename... Args> OpTy createOp(Args &&...args) {
     return OpTy::create(getBuilder(), loc, std::forward<Args>(args)...);
   }
 
