@@ -163,6 +163,12 @@ mlir::lmopt::reference::evaluateFunction(func::FuncOp func,
       return failure();
     values[argument] = tensor;
   }
+  // Each value is dropped after its last use, so that a model's peak memory
+  // is its live values rather than every intermediate.
+  llvm::DenseMap<Value, Operation *> lastUse;
+  for (Operation &op : block)
+    for (Value operand : op.getOperands())
+      lastUse[operand] = &op;
   for (Operation &op : block) {
     SmallVector<Tensor> operands;
     for (Value operand : op.getOperands()) {
@@ -171,6 +177,9 @@ mlir::lmopt::reference::evaluateFunction(func::FuncOp func,
         return op.emitError() << "operand is not defined before its use";
       operands.push_back(it->second);
     }
+    for (Value operand : op.getOperands())
+      if (lastUse.lookup(operand) == &op)
+        values.erase(operand);
     if (llvm::isa<func::ReturnOp>(op))
       return operands;
     if (op.getNumRegions() != 0)
