@@ -834,8 +834,21 @@ def make_fixture(fx: Fixture, out_dir: str) -> dict:
 # --------------------------------------------------------------------------
 
 
+DERIVED_SECTION = "## Quantized and ONNX Runtime-fused fixtures"
+
+
 def write_readme(out_dir: str, manifest: dict) -> None:
-    fixtures = manifest["fixtures"]
+    """Writes the README for this script's fixtures, keeping the section that
+    make_quantized_fixtures.py's fixtures are described in."""
+    own = {fx.name for fx in FIXTURES}
+    fixtures = {k: v for k, v in manifest["fixtures"].items() if k in own}
+    derived = ""
+    path = os.path.join(out_dir, "README.md")
+    if os.path.exists(path):
+        with open(path) as fh:
+            text = fh.read()
+        if DERIVED_SECTION in text:
+            derived = text[text.index(DERIVED_SECTION):]
     lines = [
         "# ONNX importer fixtures",
         "",
@@ -926,8 +939,10 @@ def write_readme(out_dir: str, manifest: dict) -> None:
                 "they are static: "
                 + ", ".join(f"`{d}`" for d in f["exporter_named_dims"])
             )
-    with open(os.path.join(out_dir, "README.md"), "w") as fh:
+    with open(path, "w") as fh:
         fh.write("\n".join(lines) + "\n")
+        if derived:
+            fh.write("\n" + derived)
 
 
 def main() -> int:
@@ -945,7 +960,9 @@ def main() -> int:
 
     manifest_path = os.path.join(args.out, "manifest.json")
     manifest = {"fixtures": {}}
-    if args.only and os.path.exists(manifest_path):
+    # Keep what is there: other scripts (make_quantized_fixtures.py) add
+    # fixtures derived from these, and --only regenerates a subset.
+    if os.path.exists(manifest_path):
         with open(manifest_path) as fh:
             manifest = json.load(fh)
 
@@ -977,7 +994,10 @@ def main() -> int:
     order = [fx.name for fx in FIXTURES]
     manifest["fixtures"] = {
         k: manifest["fixtures"][k]
-        for k in sorted(manifest["fixtures"], key=order.index)
+        for k in sorted(
+            manifest["fixtures"],
+            key=lambda k: (order.index(k) if k in order else len(order), k),
+        )
     }
     with open(manifest_path, "w") as fh:
         json.dump(manifest, fh, indent=2)
