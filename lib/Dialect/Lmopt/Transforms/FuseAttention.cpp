@@ -33,23 +33,25 @@ static constexpr llvm::StringLiteral kKind = "attention";
 
 namespace {
 
+/// A packed projection split into heads: `[B, S, H*D]`, or `[S, B, H*D]`
+/// (nn.MultiheadAttention) when `batchFirst` is false.
+struct HeadSplit {
+  Value source;
+  bool batchFirst = true;
+  int64_t numHeads = 0, headDim = 0;
+};
+
 /// What `lmopt.attention` needs, read off a matched subgraph.
 struct AttentionMatch {
   ReshapeOp merge; // the head-merge reshape the attention op replaces
-  Value query, key, value;
-  Value mask;              // additive float mask or i1 mask, may be null
-  bool invertMask = false; // i1 mask that is true where positions are hidden
+  HeadSplit query, key, value;
+  bool seqFirstMerge = false; // heads merged as [S, B, H*D]
+  Value mask;                 // additive float mask or i1 mask, may be null
+  bool invertMask = false;    // i1 mask that is true where positions are hidden
   int64_t numHeads = 0, valueHeadDim = 0;
-  Value mergedHeads; // [B, Sq, H, Dv]; Shape ops of it are rebuilt
+  Value mergedHeads; // [B|Sq, Sq|B, H, Dv]; Shape ops of it are rebuilt
   double scale = 1.0;
   bool causal = false;
-};
-
-/// A packed `[B, S, H*D]` tensor split into heads by a reshape.
-struct HeadSplit {
-  Value packed;
-  ReshapeOp reshape;
-  int64_t numHeads = 0, headDim = 0;
 };
 
 } // namespace
@@ -124,42 +126,102 @@ static LogicalResult peelScale(Value &value, double &scale,
   return success();
 }
 
-/// Static size of trailing output dim `i` of `reshape`, from its type or its
-/// constant shape element; `-1` elements are solved against `total`.
-static std::optional<int64_t> getTailDim(ReshapeOp reshape, int64_t i) {
-  int64_t fromType = shapeOf(reshape)[i];
-  if (!ShapedType::isDynamic(fromType))
-    return fromType;
-  std::optional<ShapeElement> element = getShapeElement(reshape.getShape(), i);
-  if (element && element->constant && *element->constant > 0)
-    return element->constant;
-  return std::nullopt;
+/// Whether `op` can stand between a packed projection and its heads: a
+/// transpose or reshape between rank-3 and rank-4 tensors.
+static bool isHeadLayoutOp(Operation *op) {
+  if (!llvm::isa_and_nonnull<TransposeOp, ReshapeOp>(op))
+    return false;
+  int64_t in = shapeOf(op->getOperand(0)).size();
+  int64_t out = shapeOf(op->getResult(0)).size();
+  return (in == 3 || in == 4) && (out == 3 || out == 4);
 }
 
-/// Walks from `heads` (an operand of a matmul) up to the reshape that split
-/// a packed `[B, S, H*D]` tensor into heads; the transposes in between must
-/// compose to `expectedPerm`. Scalar scales on the way fold into `scale`.
+/// Replays `chain` (ops from the heads up to just below `source`) on the
+/// layout of `source` = [A0, A1, E] and checks that the heads come out as
+/// `expectedPerm` of [B, S, H, D], with the batch either A0 (a packed
+/// [B, S, H*D] projection) or A1 (nn.MultiheadAttention's [S, B, E]).
+static FailureOr<HeadSplit>
+matchLayout(Value source, ArrayRef<Operation *> chain, StringRef role,
+            ArrayRef<int64_t> expectedPerm, std::string &reason) {
+  ArrayRef<int64_t> in = shapeOf(source);
+  auto noSplit = [&] {
+    reason = (role + " reshape to heads does not split a static hidden dim "
+                     "into static [H, D]")
+                 .str();
+    return failure();
+  };
+  if (in.size() != 3 || ShapedType::isDynamic(in[2]))
+    return noSplit();
+  DimLayout layout(source);
+  for (Operation *op : llvm::reverse(chain)) {
+    if (succeeded(layout.apply(op)))
+      continue;
+    if (op != chain.back()) {
+      reason = (role + " heads are regrouped by a reshape that does not "
+                       "provably keep the batch, sequence and head dims")
+                   .str();
+      return failure();
+    }
+    if (layout.failedOnStaticSize())
+      return noSplit();
+    reason = (role + " reshape to heads does not provably keep the batch and "
+                     "sequence dims")
+                 .str();
+    return failure();
+  }
+  if (layout.getNumAtoms() != 4)
+    return noSplit();
+  SmallVector<int64_t> perm;
+  for (ArrayRef<int64_t> group : layout.getGroups()) {
+    if (group.size() != 1) {
+      reason = (role + " heads are not a transpose of [B, S, H, D]").str();
+      return failure();
+    }
+    perm.push_back(group.front());
+  }
+  // Batch and sequence swapped: the projection is [S, B, E].
+  SmallVector<int64_t> swapped =
+      llvm::map_to_vector(perm, [](int64_t p) { return p < 2 ? 1 - p : p; });
+  bool batchFirst = ArrayRef<int64_t>(perm) == expectedPerm;
+  if (!batchFirst && ArrayRef<int64_t>(swapped) != expectedPerm) {
+    reason = (role + " heads are permuted by " + formatPerm(perm) +
+              " instead of " + formatPerm(expectedPerm))
+                 .str();
+    return failure();
+  }
+  return HeadSplit{source, batchFirst, layout.getAtomSize(2),
+                   layout.getAtomSize(3)};
+}
+
+/// Walks from `heads` (an operand of a matmul) up through transposes,
+/// reshapes and scalar scales to the packed projection the heads were split
+/// from. Each rank-3 tensor on the way is a candidate; the nearest whose
+/// layout proves out wins, and its scales fold into `scale`.
 static FailureOr<HeadSplit> matchHeadSplit(Value heads, StringRef role,
                                            ArrayRef<int64_t> expectedPerm,
                                            double &scale, std::string &reason) {
-  SmallVector<int64_t> perm = {0, 1, 2, 3};
+  struct Candidate {
+    Value source;
+    size_t chainSize;
+    double scale;
+  };
+  SmallVector<Operation *> chain;
+  SmallVector<Candidate> candidates;
   Value current = heads;
-  ReshapeOp reshape;
-  while (!reshape) {
-    if (failed(peelScale(current, scale, reason)))
-      return failure();
-    Operation *op = current.getDefiningOp();
-    if (auto transpose = llvm::dyn_cast_or_null<TransposeOp>(op)) {
-      ArrayRef<int64_t> p = transpose.getPerm();
-      if (p.size() != 4)
-        break;
-      for (int64_t &index : perm)
-        index = p[index];
-      current = transpose.getInput();
-      continue;
+  double walkScale = scale;
+  for (int step = 0; step < 32; ++step) {
+    // Past a candidate, what lies further up may be no part of attention.
+    if (failed(peelScale(current, walkScale, reason))) {
+      if (candidates.empty())
+        return failure();
+      break;
     }
+    if (!chain.empty() && llvm::isa<ReshapeOp>(chain.back()) &&
+        shapeOf(current).size() == 3)
+      candidates.push_back({current, chain.size(), walkScale});
+    Operation *op = current.getDefiningOp();
     if (auto concat = llvm::dyn_cast_or_null<ConcatOp>(op)) {
-      if (shapeOf(concat).size() == 4 &&
+      if (candidates.empty() && shapeOf(concat).size() == 4 &&
           normalizeAxis(concat.getAxis(), 4) == 2) {
         reason =
             (role + " is concatenated with a cache in head-split layout [B, H, "
@@ -168,64 +230,28 @@ static FailureOr<HeadSplit> matchHeadSplit(Value heads, StringRef role,
         return failure();
       }
     }
-    reshape = llvm::dyn_cast_or_null<ReshapeOp>(op);
-    if (!reshape) {
-      reason = (role + " heads come from " + opName(current) +
-                ", not a reshape of a packed [B, S, H*D] tensor")
-                   .str();
-      return failure();
-    }
+    if (!isHeadLayoutOp(op))
+      break;
+    chain.push_back(op);
+    current = op->getOperand(0);
   }
-  if (!reshape) {
+  if (candidates.empty()) {
     reason = (role + " heads come from " + opName(current) +
               ", not a reshape of a packed [B, S, H*D] tensor")
                  .str();
     return failure();
   }
-  if (ArrayRef<int64_t>(perm) != expectedPerm) {
-    reason = (role + " heads are permuted by " + formatPerm(perm) +
-              " instead of " + formatPerm(expectedPerm))
-                 .str();
-    return failure();
+  for (const Candidate &candidate : candidates) {
+    FailureOr<HeadSplit> split = matchLayout(
+        candidate.source,
+        ArrayRef<Operation *>(chain).take_front(candidate.chainSize), role,
+        expectedPerm, reason);
+    if (succeeded(split)) {
+      scale = candidate.scale;
+      return split;
+    }
   }
-  ArrayRef<int64_t> in = shapeOf(reshape.getInput());
-  if (in.size() != 3 || shapeOf(reshape).size() != 4) {
-    reason = (role + " reshape to heads has input rank " + Twine(in.size()) +
-              ", expected a packed [B, S, H*D] tensor")
-                 .str();
-    return failure();
-  }
-  if (!reshapeKeepsDim(reshape, 0, {}) || !reshapeKeepsDim(reshape, 1, {})) {
-    reason = (role + " reshape to heads does not provably keep the batch and "
-                     "sequence dims")
-                 .str();
-    return failure();
-  }
-  std::optional<int64_t> numHeads = getTailDim(reshape, 2);
-  std::optional<int64_t> headDim = getTailDim(reshape, 3);
-  // With batch and sequence kept, a -1 in [H, D] is the hidden size divided
-  // by the other one.
-  auto solve = [&](std::optional<int64_t> &unknown, int64_t index,
-                   std::optional<int64_t> known) {
-    std::optional<ShapeElement> element =
-        getShapeElement(reshape.getShape(), index);
-    if (!unknown && known && *known > 0 && element && element->constant == -1 &&
-        !ShapedType::isDynamic(in[2]) && in[2] % *known == 0)
-      unknown = in[2] / *known;
-  };
-  solve(numHeads, 2, headDim);
-  solve(headDim, 3, numHeads);
-  if (!numHeads || !headDim || ShapedType::isDynamic(in[2]) ||
-      *numHeads * *headDim != in[2]) {
-    reason = (role + " reshape to heads does not split a static hidden dim "
-                     "into static [H, D]")
-                 .str();
-    return failure();
-  }
-  HeadSplit split{reshape.getInput(), reshape, *numHeads, *headDim};
-  if (failed(peelScale(split.packed, scale, reason)))
-    return failure();
-  return split;
+  return failure();
 }
 
 /// Whether `cond` is a constant-bound slice of a constant lower-triangular
@@ -522,19 +548,27 @@ static FailureOr<AttentionMatch> matchAttention(SoftmaxOp softmax,
     return failure();
   }
 
-  // Head merge: transpose [0, 2, 1, 3] and reshape to [B, S, H*D].
+  // Head merge: transpose [0, 2, 1, 3] and reshape to [B, S, H*D], or
+  // nn.MultiheadAttention's transpose [2, 0, 1, 3] and reshape to
+  // [S, B, H*D] or [S*B, H*D].
   auto transpose =
       context.getOutput().hasOneUse()
           ? llvm::dyn_cast<TransposeOp>(*context.getOutput().getUsers().begin())
           : TransposeOp();
-  if (!transpose || transpose.getPerm() != ArrayRef<int64_t>{0, 2, 1, 3}) {
-    reason = "context is not merged back by a single transpose [0, 2, 1, 3]";
+  if (!transpose || (transpose.getPerm() != ArrayRef<int64_t>{0, 2, 1, 3} &&
+                     transpose.getPerm() != ArrayRef<int64_t>{2, 0, 1, 3})) {
+    reason = "context is not merged back by a single transpose [0, 2, 1, 3] "
+             "or [2, 0, 1, 3]";
     return failure();
   }
+  match.seqFirstMerge = transpose.getPerm()[0] == 2;
+  // The projection whose leading dims are the merged heads' leading dims,
+  // when there is one before the rewrite.
+  Value leading = match.seqFirstMerge != q->batchFirst ? q->source : Value();
   // Besides the merge, only Shape ops may read the merged heads (exports
   // compute the merge shape from them); the rewrite rebuilds those.
   for (Operation *user : transpose.getOutput().getUsers()) {
-    if (llvm::isa<ShapeOp>(user))
+    if (llvm::isa<ShapeOp>(user) && (leading || !match.seqFirstMerge))
       continue;
     if (match.merge || !llvm::isa<ReshapeOp>(user)) {
       reason = "merged context heads have users besides the head-merge "
@@ -556,30 +590,35 @@ static FailureOr<AttentionMatch> matchAttention(SoftmaxOp softmax,
                 (last && last->constant &&
                  (*last->constant == merged ||
                   (*last->constant == -1 && mergedRank == 3)));
-  // A rank-2 merge flattens [B, S] too; with the last dim fixed it holds the
-  // same elements in the same order as the rank-3 attention output.
+  // A rank-2 merge flattens the leading dims too; with the last dim fixed
+  // it holds the same elements in the same order as the rank-3 output.
+  SmallVector<Value> equivalents;
+  if (leading)
+    equivalents.push_back(leading);
   bool leadingOk =
-      mergedRank == 2 || (reshapeKeepsDim(match.merge, 0, {q->packed}) &&
-                          reshapeKeepsDim(match.merge, 1, {q->packed}));
+      mergedRank == 2 || (reshapeKeepsDim(match.merge, 0, equivalents) &&
+                          reshapeKeepsDim(match.merge, 1, equivalents));
   if (!leadingOk || !lastOk) {
-    reason = "context reshape does not provably merge heads into [B, S, " +
+    reason = "context reshape does not provably merge heads into [" +
+             std::string(match.seqFirstMerge ? "S, B, " : "B, S, ") +
              std::to_string(merged) + "]";
     return failure();
   }
 
-  match.query = q->packed;
-  match.key = k->packed;
-  match.value = v->packed;
+  match.query = *q;
+  match.key = *k;
+  match.value = *v;
   match.numHeads = q->numHeads;
   match.valueHeadDim = v->headDim;
   match.mergedHeads = transpose.getOutput();
   return match;
 }
 
-/// Rebuilds `shape(mergedHeads)` as `[B, Sq]` of the packed query and the
+/// Rebuilds `shape(mergedHeads)` as the leading dims of `leading` and the
 /// constant `[H, Dv]`, so that the heads' producers can die.
 static void replaceMergedHeadsShape(PatternRewriter &rewriter, ShapeOp op,
-                                    const AttentionMatch &match) {
+                                    const AttentionMatch &match,
+                                    Value leading) {
   auto clamp = [](int64_t dim) {
     return std::clamp<int64_t>(dim < 0 ? dim + 4 : dim, 0, 4);
   };
@@ -593,7 +632,7 @@ static void replaceMergedHeadsShape(PatternRewriter &rewriter, ShapeOp op,
     int64_t count = std::min<int64_t>(end, 2) - begin;
     pieces.push_back(
         ShapeOp::create(rewriter, loc, RankedTensorType::get({count}, i64),
-                        match.query, rewriter.getI64IntegerAttr(begin),
+                        leading, rewriter.getI64IntegerAttr(begin),
                         rewriter.getI64IntegerAttr(begin + count)));
   }
   SmallVector<int64_t> tail;
@@ -618,6 +657,17 @@ static void replaceMergedHeadsShape(PatternRewriter &rewriter, ShapeOp op,
                                         rewriter.getI64IntegerAttr(0));
 }
 
+/// `transpose(value, [1, 0, 2])`: [S, B, E] to [B, S, E] and back.
+static Value swapLeadingDims(PatternRewriter &rewriter, Location loc,
+                             Value value) {
+  auto type = llvm::cast<RankedTensorType>(value.getType());
+  ArrayRef<int64_t> shape = type.getShape();
+  auto swapped = RankedTensorType::get({shape[1], shape[0], shape[2]},
+                                       type.getElementType());
+  return TransposeOp::create(rewriter, loc, swapped, value,
+                             rewriter.getDenseI64ArrayAttr({1, 0, 2}));
+}
+
 namespace {
 
 struct FuseScaledDotProductAttention : OpRewritePattern<SoftmaxOp> {
@@ -631,9 +681,21 @@ struct FuseScaledDotProductAttention : OpRewritePattern<SoftmaxOp> {
       return rewriter.notifyMatchFailure(
           op, reason.empty() ? "softmax is not over attention scores" : reason);
 
+    // nn.MultiheadAttention's [S, B, E] projections become [B, S, E].
+    auto pack = [&](const HeadSplit &split) -> Value {
+      if (split.batchFirst)
+        return split.source;
+      rewriter.setInsertionPointAfterValue(split.source);
+      return swapLeadingDims(rewriter, split.source.getLoc(), split.source);
+    };
+    Value query = pack(match->query);
+    Value key = pack(match->key);
+    Value value = pack(match->value);
+
+    Value leading = match->seqFirstMerge ? match->query.source : query;
     for (Operation *user : llvm::to_vector(match->mergedHeads.getUsers()))
       if (auto shape = llvm::dyn_cast<ShapeOp>(user))
-        replaceMergedHeadsShape(rewriter, shape, *match);
+        replaceMergedHeadsShape(rewriter, shape, *match, leading);
 
     rewriter.setInsertionPoint(match->merge);
     Location loc = match->merge.getLoc();
@@ -641,21 +703,25 @@ struct FuseScaledDotProductAttention : OpRewritePattern<SoftmaxOp> {
     if (mask && match->invertMask)
       mask = NotOp::create(rewriter, loc, mask);
     auto mergedType = llvm::cast<RankedTensorType>(match->merge.getType());
-    ArrayRef<int64_t> queryShape = shapeOf(match->query);
+    ArrayRef<int64_t> queryShape = shapeOf(query);
     auto resultType = RankedTensorType::get(
         {queryShape[0], queryShape[1], match->numHeads * match->valueHeadDim},
         mergedType.getElementType());
-    auto attention = AttentionOp::create(
-        rewriter, loc, resultType, match->query, match->key, match->value, mask,
-        rewriter.getI64IntegerAttr(match->numHeads),
-        rewriter.getF32FloatAttr(static_cast<float>(match->scale)),
-        match->causal ? rewriter.getBoolAttr(true) : BoolAttr());
-    if (mergedType.getRank() == 3 && mergedType == resultType)
-      rewriter.replaceOp(match->merge, attention.getOutput());
+    Value output =
+        AttentionOp::create(
+            rewriter, loc, resultType, query, key, value, mask,
+            rewriter.getI64IntegerAttr(match->numHeads),
+            rewriter.getF32FloatAttr(static_cast<float>(match->scale)),
+            match->causal ? rewriter.getBoolAttr(true) : BoolAttr())
+            .getOutput();
+    if (match->seqFirstMerge)
+      output = swapLeadingDims(rewriter, loc, output);
+    if (mergedType.getRank() == 3 && mergedType == output.getType())
+      rewriter.replaceOp(match->merge, output);
     else
-      rewriter.replaceOpWithNewOp<ReshapeOp>(
-          match->merge, mergedType, attention.getOutput(),
-          match->merge.getShape(), match->merge.getAllowzeroAttr());
+      rewriter.replaceOpWithNewOp<ReshapeOp>(match->merge, mergedType, output,
+                                             match->merge.getShape(),
+                                             match->merge.getAllowzeroAttr());
     getFusionReport(op->getContext()).recordFused(kKind, op.getLoc());
     return success();
   }

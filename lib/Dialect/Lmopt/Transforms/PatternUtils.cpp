@@ -62,6 +62,35 @@ static std::optional<double> getScalarIndex(Value value) {
   return lmopt::getSplatValue(value);
 }
 
+/// The first element a unit-step Slice of a static 1-D tensor keeps, with
+/// ONNX's clamping of negative and out-of-range starts.
+static std::optional<int64_t> getSliceStart(SliceOp slice) {
+  ArrayRef<int64_t> inputShape = shapeOf(slice.getInput());
+  if (inputShape.size() != 1 || ShapedType::isDynamic(inputShape[0]))
+    return std::nullopt;
+  auto isZero = [](Value v) {
+    std::optional<double> x = v ? getScalarIndex(v) : std::optional<double>();
+    return x && *x == 0;
+  };
+  auto isOne = [](Value v) {
+    std::optional<double> x = v ? getScalarIndex(v) : std::optional<double>();
+    return x && *x == 1;
+  };
+  if ((slice.getAxes() && !isZero(slice.getAxes())) ||
+      (slice.getSteps() && !isOne(slice.getSteps())))
+    return std::nullopt;
+  auto starts = slice.getStarts().getDefiningOp<ConstantOp>();
+  auto dense = starts ? llvm::dyn_cast<DenseIntElementsAttr>(starts.getValue())
+                      : DenseIntElementsAttr();
+  if (!dense || dense.getNumElements() != 1)
+    return std::nullopt;
+  int64_t size = inputShape[0];
+  int64_t start = (*dense.getValues<APInt>().begin()).getSExtValue();
+  if (start < 0)
+    start = start < -size ? 0 : start + size;
+  return std::min(start, size);
+}
+
 /// Element `index` of a 1-D i64 shape tensor, followed through Concat,
 /// Unsqueeze, Cast and Gather of a Shape.
 std::optional<lmopt::ShapeElement> lmopt::getShapeElement(Value shape,
@@ -105,6 +134,14 @@ std::optional<lmopt::ShapeElement> lmopt::getShapeElement(Value shape,
     }
     if (auto cast = llvm::dyn_cast<CastOp>(op)) {
       shape = cast.getInput();
+      continue;
+    }
+    if (auto slice = llvm::dyn_cast<SliceOp>(op)) {
+      std::optional<int64_t> start = getSliceStart(slice);
+      if (!start)
+        return std::nullopt;
+      index += *start;
+      shape = slice.getInput();
       continue;
     }
     if (auto shapeOp = llvm::dyn_cast<ShapeOp>(op))
@@ -164,8 +201,41 @@ static SmallVector<DimRef> traceDim(Value value, int64_t dim) {
         })
         .Case([&](GatherOp g) {
           int64_t indicesRank = shapeOf(g.getIndices()).size();
-          if (g.getAxis() == 0 && d < indicesRank)
+          std::optional<int64_t> axis =
+              normalizeAxis(g.getAxis(), shapeOf(g.getData()).size());
+          if (!axis)
+            return;
+          if (*axis == 0 && d < indicesRank)
             push(g.getIndices(), d);
+          if (d < *axis)
+            push(g.getData(), d);
+          else if (d >= *axis + indicesRank)
+            push(g.getData(), d - indicesRank + 1);
+        })
+        .Case([&](SqueezeOp s) {
+          ArrayRef<int64_t> in = shapeOf(s.getInput());
+          SmallVector<bool> removed(in.size(), false);
+          for (int64_t axis : s.getAxes())
+            if (std::optional<int64_t> a = normalizeAxis(axis, in.size()))
+              removed[*a] = true;
+          for (auto [i, size] : llvm::enumerate(in))
+            removed[i] = removed[i] || (s.getAxes().empty() && size == 1);
+          for (int64_t i = 0, kept = 0; i < (int64_t)in.size(); ++i) {
+            if (removed[i])
+              continue;
+            if (kept++ == d)
+              push(s.getInput(), i);
+          }
+        })
+        .Case([&](UnsqueezeOp u) {
+          SmallVector<bool> inserted(rank, false);
+          for (int64_t axis : u.getAxes())
+            if (std::optional<int64_t> a = normalizeAxis(axis, rank))
+              inserted[*a] = true;
+          if (inserted[d])
+            return;
+          push(u.getInput(),
+               llvm::count(ArrayRef<bool>(inserted).take_front(d), false));
         })
         .Case([&](SplitOp s) {
           if (normalizeAxis(s.getAxis(), rank) != d)
@@ -221,4 +291,172 @@ bool lmopt::reshapeKeepsDim(ReshapeOp reshape, int64_t i,
   return llvm::any_of(equivalents, [&](Value v) {
     return dimsEqual(element->source, element->dim, v, i);
   });
+}
+
+//===----------------------------------------------------------------------===//
+// DimLayout
+//===----------------------------------------------------------------------===//
+
+/// What a reshape's output dim is known to hold: a static size, the product
+/// of some atoms, or nothing provable (solved from the element count).
+struct DimLayout::DimSize {
+  enum Kind { Static, Atoms, Unknown } kind = Unknown;
+  int64_t value = 0;
+  SmallVector<int64_t> atoms;
+};
+
+DimLayout::DimLayout(Value source) : current(source) {
+  ArrayRef<int64_t> shape = shapeOf(source);
+  for (auto [i, size] : llvm::enumerate(shape)) {
+    atoms.push_back({size, {{source, static_cast<int64_t>(i)}}});
+    groups.push_back({static_cast<int64_t>(i)});
+  }
+  if (!shape.empty() && !ShapedType::isDynamic(shape.back()))
+    splittable = shape.size() - 1;
+}
+
+void DimLayout::recordSingletons(Value result) {
+  for (auto [i, group] : llvm::enumerate(groups))
+    if (group.size() == 1)
+      atoms[group.front()].reps.push_back({result, static_cast<int64_t>(i)});
+}
+
+DimLayout::DimSize DimLayout::sizeOfReshapeDim(Operation *op,
+                                               int64_t dim) const {
+  auto reshape = llvm::cast<ReshapeOp>(op);
+  Value input = reshape.getInput();
+  int64_t fromType = shapeOf(reshape)[dim];
+  DimSize known;
+  if (!ShapedType::isDynamic(fromType))
+    known = {DimSize::Static, fromType, {}};
+  std::optional<ShapeElement> element =
+      getShapeElement(reshape.getShape(), dim);
+  if (!element)
+    return known;
+  if (element->constant) {
+    if (*element->constant > 0)
+      return {DimSize::Static, *element->constant, {}};
+    if (*element->constant == 0 && !reshape.getAllowzero() &&
+        dim < static_cast<int64_t>(groups.size()))
+      return {DimSize::Atoms, 0, groups[dim]};
+    return known;
+  }
+  if (element->dim < 0 ||
+      element->dim >= static_cast<int64_t>(shapeOf(element->source).size()))
+    return known;
+  for (auto [j, group] : llvm::enumerate(groups))
+    if (dimsEqual(element->source, element->dim, input, j))
+      return {DimSize::Atoms, 0, group};
+  for (auto [a, atom] : llvm::enumerate(atoms))
+    for (auto [value, d] : atom.reps)
+      if (dimsEqual(element->source, element->dim, value, d))
+        return {DimSize::Atoms, 0, {static_cast<int64_t>(a)}};
+  int64_t fromSource = shapeOf(element->source)[element->dim];
+  if (!ShapedType::isDynamic(fromSource))
+    return {DimSize::Static, fromSource, {}};
+  return known;
+}
+
+void DimLayout::splitLastAtom(SmallVector<int64_t> &queue, size_t at,
+                              int64_t first) {
+  int64_t second = atoms[splittable].size / first;
+  atoms[splittable] = {first, {}};
+  atoms.push_back({second, {}});
+  queue.insert(queue.begin() + at + 1, atoms.size() - 1);
+  splittable = -1;
+}
+
+/// Takes the atoms of one output dim of `size` from the front (or back) of
+/// `queue[begin, end)`.
+bool DimLayout::take(const DimSize &size, SmallVector<int64_t> &queue,
+                     size_t &begin, size_t &end, bool fromBack,
+                     SmallVector<int64_t> &group) {
+  if (size.kind == DimSize::Atoms) {
+    if (end - begin < size.atoms.size())
+      return false;
+    size_t at = fromBack ? end - size.atoms.size() : begin;
+    group.assign(queue.begin() + at, queue.begin() + at + size.atoms.size());
+    if (!std::is_permutation(group.begin(), group.end(), size.atoms.begin()))
+      return false;
+    (fromBack ? end : begin) = fromBack ? at : at + size.atoms.size();
+    return true;
+  }
+  int64_t product = 1;
+  while (product < size.value) {
+    if (begin == end)
+      return false;
+    size_t at = fromBack ? end - 1 : begin;
+    int64_t atomSize = atoms[queue[at]].size;
+    if (ShapedType::isDynamic(atomSize))
+      return false;
+    int64_t wanted = size.value / product;
+    if (size.value % product == 0 && wanted < atomSize &&
+        queue[at] == splittable && atomSize % wanted == 0) {
+      splitLastAtom(queue, at, fromBack ? atomSize / wanted : wanted);
+      ++end;
+      if (fromBack)
+        ++at;
+    } else if (size.value % (product * atomSize) != 0) {
+      return false;
+    }
+    product *= atoms[queue[at]].size;
+    if (fromBack) {
+      group.insert(group.begin(), queue[at]);
+      --end;
+    } else {
+      group.push_back(queue[at]);
+      ++begin;
+    }
+  }
+  return product == size.value;
+}
+
+LogicalResult DimLayout::apply(Operation *op) {
+  staticMismatch = false;
+  // Scalar scales between the steps keep the type and the layout.
+  if (op->getNumOperands() == 0 ||
+      op->getOperand(0).getType() != current.getType())
+    return failure();
+  Value result = op->getResult(0);
+  if (auto transpose = llvm::dyn_cast<TransposeOp>(op)) {
+    SmallVector<SmallVector<int64_t>> permuted;
+    for (int64_t p : transpose.getPerm())
+      permuted.push_back(groups[p]);
+    groups = std::move(permuted);
+  } else if (llvm::isa<ReshapeOp>(op)) {
+    SmallVector<int64_t> queue;
+    for (ArrayRef<int64_t> group : groups)
+      llvm::append_range(queue, group);
+    int64_t rank = shapeOf(result).size();
+    SmallVector<DimSize> sizes;
+    for (int64_t i = 0; i < rank; ++i)
+      sizes.push_back(sizeOfReshapeDim(op, i));
+    SmallVector<SmallVector<int64_t>> out(rank);
+    size_t begin = 0, end = queue.size();
+    int64_t front = 0, back = rank - 1;
+    for (; front < rank && sizes[front].kind != DimSize::Unknown; ++front)
+      if (!take(sizes[front], queue, begin, end, false, out[front])) {
+        staticMismatch = sizes[front].kind == DimSize::Static;
+        return failure();
+      }
+    for (; back > front; --back) {
+      if (sizes[back].kind == DimSize::Unknown)
+        return failure(); // two dims that only the element count could give
+      if (!take(sizes[back], queue, begin, end, true, out[back])) {
+        staticMismatch = sizes[back].kind == DimSize::Static;
+        return failure();
+      }
+    }
+    // The one unproven dim holds whatever the others leave.
+    if (front < rank)
+      out[front].assign(queue.begin() + begin, queue.begin() + end);
+    else if (begin != end)
+      return failure();
+    groups = std::move(out);
+  } else {
+    return failure();
+  }
+  current = result;
+  recordSingletons(result);
+  return success();
 }

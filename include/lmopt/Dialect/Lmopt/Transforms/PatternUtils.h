@@ -9,6 +9,8 @@
 #define LMOPT_DIALECT_LMOPT_TRANSFORMS_PATTERNUTILS_H
 
 #include "mlir/IR/Value.h"
+#include "mlir/Support/LogicalResult.h"
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/ADT/Twine.h"
 
@@ -99,6 +101,49 @@ bool dimsEqual(Value lhs, int64_t lhsDim, Value rhs, int64_t rhsDim);
 /// input or of one of `equivalents`.
 bool reshapeKeepsDim(ReshapeOp reshape, int64_t dim,
                      ArrayRef<Value> equivalents);
+
+/// How each dim of a tensor, derived from a rank-`r` `source` by transposes
+/// and reshapes (and ops that keep type and layout), is made of the source's
+/// dims ("atoms"): dim `i` is the row-major product of `getGroups()[i]`. The
+/// source's static last dim may be split once into two atoms (ids `r - 1`
+/// and `r`); nothing else is split. Each step is applied only when every
+/// group is proven (static sizes, dimsEqual, or the element count), so a
+/// layout that reaches the end describes exactly where each element went.
+class DimLayout {
+public:
+  explicit DimLayout(Value source);
+
+  /// Applies a transpose or reshape `op`, whose input must be the tensor
+  /// this layout describes or one of its type computed from it elementwise.
+  /// Fails, leaving the layout unusable, when the result's layout cannot be
+  /// proven; `failedOnStaticSize()` then says whether a static size did not
+  /// fit the atoms (rather than a dim that could not be traced).
+  LogicalResult apply(Operation *op);
+
+  ArrayRef<SmallVector<int64_t>> getGroups() const { return groups; }
+  int64_t getNumAtoms() const { return atoms.size(); }
+  int64_t getAtomSize(int64_t atom) const { return atoms[atom].size; }
+  bool failedOnStaticSize() const { return staticMismatch; }
+
+private:
+  struct Atom {
+    int64_t size;
+    SmallVector<std::pair<Value, int64_t>> reps; // dims known to be this atom
+  };
+  struct DimSize;
+
+  DimSize sizeOfReshapeDim(Operation *reshape, int64_t dim) const;
+  bool take(const DimSize &size, SmallVector<int64_t> &queue, size_t &begin,
+            size_t &end, bool fromBack, SmallVector<int64_t> &group);
+  void splitLastAtom(SmallVector<int64_t> &queue, size_t at, int64_t first);
+  void recordSingletons(Value result);
+
+  Value current;
+  SmallVector<Atom> atoms;
+  SmallVector<SmallVector<int64_t>> groups;
+  int64_t splittable = -1; // the source's last-dim atom while unsplit
+  bool staticMismatch = false;
+};
 
 } // namespace mlir::lmopt
 
