@@ -9,9 +9,6 @@
 using namespace mlir;
 using namespace mlir::lmopt;
 
-static ArrayRef<int64_t> shapeOf(Value value) {
-  return llvm::cast<RankedTensorType>(value.getType()).getShape();
-}
 
 static bool dimsDiffer(int64_t a, int64_t b) {
   return !ShapedType::isDynamic(a) && !ShapedType::isDynamic(b) && a != b;

@@ -18,9 +18,6 @@
 using namespace mlir;
 using namespace mlir::lmopt;
 
-static ArrayRef<int64_t> shapeOf(Value value) {
-  return llvm::cast<RankedTensorType>(value.getType()).getShape();
-}
 
 static Type elementTypeOf(Value value) {
   return llvm::cast<RankedTensorType>(value.getType()).getElementType();

@@ -7,6 +7,10 @@
 
 using namespace mlir;
 
+ArrayRef<int64_t> lmopt::shapeOf(Value value) {
+  return llvm::cast<RankedTensorType>(value.getType()).getShape();
+}
+
 std::optional<SmallVector<int64_t>>
 lmopt::broadcastShapes(ArrayRef<int64_t> lhs, ArrayRef<int64_t> rhs) {
   size_t rank = std::max(lhs.size(), rhs.size());

@@ -56,10 +56,6 @@ struct AttentionMatch {
 
 } // namespace
 
-static ArrayRef<int64_t> shapeOf(Value value) {
-  return llvm::cast<ShapedType>(value.getType()).getShape();
-}
-
 static std::string formatPerm(ArrayRef<int64_t> perm) {
   std::string text = "[";
   llvm::raw_string_ostream os(text);

@@ -61,9 +61,6 @@ struct NormTail {
 
 using NormResult = FusionMatch<NormMatch>;
 
-static ArrayRef<int64_t> shapeOf(Value value) {
-  return llvm::cast<RankedTensorType>(value.getType()).getShape();
-}
 
 static Type elementTypeOf(Value value) {
   return llvm::cast<RankedTensorType>(value.getType()).getElementType();

@@ -15,6 +15,7 @@
 #include "lmopt/Dialect/Lmopt/Transforms/Passes.h"
 
 #include "lmopt/Dialect/Lmopt/IR/LmoptOps.h"
+#include "lmopt/Dialect/Lmopt/IR/ShapeUtils.h"
 
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -32,9 +33,6 @@ static constexpr llvm::StringLiteral kBias = "linear_bias";
 static constexpr llvm::StringLiteral kActivation = "linear_activation";
 static constexpr llvm::StringLiteral kResidual = "linear_residual";
 
-static ArrayRef<int64_t> shapeOf(Value value) {
-  return llvm::cast<RankedTensorType>(value.getType()).getShape();
-}
 
 /// A linear whose result has this one user and no epilogue beyond `upTo`
 /// (bias < activation < residual), so the user can be folded into it.

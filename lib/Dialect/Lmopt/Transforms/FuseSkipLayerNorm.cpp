@@ -36,9 +36,6 @@ struct SkipMatch {
 };
 } // namespace
 
-static ArrayRef<int64_t> shapeOf(Value value) {
-  return llvm::cast<RankedTensorType>(value.getType()).getShape();
-}
 
 /// The size of dim `dim` of `value` when the ops producing it show one that
 /// its type lost (a Slice of a [1, N] buffer typed `?x?`): follows ops with

@@ -43,10 +43,6 @@ bool lmopt::isConstant(Value value) {
 
 using DimRef = std::pair<Value, int64_t>;
 
-static ArrayRef<int64_t> shapeOf(Value value) {
-  return llvm::cast<ShapedType>(value.getType()).getShape();
-}
-
 /// The first dim a Shape op reads, with ONNX's negative start resolved.
 static int64_t shapeStart(ShapeOp op) {
   auto start = static_cast<int64_t>(op.getStart());

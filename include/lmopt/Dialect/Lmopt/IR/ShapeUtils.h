@@ -10,11 +10,16 @@
 #define LMOPT_DIALECT_LMOPT_IR_SHAPEUTILS_H
 
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Value.h"
 #include "mlir/Support/LLVM.h"
 
 #include <optional>
 
 namespace mlir::lmopt {
+
+/// The shape of `value`, which must have a ranked tensor type (every lmopt
+/// operand and result has one).
+ArrayRef<int64_t> shapeOf(Value value);
 
 /// Multidirectional (numpy) broadcast of two shapes; nullopt when two static
 /// dims differ and neither is 1.
