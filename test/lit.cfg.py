@@ -40,3 +40,17 @@ llvm_config.add_tool_substitutions(
     [ToolSubst("lmopt-interpret", unresolved="fatal")], tool_dirs)
 config.substitutions.append(
     ("%fixtures", os.path.join(config.lmopt_src_root, "test", "models", "onnx")))
+# Upstream MLIR tools that lower and run what convert-lmopt-to-linalg
+# produces, and the runner's printing libraries.
+llvm_config.add_tool_substitutions(
+    [ToolSubst("mlir-opt", unresolved="fatal"),
+     ToolSubst("mlir-runner", unresolved="ignore")], [config.llvm_tools_dir])
+_llvm_lib_dir = os.path.join(os.path.dirname(config.llvm_tools_dir), "lib")
+config.substitutions.append(
+    ("%mlir_runner_utils",
+     ",".join(os.path.join(_llvm_lib_dir, name)
+              for name in ["libmlir_c_runner_utils.so",
+                           "libmlir_runner_utils.so"])))
+if os.path.exists(os.path.join(config.llvm_tools_dir, "mlir-runner")) and \
+        os.path.exists(os.path.join(_llvm_lib_dir, "libmlir_runner_utils.so")):
+    config.available_features.add("mlir-runner")

@@ -5,13 +5,19 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "lmopt/Conversion/Passes.h"
 #include "lmopt/Dialect/Lmopt/IR/LmoptDialect.h"
 #include "lmopt/Dialect/Lmopt/Transforms/Passes.h"
 #include "lmopt/Importer/ONNX/Importer.h"
 
 #include "mlir/Bytecode/BytecodeWriter.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Quant/IR/Quant.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -74,11 +80,16 @@ int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   mlir::registerTransformsPasses();
   mlir::lmopt::registerAllLmoptPasses();
+  mlir::lmopt::registerLmoptConversionPasses();
 
   mlir::DialectRegistry registry;
   registry.insert<mlir::lmopt::LmoptDialect, mlir::arith::ArithDialect,
                   mlir::func::FuncDialect, mlir::quant::QuantDialect,
                   mlir::tensor::TensorDialect>();
+  // What convert-lmopt-to-linalg produces, and the buffers its tests print.
+  registry.insert<mlir::bufferization::BufferizationDialect,
+                  mlir::cf::ControlFlowDialect, mlir::linalg::LinalgDialect,
+                  mlir::math::MathDialect, mlir::memref::MemRefDialect>();
   mlir::lmopt::registerONNXImportDialects(registry);
 
   std::string helpHeader =

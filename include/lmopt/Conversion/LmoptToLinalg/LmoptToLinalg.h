@@ -1,0 +1,25 @@
+//===- LmoptToLinalg.h - lmopt to linalg patterns ---------------*- C++ -*-===//
+
+#ifndef LMOPT_CONVERSION_LMOPTTOLINALG_LMOPTTOLINALG_H
+#define LMOPT_CONVERSION_LMOPTTOLINALG_LMOPTTOLINALG_H
+
+namespace mlir {
+class RewritePatternSet;
+} // namespace mlir
+
+namespace mlir::lmopt {
+
+/// Unary elementwise ops, cast, gelu, broadcasting binary ops and where, each
+/// to one `linalg.generic`.
+void populateLmoptElementwiseToLinalgPatterns(RewritePatternSet &patterns);
+
+/// Reductions, softmax/log_softmax and the normalizations (layer, skip layer
+/// and RMS norm) to `linalg.generic` reductions and elementwise generics.
+void populateLmoptReductionToLinalgPatterns(RewritePatternSet &patterns);
+
+/// Both of the above.
+void populateLmoptToLinalgPatterns(RewritePatternSet &patterns);
+
+} // namespace mlir::lmopt
+
+#endif // LMOPT_CONVERSION_LMOPTTOLINALG_LMOPTTOLINALG_H
