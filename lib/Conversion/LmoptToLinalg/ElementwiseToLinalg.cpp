@@ -312,7 +312,13 @@ static void addUnaryPatterns(RewritePatternSet &patterns) {
                     }};
   });
   addUnary<AbsOp>(patterns, [](AbsOp) {
-    return UnaryFns{buildMath<math::AbsFOp>, buildMath<math::AbsIOp>};
+    // `max(x, 0 - x)`: `math.absi` has no lowering in convert-to-llvm.
+    return UnaryFns{buildMath<math::AbsFOp>,
+                    [](OpBuilder &b, Location loc, Value x) -> Value {
+                      Value negated = arith::SubIOp::create(
+                          b, loc, intConstant(b, loc, x.getType(), 0), x);
+                      return arith::MaxSIOp::create(b, loc, x, negated);
+                    }};
   });
   // `x > 0 ? x : 0`, so NaN becomes 0 as in the evaluator.
   addUnary<ReluOp>(patterns, [](ReluOp) {

@@ -21,7 +21,8 @@ func.func @unary_neg_float(%x: tensor<2x?xf32>) -> tensor<2x?xf32> {
 // CHECK-LABEL: func.func @unary_integer
 // CHECK: linalg.generic
 // CHECK: ^bb0(%[[A:.*]]: i64, %{{.*}}: i64):
-// CHECK: %[[V:.*]] = math.absi %[[A]] : i64
+// CHECK: %[[NA:.*]] = arith.subi %{{.*}}, %[[A]] : i64
+// CHECK: %[[V:.*]] = arith.maxsi %[[A]], %[[NA]] : i64
 // CHECK: linalg.yield %[[V]]
 // CHECK: linalg.generic
 // CHECK: ^bb0(%[[B:.*]]: i64, %{{.*}}: i64):

@@ -13,7 +13,10 @@
 //     m = y.mean(-1, keepdims=True); v = ((y - m)**2).mean(-1, keepdims=True);
 //     print((y - m) / np.sqrt(v + 1e-5) * s);
 //     e = x - x.max(0, keepdims=True); print(e - np.log(np.exp(e).sum(0, keepdims=True)));
-//     print(x.mean(-1, keepdims=True)); print(np.where(x > .6, x, r))'
+//     print(x.mean(-1, keepdims=True)); print(np.where(x > .6, x, r));
+//     f = np.float32([-1.5, 2.7, -.2, 3.9]); a = np.int64([-7, 7, -8, 9]);
+//     print(f.astype(np.int64), np.trunc(a / 2).astype(np.int64), a.max(),
+//           (a > 0).astype(np.int64), (a <= 0).astype(np.int64), np.abs(a))'
 // and matched to four significant digits (the printer shows six).
 // REQUIRES: mlir-runner
 // RUN: lmopt-opt %s --convert-lmopt-to-linalg \
@@ -22,6 +25,15 @@
 // RUN: | FileCheck %s
 
 func.func private @printMemrefF32(memref<*xf32>)
+
+func.func private @printMemrefI64(memref<*xi64>)
+
+func.func @printInts(%t: tensor<?xi64>) {
+  %m = bufferization.to_buffer %t : tensor<?xi64> to memref<?xi64>
+  %u = memref.cast %m : memref<?xi64> to memref<*xi64>
+  call @printMemrefI64(%u) : (memref<*xi64>) -> ()
+  return
+}
 
 func.func @print(%t: tensor<?x?xf32>) {
   %m = bufferization.to_buffer %t : tensor<?x?xf32> to memref<?x?xf32>
@@ -91,6 +103,39 @@ func.func @main() {
   %pick = lmopt.where %big, %x, %r : (tensor<2x4xi1>, tensor<2x4xf32>, tensor<1x4xf32>) -> tensor<2x4xf32>
   %pickd = tensor.cast %pick : tensor<2x4xf32> to tensor<?x?xf32>
   call @print(%pickd) : (tensor<?x?xf32>) -> ()
+
+  // Integers and booleans: casts truncate toward zero, division truncates,
+  // and true casts to 1.
+  %f = arith.constant dense<[-1.5, 2.7, -0.2, 3.9]> : tensor<4xf32>
+  %a = arith.constant dense<[-7, 7, -8, 9]> : tensor<4xi64>
+  %two = arith.constant dense<[2]> : tensor<1xi64>
+  %zero = arith.constant dense<0> : tensor<i64>
+  // CHECK: [-1,  2,  0,  3]
+  %fi = lmopt.cast %f : tensor<4xf32> -> tensor<4xi64>
+  %fid = tensor.cast %fi : tensor<4xi64> to tensor<?xi64>
+  call @printInts(%fid) : (tensor<?xi64>) -> ()
+  // CHECK: [-3,  3,  -4,  4]
+  %q = lmopt.div %a, %two : (tensor<4xi64>, tensor<1xi64>) -> tensor<4xi64>
+  %qd = tensor.cast %q : tensor<4xi64> to tensor<?xi64>
+  call @printInts(%qd) : (tensor<?xi64>) -> ()
+  // CHECK: [9]
+  %mx = lmopt.reduce_max %a : tensor<4xi64> -> tensor<1xi64>
+  %mxd = tensor.cast %mx : tensor<1xi64> to tensor<?xi64>
+  call @printInts(%mxd) : (tensor<?xi64>) -> ()
+  // CHECK: [0,  1,  0,  1]
+  // CHECK: [1,  0,  1,  0]
+  %pos = lmopt.greater %a, %zero : (tensor<4xi64>, tensor<i64>) -> tensor<4xi1>
+  %posi = lmopt.cast %pos : tensor<4xi1> -> tensor<4xi64>
+  %posd = tensor.cast %posi : tensor<4xi64> to tensor<?xi64>
+  call @printInts(%posd) : (tensor<?xi64>) -> ()
+  %neg = lmopt.not %pos : tensor<4xi1>
+  %negi = lmopt.cast %neg : tensor<4xi1> -> tensor<4xi64>
+  %negd = tensor.cast %negi : tensor<4xi64> to tensor<?xi64>
+  call @printInts(%negd) : (tensor<?xi64>) -> ()
+  // CHECK: [7,  7,  8,  9]
+  %abs = lmopt.abs %a : tensor<4xi64>
+  %absd = tensor.cast %abs : tensor<4xi64> to tensor<?xi64>
+  call @printInts(%absd) : (tensor<?xi64>) -> ()
   return
 }
 
