@@ -204,6 +204,9 @@ template <typename OpTy> struct ReduceToLinalg : OpRewritePattern<OpTy> {
         return rewriter.notifyMatchFailure(op, "axis out of range");
       reduced[*normalized] = true;
     }
+    int64_t keptRank = llvm::count(reduced, false);
+    if ((op.getKeepdims() ? rank : keptRank) != resultType.getRank())
+      return rewriter.notifyMatchFailure(op, "result rank mismatch");
     Location loc = op.getLoc();
     Type accType = getComputeType(elementType);
     ReduceKind reduceKind = kind;
@@ -232,8 +235,6 @@ template <typename OpTy> struct ReduceToLinalg : OpRewritePattern<OpTy> {
                           : tensor::getMixedSize(rewriter, loc, input, i));
       ++r;
     }
-    if (static_cast<int64_t>(sizes.size()) != resultType.getRank())
-      return rewriter.notifyMatchFailure(op, "result rank mismatch");
     Value empty = tensor::EmptyOp::create(rewriter, loc, sizes, elementType);
     if (empty.getType() != resultType)
       empty = tensor::CastOp::create(rewriter, loc, resultType, empty);

@@ -454,3 +454,14 @@ func.func @negative_bool_arithmetic(%a: tensor<4xi1>, %b: tensor<4xi1>) -> (tens
   %2 = lmopt.reduce_sum %a : tensor<4xi1> -> tensor<1xi1>
   return %0, %1, %2 : tensor<4xi1>, tensor<4xi1>, tensor<1xi1>
 }
+
+// -----
+
+// A dynamic scale facing a static normalized dim could be a run-time 1.
+// CHECK-LABEL: func.func @negative_layer_norm_dynamic_scale
+// CHECK: lmopt.layer_norm
+// CHECK-NOT: linalg.generic
+func.func @negative_layer_norm_dynamic_scale(%x: tensor<2x8xf32>, %s: tensor<?xf32>) -> tensor<2x8xf32> {
+  %0 = lmopt.layer_norm %x, %s : (tensor<2x8xf32>, tensor<?xf32>) -> tensor<2x8xf32>
+  return %0 : tensor<2x8xf32>
+}
