@@ -1,0 +1,136 @@
+//===- LinearStep.h - lmopt.linear as one oneDNN matmul ---------*- C++ -*-===//
+//
+// The runtime's library step for `lmopt.linear`:
+// `output = activation(input x W + bias) + residual`, f32, executed as one
+// oneDNN matmul primitive whose epilogue (activation, residual add) runs as
+// post-ops. The primitive is built once with a run-time row count, so one
+// step serves every batch and sequence length up to the bound it was created
+// for. Weights are read in place from the caller's buffer (the mapped weights
+// section): no copy, no reordering. docs/cpu-backend.md describes the step.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LMOPT_RUNTIME_CPU_LINEARSTEP_H
+#define LMOPT_RUNTIME_CPU_LINEARSTEP_H
+
+#include "lmopt/Runtime/Status.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+// oneDNN's opaque handle types, so that users of this header need no oneDNN
+// include path.
+struct dnnl_engine;
+struct dnnl_stream;
+struct dnnl_primitive;
+
+namespace lmopt::runtime {
+
+/// The oneDNN CPU engine and stream a session runs its library steps on. A
+/// context is used by one thread at a time (one per session); steps created
+/// on it may be shared.
+class CpuContext {
+public:
+  struct Options {
+    /// Threads per step; 0 keeps oneDNN's default (OMP_NUM_THREADS or all
+    /// cores). Applied around each execution and restored afterwards, so it
+    /// does not leak into the caller's own OpenMP regions.
+    int threads = 0;
+  };
+
+  CpuContext(const CpuContext &) = delete;
+  CpuContext &operator=(const CpuContext &) = delete;
+  ~CpuContext();
+
+  static Status create(const Options &options,
+                       std::unique_ptr<CpuContext> &out);
+
+  int threads() const { return threads_; }
+  dnnl_engine *engine() const { return engine_; }
+  dnnl_stream *stream() const { return stream_; }
+
+private:
+  CpuContext() = default;
+
+  int threads_ = 0;
+  dnnl_engine *engine_ = nullptr;
+  dnnl_stream *stream_ = nullptr;
+};
+
+/// The epilogue activation; the values are those of the dialect's
+/// `#lmopt.activation` enum.
+enum class LinearActivation : int {
+  None = 0,
+  Relu = 1,
+  /// 0.5 x (1 + erf(x / sqrt(2))).
+  Gelu = 2,
+  /// 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
+  GeluTanh = 3,
+};
+
+/// "none", "relu", "gelu", "gelu_tanh"; "invalid" outside the enum.
+const char *linearActivationName(LinearActivation activation);
+
+/// One `lmopt.linear`, as the plan describes it.
+struct LinearStepDesc {
+  /// Names the step in every message (the op's node name).
+  std::string name;
+  /// K: the input is [rows, K], leading dims flattened into rows.
+  int64_t inputFeatures = 0;
+  /// The weight as stored: [K, N], or [N, K] when transposeWeight.
+  std::vector<int64_t> weightShape;
+  bool transposeWeight = false;
+  /// A bias [N] is passed to every run.
+  bool hasBias = false;
+  LinearActivation activation = LinearActivation::None;
+  /// A residual [rows, N] is passed to every run.
+  bool hasResidual = false;
+};
+
+class LinearStep {
+public:
+  LinearStep(const LinearStep &) = delete;
+  LinearStep &operator=(const LinearStep &) = delete;
+  ~LinearStep();
+
+  /// Validates `desc` and builds the primitive for up to `maxRows` rows.
+  static Status create(const CpuContext &context, const LinearStepDesc &desc,
+                       int64_t maxRows, std::unique_ptr<LinearStep> &out);
+
+  /// Computes `rows` rows (0 <= rows <= maxRows). `input` is [rows, K],
+  /// `weight` as in the desc, `bias` [N] and `residual` [rows, N] exactly
+  /// when the desc has them (null otherwise), `output` [rows, N], dense and
+  /// row-major. `residual` may be `output` itself (accumulated in place, the
+  /// cheapest form); otherwise it is copied into `output` first and must not
+  /// overlap it. Runs on the context's stream and returns when the output is
+  /// written.
+  Status run(const float *input, int64_t rows, const float *weight,
+             const float *bias, const float *residual, float *output) const;
+
+  const LinearStepDesc &desc() const { return desc_; }
+  int64_t maxRows() const { return maxRows_; }
+  int64_t inputFeatures() const { return k_; }
+  int64_t outputFeatures() const { return n_; }
+  /// The oneDNN implementation chosen for the primitive ("brg:avx512_core",
+  /// ...), for logs and benchmarks.
+  const std::string &implementation() const { return implementation_; }
+
+private:
+  LinearStep(const CpuContext &context) : context_(context) {}
+
+  const CpuContext &context_;
+  LinearStepDesc desc_;
+  int64_t maxRows_ = 0;
+  int64_t k_ = 0;
+  int64_t n_ = 0;
+  /// The residual is added after the primitive instead of by a post-op.
+  bool residualAfter_ = false;
+  std::string implementation_;
+  dnnl_primitive *primitive_ = nullptr;
+};
+
+} // namespace lmopt::runtime
+
+#endif // LMOPT_RUNTIME_CPU_LINEARSTEP_H

@@ -1,0 +1,370 @@
+//===- LinearStepTest.cpp - LinearStep against NumPy ----------------------===//
+//
+// Expected values come from make_linear_fixtures.py (NumPy, float64). The
+// inputs are regenerated here from the same counter hash, bit for bit; each
+// fixture records the hash's seeds and scales, and a check of a few values
+// against NumPy's guards the two generators from drifting apart.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lmopt/Runtime/CPU/LinearStep.h"
+#include "lmopt/Runtime/Npy.h"
+
+#include "TestUtil.h"
+
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <memory>
+
+using namespace lmopt::runtime;
+using namespace lmopt::runtime::test;
+
+namespace {
+
+constexpr double kRtol = 1e-5;
+constexpr double kAtol = 1e-5;
+
+/// One fixture file: the shape, its generated inputs, and NumPy's outputs
+/// for every case.
+struct LinearFixture {
+  int64_t m = 0, k = 0, n = 0;
+  std::vector<float> input, weight, bias, residual;
+  /// Per case: transpose, bias, activation, residual.
+  std::vector<int64_t> cases;
+  std::vector<int64_t> index;
+  std::vector<double> want, rowsum;
+  size_t caseCount() const { return cases.size() / 4; }
+};
+
+/// The fixture script's hash_values(), in the same arithmetic.
+std::vector<float> hashValues(uint32_t seed, int64_t count, double scale) {
+  std::vector<float> out(static_cast<size_t>(count));
+  for (int64_t i = 0; i < count; ++i) {
+    uint32_t h = uint32_t(uint64_t(i) * 0x9E3779B9u + seed * 0x632BE5ABu);
+    h ^= h >> 16;
+    h *= 0x85EBCA6Bu;
+    h ^= h >> 13;
+    h *= 0xC2B2AE35u;
+    h ^= h >> 16;
+    out[size_t(i)] = float((double(h) / 4294967296.0 - 0.5) * scale);
+  }
+  return out;
+}
+
+const Tensor *member(const std::vector<NamedTensor> &all, const char *name) {
+  for (const NamedTensor &t : all)
+    if (t.name == name)
+      return &t.tensor;
+  return nullptr;
+}
+
+template <typename T>
+std::vector<T> values(const std::vector<NamedTensor> &all, const char *name) {
+  const Tensor *t = member(all, name);
+  if (!t)
+    return {};
+  return std::vector<T>(t->as<T>(), t->as<T>() + t->elementCount());
+}
+
+/// Loads (once) the fixture for M x K x N and generates its inputs.
+const LinearFixture &fixture(const std::string &shape) {
+  static std::map<std::string, std::unique_ptr<LinearFixture>> cache;
+  std::unique_ptr<LinearFixture> &slot = cache[shape];
+  if (slot)
+    return *slot;
+  slot = std::make_unique<LinearFixture>();
+  LinearFixture &f = *slot;
+  std::vector<NamedTensor> all;
+  Status st = readNpz(inputPath("linear_" + shape + ".npz"), all);
+  EXPECT_TRUE(st) << st.toString();
+  std::vector<int64_t> dims = values<int64_t>(all, "dims");
+  std::vector<int64_t> seeds = values<int64_t>(all, "seeds");
+  std::vector<double> scales = values<double>(all, "scales");
+  if (dims.size() != 3 || seeds.size() != 4 || scales.size() != 4) {
+    ADD_FAILURE() << "fixture " << shape << " lacks dims, seeds or scales";
+    return f;
+  }
+  f.m = dims[0];
+  f.k = dims[1];
+  f.n = dims[2];
+  f.input = hashValues(uint32_t(seeds[0]), f.m * f.k, scales[0]);
+  f.weight = hashValues(uint32_t(seeds[1]), f.k * f.n, scales[1]);
+  f.bias = hashValues(uint32_t(seeds[2]), f.n, scales[2]);
+  f.residual = hashValues(uint32_t(seeds[3]), f.m * f.n, scales[3]);
+  f.cases = values<int64_t>(all, "cases");
+  f.index = values<int64_t>(all, "index");
+  f.want = values<double>(all, "want");
+  f.rowsum = values<double>(all, "rowsum");
+  EXPECT_EQ(f.want.size(), f.caseCount() * f.index.size());
+  EXPECT_EQ(f.rowsum.size(), f.caseCount() * size_t(f.m));
+  return f;
+}
+
+std::unique_ptr<CpuContext> makeContext(int threads = 0) {
+  std::unique_ptr<CpuContext> ctx;
+  Status st = CpuContext::create({threads}, ctx);
+  EXPECT_TRUE(st) << st.toString();
+  return ctx;
+}
+
+LinearStepDesc makeDesc(int64_t k, int64_t n, bool transpose, bool bias,
+                        LinearActivation act, bool residual) {
+  LinearStepDesc d;
+  d.name = "dense_0";
+  d.inputFeatures = k;
+  d.weightShape =
+      transpose ? std::vector<int64_t>{n, k} : std::vector<int64_t>{k, n};
+  d.transposeWeight = transpose;
+  d.hasBias = bias;
+  d.activation = act;
+  d.hasResidual = residual;
+  return d;
+}
+
+const char *const kShapes[] = {"7x64x64", "1x768x768", "128x768x768",
+                               "128x768x3072", "128x3072x768"};
+constexpr int kCaseCount = 32;
+
+class LinearStepNumpy
+    : public ::testing::TestWithParam<std::tuple<const char *, int>> {};
+
+} // namespace
+
+// The generator itself, against what NumPy printed for
+// [float(v).hex() for v in hash_values(1, 3, 6.0)].
+TEST(LinearStepFixtures, HashMatchesNumpy) {
+  std::vector<float> v = hashValues(1, 3, 6.0);
+  EXPECT_EQ(v[0], -0x1.4d77ep-1f);
+  EXPECT_EQ(v[1], 0x1.9a0af6p-1f);
+  EXPECT_EQ(v[2], -0x1.2ff3f6p+0f);
+}
+
+TEST_P(LinearStepNumpy, MatchesNumpy) {
+  const LinearFixture &f = fixture(std::get<0>(GetParam()));
+  size_t c = size_t(std::get<1>(GetParam()));
+  ASSERT_EQ(f.caseCount(), size_t(kCaseCount));
+  const int64_t *cs = &f.cases[4 * c];
+  bool transpose = cs[0], hasBias = cs[1], hasResidual = cs[3];
+  auto act = static_cast<LinearActivation>(cs[2]);
+  SCOPED_TRACE(::testing::Message()
+               << f.m << "x" << f.k << "x" << f.n << " transpose=" << transpose
+               << " bias=" << hasBias << " act=" << linearActivationName(act)
+               << " residual=" << hasResidual);
+
+  std::unique_ptr<CpuContext> ctx = makeContext();
+  ASSERT_TRUE(ctx);
+  std::unique_ptr<LinearStep> step;
+  // The bound is above the rows run, as in a plan compiled for a maximum.
+  Status st = LinearStep::create(
+      *ctx, makeDesc(f.k, f.n, transpose, hasBias, act, hasResidual), f.m + 3,
+      step);
+  ASSERT_TRUE(st) << st.toString();
+
+  std::vector<float> out(size_t(f.m * f.n), NAN);
+  st = step->run(f.input.data(), f.m, f.weight.data(),
+                 hasBias ? f.bias.data() : nullptr,
+                 hasResidual ? f.residual.data() : nullptr, out.data());
+  ASSERT_TRUE(st) << st.toString();
+
+  const double *want = &f.want[c * f.index.size()];
+  int bad = 0;
+  double worst = 0;
+  for (size_t i = 0; i < f.index.size(); ++i) {
+    double got = out[size_t(f.index[i])];
+    double err = std::fabs(got - want[i]);
+    worst = std::max(worst, err / (kAtol + kRtol * std::fabs(want[i])));
+    if (!(err <= kAtol + kRtol * std::fabs(want[i])) && bad++ < 5)
+      ADD_FAILURE() << "element " << f.index[i] << ": got " << got << ", numpy "
+                    << want[i];
+  }
+  EXPECT_EQ(bad, 0) << "worst error / tolerance " << worst;
+  RecordProperty("worst_error_over_tolerance", std::to_string(worst));
+
+  // Row sums cover the elements the samples skip.
+  const double *rowsum = &f.rowsum[c * size_t(f.m)];
+  for (int64_t r = 0; r < f.m; ++r) {
+    double sum = 0, mag = 0;
+    for (int64_t j = 0; j < f.n; ++j) {
+      sum += out[size_t(r * f.n + j)];
+      mag += std::fabs(out[size_t(r * f.n + j)]);
+    }
+    EXPECT_LE(std::fabs(sum - rowsum[r]), kAtol * double(f.n) + kRtol * mag)
+        << "row " << r;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    AllCases, LinearStepNumpy,
+    ::testing::Combine(::testing::ValuesIn(kShapes),
+                       ::testing::Range(0, kCaseCount)),
+    [](const ::testing::TestParamInfo<LinearStepNumpy::ParamType> &info) {
+      return std::string(std::get<0>(info.param)) + "_case" +
+             std::to_string(std::get<1>(info.param));
+    });
+
+// Fewer rows than the bound, through the same primitive: a prefix of the
+// full run's output.
+TEST(LinearStep, RowsBelowBoundArePrefix) {
+  const LinearFixture &f = fixture("7x64x64");
+  std::unique_ptr<CpuContext> ctx = makeContext(1);
+  ASSERT_TRUE(ctx);
+  std::unique_ptr<LinearStep> step;
+  ASSERT_TRUE(LinearStep::create(
+      *ctx, makeDesc(f.k, f.n, true, true, LinearActivation::Gelu, true), f.m,
+      step));
+  // Case 1*16 + 1*8 + 2*2 + 1: transpose, bias, gelu, residual.
+  size_t c = 16 + 8 + 4 + 1;
+  ASSERT_EQ(std::vector<int64_t>(&f.cases[4 * c], &f.cases[4 * c + 4]),
+            (std::vector<int64_t>{1, 1, 2, 1}));
+  for (int64_t rows : {1, 3, 7}) {
+    std::vector<float> out(size_t(rows * f.n));
+    ASSERT_TRUE(step->run(f.input.data(), rows, f.weight.data(), f.bias.data(),
+                          f.residual.data(), out.data()));
+    for (int64_t i = 0; i < rows * f.n; ++i)
+      ASSERT_NEAR(out[size_t(i)], f.want[c * f.index.size() + size_t(i)],
+                  kAtol +
+                      kRtol * std::fabs(f.want[c * f.index.size() + size_t(i)]))
+          << "rows " << rows << " element " << i;
+  }
+  // Zero rows (an empty batch) writes nothing and succeeds.
+  float untouched = 42;
+  EXPECT_TRUE(step->run(f.input.data(), 0, f.weight.data(), f.bias.data(),
+                        f.residual.data(), &untouched));
+  EXPECT_EQ(untouched, 42);
+}
+
+// The residual may be the output buffer itself, both when a post-op adds it
+// and when the step adds it after the primitive (with an activation).
+TEST(LinearStep, InPlaceResidual) {
+  const LinearFixture &f = fixture("7x64x64");
+  std::unique_ptr<CpuContext> ctx = makeContext();
+  ASSERT_TRUE(ctx);
+  for (size_t c = 0; c < f.caseCount(); ++c) {
+    const int64_t *cs = &f.cases[4 * c];
+    if (!cs[3])
+      continue;
+    auto act = static_cast<LinearActivation>(cs[2]);
+    SCOPED_TRACE(::testing::Message() << "case " << c);
+    std::unique_ptr<LinearStep> step;
+    ASSERT_TRUE(LinearStep::create(
+        *ctx, makeDesc(f.k, f.n, cs[0], cs[1], act, true), f.m, step));
+    std::vector<float> out = f.residual;
+    ASSERT_TRUE(step->run(f.input.data(), f.m, f.weight.data(),
+                          cs[1] ? f.bias.data() : nullptr, out.data(),
+                          out.data()));
+    for (size_t i = 0; i < out.size(); ++i) {
+      double want = f.want[c * f.index.size() + i];
+      ASSERT_NEAR(out[i], want, kAtol + kRtol * std::fabs(want))
+          << "element " << i;
+    }
+  }
+}
+
+TEST(LinearStep, RowsAboveBound) {
+  std::unique_ptr<CpuContext> ctx = makeContext();
+  std::unique_ptr<LinearStep> step;
+  ASSERT_TRUE(LinearStep::create(
+      *ctx, makeDesc(4, 2, false, false, LinearActivation::None, false), 8,
+      step));
+  std::vector<float> in(9 * 4), w(8), out(9 * 2);
+  EXPECT_STATUS(step->run(in.data(), 9, w.data(), nullptr, nullptr, out.data()),
+                StatusCode::InvalidArgument,
+                "linear step 'dense_0': 9 rows is outside the bound [0, 8] "
+                "the step was created for");
+  EXPECT_STATUS(
+      step->run(in.data(), -1, w.data(), nullptr, nullptr, out.data()),
+      StatusCode::InvalidArgument,
+      "linear step 'dense_0': -1 rows is outside the bound [0, 8] "
+      "the step was created for");
+}
+
+TEST(LinearStep, FeatureMismatch) {
+  std::unique_ptr<CpuContext> ctx = makeContext();
+  std::unique_ptr<LinearStep> step;
+  LinearStepDesc d =
+      makeDesc(64, 32, false, false, LinearActivation::None, false);
+  d.inputFeatures = 48;
+  EXPECT_STATUS(LinearStep::create(*ctx, d, 8, step),
+                StatusCode::InvalidArgument,
+                "linear step 'dense_0': input has 48 features but weight "
+                "[64, 32] ([K, N]) has K = 64");
+  d.transposeWeight = true;
+  EXPECT_STATUS(LinearStep::create(*ctx, d, 8, step),
+                StatusCode::InvalidArgument,
+                "linear step 'dense_0': input has 48 features but weight "
+                "[64, 32] (transposed, [N, K]) has K = 32");
+  EXPECT_FALSE(step);
+}
+
+TEST(LinearStep, BadDescs) {
+  std::unique_ptr<CpuContext> ctx = makeContext();
+  std::unique_ptr<LinearStep> step;
+  LinearStepDesc d =
+      makeDesc(4, 2, false, false, LinearActivation::None, false);
+  d.weightShape = {4, 2, 1};
+  EXPECT_STATUS(LinearStep::create(*ctx, d, 8, step),
+                StatusCode::InvalidArgument,
+                "linear step 'dense_0': weight must have rank 2, got shape "
+                "[4, 2, 1]");
+  d.weightShape = {4, 0};
+  EXPECT_STATUS(LinearStep::create(*ctx, d, 8, step),
+                StatusCode::InvalidArgument,
+                "linear step 'dense_0': dims must be positive, got input "
+                "features 4 and weight [4, 0]");
+  d.weightShape = {4, 2};
+  EXPECT_STATUS(LinearStep::create(*ctx, d, 0, step),
+                StatusCode::InvalidArgument,
+                "linear step 'dense_0': row bound must be positive, got 0");
+  d.activation = static_cast<LinearActivation>(7);
+  EXPECT_STATUS(LinearStep::create(*ctx, d, 8, step),
+                StatusCode::InvalidArgument,
+                "linear step 'dense_0': unknown activation 7");
+  d = makeDesc(int64_t(1) << 40, int64_t(1) << 40, false, false,
+               LinearActivation::None, false);
+  EXPECT_STATUS(LinearStep::create(*ctx, d, 8, step),
+                StatusCode::InvalidArgument,
+                "linear step 'dense_0': sizes overflow: 8 rows, K = "
+                "1099511627776, N = 1099511627776");
+  EXPECT_FALSE(step);
+}
+
+TEST(LinearStep, OperandsMatchDesc) {
+  std::unique_ptr<CpuContext> ctx = makeContext();
+  std::unique_ptr<LinearStep> withBias, plain;
+  ASSERT_TRUE(LinearStep::create(
+      *ctx, makeDesc(4, 2, false, true, LinearActivation::Relu, true), 8,
+      withBias));
+  ASSERT_TRUE(LinearStep::create(
+      *ctx, makeDesc(4, 2, false, false, LinearActivation::None, false), 8,
+      plain));
+  std::vector<float> in(8 * 4), w(8), b(2), r(8 * 2), out(8 * 2);
+  EXPECT_STATUS(
+      withBias->run(in.data(), 8, w.data(), nullptr, r.data(), out.data()),
+      StatusCode::InvalidArgument,
+      "linear step 'dense_0': has a bias but none was passed");
+  EXPECT_STATUS(
+      withBias->run(in.data(), 8, w.data(), b.data(), nullptr, out.data()),
+      StatusCode::InvalidArgument,
+      "linear step 'dense_0': has a residual but none was passed");
+  EXPECT_STATUS(
+      plain->run(in.data(), 8, w.data(), b.data(), nullptr, out.data()),
+      StatusCode::InvalidArgument,
+      "linear step 'dense_0': has no bias but one was passed");
+  EXPECT_STATUS(plain->run(nullptr, 8, w.data(), nullptr, nullptr, out.data()),
+                StatusCode::InvalidArgument,
+                "linear step 'dense_0': null input pointer");
+  EXPECT_STATUS(withBias->run(in.data(), 8, w.data(), b.data(), out.data() + 4,
+                              out.data()),
+                StatusCode::InvalidArgument,
+                "linear step 'dense_0': residual partially overlaps the "
+                "output (8 x 2 f32)");
+}
+
+TEST(LinearStep, NegativeThreads) {
+  std::unique_ptr<CpuContext> ctx;
+  EXPECT_STATUS(CpuContext::create({-2}, ctx), StatusCode::InvalidArgument,
+                "cpu context: thread count -2 is negative (0 keeps the "
+                "default)");
+  EXPECT_FALSE(ctx);
+}
