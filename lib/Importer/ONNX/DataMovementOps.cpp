@@ -176,21 +176,6 @@ static FailureOr<SmallVector<int64_t>> getAxes(NodeContext &ctx,
   return ctx.getConstantInts(1, "axes");
 }
 
-static FailureOr<SmallVector<int64_t>>
-normalizeAxes(NodeContext &ctx, ArrayRef<int64_t> axes, int64_t rank) {
-  SmallVector<int64_t> result;
-  llvm::SmallSet<int64_t, 8> seen;
-  for (int64_t axis : axes) {
-    std::optional<int64_t> normalized = normalizeAxis(axis, rank);
-    if (!normalized)
-      return ctx.emitError()
-             << "axis " << axis << " is out of range for rank " << rank;
-    if (!seen.insert(*normalized).second)
-      return ctx.emitError() << "axis " << axis << " appears more than once";
-    result.push_back(*normalized);
-  }
-  return result;
-}
 
 static LogicalResult convertUnsqueeze(NodeContext &ctx) {
   if (failed(ctx.checkInputs(1, ctx.getOpset() < 13 ? 1 : 2)))
@@ -200,7 +185,7 @@ static LogicalResult convertUnsqueeze(NodeContext &ctx) {
     return failure();
   RankedTensorType type = ctx.getInputType(0);
   int64_t rank = type.getRank() + axes->size();
-  FailureOr<SmallVector<int64_t>> normalized = normalizeAxes(ctx, *axes, rank);
+  FailureOr<SmallVector<int64_t>> normalized = ctx.normalizeAxes(*axes, rank);
   if (failed(normalized))
     return failure();
   SmallVector<int64_t> shape;
@@ -228,7 +213,7 @@ static LogicalResult convertSqueeze(NodeContext &ctx) {
     return failure();
   RankedTensorType type = ctx.getInputType(0);
   FailureOr<SmallVector<int64_t>> normalized =
-      normalizeAxes(ctx, *axes, type.getRank());
+      ctx.normalizeAxes(*axes, type.getRank());
   if (failed(normalized))
     return failure();
   SmallVector<int64_t> shape;
@@ -361,7 +346,7 @@ static LogicalResult convertSlice(NodeContext &ctx) {
     SmallVector<int64_t> axes;
     for (size_t i = 0; i < count; ++i)
       axes.push_back(axesKnown ? axesKnown->values[i] : i);
-    FailureOr<SmallVector<int64_t>> normalized = normalizeAxes(ctx, axes, rank);
+    FailureOr<SmallVector<int64_t>> normalized = ctx.normalizeAxes(axes, rank);
     if (failed(normalized))
       return failure();
     SmallVector<int64_t> firsts(rank, 0), steps(rank, 1);

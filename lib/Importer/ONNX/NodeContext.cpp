@@ -8,6 +8,7 @@
 #include "lmopt/Dialect/Lmopt/IR/ShapeUtils.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
+#include "llvm/ADT/SmallSet.h"
 
 using namespace mlir;
 using namespace mlir::lmopt;
@@ -324,4 +325,20 @@ FailureOr<Type> NodeContext::getElementType(StringRef name) {
                        << "' names unsupported element type "
                        << getElementTypeName(*code) << " (" << *code << ")";
   return type;
+}
+
+FailureOr<SmallVector<int64_t>>
+NodeContext::normalizeAxes(ArrayRef<int64_t> axes, int64_t rank) {
+  SmallVector<int64_t> result;
+  llvm::SmallSet<int64_t, 8> seen;
+  for (int64_t axis : axes) {
+    std::optional<int64_t> normalized = normalizeAxis(axis, rank);
+    if (!normalized)
+      return emitError() << "axis " << axis << " is out of range for rank "
+                         << rank;
+    if (!seen.insert(*normalized).second)
+      return emitError() << "axis " << axis << " appears more than once";
+    result.push_back(*normalized);
+  }
+  return result;
 }

@@ -11,22 +11,6 @@ using namespace mlir;
 using namespace mlir::lmopt;
 using namespace mlir::lmopt::onnx_import;
 
-/// Normalizes `axes` against `rank`, reporting out-of-range or repeated ones.
-static FailureOr<SmallVector<int64_t>>
-normalizeAxes(NodeContext &ctx, ArrayRef<int64_t> axes, int64_t rank) {
-  SmallVector<int64_t> result;
-  llvm::SmallSet<int64_t, 8> seen;
-  for (int64_t axis : axes) {
-    std::optional<int64_t> normalized = normalizeAxis(axis, rank);
-    if (!normalized)
-      return ctx.emitError()
-             << "axis " << axis << " is out of range for rank " << rank;
-    if (!seen.insert(*normalized).second)
-      return ctx.emitError() << "axis " << axis << " appears more than once";
-    result.push_back(*normalized);
-  }
-  return result;
-}
 
 /// Reductions take `axes` as an attribute before `axesInputOpset` and as an
 /// optional constant input from then on.
@@ -53,7 +37,7 @@ static LogicalResult convertReduce(NodeContext &ctx) {
     return success();
   }
   FailureOr<SmallVector<int64_t>> normalized =
-      normalizeAxes(ctx, *axes, type.getRank());
+      ctx.normalizeAxes(*axes, type.getRank());
   if (failed(normalized))
     return failure();
   if (normalized->empty())

@@ -116,6 +116,9 @@ public:
   FailureOr<ElementsAttr> getTensor(StringRef name);
   /// An attribute holding an ONNX element type code (Cast's `to`).
   FailureOr<Type> getElementType(StringRef name);
+  /// `axes` mapped into [0, rank), reporting out-of-range or repeated ones.
+  FailureOr<SmallVector<int64_t>> normalizeAxes(ArrayRef<int64_t> axes,
+                                                int64_t rank);
 
   /// Creates an op at the node's location.
   template <typename OpTy, typename... Args> OpTy createOp(Args &&...args) {
