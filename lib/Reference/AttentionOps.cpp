@@ -1,11 +1,12 @@
 //===- AttentionOps.cpp - fused multi-head attention ----------------------===//
 //
-// `lmopt.attention` per its description: heads packed in the last dim,
-// softmax(Q K^T * scale + mask) V per head, scale 1/sqrt(D) by default, float
-// masks added, i1 masks keeping positions where true, causal masking aligned
-// to the end of the keys. Hidden positions take the lowest f32 score, as the
-// exporters' masked fill does, so a row with every key hidden averages the
-// values uniformly instead of becoming NaN.
+// `lmopt.attention` per its description: heads packed in the last dim (key
+// and value split into [B, H, Sk, D] with `kv_heads_split`), softmax(Q K^T *
+// scale + mask) V per head, scale 1/sqrt(D) by default, float masks added, i1
+// masks keeping positions where true, causal masking aligned to the end of
+// the keys. Hidden positions take the lowest f32 score, as the exporters'
+// masked fill does, so a row with every key hidden averages the values
+// uniformly instead of becoming NaN.
 //
 //===----------------------------------------------------------------------===//
 
@@ -23,22 +24,36 @@ using namespace mlir::lmopt::reference;
 static EvalResult evaluateAttention(AttentionOp op, ArrayRef<Tensor> operands) {
   const Tensor &query = operands[0], &key = operands[1], &value = operands[2];
   int64_t heads = op.getNumHeads();
-  if (query.getRank() != 3 || key.getRank() != 3 || value.getRank() != 3)
-    return op.emitError() << "query, key and value must have rank 3, got "
-                          << formatShape(query.getShape()) << ", "
-                          << formatShape(key.getShape()) << " and "
+  bool headsSplit = op.getKvHeadsSplit();
+  int64_t kvRank = headsSplit ? 4 : 3;
+  if (query.getRank() != 3 || key.getRank() != kvRank ||
+      value.getRank() != kvRank)
+    return op.emitError() << "query must have rank 3 and key and value rank "
+                          << kvRank << ", got " << formatShape(query.getShape())
+                          << ", " << formatShape(key.getShape()) << " and "
                           << formatShape(value.getShape());
+  ArrayRef<int64_t> k = key.getShape(), v = value.getShape();
   int64_t batch = query.getShape()[0], sq = query.getShape()[1];
-  int64_t sk = key.getShape()[1];
-  int64_t qWidth = query.getShape()[2], vWidth = value.getShape()[2];
-  if (key.getShape()[0] != batch || value.getShape()[0] != batch ||
-      value.getShape()[1] != sk || key.getShape()[2] != qWidth ||
-      qWidth % heads != 0 || vWidth % heads != 0)
+  int64_t qWidth = query.getShape()[2];
+  int64_t sk = headsSplit ? k[2] : k[1];
+  int64_t kWidth = headsSplit ? k[1] * k[3] : k[2];
+  int64_t vWidth = headsSplit ? v[1] * v[3] : v[2];
+  bool headsFit = !headsSplit || (k[1] == heads && v[1] == heads);
+  if (k[0] != batch || v[0] != batch || (headsSplit ? v[2] : v[1]) != sk ||
+      kWidth != qWidth || !headsFit || qWidth % heads != 0 ||
+      vWidth % heads != 0)
     return op.emitError() << "query " << formatShape(query.getShape())
                           << ", key " << formatShape(key.getShape())
                           << " and value " << formatShape(value.getShape())
                           << " do not fit " << heads << " heads";
   int64_t d = qWidth / heads, dv = vWidth / heads;
+  // Flat offset of element `e` of head `h` at key position `j` of batch `b`.
+  auto keyIndex = [&](int64_t b, int64_t h, int64_t j, int64_t e,
+                      int64_t headDim) {
+    if (headsSplit)
+      return ((b * heads + h) * sk + j) * headDim + e;
+    return (b * sk + j) * heads * headDim + h * headDim + e;
+  };
   double scale = op.getScale() ? op.getScale()->convertToFloat()
                                : 1.0 / std::sqrt(static_cast<double>(d));
   std::optional<Tensor> mask;
@@ -60,7 +75,7 @@ static EvalResult evaluateAttention(AttentionOp op, ArrayRef<Tensor> operands) {
           double dot = 0.0;
           for (int64_t e = 0; e < d; ++e)
             dot += query.getDouble((b * sq + i) * qWidth + h * d + e) *
-                   key.getDouble((b * sk + j) * qWidth + h * d + e);
+                   key.getDouble(keyIndex(b, h, j, e, d));
           double score = dot * scale;
           int64_t maskIndex = ((b * heads + h) * sq + i) * sk + j;
           bool keep = !op.getCausal() || j <= i + (sk - sq);
@@ -79,8 +94,7 @@ static EvalResult evaluateAttention(AttentionOp op, ArrayRef<Tensor> operands) {
         for (int64_t e = 0; e < dv; ++e) {
           double acc = 0.0;
           for (int64_t j = 0; j < sk; ++j)
-            acc +=
-                scores[j] * value.getDouble((b * sk + j) * vWidth + h * dv + e);
+            acc += scores[j] * value.getDouble(keyIndex(b, h, j, e, dv));
           output.setDouble((b * sq + i) * vWidth + h * dv + e, acc / sum);
         }
       }

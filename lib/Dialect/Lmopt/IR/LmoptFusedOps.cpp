@@ -46,10 +46,35 @@ LogicalResult LinearOp::verify() {
   return success();
 }
 
+/// Checks head-split `[B, H, Sk, D]` key and value against the packed
+/// `[B, Sq, H*D]` query.
+static LogicalResult verifyHeadSplitKeyValue(AttentionOp op,
+                                             ArrayRef<int64_t> q,
+                                             ArrayRef<int64_t> k,
+                                             ArrayRef<int64_t> v) {
+  if (k.size() != 4 || v.size() != 4)
+    return op.emitOpError("with kv_heads_split, key and value must be rank 4 "
+                          "[batch, heads, seq, head_dim], got ")
+           << formatShape(k) << " and " << formatShape(v);
+  int64_t heads = op.getNumHeads();
+  if (dimsDiffer(k[1], heads))
+    return op.emitOpError("key and value head count ")
+           << k[1] << " does not match num_heads " << heads;
+  if (!ShapedType::isDynamic(k[3]) && dimsDiffer(q[2], k[3] * heads))
+    return op.emitOpError("query hidden size ")
+           << q[2] << " is not num_heads * key head size " << heads << " * "
+           << k[3];
+  if (!isCompatibleShape(k, v))
+    return op.emitOpError("head-split key and value shapes ")
+           << formatShape(k) << " and " << formatShape(v) << " differ";
+  return success();
+}
+
 LogicalResult AttentionOp::verify() {
   ArrayRef<int64_t> q = shapeOf(getQuery()), k = shapeOf(getKey()),
                     v = shapeOf(getValue());
-  if (q.size() != 3 || k.size() != 3 || v.size() != 3)
+  bool headsSplit = getKvHeadsSplit();
+  if (q.size() != 3 || (!headsSplit && (k.size() != 3 || v.size() != 3)))
     return emitOpError("query, key and value must be rank 3 [batch, seq, "
                        "hidden], got ")
            << formatShape(q) << ", " << formatShape(k) << " and "
@@ -58,28 +83,35 @@ LogicalResult AttentionOp::verify() {
   if (!ShapedType::isDynamic(q[2]) && q[2] % heads != 0)
     return emitOpError("query hidden size ")
            << q[2] << " is not divisible by num_heads " << heads;
+  if (headsSplit && failed(verifyHeadSplitKeyValue(*this, q, k, v)))
+    return failure();
   if (dimsDiffer(q[0], k[0]) || dimsDiffer(q[0], v[0]))
     return emitOpError("query, key and value batch sizes differ");
-  if (dimsDiffer(q[2], k[2]))
+  if (!headsSplit && dimsDiffer(q[2], k[2]))
     return emitOpError("query hidden size ")
            << q[2] << " does not match key hidden size " << k[2];
-  if (dimsDiffer(k[1], v[1]))
+  if (!headsSplit && dimsDiffer(k[1], v[1]))
     return emitOpError("key and value sequence lengths ")
            << k[1] << " and " << v[1] << " differ";
   if (std::optional<APFloat> scale = getScale();
       scale && !(scale->convertToFloat() > 0.0f))
     return emitOpError("scale must be positive, got ")
            << scale->convertToFloat();
+  int64_t keySeq = headsSplit ? k[2] : k[1];
   if (Value mask = getMask()) {
     ArrayRef<int64_t> shape = shapeOf(mask);
-    SmallVector<int64_t> scores = {q[0], heads, q[1], k[1]};
+    SmallVector<int64_t> scores = {q[0], heads, q[1], keySeq};
     std::optional<SmallVector<int64_t>> merged = broadcastShapes(scores, shape);
     if (shape.size() > 4 || !merged || !isCompatibleShape(*merged, scores))
       return emitOpError("mask of shape ")
              << formatShape(shape) << " does not broadcast to scores "
              << formatShape(scores);
   }
-  SmallVector<int64_t> expected = {q[0], q[1], v[2]};
+  int64_t valueWidth = v[2];
+  if (headsSplit)
+    valueWidth =
+        ShapedType::isDynamic(v[3]) ? ShapedType::kDynamic : v[3] * heads;
+  SmallVector<int64_t> expected = {q[0], q[1], valueWidth};
   if (!isCompatibleShape(shapeOf(getOutput()), expected))
     return emitOpError("result shape ")
            << formatShape(shapeOf(getOutput()))

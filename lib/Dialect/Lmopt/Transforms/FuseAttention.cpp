@@ -10,6 +10,8 @@
 
 #include "lmopt/Dialect/Lmopt/Transforms/Passes.h"
 
+#include "FuseAttentionMatch.h"
+
 #include "lmopt/Dialect/Lmopt/IR/LmoptOps.h"
 #include "lmopt/Dialect/Lmopt/IR/ShapeUtils.h"
 #include "lmopt/Dialect/Lmopt/Transforms/PatternUtils.h"
@@ -34,11 +36,13 @@ static constexpr llvm::StringLiteral kKind = "attention";
 namespace {
 
 /// A packed projection split into heads: `[B, S, H*D]`, or `[S, B, H*D]`
-/// (nn.MultiheadAttention) when `batchFirst` is false.
+/// (nn.MultiheadAttention) when `batchFirst` is false. With `headsSplit`,
+/// `source` is already `[B, H, S, D]`: a cache concatenated with new heads.
 struct HeadSplit {
   Value source;
   bool batchFirst = true;
   int64_t numHeads = 0, headDim = 0;
+  bool headsSplit = false;
 };
 
 /// What `lmopt.attention` needs, read off a matched subgraph.
@@ -189,13 +193,72 @@ matchLayout(Value source, ArrayRef<Operation *> chain, StringRef role,
                    layout.getAtomSize(3)};
 }
 
+static FailureOr<HeadSplit> matchHeadSplit(Value heads, StringRef role,
+                                           ArrayRef<int64_t> expectedPerm,
+                                           double &scale, std::string &reason,
+                                           bool allowCache = true);
+
+/// Whether `op` concatenates head-split `[B, H, S, D]` tensors on the
+/// sequence axis, as a KV cache joins the new heads.
+static bool isHeadSplitConcat(Operation *op) {
+  auto concat = llvm::dyn_cast_or_null<ConcatOp>(op);
+  return concat && concat.getInputs().size() == 2 &&
+         shapeOf(concat).size() == 4 && normalizeAxis(concat.getAxis(), 4) == 2;
+}
+
+/// Matches `concat(cache [B, H, P, D], newHeads, axis = 2)` reached from the
+/// matmul operand through the transposes in `chain`: the new heads must be a
+/// proven head split of a packed projection, and the chain must bring
+/// [B, H, S, D] to `expectedPerm` of [B, S, H, D]. The concat itself becomes
+/// the head-split key or value.
+static FailureOr<HeadSplit>
+matchCachedHeads(ConcatOp concat, ArrayRef<Operation *> chain, StringRef role,
+                 ArrayRef<int64_t> expectedPerm, std::string &reason) {
+  SmallVector<int64_t> perm = {0, 2, 1, 3}; // [B, H, S, D] of [B, S, H, D]
+  for (Operation *op : llvm::reverse(chain)) {
+    auto transpose = llvm::dyn_cast<TransposeOp>(op);
+    if (!transpose) {
+      reason = (role + " cache concat in head-split layout [B, H, S, D] is "
+                       "reshaped before the matmul")
+                   .str();
+      return failure();
+    }
+    perm = llvm::map_to_vector(transpose.getPerm(),
+                               [&](int64_t p) { return perm[p]; });
+  }
+  if (ArrayRef<int64_t>(perm) != expectedPerm) {
+    reason = (role +
+              " cache concat in head-split layout [B, H, S, D] reaches "
+              "the matmul permuted by " +
+              formatPerm(perm) + " instead of " + formatPerm(expectedPerm))
+                 .str();
+    return failure();
+  }
+  double newScale = 1.0;
+  FailureOr<HeadSplit> split =
+      matchHeadSplit(concat.getInputs()[1], role, {0, 2, 1, 3}, newScale,
+                     reason, /*allowCache=*/false);
+  if (failed(split))
+    return failure();
+  if (newScale != 1.0) {
+    reason = (role + " heads are scaled before joining the cache, which the "
+                     "scale does not reach")
+                 .str();
+    return failure();
+  }
+  return HeadSplit{concat.getResult(), /*batchFirst=*/true, split->numHeads,
+                   split->headDim, /*headsSplit=*/true};
+}
+
 /// Walks from `heads` (an operand of a matmul) up through transposes,
 /// reshapes and scalar scales to the packed projection the heads were split
 /// from. Each rank-3 tensor on the way is a candidate; the nearest whose
-/// layout proves out wins, and its scales fold into `scale`.
+/// layout proves out wins, and its scales fold into `scale`. With
+/// `allowCache`, a head-split cache concat on the way is matched instead.
 static FailureOr<HeadSplit> matchHeadSplit(Value heads, StringRef role,
                                            ArrayRef<int64_t> expectedPerm,
-                                           double &scale, std::string &reason) {
+                                           double &scale, std::string &reason,
+                                           bool allowCache) {
   struct Candidate {
     Value source;
     size_t chainSize;
@@ -216,15 +279,18 @@ static FailureOr<HeadSplit> matchHeadSplit(Value heads, StringRef role,
         shapeOf(current).size() == 3)
       candidates.push_back({current, chain.size(), walkScale});
     Operation *op = current.getDefiningOp();
-    if (auto concat = llvm::dyn_cast_or_null<ConcatOp>(op)) {
-      if (candidates.empty() && shapeOf(concat).size() == 4 &&
-          normalizeAxis(concat.getAxis(), 4) == 2) {
-        reason =
-            (role + " is concatenated with a cache in head-split layout [B, H, "
-                    "S, D]; attention takes packed [B, S, H*D] key and value")
-                .str();
+    if (candidates.empty() && isHeadSplitConcat(op)) {
+      if (!allowCache) {
+        reason = (role + " heads joining a cache are themselves a "
+                         "concatenation")
+                     .str();
         return failure();
       }
+      FailureOr<HeadSplit> split = matchCachedHeads(
+          llvm::cast<ConcatOp>(op), chain, role, expectedPerm, reason);
+      if (succeeded(split))
+        scale = walkScale;
+      return split;
     }
     if (!isHeadLayoutOp(op))
       break;
@@ -248,131 +314,6 @@ static FailureOr<HeadSplit> matchHeadSplit(Value heads, StringRef role,
     }
   }
   return failure();
-}
-
-/// Whether `cond` is a constant-bound slice of a constant lower-triangular
-/// buffer selecting rows [Sk-Sq, Sk) and cols [0, Sk): a causal mask.
-static FailureOr<bool> isCausalCondition(Value cond, int64_t sq, int64_t sk,
-                                         std::string &reason) {
-  while (auto cast = cond.getDefiningOp<CastOp>())
-    cond = cast.getInput();
-  int64_t rowBegin = 0, colBegin = 0;
-  SmallVector<SliceOp> slices;
-  while (auto slice = cond.getDefiningOp<SliceOp>()) {
-    slices.push_back(slice);
-    cond = slice.getInput();
-    while (auto cast = cond.getDefiningOp<CastOp>())
-      cond = cast.getInput();
-  }
-  auto constant = cond.getDefiningOp<ConstantOp>();
-  if (slices.empty() || !constant)
-    return false;
-  auto dense = llvm::dyn_cast<DenseElementsAttr>(constant.getValue());
-  ArrayRef<int64_t> shape = shapeOf(constant);
-  if (!dense || shape.size() < 2 || shape.end()[-1] != shape.end()[-2])
-    return false;
-  int64_t size = shape.back();
-  if (dense.getNumElements() != size * size ||
-      !dense.getElementType().isSignlessInteger())
-    return false;
-  // Lower-triangular: element (i, j) is nonzero exactly when j <= i.
-  int64_t index = 0;
-  for (const APInt &element : dense.getValues<APInt>()) {
-    int64_t i = index / size, j = index % size;
-    ++index;
-    if (element.isZero() == (j <= i))
-      return false;
-  }
-  if (ShapedType::isDynamic(sq) || ShapedType::isDynamic(sk)) {
-    reason = "causal mask is sliced at run-time sequence lengths; cannot "
-             "prove it selects rows [Sk-Sq, Sk)";
-    return failure();
-  }
-  int64_t rank = shape.size();
-  int64_t rowEnd = size, colEnd = size;
-  for (SliceOp slice : llvm::reverse(slices)) {
-    auto read = [](Value v) -> std::optional<SmallVector<int64_t>> {
-      if (!v)
-        return std::nullopt;
-      auto c = v.getDefiningOp<ConstantOp>();
-      auto d = c ? llvm::dyn_cast<DenseIntElementsAttr>(c.getValue())
-                 : DenseIntElementsAttr();
-      if (!d)
-        return std::nullopt;
-      SmallVector<int64_t> out;
-      for (const APInt &x : d.getValues<APInt>())
-        out.push_back(x.getSExtValue());
-      return out;
-    };
-    auto starts = read(slice.getStarts()), ends = read(slice.getEnds());
-    auto axes = read(slice.getAxes());
-    if (!axes) {
-      axes.emplace();
-      for (int64_t a = 0; starts && a < (int64_t)starts->size(); ++a)
-        axes->push_back(a);
-    }
-    std::optional<SmallVector<int64_t>> steps = SmallVector<int64_t>();
-    if (slice.getSteps())
-      steps = read(slice.getSteps());
-    if (!starts || !ends || !steps || starts->size() != ends->size() ||
-        axes->size() != starts->size()) {
-      reason = "causal mask is sliced at run-time bounds; cannot prove it "
-               "selects rows [Sk-Sq, Sk)";
-      return failure();
-    }
-    for (auto [i, axis] : llvm::enumerate(*axes)) {
-      std::optional<int64_t> a = normalizeAxis(axis, rank);
-      if (!steps->empty() && (*steps)[i] != 1)
-        return false;
-      if (!a || *a < rank - 2)
-        continue;
-      int64_t &begin = *a == rank - 2 ? rowBegin : colBegin;
-      int64_t &end = *a == rank - 2 ? rowEnd : colEnd;
-      int64_t extent = end - begin;
-      auto clamp = [&](int64_t x) {
-        x = x < 0 ? x + extent : x;
-        return std::clamp<int64_t>(x, 0, extent);
-      };
-      int64_t newBegin = begin + clamp((*starts)[i]);
-      int64_t newEnd = begin + clamp((*ends)[i]);
-      begin = newBegin;
-      end = std::max(newBegin, newEnd);
-    }
-  }
-  if (rowBegin != sk - sq || rowEnd != sk || colBegin != 0 || colEnd != sk) {
-    reason = "lower-triangular mask slice selects rows [" +
-             std::to_string(rowBegin) + ", " + std::to_string(rowEnd) +
-             ") and cols [" + std::to_string(colBegin) + ", " +
-             std::to_string(colEnd) + "), not a causal mask for scores " +
-             std::to_string(sq) + "x" + std::to_string(sk);
-    return failure();
-  }
-  return true;
-}
-
-/// True when `value`'s producers reach a rank-4 matmul through the ops
-/// that may stand between Q x K^T and softmax.
-static bool reachesScoresMatMul(Value value) {
-  SmallVector<Value> worklist = {value};
-  for (int steps = 0; !worklist.empty() && steps < 16; ++steps) {
-    Operation *op = worklist.pop_back_val().getDefiningOp();
-    if (!op)
-      continue;
-    if (llvm::isa<MatMulOp>(op) && shapeOf(op->getResult(0)).size() == 4)
-      return true;
-    if (llvm::isa<MulOp, DivOp, AddOp, CastOp>(op))
-      llvm::append_range(worklist, op->getOperands());
-    else if (auto where = llvm::dyn_cast<WhereOp>(op))
-      worklist.append({where.getX(), where.getY()});
-  }
-  return false;
-}
-
-/// True when `value` is a splat of -inf or the lowest finite float, which
-/// softmax turns into an exact zero.
-static bool isMaskedFill(Value value) {
-  std::optional<double> fill = getSplatValue(value);
-  return fill && *fill <= -1.0e30;
 }
 
 /// Matches the subgraph around `softmax`. On failure `reason` says why, or
@@ -492,8 +433,9 @@ static FailureOr<AttentionMatch> matchAttention(SoftmaxOp softmax,
   }
 
   // Q x K^T.
-  FailureOr<HeadSplit> q = matchHeadSplit(scoresMatMul.getLhs(), "query",
-                                          {0, 2, 1, 3}, match.scale, reason);
+  FailureOr<HeadSplit> q =
+      matchHeadSplit(scoresMatMul.getLhs(), "query", {0, 2, 1, 3}, match.scale,
+                     reason, /*allowCache=*/false);
   if (failed(q))
     return failure();
   FailureOr<HeadSplit> k = matchHeadSplit(scoresMatMul.getRhs(), "key",
@@ -535,6 +477,18 @@ static FailureOr<AttentionMatch> matchAttention(SoftmaxOp softmax,
     return failure();
   if (valueScale != 1.0) {
     reason = "value is scaled before the context matmul";
+    return failure();
+  }
+  if (k->headsSplit != v->headsSplit) {
+    reason = std::string(k->headsSplit ? "key" : "value") +
+             " is concatenated with a cache in head-split layout [B, H, S, D] "
+             "but " +
+             (k->headsSplit ? "value" : "key") +
+             " is not; attention takes both in one layout";
+    return failure();
+  }
+  if (k->headsSplit && k->headDim != v->headDim) {
+    reason = "cached key and value head sizes differ";
     return failure();
   }
   if (q->numHeads != k->numHeads || q->numHeads != v->numHeads ||
@@ -679,7 +633,7 @@ struct FuseScaledDotProductAttention : OpRewritePattern<SoftmaxOp> {
 
     // nn.MultiheadAttention's [S, B, E] projections become [B, S, E].
     auto pack = [&](const HeadSplit &split) -> Value {
-      if (split.batchFirst)
+      if (split.batchFirst || split.headsSplit)
         return split.source;
       rewriter.setInsertionPointAfterValue(split.source);
       return swapLeadingDims(rewriter, split.source.getLoc(), split.source);
@@ -708,7 +662,8 @@ struct FuseScaledDotProductAttention : OpRewritePattern<SoftmaxOp> {
             rewriter, loc, resultType, query, key, value, mask,
             rewriter.getI64IntegerAttr(match->numHeads),
             rewriter.getF32FloatAttr(static_cast<float>(match->scale)),
-            match->causal ? rewriter.getBoolAttr(true) : BoolAttr())
+            match->causal ? rewriter.getBoolAttr(true) : BoolAttr(),
+            match->key.headsSplit ? rewriter.getBoolAttr(true) : BoolAttr())
             .getOutput();
     if (match->seqFirstMerge)
       output = swapLeadingDims(rewriter, loc, output);

@@ -506,6 +506,46 @@ func.func @attention_result(%q: tensor<2x8x64xf32>) -> tensor<2x8x32xf32> {
 
 // -----
 
+func.func @attention_kv_heads_split_rank(%q: tensor<2x8x64xf32>) -> tensor<2x8x64xf32> {
+  // expected-error @+1 {{with kv_heads_split, key and value must be rank 4 [batch, heads, seq, head_dim], got 2x8x64 and 2x8x64}}
+  %0 = lmopt.attention %q, %q, %q {num_heads = 4 : i64, kv_heads_split = true} : (tensor<2x8x64xf32>, tensor<2x8x64xf32>, tensor<2x8x64xf32>) -> tensor<2x8x64xf32>
+  return %0 : tensor<2x8x64xf32>
+}
+
+// -----
+
+func.func @attention_kv_heads_split_heads(%q: tensor<2x8x64xf32>, %k: tensor<2x2x9x32xf32>) -> tensor<2x8x64xf32> {
+  // expected-error @+1 {{key and value head count 2 does not match num_heads 4}}
+  %0 = lmopt.attention %q, %k, %k {num_heads = 4 : i64, kv_heads_split = true} : (tensor<2x8x64xf32>, tensor<2x2x9x32xf32>, tensor<2x2x9x32xf32>) -> tensor<2x8x64xf32>
+  return %0 : tensor<2x8x64xf32>
+}
+
+// -----
+
+func.func @attention_kv_heads_split_head_dim(%q: tensor<2x8x64xf32>, %k: tensor<2x4x9x8xf32>) -> tensor<2x8x32xf32> {
+  // expected-error @+1 {{query hidden size 64 is not num_heads * key head size 4 * 8}}
+  %0 = lmopt.attention %q, %k, %k {num_heads = 4 : i64, kv_heads_split = true} : (tensor<2x8x64xf32>, tensor<2x4x9x8xf32>, tensor<2x4x9x8xf32>) -> tensor<2x8x32xf32>
+  return %0 : tensor<2x8x32xf32>
+}
+
+// -----
+
+func.func @attention_kv_heads_split_value(%q: tensor<2x8x64xf32>, %k: tensor<2x4x9x16xf32>, %v: tensor<2x4x7x16xf32>) -> tensor<2x8x64xf32> {
+  // expected-error @+1 {{head-split key and value shapes 2x4x9x16 and 2x4x7x16 differ}}
+  %0 = lmopt.attention %q, %k, %v {num_heads = 4 : i64, kv_heads_split = true} : (tensor<2x8x64xf32>, tensor<2x4x9x16xf32>, tensor<2x4x7x16xf32>) -> tensor<2x8x64xf32>
+  return %0 : tensor<2x8x64xf32>
+}
+
+// -----
+
+func.func @attention_kv_heads_split_mask(%q: tensor<2x8x64xf32>, %k: tensor<2x4x9x16xf32>, %m: tensor<2x1x1x8xf32>) -> tensor<2x8x64xf32> {
+  // expected-error @+1 {{mask of shape 2x1x1x8 does not broadcast to scores 2x4x8x9}}
+  %0 = lmopt.attention %q, %k, %k mask %m {num_heads = 4 : i64, kv_heads_split = true} : (tensor<2x8x64xf32>, tensor<2x4x9x16xf32>, tensor<2x4x9x16xf32>, tensor<2x1x1x8xf32>) -> tensor<2x8x64xf32>
+  return %0 : tensor<2x8x64xf32>
+}
+
+// -----
+
 func.func @skip_layer_norm_scalar(%x: tensor<f32>, %s: tensor<f32>) -> tensor<f32> {
   // expected-error @+1 {{input must have rank 1 or more}}
   %0:2 = lmopt.skip_layer_norm %x, %x, %s : (tensor<f32>, tensor<f32>, tensor<f32>) -> (tensor<f32>, tensor<f32>)

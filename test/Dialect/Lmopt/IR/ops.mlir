@@ -88,6 +88,13 @@ func.func @fused(%x: tensor<?x16x64xf32>, %w: tensor<256x64xf32>, %b: tensor<256
   return %0, %1, %3#1, %4 : tensor<?x16x256xf32>, tensor<?x16x64xf32>, tensor<?x16x64xf32>, tensor<?x16x64xf32>
 }
 
+// CHECK-LABEL: func @attention_kv_heads_split
+func.func @attention_kv_heads_split(%q: tensor<?x16x64xf32>, %kv: tensor<?x4x20x16xf32>) -> tensor<?x16x64xf32> {
+  // CHECK: lmopt.attention %{{.*}}, %{{.*}}, %{{.*}} {causal = true, kv_heads_split = true, num_heads = 4 : i64} : (tensor<?x16x64xf32>, tensor<?x4x20x16xf32>, tensor<?x4x20x16xf32>) -> tensor<?x16x64xf32>
+  %0 = lmopt.attention %q, %kv, %kv {num_heads = 4 : i64, causal = true, kv_heads_split = true} : (tensor<?x16x64xf32>, tensor<?x4x20x16xf32>, tensor<?x4x20x16xf32>) -> tensor<?x16x64xf32>
+  return %0 : tensor<?x16x64xf32>
+}
+
 // CHECK-LABEL: func @training_and_quant
 func.func @training_and_quant(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xi1>, tensor<4x8xf32>) {
   // CHECK: lmopt.dropout %{{.*}} {ratio = 1.000000e-01 : f32, seed = 7 : i64, training = true} : (tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xi1>)

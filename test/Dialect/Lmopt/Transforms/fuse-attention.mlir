@@ -423,12 +423,17 @@ func.func @negative_causal_rows(%q: tensor<1x2x32xf32>, %k: tensor<1x4x32xf32>, 
 // -----
 
 // GPT-2 with past key values: the present key is the past (head-split
-// [B, H, P, D]) concatenated with the new heads on the sequence axis.
-// REPORT: near miss: attention at 'negative_gpt2_past': key is concatenated with a cache in head-split layout [B, H, S, D]; attention takes packed [B, S, H*D] key and value
-// CHECK-LABEL: func @negative_gpt2_past
-// CHECK: lmopt.softmax
-// CHECK-NOT: lmopt.attention
-func.func @negative_gpt2_past(%q: tensor<?x1x64xf32>, %k: tensor<?x1x64xf32>, %v: tensor<?x1x64xf32>, %past_k: tensor<?x4x6x16xf32>, %past_v: tensor<?x4x6x16xf32>) -> tensor<?x1x64xf32> {
+// [B, H, P, D]) concatenated with the new heads on the sequence axis. The
+// concats stay (they are the present key and value) and feed attention as
+// head-split key and value.
+// REPORT: attention {{ *}}1 {{ *}}0
+// CHECK-LABEL: func @gpt2_past
+// CHECK: %[[PK:.*]] = lmopt.concat %{{.*}}, %{{.*}} {axis = -2 : i64}
+// CHECK: %[[PV:.*]] = lmopt.concat %{{.*}}, %{{.*}} {axis = -2 : i64}
+// CHECK: lmopt.attention %{{.*}}, %[[PK]], %[[PV]] {kv_heads_split = true, num_heads = 4 : i64, scale = 2.500000e-01 : f32} : (tensor<?x1x64xf32>, tensor<?x4x7x16xf32>, tensor<?x4x7x16xf32>) -> tensor<?x1x64xf32>
+// CHECK-NOT: lmopt.softmax
+// CHECK-NOT: lmopt.matmul
+func.func @gpt2_past(%q: tensor<?x1x64xf32>, %k: tensor<?x1x64xf32>, %v: tensor<?x1x64xf32>, %past_k: tensor<?x4x6x16xf32>, %past_v: tensor<?x4x6x16xf32>) -> tensor<?x1x64xf32> {
   %heads = lmopt.constant dense<[0, 0, 4, 16]> : tensor<4xi64>
   %merged = lmopt.constant dense<[0, 0, 64]> : tensor<3xi64>
   %scale = lmopt.constant dense<0.25> : tensor<f32>
@@ -443,8 +448,37 @@ func.func @negative_gpt2_past(%q: tensor<?x1x64xf32>, %k: tensor<?x1x64xf32>, %v
   %present_v = lmopt.concat %past_v, %v2 {axis = -2 : i64} : (tensor<?x4x6x16xf32>, tensor<?x4x1x16xf32>) -> tensor<?x4x7x16xf32>
   %s = lmopt.matmul %q2, %k3 : (tensor<?x4x1x16xf32>, tensor<?x4x16x7xf32>) -> tensor<?x4x1x7xf32>
   %s1 = lmopt.mul %s, %scale : (tensor<?x4x1x7xf32>, tensor<f32>) -> tensor<?x4x1x7xf32>
-  %p = lmopt.softmax %s1 {axis = -1 : i64} : tensor<?x4x1x7xf32> loc("negative_gpt2_past")
+  %p = lmopt.softmax %s1 {axis = -1 : i64} : tensor<?x4x1x7xf32> loc("gpt2_past")
   %c0 = lmopt.matmul %p, %present_v : (tensor<?x4x1x7xf32>, tensor<?x4x7x16xf32>) -> tensor<?x4x1x16xf32>
+  %c1 = lmopt.transpose %c0 {perm = array<i64: 0, 2, 1, 3>} : tensor<?x4x1x16xf32> -> tensor<?x1x4x16xf32>
+  %c2 = lmopt.reshape %c1, %merged : (tensor<?x1x4x16xf32>, tensor<3xi64>) -> tensor<?x1x64xf32>
+  return %c2 : tensor<?x1x64xf32>
+}
+
+// -----
+
+// Only the key is concatenated with a cache; the value is packed: attention
+// takes key and value in one layout.
+// REPORT: near miss: attention at 'negative_past_key_only': key is concatenated with a cache in head-split layout [B, H, S, D] but value is not; attention takes both in one layout
+// CHECK-LABEL: func @negative_past_key_only
+// CHECK: lmopt.softmax
+// CHECK-NOT: lmopt.attention
+func.func @negative_past_key_only(%q: tensor<?x1x64xf32>, %k: tensor<?x1x64xf32>, %v: tensor<?x7x64xf32>, %past_k: tensor<?x4x6x16xf32>) -> tensor<?x1x64xf32> {
+  %heads = lmopt.constant dense<[0, 0, 4, 16]> : tensor<4xi64>
+  %merged = lmopt.constant dense<[0, 0, 64]> : tensor<3xi64>
+  %scale = lmopt.constant dense<0.25> : tensor<f32>
+  %q1 = lmopt.reshape %q, %heads : (tensor<?x1x64xf32>, tensor<4xi64>) -> tensor<?x1x4x16xf32>
+  %q2 = lmopt.transpose %q1 {perm = array<i64: 0, 2, 1, 3>} : tensor<?x1x4x16xf32> -> tensor<?x4x1x16xf32>
+  %k1 = lmopt.reshape %k, %heads : (tensor<?x1x64xf32>, tensor<4xi64>) -> tensor<?x1x4x16xf32>
+  %k2 = lmopt.transpose %k1 {perm = array<i64: 0, 2, 1, 3>} : tensor<?x1x4x16xf32> -> tensor<?x4x1x16xf32>
+  %present_k = lmopt.concat %past_k, %k2 {axis = -2 : i64} : (tensor<?x4x6x16xf32>, tensor<?x4x1x16xf32>) -> tensor<?x4x7x16xf32>
+  %k3 = lmopt.transpose %present_k {perm = array<i64: 0, 1, 3, 2>} : tensor<?x4x7x16xf32> -> tensor<?x4x16x7xf32>
+  %v1 = lmopt.reshape %v, %heads : (tensor<?x7x64xf32>, tensor<4xi64>) -> tensor<?x7x4x16xf32>
+  %v2 = lmopt.transpose %v1 {perm = array<i64: 0, 2, 1, 3>} : tensor<?x7x4x16xf32> -> tensor<?x4x7x16xf32>
+  %s = lmopt.matmul %q2, %k3 : (tensor<?x4x1x16xf32>, tensor<?x4x16x7xf32>) -> tensor<?x4x1x7xf32>
+  %s1 = lmopt.mul %s, %scale : (tensor<?x4x1x7xf32>, tensor<f32>) -> tensor<?x4x1x7xf32>
+  %p = lmopt.softmax %s1 {axis = -1 : i64} : tensor<?x4x1x7xf32> loc("negative_past_key_only")
+  %c0 = lmopt.matmul %p, %v2 : (tensor<?x4x1x7xf32>, tensor<?x4x7x16xf32>) -> tensor<?x4x1x16xf32>
   %c1 = lmopt.transpose %c0 {perm = array<i64: 0, 2, 1, 3>} : tensor<?x4x1x16xf32> -> tensor<?x1x4x16xf32>
   %c2 = lmopt.reshape %c1, %merged : (tensor<?x1x4x16xf32>, tensor<3xi64>) -> tensor<?x1x64xf32>
   return %c2 : tensor<?x1x64xf32>

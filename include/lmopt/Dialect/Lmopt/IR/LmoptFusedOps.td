@@ -65,12 +65,17 @@ def Lmopt_AttentionOp : Lmopt_Op<"attention", [Pure]> {
     `[B, H, Sq, Sk]`: a float mask is added to the scores, an `i1` mask keeps
     positions where it is true. `causal` additionally hides keys after the
     query position (aligned to the end when `Sk > Sq`).
+
+    With `kv_heads_split`, `key` and `value` are instead `[B, H, Sk, D]`,
+    already split into heads (e.g. a KV cache concatenated with the new keys
+    on the sequence axis); `query` and the output stay packed.
   }];
   let arguments = (ins Lmopt_FloatTensor:$query, Lmopt_FloatTensor:$key,
                        Lmopt_FloatTensor:$value, Optional<Lmopt_Tensor>:$mask,
                        ConfinedAttr<I64Attr, [IntPositive]>:$num_heads,
                        OptionalAttr<F32Attr>:$scale,
-                       DefaultValuedAttr<BoolAttr, "false">:$causal);
+                       DefaultValuedAttr<BoolAttr, "false">:$causal,
+                       DefaultValuedAttr<BoolAttr, "false">:$kv_heads_split);
   let results = (outs Lmopt_FloatTensor:$output);
   let assemblyFormat = [{
     $query `,` $key `,` $value (`mask` $mask^)? attr-dict

@@ -99,6 +99,9 @@ def FuseAttentionPass : Pass<"lmopt-fuse-attention"> {
     through `where(cond, scores, -inf or lowest)` (a slice of a constant
     lower-triangular buffer becomes `causal`), the context matmul, and the
     head-merge transpose and reshape, which becomes one `lmopt.attention`.
+    When both K and V are a cache `[B, H, P, D]` concatenated on the sequence
+    axis with proven new heads (past key/values), the concats stay and feed
+    the op as head-split key and value (`kv_heads_split`).
     Anything not provably equivalent is left alone and recorded as a near
     miss with the reason in the fusion report (kind "attention").
 
