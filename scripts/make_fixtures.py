@@ -208,11 +208,12 @@ def perturb_constant_parameters(module: nn.Module) -> None:
             param.add_(0.1 * torch.randn_like(param))
 
 
-def hf_model(family: str, config_cls, model_cls, config: dict):
+def hf_model(family: str, config_cls, model_cls, config: dict,
+             attention: str = "eager"):
     seed_everything(family)
-    cfg = config_cls(**config, attn_implementation="eager")
+    cfg = config_cls(**config, attn_implementation=attention)
     model = model_cls(cfg)
-    assert model.config._attn_implementation == "eager"
+    assert model.config._attn_implementation == attention
     perturb_constant_parameters(model)
     return model.eval()
 
@@ -250,6 +251,22 @@ def build_gpt2():
 
     return HiddenOnly(
         hf_model("gpt2", GPT2Config, GPT2Model, GPT2_CONFIG), use_cache=False
+    )
+
+
+def build_bert_sdpa():
+    from transformers import BertConfig, BertModel
+
+    return BertLike(
+        hf_model("bert", BertConfig, BertModel, BERT_CONFIG, attention="sdpa"))
+
+
+def build_gpt2_sdpa():
+    from transformers import GPT2Config, GPT2Model
+
+    return HiddenOnly(
+        hf_model("gpt2", GPT2Config, GPT2Model, GPT2_CONFIG, attention="sdpa"),
+        use_cache=False,
     )
 
 
@@ -526,6 +543,21 @@ FIXTURES = [
     ),
     GPT2,
     dynamo_variant(GPT2),
+    # Hugging Face's default attention implementation: torch's
+    # scaled_dot_product_attention, exported with a -inf mask and an IsNaN
+    # guard on the probabilities.
+    dataclasses.replace(
+        BERT,
+        name="bert_sdpa",
+        description="The `bert` model with attn_implementation='sdpa'",
+        build=build_bert_sdpa,
+    ),
+    dataclasses.replace(
+        GPT2,
+        name="gpt2_sdpa",
+        description="The `gpt2` model with attn_implementation='sdpa'",
+        build=build_gpt2_sdpa,
+    ),
     dataclasses.replace(
         GPT2,
         name="gpt2_past",

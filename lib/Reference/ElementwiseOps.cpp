@@ -240,6 +240,15 @@ void mlir::lmopt::reference::registerElementwiseEvaluators(
   addUnary<SigmoidOp>(table,
                       [](double x) { return 1.0 / (1.0 + std::exp(-x)); });
   addUnary<NotOp>(table, nullptr, [](int64_t x) { return int64_t(x == 0); });
+  table.add<IsNaNOp>([](IsNaNOp op, ArrayRef<Tensor> operands) -> EvalResult {
+    const Tensor &input = operands[0];
+    if (!input.isFloat())
+      return op->emitError() << "integer operands are not supported";
+    Tensor result(getResultElementType(op), input.getShape());
+    for (int64_t i = 0, e = input.getNumElements(); i < e; ++i)
+      result.setInt(i, std::isnan(input.getDouble(i)) ? 1 : 0);
+    return single(std::move(result));
+  });
   table.add<IdentityOp>([](IdentityOp, ArrayRef<Tensor> operands) {
     return single(operands[0]);
   });

@@ -239,6 +239,16 @@ template <typename OpTy> static LogicalResult convertUnary(NodeContext &ctx) {
   return success();
 }
 
+static LogicalResult convertIsNaN(NodeContext &ctx) {
+  if (failed(ctx.checkInputs(1, 1)))
+    return failure();
+  auto inputType = llvm::cast<RankedTensorType>(ctx.getInput(0).getType());
+  auto type = RankedTensorType::get(inputType.getShape(),
+                                    IntegerType::get(inputType.getContext(), 1));
+  ctx.setOutput(0, ctx.createOp<IsNaNOp>(type, ctx.getInput(0)).getOutput());
+  return success();
+}
+
 static LogicalResult convertIdentity(NodeContext &ctx) {
   if (failed(ctx.checkInputs(1, 1)))
     return failure();
@@ -434,6 +444,7 @@ static const ConverterEntry kElementwiseConverters[] = {
     {"", "Reciprocal", 6, kMax, convertUnary<ReciprocalOp>},
     {"", "Tanh", 6, kMax, convertUnary<TanhOp>},
     {"", "Erf", 9, kMax, convertUnary<ErfOp>},
+    {"", "IsNaN", 9, kMax, convertIsNaN},
     {"", "Sigmoid", 6, kMax, convertUnary<SigmoidOp>},
     {"", "Not", 1, kMax, convertUnary<NotOp>},
     {"", "Identity", 1, kMax, convertIdentity},

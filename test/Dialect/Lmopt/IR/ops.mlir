@@ -29,6 +29,8 @@ func.func @elementwise(%a: tensor<2x3xf32>, %b: tensor<3xf32>, %c: tensor<2x3xi1
   %2 = lmopt.less %1, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xi1>
   // CHECK: lmopt.where %{{.*}}, %{{.*}}, %{{.*}} : (tensor<2x3xi1>, tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
   %3 = lmopt.where %c, %1, %b : (tensor<2x3xi1>, tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  // CHECK: lmopt.is_nan %{{.*}} : tensor<2x3xf32> -> tensor<2x3xi1>
+  %nan = lmopt.is_nan %3 : tensor<2x3xf32> -> tensor<2x3xi1>
   // CHECK: lmopt.cast %{{.*}} : tensor<2x3xf32> -> tensor<2x3xi64>
   %4 = lmopt.cast %3 : tensor<2x3xf32> -> tensor<2x3xi64>
   return %3, %2, %4 : tensor<2x3xf32>, tensor<2x3xi1>, tensor<2x3xi64>

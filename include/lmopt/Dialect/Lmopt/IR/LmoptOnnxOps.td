@@ -120,6 +120,18 @@ def Lmopt_NotOp : Lmopt_Op<"not", [Pure, SameOperandsAndResultType]> {
   let assemblyFormat = "$input attr-dict `:` type($output)";
 }
 
+def Lmopt_IsNaNOp : Lmopt_Op<"is_nan", [Pure, SameOperandsAndResultShape]> {
+  let summary = "true where an element is NaN (ONNX IsNaN)";
+  let description = [{
+    PyTorch's export of `scaled_dot_product_attention` (Hugging Face's default
+    attention implementation) uses it to zero the probabilities of rows whose
+    keys are all masked.
+  }];
+  let arguments = (ins Lmopt_FloatTensor:$input);
+  let results = (outs Lmopt_BoolTensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($output)";
+}
+
 def Lmopt_IdentityOp : Lmopt_Op<"identity", [Pure, SameOperandsAndResultType]> {
   let summary = "returns its input (ONNX Identity)";
   let arguments = (ins Lmopt_Tensor:$input);
