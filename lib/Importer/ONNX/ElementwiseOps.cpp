@@ -128,6 +128,12 @@ static FailureOr<Value> buildBinary(NodeContext &ctx, Value lhs, Value rhs,
   return ctx.createOp<OpTy>(resultType, lhs, rhs).getOutput();
 }
 
+FailureOr<Value> mlir::lmopt::onnx_import::buildBroadcastAdd(NodeContext &ctx,
+                                                           Value lhs,
+                                                           Value rhs) {
+  return buildBinary<AddOp>(ctx, lhs, rhs, /*resultIsBool=*/false);
+}
+
 template <typename OpTy, FoldFn Fold, bool ResultIsBool = false>
 static LogicalResult convertBinary(NodeContext &ctx) {
   if (failed(ctx.checkInputs(2, 2)))

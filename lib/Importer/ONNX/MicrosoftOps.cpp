@@ -23,25 +23,6 @@ using namespace mlir::lmopt::onnx_import;
 
 static constexpr StringLiteral kMicrosoft = "com.microsoft";
 
-/// `lhs + rhs` with numpy broadcasting, or an error naming both shapes.
-static FailureOr<Value> createAdd(NodeContext &ctx, Value lhs, Value rhs) {
-  auto lhsType = llvm::cast<RankedTensorType>(lhs.getType());
-  auto rhsType = llvm::cast<RankedTensorType>(rhs.getType());
-  if (lhsType.getElementType() != rhsType.getElementType())
-    return ctx.emitError() << "operand element types "
-                           << lhsType.getElementType() << " and "
-                           << rhsType.getElementType() << " differ";
-  std::optional<SmallVector<int64_t>> shape =
-      broadcastShapes(lhsType.getShape(), rhsType.getShape());
-  if (!shape)
-    return ctx.emitError() << "operand shapes "
-                           << formatShape(lhsType.getShape()) << " and "
-                           << formatShape(rhsType.getShape())
-                           << " are not broadcast-compatible";
-  auto type = RankedTensorType::get(*shape, lhsType.getElementType());
-  return ctx.createOp<AddOp>(type, lhs, rhs).getOutput();
-}
-
 /// Reports every output in `outputs` (index, name) that the model uses.
 static LogicalResult
 refuseOutputs(NodeContext &ctx,
@@ -65,7 +46,7 @@ static LogicalResult convertGelu(NodeContext &ctx) {
     return failure();
   Value input = ctx.getInput(0);
   if (ctx.hasInput(1)) {
-    FailureOr<Value> sum = createAdd(ctx, input, ctx.getInput(1));
+    FailureOr<Value> sum = buildBroadcastAdd(ctx, input, ctx.getInput(1));
     if (failed(sum))
       return failure();
     input = *sum;
@@ -94,7 +75,7 @@ static LogicalResult convertSkipLayerNorm(NodeContext &ctx) {
   Value input = ctx.getInput(0);
   // ONNX Runtime adds the optional bias to the sum it normalizes and returns.
   if (ctx.hasInput(4)) {
-    FailureOr<Value> biased = createAdd(ctx, input, ctx.getInput(4));
+    FailureOr<Value> biased = buildBroadcastAdd(ctx, input, ctx.getInput(4));
     if (failed(biased))
       return failure();
     input = *biased;

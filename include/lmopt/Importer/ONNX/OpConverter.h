@@ -167,6 +167,10 @@ ArrayRef<ConverterEntry> getQuantizedConverters();
 /// ONNX Runtime's `com.microsoft` fused operators.
 ArrayRef<ConverterEntry> getMicrosoftConverters();
 
+/// `lhs + rhs` with ONNX's broadcasting rules checked, or an error at the
+/// node naming both element types or shapes (ElementwiseOps.cpp).
+FailureOr<Value> buildBroadcastAdd(NodeContext &ctx, Value lhs, Value rhs);
+
 /// The latest opset of the default domain this importer knows.
 inline constexpr int64_t kMaxSupportedOpset = 23;
 
