@@ -119,6 +119,27 @@ static dnnl_status_t initMatrix(dnnl_memory_desc_t &md, int64_t rows,
   return dnnl_memory_desc_init_by_strides(&md, 2, dims, dnnl_f32, strides);
 }
 
+/// The four plain row-major descriptors of a linear with `rows` rows (a
+/// concrete count, or DNNL_RUNTIME_DIM_VAL when building the primitive); a
+/// [N, K] weight is read as [K, N] through its strides, so the primitive uses
+/// the stored bytes as they are.
+static dnnl_status_t initLinearDescs(dnnl_memory_desc_t &srcMd,
+                                     dnnl_memory_desc_t &weightMd,
+                                     dnnl_memory_desc_t &biasMd,
+                                     dnnl_memory_desc_t &dstMd, int64_t rows,
+                                     int64_t k, int64_t n,
+                                     bool transposeWeight) {
+  dnnl_status_t st = initMatrix(srcMd, rows, k, k, 1);
+  if (st == dnnl_success)
+    st = transposeWeight ? initMatrix(weightMd, k, n, 1, k)
+                         : initMatrix(weightMd, k, n, n, 1);
+  if (st == dnnl_success)
+    st = initMatrix(biasMd, 1, n, n, 1);
+  if (st == dnnl_success)
+    st = initMatrix(dstMd, rows, n, n, 1);
+  return st;
+}
+
 //===----------------------------------------------------------------------===//
 // CpuContext
 //===----------------------------------------------------------------------===//
@@ -279,17 +300,10 @@ Status LinearStep::create(const CpuContext &context, const LinearStepDesc &desc,
   if (Status st = validateDesc(desc, maxRows, prefix, k, n); !st)
     return st;
 
-  // Plain row-major layouts; a [N, K] weight is read as [K, N] through its
-  // strides, so the primitive uses the stored bytes as they are.
   dnnl_memory_desc_t srcMd, weightMd, biasMd, dstMd;
-  dnnl_status_t st = initMatrix(srcMd, DNNL_RUNTIME_DIM_VAL, k, k, 1);
-  if (st == dnnl_success)
-    st = desc.transposeWeight ? initMatrix(weightMd, k, n, 1, k)
-                              : initMatrix(weightMd, k, n, n, 1);
-  if (st == dnnl_success)
-    st = initMatrix(biasMd, 1, n, n, 1);
-  if (st == dnnl_success)
-    st = initMatrix(dstMd, DNNL_RUNTIME_DIM_VAL, n, n, 1);
+  dnnl_status_t st =
+      initLinearDescs(srcMd, weightMd, biasMd, dstMd, DNNL_RUNTIME_DIM_VAL, k,
+                      n, desc.transposeWeight);
   if (Status s = check(st, prefix, "memory descriptor setup"); !s)
     return s;
 
@@ -399,14 +413,8 @@ Status LinearStep::run(const float *input, int64_t rows, const float *weight,
   }
 
   dnnl_memory_desc_t srcMd, weightMd, biasMd, dstMd;
-  dnnl_status_t st = initMatrix(srcMd, rows, k_, k_, 1);
-  if (st == dnnl_success)
-    st = desc_.transposeWeight ? initMatrix(weightMd, k_, n_, 1, k_)
-                               : initMatrix(weightMd, k_, n_, n_, 1);
-  if (st == dnnl_success)
-    st = initMatrix(biasMd, 1, n_, n_, 1);
-  if (st == dnnl_success)
-    st = initMatrix(dstMd, rows, n_, n_, 1);
+  dnnl_status_t st = initLinearDescs(srcMd, weightMd, biasMd, dstMd, rows, k_,
+                                     n_, desc_.transposeWeight);
   if (Status s = check(st, prefix, "memory descriptor setup"); !s)
     return s;
 
