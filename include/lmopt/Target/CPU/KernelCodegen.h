@@ -1,0 +1,49 @@
+//===- KernelCodegen.h - Generated CPU kernels ------------------*- C++ -*-===//
+//
+// Turns outlined kernel functions (lmopt ops on static-shaped tensors) into
+// native code through upstream MLIR: convert-lmopt-to-linalg, bufferization,
+// vectorization for the host CPU, LLVM in-process, and a shared object the
+// bundle embeds (docs/cpu-backend.md).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LMOPT_TARGET_CPU_KERNELCODEGEN_H
+#define LMOPT_TARGET_CPU_KERNELCODEGEN_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Support/LLVM.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace mlir::lmopt::cpu {
+
+struct KernelCodegenOptions {
+  /// LLVM CPU name; "host" asks LLVM for the machine's CPU.
+  std::string cpu = "host";
+  /// LLVM optimization level, 0-3.
+  unsigned optLevel = 3;
+};
+
+/// Compiles every `func.func` in `kernels` to one shared object.
+///
+/// Input contract: each function is public, takes its operands as ranked
+/// tensors with static shapes and returns its results as such tensors; its
+/// body holds lmopt ops that convert-lmopt-to-linalg (or the data-movement
+/// lowerings) handle, plus `arith.constant`s.
+///
+/// Output contract: for each function `@name` the shared object exports
+/// `extern "C" void name(void **args)`, where `args[i]` is the data pointer of
+/// operand i for i < #operands and then of each result, in order; buffers are
+/// dense, row-major, 64-byte aligned, and results never alias operands. The
+/// kernel writes every element of every result and nothing else.
+///
+/// Failures are diagnostics at the offending op's location ("no CPU lowering
+/// for 'lmopt.foo' in kernel 'k3' (node 'x')"), all offenders reported.
+FailureOr<std::vector<uint8_t>>
+compileKernels(ModuleOp kernels, const KernelCodegenOptions &options);
+
+} // namespace mlir::lmopt::cpu
+
+#endif // LMOPT_TARGET_CPU_KERNELCODEGEN_H
