@@ -1,0 +1,86 @@
+//===- AttentionStep.h - lmopt.attention at run time ------------*- C++ -*-===//
+//
+// The runtime's library step for `lmopt.attention`: per batch and head,
+// softmax(Q K^T * scale + mask) V with the op's exact semantics (see the op's
+// description in LmoptFusedOps.td and the reference evaluator, which is the
+// numerical oracle). Matrix products run on oneDNN; batches x heads are spread
+// over the context's threads. docs/cpu-backend.md describes the step.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LMOPT_RUNTIME_CPU_ATTENTIONSTEP_H
+#define LMOPT_RUNTIME_CPU_ATTENTIONSTEP_H
+
+#include "lmopt/Runtime/CPU/LinearStep.h"
+#include "lmopt/Runtime/Status.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace lmopt::runtime {
+
+enum class AttentionMask : int {
+  None = 0,
+  /// f32, added to the scores.
+  Additive = 1,
+  /// One byte per element (0 or 1): keys where it is 0 are hidden.
+  Bool = 2,
+};
+
+/// One `lmopt.attention`, as the plan describes it (static shapes).
+struct AttentionStepDesc {
+  std::string name;
+  int64_t batch = 0;
+  int64_t numHeads = 0;
+  int64_t queryLength = 0; // Sq
+  int64_t keyLength = 0;   // Sk
+  int64_t headDim = 0;     // D
+  /// Scores are multiplied by this (the op's scale, or 1/sqrt(D)).
+  float scale = 1;
+  /// Hides keys after the query position, aligned to the end when Sk > Sq.
+  bool causal = false;
+  /// Key and value are [B, H, Sk, D] instead of packed [B, Sk, H*D].
+  bool kvHeadsSplit = false;
+  /// A query row whose every key is hidden yields zeros (the op's
+  /// `zero_masked_rows`); otherwise the evaluator's rule applies.
+  bool zeroMaskedRows = false;
+  AttentionMask mask = AttentionMask::None;
+  /// The mask's dims, rank <= 4, broadcasting (numpy rules, aligned on the
+  /// right) to [B, H, Sq, Sk].
+  std::vector<int64_t> maskDims;
+};
+
+class AttentionStep {
+public:
+  AttentionStep(const AttentionStep &) = delete;
+  AttentionStep &operator=(const AttentionStep &) = delete;
+  ~AttentionStep();
+
+  /// Validates `desc` (positive sizes, mask dims broadcastable) and prepares
+  /// the primitives.
+  static Status create(const CpuContext &context, const AttentionStepDesc &desc,
+                       std::unique_ptr<AttentionStep> &out);
+
+  /// `query` [B, Sq, H*D]; `key`, `value` [B, Sk, H*D] (or [B, H, Sk, D] with
+  /// kvHeadsSplit); `mask` as the desc says (null when None); `output`
+  /// [B, Sq, H*D]; dense, row-major, output not overlapping the operands.
+  /// Scratch memory is the step's own.
+  Status run(const float *query, const float *key, const float *value,
+             const void *mask, float *output) const;
+
+  const AttentionStepDesc &desc() const { return desc_; }
+
+private:
+  explicit AttentionStep(const CpuContext &context) : context_(context) {}
+
+  const CpuContext &context_;
+  AttentionStepDesc desc_;
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+} // namespace lmopt::runtime
+
+#endif // LMOPT_RUNTIME_CPU_ATTENTIONSTEP_H

@@ -1,0 +1,52 @@
+//===- GatherStep.h - ONNX Gather with checked indices ----------*- C++ -*-===//
+//
+// `lmopt.gather` at run time (embedding lookups, selecting a token): indices
+// come from user input, so every index is checked against the gathered axis
+// before any byte is read; an index out of range is an error naming the step,
+// the position and the value, never a read outside the data.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LMOPT_RUNTIME_CPU_GATHERSTEP_H
+#define LMOPT_RUNTIME_CPU_GATHERSTEP_H
+
+#include "lmopt/Runtime/Status.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace lmopt::runtime {
+
+struct GatherStepDesc {
+  std::string name;
+  /// The data's dims and bytes per element (any dtype: rows are copied).
+  std::vector<int64_t> dataDims;
+  int64_t elementSize = 4;
+  /// In [0, rank(data)).
+  int64_t axis = 0;
+  std::vector<int64_t> indicesDims;
+  /// Indices are int64 (else int32). Negative indices count from the end,
+  /// as in ONNX.
+  bool indices64 = true;
+};
+
+class GatherStep {
+public:
+  static Status create(const GatherStepDesc &desc,
+                       std::unique_ptr<GatherStep> &out);
+
+  /// output dims: data[:axis] + indices + data[axis+1:].
+  Status run(const void *data, const void *indices, void *output) const;
+
+  const GatherStepDesc &desc() const { return desc_; }
+
+private:
+  GatherStep() = default;
+  GatherStepDesc desc_;
+};
+
+} // namespace lmopt::runtime
+
+#endif // LMOPT_RUNTIME_CPU_GATHERSTEP_H
