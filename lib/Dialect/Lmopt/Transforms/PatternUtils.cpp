@@ -377,6 +377,19 @@ bool DimLayout::take(const DimSize &size, SmallVector<int64_t> &queue,
     (fromBack ? end : begin) = fromBack ? at : at + size.atoms.size();
     return true;
   }
+  // A static 1 (a batch of one) takes one unit atom if the next one is a
+  // unit, else none (a new unit dim); the loop below would otherwise fold
+  // the unit into the following dim's group.
+  if (size.value == 1) {
+    if (begin == end)
+      return true;
+    size_t at = fromBack ? end - 1 : begin;
+    if (atoms[queue[at]].size != 1)
+      return true;
+    group.push_back(queue[at]);
+    (fromBack ? end : begin) = fromBack ? at : at + 1;
+    return true;
+  }
   int64_t product = 1;
   while (product < size.value) {
     if (begin == end)
