@@ -12,9 +12,10 @@ build_type=${BUILD_TYPE:-Release}
 log() { printf '[setup] %s\n' "$*"; }
 
 # Debian packages: LLVM/MLIR 22 (with lit, FileCheck and the NVPTX target),
-# the build tools, protobuf for the ONNX importer, oneDNN for CPU GEMMs.
+# the build tools, protobuf for the ONNX importer, oneDNN for CPU GEMMs; gcc
+# is also lmopt-compile's linker driver for the generated kernels.
 apt_packages=(
-  cmake ninja-build ccache g++ python3
+  cmake ninja-build ccache gcc g++ libc6-dev python3
   llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools clang-22
   libprotobuf-dev protobuf-compiler libdnnl-dev libfmt-dev
   libgtest-dev zlib1g-dev
