@@ -46,9 +46,43 @@ struct AttentionMatch {
   Value mergedHeads; // [B|Sq, Sq|B, H, Dv]; Shape ops of it are rebuilt
   double scale = 1.0;
   bool causal = false;
+  bool zeroMaskedRows = false; // fully masked rows yield zeros
+  // Shape ops of the context heads [B, H, Sq, Dv]; the rewrite rebuilds them.
+  SmallVector<ShapeOp> contextShapes;
 };
 
 } // namespace
+
+/// The one user of `value` besides Shape ops, which go to `shapes`; null
+/// when there is none or more than one.
+static Operation *getSoleUserBesidesShapes(Value value,
+                                           SmallVectorImpl<ShapeOp> &shapes) {
+  Operation *sole = nullptr;
+  for (Operation *user : value.getUsers()) {
+    if (auto shape = llvm::dyn_cast<ShapeOp>(user)) {
+      shapes.push_back(shape);
+      continue;
+    }
+    if (sole)
+      return nullptr;
+    sole = user;
+  }
+  return sole;
+}
+
+/// Whether `reshape` provably returns its rank-4 input as it is, with
+/// `equivalent` sharing the input's first three dims: three dims proven
+/// kept fix the fourth by the element count.
+static bool isIdentityReshape(ReshapeOp reshape, Value equivalent) {
+  if (shapeOf(reshape).size() != 4 || shapeOf(reshape.getInput()).size() != 4)
+    return false;
+  int64_t kept = 0;
+  for (int64_t dim = 0; dim < 4; ++dim)
+    kept += reshapeKeepsDim(reshape, dim,
+                            dim < 3 ? ArrayRef<Value>(equivalent)
+                                    : ArrayRef<Value>());
+  return kept >= 3;
+}
 
 /// Matches the subgraph around `softmax`. On failure `reason` says why, or
 /// is empty when the softmax is not attention at all.
@@ -70,6 +104,7 @@ static FailureOr<AttentionMatch> matchAttention(SoftmaxOp softmax,
   bool sawAdditiveMask = false, sawScale = false;
   Value fillCondition;
   bool keepWhereTrue = true;
+  bool finiteFill = false; // a where hides scores with the lowest float
   MatMulOp scoresMatMul;
   while (!scoresMatMul) {
     Operation *op = current.getDefiningOp();
@@ -130,6 +165,7 @@ static FailureOr<AttentionMatch> matchAttention(SoftmaxOp softmax,
         return failure();
       }
       Value scores = xFill ? where.getY() : where.getX();
+      finiteFill |= !isMinusInfFill(xFill ? where.getX() : where.getY());
       if (scores.getType() != where.getType() ||
           shapeOf(where.getCondition()).size() > 4 ||
           !broadcastShapes(scoresShape, shapeOf(where.getCondition()))) {
@@ -178,8 +214,28 @@ static FailureOr<AttentionMatch> matchAttention(SoftmaxOp softmax,
   if (failed(k))
     return failure();
 
-  // Probabilities to context.
-  Value probs = softmax.getOutput();
+  // Probabilities to context, through SDPA's where(is_nan(p), 0, p) guard:
+  // with it, a row whose scores are all -inf yields zeros instead of NaN.
+  FailureOr<Value> guarded = matchNanGuard(softmax.getOutput(), reason);
+  if (failed(guarded))
+    return failure();
+  match.zeroMaskedRows = static_cast<bool>(*guarded);
+  if (match.zeroMaskedRows && finiteFill) {
+    reason = "probabilities are guarded against NaN but the scores are "
+             "masked with the lowest float, not -inf: a fully masked row "
+             "averages the values instead of yielding zeros";
+    return failure();
+  }
+  // A boolean mask spelled as an additive 0/fill mask becomes that boolean
+  // mask where the two agree on fully masked rows: -inf rows are zeros only
+  // with the guard, lowest-float rows average the values only without it.
+  if (std::optional<SelectedMask> selected =
+          sawAdditiveMask ? matchSelectedMask(match.mask) : std::nullopt;
+      selected && selected->minusInf == match.zeroMaskedRows) {
+    match.mask = selected->condition;
+    match.invertMask = selected->hiddenWhereTrue;
+  }
+  Value probs = match.zeroMaskedRows ? *guarded : softmax.getOutput();
   MatMulOp context;
   while (!context) {
     if (!probs.hasOneUse()) {
@@ -235,11 +291,15 @@ static FailureOr<AttentionMatch> matchAttention(SoftmaxOp softmax,
 
   // Head merge: transpose [0, 2, 1, 3] and reshape to [B, S, H*D], or
   // nn.MultiheadAttention's transpose [2, 0, 1, 3] and reshape to
-  // [S, B, H*D] or [S*B, H*D].
-  auto transpose =
-      context.getOutput().hasOneUse()
-          ? llvm::dyn_cast<TransposeOp>(*context.getOutput().getUsers().begin())
-          : TransposeOp();
+  // [S, B, H*D] or [S*B, H*D]. SDPA exports first reshape the context heads
+  // to the shape they already have, read off Shape ops of them and of the
+  // query heads; the rewrite rebuilds such Shape ops.
+  Operation *next =
+      getSoleUserBesidesShapes(context.getOutput(), match.contextShapes);
+  if (auto reshape = llvm::dyn_cast_or_null<ReshapeOp>(next);
+      reshape && isIdentityReshape(reshape, softmax.getOutput()))
+    next = getSoleUserBesidesShapes(reshape.getOutput(), match.contextShapes);
+  auto transpose = llvm::dyn_cast_or_null<TransposeOp>(next);
   if (!transpose || (transpose.getPerm() != ArrayRef<int64_t>{0, 2, 1, 3} &&
                      transpose.getPerm() != ArrayRef<int64_t>{2, 0, 1, 3})) {
     reason = "context is not merged back by a single transpose [0, 2, 1, 3] "
@@ -299,11 +359,22 @@ static FailureOr<AttentionMatch> matchAttention(SoftmaxOp softmax,
   return match;
 }
 
-/// Rebuilds `shape(mergedHeads)` as the leading dims of `leading` and the
-/// constant `[H, Dv]`, so that the heads' producers can die.
-static void replaceMergedHeadsShape(PatternRewriter &rewriter, ShapeOp op,
-                                    const AttentionMatch &match,
-                                    Value leading) {
+namespace {
+
+/// Where a dim of rank-4 heads comes from once attention is fused: dim
+/// `leadingDim` of the packed query (or the projection the merge keeps the
+/// leading dims of), or the constant `size`.
+struct HeadsDim {
+  int64_t leadingDim = -1;
+  int64_t size = 0;
+};
+
+} // namespace
+
+/// Rebuilds `op`, a Shape of rank-4 heads whose dims are `dims`, from
+/// `leading` and constants, so that the heads' producers can die.
+static void replaceHeadsShape(PatternRewriter &rewriter, ShapeOp op,
+                              ArrayRef<HeadsDim> dims, Value leading) {
   auto clamp = [](int64_t dim) {
     return std::clamp<int64_t>(dim < 0 ? dim + 4 : dim, 0, 4);
   };
@@ -313,20 +384,30 @@ static void replaceMergedHeadsShape(PatternRewriter &rewriter, ShapeOp op,
   Location loc = op.getLoc();
   auto i64 = rewriter.getI64Type();
   SmallVector<Value> pieces;
-  if (begin < std::min<int64_t>(end, 2)) {
-    int64_t count = std::min<int64_t>(end, 2) - begin;
-    pieces.push_back(
-        ShapeOp::create(rewriter, loc, RankedTensorType::get({count}, i64),
-                        leading, rewriter.getI64IntegerAttr(begin),
-                        rewriter.getI64IntegerAttr(begin + count)));
-  }
-  SmallVector<int64_t> tail;
-  for (int64_t dim = std::max<int64_t>(begin, 2); dim < end; ++dim)
-    tail.push_back(dim == 2 ? match.numHeads : match.valueHeadDim);
-  if (!tail.empty()) {
-    auto type = RankedTensorType::get({(int64_t)tail.size()}, i64);
-    pieces.push_back(ConstantOp::create(rewriter, loc,
-                                        DenseIntElementsAttr::get(type, tail)));
+  // Consecutive dims of `leading` become one Shape op, constants one
+  // constant.
+  for (int64_t dim = begin; dim < end;) {
+    int64_t runEnd = dim + 1;
+    if (dims[dim].leadingDim >= 0) {
+      while (runEnd < end &&
+             dims[runEnd].leadingDim == dims[runEnd - 1].leadingDim + 1)
+        ++runEnd;
+      int64_t first = dims[dim].leadingDim;
+      pieces.push_back(ShapeOp::create(
+          rewriter, loc, RankedTensorType::get({runEnd - dim}, i64), leading,
+          rewriter.getI64IntegerAttr(first),
+          rewriter.getI64IntegerAttr(first + runEnd - dim)));
+    } else {
+      while (runEnd < end && dims[runEnd].leadingDim < 0)
+        ++runEnd;
+      SmallVector<int64_t> sizes;
+      for (int64_t d = dim; d < runEnd; ++d)
+        sizes.push_back(dims[d].size);
+      auto type = RankedTensorType::get({runEnd - dim}, i64);
+      pieces.push_back(ConstantOp::create(
+          rewriter, loc, DenseIntElementsAttr::get(type, sizes)));
+    }
+    dim = runEnd;
   }
   if (pieces.size() == 1) {
     rewriter.replaceOp(op, pieces.front());
@@ -377,10 +458,16 @@ struct FuseScaledDotProductAttention : OpRewritePattern<SoftmaxOp> {
     Value key = pack(match->key);
     Value value = pack(match->value);
 
+    // Merged heads are [B|Sq, Sq|B, H, Dv], context heads [B, H, Sq, Dv].
+    int64_t heads = match->numHeads, headDim = match->valueHeadDim;
     Value leading = match->seqFirstMerge ? match->query.source : query;
     for (Operation *user : llvm::to_vector(match->mergedHeads.getUsers()))
       if (auto shape = llvm::dyn_cast<ShapeOp>(user))
-        replaceMergedHeadsShape(rewriter, shape, *match, leading);
+        replaceHeadsShape(rewriter, shape,
+                          {{0}, {1}, {-1, heads}, {-1, headDim}}, leading);
+    for (ShapeOp shape : match->contextShapes)
+      replaceHeadsShape(rewriter, shape, {{0}, {-1, heads}, {1}, {-1, headDim}},
+                        query);
 
     rewriter.setInsertionPoint(match->merge);
     Location loc = match->merge.getLoc();
@@ -398,7 +485,8 @@ struct FuseScaledDotProductAttention : OpRewritePattern<SoftmaxOp> {
             rewriter.getI64IntegerAttr(match->numHeads),
             rewriter.getF32FloatAttr(static_cast<float>(match->scale)),
             match->causal ? rewriter.getBoolAttr(true) : BoolAttr(),
-            match->key.headsSplit ? rewriter.getBoolAttr(true) : BoolAttr())
+            match->key.headsSplit ? rewriter.getBoolAttr(true) : BoolAttr(),
+            match->zeroMaskedRows ? rewriter.getBoolAttr(true) : BoolAttr())
             .getOutput();
     if (match->seqFirstMerge)
       output = swapLeadingDims(rewriter, loc, output);

@@ -1,8 +1,8 @@
 //===- FuseAttentionMatch.h - attention matcher helpers ---------*- C++ -*-===//
 //
 // Helpers the attention matcher (FuseAttention.cpp) shares with the head
-// split matching (FuseAttentionHeads.cpp) and the scores-side mask matching
-// (FuseAttentionMask.cpp). Private to LmoptTransforms.
+// split matching (FuseAttentionHeads.cpp) and the mask matching around the
+// softmax (FuseAttentionMask.cpp). Private to LmoptTransforms.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,6 +12,7 @@
 #include "mlir/IR/Value.h"
 #include "mlir/Support/LLVM.h"
 
+#include <optional>
 #include <string>
 
 namespace mlir::lmopt {
@@ -66,6 +67,27 @@ bool reachesScoresMatMul(Value value);
 /// True when `value` is a splat of -inf or the lowest finite float, which
 /// softmax turns into an exact zero.
 bool isMaskedFill(Value value);
+
+/// True when `value` is a splat of -inf: a row of it makes softmax NaN.
+bool isMinusInfFill(Value value);
+
+/// A boolean mask spelled as an additive one, `where(cond, 0, fill)` (or
+/// `where(cond, fill, 0)`) with `fill` a masked fill.
+struct SelectedMask {
+  Value condition;
+  bool hiddenWhereTrue = false; // `where(cond, fill, 0)`
+  bool minusInf = false;        // the fill is -inf, not the lowest float
+};
+
+/// `mask` as such a `where`, when it is one.
+std::optional<SelectedMask> matchSelectedMask(Value mask);
+
+/// Matches the guard that SDPA exports put on the probabilities,
+/// `where(is_nan(probs), 0, probs)`, which turns the NaN rows of a softmax
+/// over all -inf scores into zeros. Returns the guarded value when `probs`
+/// feeds exactly that guard, null when `probs` has no `is_nan` user, and
+/// fails with `reason` when the guard has any other form.
+FailureOr<Value> matchNanGuard(Value probs, std::string &reason);
 
 } // namespace mlir::lmopt
 
