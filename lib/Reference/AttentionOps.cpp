@@ -4,9 +4,14 @@
 // and value split into [B, H, Sk, D] with `kv_heads_split`), softmax(Q K^T *
 // scale + mask) V per head, scale 1/sqrt(D) by default, float masks added, i1
 // masks keeping positions where true, causal masking aligned to the end of
-// the keys. Hidden positions take the lowest f32 score, as the exporters'
-// masked fill does, so a row with every key hidden averages the values
-// uniformly instead of becoming NaN.
+// the keys. Positions hidden by the i1 mask or `causal` take the lowest f32
+// score, as the exporters' masked fill does.
+//
+// A query row with every key hidden: by default, hidden by the i1 mask or
+// `causal` it averages the values uniformly (all scores equal), and hidden
+// by -inf in a float mask it is NaN (softmax of all -inf). With
+// `zero_masked_rows` it is zeros whatever hid it, as the probabilities'
+// where(isnan(p), 0, p) guard of SDPA exports makes it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -65,12 +70,15 @@ static EvalResult evaluateAttention(AttentionOp op, ArrayRef<Tensor> operands) {
     mask = std::move(*broadcast);
   }
   const double hidden = -std::numeric_limits<float>::max();
+  const double minusInf = -std::numeric_limits<double>::infinity();
+  bool zeroMaskedRows = op.getZeroMaskedRows();
   Tensor output(getResultElementType(op), {batch, sq, heads * dv});
   std::vector<double> scores(sk);
   for (int64_t b = 0; b < batch; ++b) {
     for (int64_t h = 0; h < heads; ++h) {
       for (int64_t i = 0; i < sq; ++i) {
-        double max = -std::numeric_limits<double>::infinity();
+        double max = minusInf;
+        bool allHidden = true;
         for (int64_t j = 0; j < sk; ++j) {
           double dot = 0.0;
           for (int64_t e = 0; e < d; ++e)
@@ -79,12 +87,22 @@ static EvalResult evaluateAttention(AttentionOp op, ArrayRef<Tensor> operands) {
           double score = dot * scale;
           int64_t maskIndex = ((b * heads + h) * sq + i) * sk + j;
           bool keep = !op.getCausal() || j <= i + (sk - sq);
-          if (mask && mask->isFloat())
-            score += mask->getDouble(maskIndex);
-          else if (mask)
+          bool minusInfMask = false;
+          if (mask && mask->isFloat()) {
+            double added = mask->getDouble(maskIndex);
+            score += added;
+            minusInfMask = added == minusInf;
+          } else if (mask) {
             keep = keep && mask->getInt(maskIndex) != 0;
+          }
           scores[j] = keep ? score : hidden;
           max = std::max(max, scores[j]);
+          allHidden = allHidden && (!keep || minusInfMask);
+        }
+        if (zeroMaskedRows && allHidden) {
+          for (int64_t e = 0; e < dv; ++e)
+            output.setDouble((b * sq + i) * vWidth + h * dv + e, 0.0);
+          continue;
         }
         double sum = 0.0;
         for (double &score : scores) {

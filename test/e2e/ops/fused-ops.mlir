@@ -37,6 +37,28 @@ func.func @attention(%q: tensor<2x4x8xf32>, %k: tensor<2x6x8xf32>,
   return %0, %1 : tensor<2x4x8xf32>, tensor<2x4x8xf32>
 }
 
+// Query rows whose keys are all hidden (by the mask, or by the mask and
+// causal together): with zero_masked_rows they are zeros, as ONNX Runtime
+// computes the SDPA export's where(isnan(softmax), 0, softmax); without it,
+// an i1-masked row averages the values uniformly.
+// RUN: lmopt-interpret %s --function=attention_masked_rows --inputs %S/Inputs/fused_attention_masked_rows.inputs.npz --compare %S/Inputs/fused_attention_masked_rows.ref.npz %tolerance | FileCheck %s --check-prefix=MASKED_ROWS
+// MASKED_ROWS: float_mask_zeroed: shape 2x4x8, {{.*}}: PASS
+// MASKED_ROWS-NEXT: bool_causal_zeroed: shape 2x4x8, {{.*}}: PASS
+// MASKED_ROWS-NEXT: bool_uniform: shape 2x4x8, {{.*}}: PASS
+func.func @attention_masked_rows(%q: tensor<2x4x8xf32>, %k: tensor<2x6x8xf32>,
+                                 %v: tensor<2x6x8xf32>,
+                                 %minus_inf_mask: tensor<2x1x4x6xf32>,
+                                 %keep: tensor<2x1x4x6xi1>)
+    -> (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>)
+    attributes {lmopt.input_names = ["q", "k", "v", "minus_inf_mask", "keep"],
+                lmopt.output_names = ["float_mask_zeroed", "bool_causal_zeroed",
+                                      "bool_uniform"]} {
+  %0 = lmopt.attention %q, %k, %v mask %minus_inf_mask {num_heads = 2 : i64, zero_masked_rows = true} : (tensor<2x4x8xf32>, tensor<2x6x8xf32>, tensor<2x6x8xf32>, tensor<2x1x4x6xf32>) -> tensor<2x4x8xf32>
+  %1 = lmopt.attention %q, %k, %v mask %keep {num_heads = 2 : i64, causal = true, zero_masked_rows = true} : (tensor<2x4x8xf32>, tensor<2x6x8xf32>, tensor<2x6x8xf32>, tensor<2x1x4x6xi1>) -> tensor<2x4x8xf32>
+  %2 = lmopt.attention %q, %k, %v mask %keep {num_heads = 2 : i64} : (tensor<2x4x8xf32>, tensor<2x6x8xf32>, tensor<2x6x8xf32>, tensor<2x1x4x6xi1>) -> tensor<2x4x8xf32>
+  return %0, %1, %2 : tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>
+}
+
 // RUN: lmopt-interpret %s --function=norms --inputs %S/Inputs/fused_norms.inputs.npz --compare %S/Inputs/fused_norms.ref.npz %tolerance | FileCheck %s --check-prefix=NORMS
 // NORMS: skip_out: shape 2x3x8, {{.*}}: PASS
 // NORMS-NEXT: skip_sum: shape 2x3x8, {{.*}}: PASS

@@ -261,6 +261,7 @@ def main():
     save_integer_ops()
     save_integer_quantization()
     save_decomposed_layer_norm()
+    save_masked_rows_attention()
 
 
 def save_fused_references():
@@ -430,6 +431,72 @@ def save_decomposed_layer_norm():
          initializers=[const_i64("last", [-1]),
                        helper.make_tensor("two", F32, [], [2.0]),
                        helper.make_tensor("eps", F32, [], [1e-5])])
+
+
+
+def save_masked_rows_attention():
+    """Attention with query rows whose keys are all hidden, spelled as
+    PyTorch's scaled_dot_product_attention exports it: -inf masks, and
+    where(isnan(p), 0, p) on the probabilities, which turns those rows (NaN
+    after softmax) into zeros. The reference for lmopt.attention with
+    zero_masked_rows; a third graph pins the default (lowest-float fill, no
+    guard: such a row averages the values uniformly)."""
+    # 2 heads of size 4, 4 queries over 6 keys, scale 1/sqrt(4).
+    keep = RNG.random((2, 1, 4, 6)) > 0.4
+    keep[..., 0] = True
+    keep[0, 0, 1, :] = False  # fully hidden by the mask
+    keep[1, 0, 3, :] = False
+    keep[1, 0, 0, :3] = False  # with causal, row 0 sees keys 0..2 only
+    causal = np.tril(np.ones((4, 6), bool), k=2)
+    minus_inf = np.where(keep, 0.0, -np.inf).astype(np.float32)
+    heads = [
+        node("Reshape", ["q", "split_q"], ["qs"]),
+        node("Transpose", ["qs"], ["qh"], perm=[0, 2, 1, 3]),
+        node("Reshape", ["k", "split_k"], ["ks"]),
+        node("Transpose", ["ks"], ["kt"], perm=[0, 2, 3, 1]),
+        node("Reshape", ["v", "split_k"], ["vs"]),
+        node("Transpose", ["vs"], ["vh"], perm=[0, 2, 1, 3]),
+        node("MatMul", ["qh", "kt"], ["qk"]),
+        node("Mul", ["qk", "half"], ["scaled"]),
+    ]
+
+    def guard(probs):
+        return [node("IsNaN", [probs], [probs + "_nan"]),
+                node("Where", [probs + "_nan", "zero", probs],
+                     [probs + "_guarded"])]
+
+    def merge(probs, out):
+        return [node("MatMul", [probs, "vh"], [out + "_h"]),
+                node("Transpose", [out + "_h"], [out + "_t"],
+                     perm=[0, 2, 1, 3]),
+                node("Reshape", [out + "_t", "merge"], [out])]
+
+    save("fused_attention_masked_rows",
+         heads + [
+             node("Add", ["scaled", "minus_inf_mask"], ["masked"]),
+             node("Softmax", ["masked"], ["p1"], axis=-1)] +
+         guard("p1") + merge("p1_guarded", "float_mask_zeroed") + [
+             node("And", ["keep", "causal"], ["visible"]),
+             node("Where", ["visible", "scaled", "minus_inf"], ["filled"]),
+             node("Softmax", ["filled"], ["p2"], axis=-1)] +
+         guard("p2") + merge("p2_guarded", "bool_causal_zeroed") + [
+             node("Where", ["keep", "scaled", "lowest"], ["lowest_filled"]),
+             node("Softmax", ["lowest_filled"], ["p3"], axis=-1)] +
+         merge("p3", "bool_uniform"),
+         {"q": randn(2, 4, 8), "k": randn(2, 6, 8), "v": randn(2, 6, 8),
+          "minus_inf_mask": minus_inf, "keep": keep},
+         ["float_mask_zeroed", "bool_causal_zeroed", "bool_uniform"],
+         initializers=[
+             const_i64("split_q", [2, 4, 2, 4]),
+             const_i64("split_k", [2, 6, 2, 4]),
+             const_i64("merge", [2, 4, 8]),
+             helper.make_tensor("half", F32, [], [0.5]),
+             helper.make_tensor("zero", F32, [], [0.0]),
+             helper.make_tensor("minus_inf", F32, [], [-np.inf]),
+             helper.make_tensor("lowest", F32, [],
+                                [np.finfo(np.float32).min]),
+             helper.make_tensor("causal", BOOL, [4, 6],
+                                causal.flatten().tolist())])
 
 
 if __name__ == "__main__":

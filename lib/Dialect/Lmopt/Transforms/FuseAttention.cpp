@@ -21,7 +21,7 @@
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
-#include <cmath>
+#include <algorithm>
 
 namespace mlir::lmopt {
 #define GEN_PASS_DEF_FUSEATTENTIONPASS
@@ -35,16 +35,6 @@ static constexpr llvm::StringLiteral kKind = "attention";
 
 namespace {
 
-/// A packed projection split into heads: `[B, S, H*D]`, or `[S, B, H*D]`
-/// (nn.MultiheadAttention) when `batchFirst` is false. With `headsSplit`,
-/// `source` is already `[B, H, S, D]`: a cache concatenated with new heads.
-struct HeadSplit {
-  Value source;
-  bool batchFirst = true;
-  int64_t numHeads = 0, headDim = 0;
-  bool headsSplit = false;
-};
-
 /// What `lmopt.attention` needs, read off a matched subgraph.
 struct AttentionMatch {
   ReshapeOp merge; // the head-merge reshape the attention op replaces
@@ -56,264 +46,42 @@ struct AttentionMatch {
   Value mergedHeads; // [B|Sq, Sq|B, H, Dv]; Shape ops of it are rebuilt
   double scale = 1.0;
   bool causal = false;
+  bool zeroMaskedRows = false; // fully masked rows yield zeros
+  // Shape ops of the context heads [B, H, Sq, Dv]; the rewrite rebuilds them.
+  SmallVector<ShapeOp> contextShapes;
 };
 
 } // namespace
 
-static std::string formatPerm(ArrayRef<int64_t> perm) {
-  std::string text = "[";
-  llvm::raw_string_ostream os(text);
-  llvm::interleaveComma(perm, os);
-  os << "]";
-  return text;
-}
-
-static std::string opName(Value value) {
-  if (Operation *op = value.getDefiningOp())
-    return ("'" + op->getName().getStringRef() + "'").str();
-  return "a block argument";
-}
-
-/// The value of a one-element constant (a scalar that cannot change the
-/// shape of what it multiplies).
-static std::optional<double> getScalarConstant(Value value) {
-  auto type = llvm::dyn_cast<ShapedType>(value.getType());
-  if (!type || !type.hasStaticShape() || type.getNumElements() != 1)
-    return std::nullopt;
-  return getSplatValue(value);
-}
-
-/// Peels `x * c` and `x / c` by scalar constants off `value`, folding them
-/// into `scale`; stops at anything else. Fails with `reason` on a scale that
-/// cannot be folded (not positive, not one element, computed at run time).
-static LogicalResult peelScale(Value &value, double &scale,
-                               std::string &reason) {
-  while (Operation *op = value.getDefiningOp()) {
-    if (!llvm::isa<MulOp, DivOp>(op))
-      return success();
-    bool isMul = llvm::isa<MulOp>(op);
-    Value lhs = op->getOperand(0), rhs = op->getOperand(1);
-    Value factorValue = rhs, other = lhs;
-    if (isMul && !isConstant(rhs) &&
-        (isConstant(lhs) || shapeOf(lhs).size() < shapeOf(rhs).size()))
-      std::swap(factorValue, other);
-    auto factorType = llvm::cast<ShapedType>(factorValue.getType());
-    bool scalarShaped =
-        factorType.hasStaticShape() && factorType.getNumElements() == 1;
-    if (!isConstant(factorValue)) {
-      if (!scalarShaped)
-        return success(); // a product of tensors, not a scale
-      reason = "attention scale is computed at run time, not a constant";
-      return failure();
-    }
-    std::optional<double> factor = getScalarConstant(factorValue);
-    if (!factor) {
-      reason = "attention scale is a constant with more than one value";
-      return failure();
-    }
-    if (!(*factor > 0.0) || !std::isfinite(*factor)) {
-      reason = "attention scale " + std::to_string(*factor) +
-               " is not a positive finite constant";
-      return failure();
-    }
-    if (other.getType() != op->getResult(0).getType()) {
-      reason = "attention scale broadcasts the scores to a larger shape";
-      return failure();
-    }
-    scale = isMul ? scale * *factor : scale / *factor;
-    value = other;
-  }
-  return success();
-}
-
-/// Whether `op` can stand between a packed projection and its heads: a
-/// transpose or reshape between rank-3 and rank-4 tensors.
-static bool isHeadLayoutOp(Operation *op) {
-  if (!llvm::isa_and_nonnull<TransposeOp, ReshapeOp>(op))
-    return false;
-  int64_t in = shapeOf(op->getOperand(0)).size();
-  int64_t out = shapeOf(op->getResult(0)).size();
-  return (in == 3 || in == 4) && (out == 3 || out == 4);
-}
-
-/// Replays `chain` (ops from the heads up to just below `source`) on the
-/// layout of `source` = [A0, A1, E] and checks that the heads come out as
-/// `expectedPerm` of [B, S, H, D], with the batch either A0 (a packed
-/// [B, S, H*D] projection) or A1 (nn.MultiheadAttention's [S, B, E]).
-static FailureOr<HeadSplit>
-matchLayout(Value source, ArrayRef<Operation *> chain, StringRef role,
-            ArrayRef<int64_t> expectedPerm, std::string &reason) {
-  ArrayRef<int64_t> in = shapeOf(source);
-  auto noSplit = [&] {
-    reason = (role + " reshape to heads does not split a static hidden dim "
-                     "into static [H, D]")
-                 .str();
-    return failure();
-  };
-  if (in.size() != 3 || ShapedType::isDynamic(in[2]))
-    return noSplit();
-  DimLayout layout(source);
-  for (Operation *op : llvm::reverse(chain)) {
-    if (succeeded(layout.apply(op)))
+/// The one user of `value` besides Shape ops, which go to `shapes`; null
+/// when there is none or more than one.
+static Operation *getSoleUserBesidesShapes(Value value,
+                                           SmallVectorImpl<ShapeOp> &shapes) {
+  Operation *sole = nullptr;
+  for (Operation *user : value.getUsers()) {
+    if (auto shape = llvm::dyn_cast<ShapeOp>(user)) {
+      shapes.push_back(shape);
       continue;
-    if (op != chain.back()) {
-      reason = (role + " heads are regrouped by a reshape that does not "
-                       "provably keep the batch, sequence and head dims")
-                   .str();
-      return failure();
     }
-    if (layout.failedOnStaticSize())
-      return noSplit();
-    reason = (role + " reshape to heads does not provably keep the batch and "
-                     "sequence dims")
-                 .str();
-    return failure();
+    if (sole)
+      return nullptr;
+    sole = user;
   }
-  if (layout.getNumAtoms() != 4)
-    return noSplit();
-  SmallVector<int64_t> perm;
-  for (ArrayRef<int64_t> group : layout.getGroups()) {
-    if (group.size() != 1) {
-      reason = (role + " heads are not a transpose of [B, S, H, D]").str();
-      return failure();
-    }
-    perm.push_back(group.front());
-  }
-  // Batch and sequence swapped: the projection is [S, B, E].
-  SmallVector<int64_t> swapped =
-      llvm::map_to_vector(perm, [](int64_t p) { return p < 2 ? 1 - p : p; });
-  bool batchFirst = ArrayRef<int64_t>(perm) == expectedPerm;
-  if (!batchFirst && ArrayRef<int64_t>(swapped) != expectedPerm) {
-    reason = (role + " heads are permuted by " + formatPerm(perm) +
-              " instead of " + formatPerm(expectedPerm))
-                 .str();
-    return failure();
-  }
-  return HeadSplit{source, batchFirst, layout.getAtomSize(2),
-                   layout.getAtomSize(3)};
+  return sole;
 }
 
-static FailureOr<HeadSplit> matchHeadSplit(Value heads, StringRef role,
-                                           ArrayRef<int64_t> expectedPerm,
-                                           double &scale, std::string &reason,
-                                           bool allowCache = true);
-
-/// Whether `op` concatenates head-split `[B, H, S, D]` tensors on the
-/// sequence axis, as a KV cache joins the new heads.
-static bool isHeadSplitConcat(Operation *op) {
-  auto concat = llvm::dyn_cast_or_null<ConcatOp>(op);
-  return concat && concat.getInputs().size() == 2 &&
-         shapeOf(concat).size() == 4 && normalizeAxis(concat.getAxis(), 4) == 2;
-}
-
-/// Matches `concat(cache [B, H, P, D], newHeads, axis = 2)` reached from the
-/// matmul operand through the transposes in `chain`: the new heads must be a
-/// proven head split of a packed projection, and the chain must bring
-/// [B, H, S, D] to `expectedPerm` of [B, S, H, D]. The concat itself becomes
-/// the head-split key or value.
-static FailureOr<HeadSplit>
-matchCachedHeads(ConcatOp concat, ArrayRef<Operation *> chain, StringRef role,
-                 ArrayRef<int64_t> expectedPerm, std::string &reason) {
-  SmallVector<int64_t> perm = {0, 2, 1, 3}; // [B, H, S, D] of [B, S, H, D]
-  for (Operation *op : llvm::reverse(chain)) {
-    auto transpose = llvm::dyn_cast<TransposeOp>(op);
-    if (!transpose) {
-      reason = (role + " cache concat in head-split layout [B, H, S, D] is "
-                       "reshaped before the matmul")
-                   .str();
-      return failure();
-    }
-    perm = llvm::map_to_vector(transpose.getPerm(),
-                               [&](int64_t p) { return perm[p]; });
-  }
-  if (ArrayRef<int64_t>(perm) != expectedPerm) {
-    reason = (role +
-              " cache concat in head-split layout [B, H, S, D] reaches "
-              "the matmul permuted by " +
-              formatPerm(perm) + " instead of " + formatPerm(expectedPerm))
-                 .str();
-    return failure();
-  }
-  double newScale = 1.0;
-  FailureOr<HeadSplit> split =
-      matchHeadSplit(concat.getInputs()[1], role, {0, 2, 1, 3}, newScale,
-                     reason, /*allowCache=*/false);
-  if (failed(split))
-    return failure();
-  if (newScale != 1.0) {
-    reason = (role + " heads are scaled before joining the cache, which the "
-                     "scale does not reach")
-                 .str();
-    return failure();
-  }
-  return HeadSplit{concat.getResult(), /*batchFirst=*/true, split->numHeads,
-                   split->headDim, /*headsSplit=*/true};
-}
-
-/// Walks from `heads` (an operand of a matmul) up through transposes,
-/// reshapes and scalar scales to the packed projection the heads were split
-/// from. Each rank-3 tensor on the way is a candidate; the nearest whose
-/// layout proves out wins, and its scales fold into `scale`. With
-/// `allowCache`, a head-split cache concat on the way is matched instead.
-static FailureOr<HeadSplit> matchHeadSplit(Value heads, StringRef role,
-                                           ArrayRef<int64_t> expectedPerm,
-                                           double &scale, std::string &reason,
-                                           bool allowCache) {
-  struct Candidate {
-    Value source;
-    size_t chainSize;
-    double scale;
-  };
-  SmallVector<Operation *> chain;
-  SmallVector<Candidate> candidates;
-  Value current = heads;
-  double walkScale = scale;
-  for (int step = 0; step < 32; ++step) {
-    // Past a candidate, what lies further up may be no part of attention.
-    if (failed(peelScale(current, walkScale, reason))) {
-      if (candidates.empty())
-        return failure();
-      break;
-    }
-    if (!chain.empty() && llvm::isa<ReshapeOp>(chain.back()) &&
-        shapeOf(current).size() == 3)
-      candidates.push_back({current, chain.size(), walkScale});
-    Operation *op = current.getDefiningOp();
-    if (candidates.empty() && isHeadSplitConcat(op)) {
-      if (!allowCache) {
-        reason = (role + " heads joining a cache are themselves a "
-                         "concatenation")
-                     .str();
-        return failure();
-      }
-      FailureOr<HeadSplit> split = matchCachedHeads(
-          llvm::cast<ConcatOp>(op), chain, role, expectedPerm, reason);
-      if (succeeded(split))
-        scale = walkScale;
-      return split;
-    }
-    if (!isHeadLayoutOp(op))
-      break;
-    chain.push_back(op);
-    current = op->getOperand(0);
-  }
-  if (candidates.empty()) {
-    reason = (role + " heads come from " + opName(current) +
-              ", not a reshape of a packed [B, S, H*D] tensor")
-                 .str();
-    return failure();
-  }
-  for (const Candidate &candidate : candidates) {
-    FailureOr<HeadSplit> split = matchLayout(
-        candidate.source,
-        ArrayRef<Operation *>(chain).take_front(candidate.chainSize), role,
-        expectedPerm, reason);
-    if (succeeded(split)) {
-      scale = candidate.scale;
-      return split;
-    }
-  }
-  return failure();
+/// Whether `reshape` provably returns its rank-4 input as it is, with
+/// `equivalent` sharing the input's first three dims: three dims proven
+/// kept fix the fourth by the element count.
+static bool isIdentityReshape(ReshapeOp reshape, Value equivalent) {
+  if (shapeOf(reshape).size() != 4 || shapeOf(reshape.getInput()).size() != 4)
+    return false;
+  int64_t kept = 0;
+  for (int64_t dim = 0; dim < 4; ++dim)
+    kept += reshapeKeepsDim(reshape, dim,
+                            dim < 3 ? ArrayRef<Value>(equivalent)
+                                    : ArrayRef<Value>());
+  return kept >= 3;
 }
 
 /// Matches the subgraph around `softmax`. On failure `reason` says why, or
@@ -336,6 +104,7 @@ static FailureOr<AttentionMatch> matchAttention(SoftmaxOp softmax,
   bool sawAdditiveMask = false, sawScale = false;
   Value fillCondition;
   bool keepWhereTrue = true;
+  bool finiteFill = false; // a where hides scores with the lowest float
   MatMulOp scoresMatMul;
   while (!scoresMatMul) {
     Operation *op = current.getDefiningOp();
@@ -396,6 +165,7 @@ static FailureOr<AttentionMatch> matchAttention(SoftmaxOp softmax,
         return failure();
       }
       Value scores = xFill ? where.getY() : where.getX();
+      finiteFill |= !isMinusInfFill(xFill ? where.getX() : where.getY());
       if (scores.getType() != where.getType() ||
           shapeOf(where.getCondition()).size() > 4 ||
           !broadcastShapes(scoresShape, shapeOf(where.getCondition()))) {
@@ -424,7 +194,8 @@ static FailureOr<AttentionMatch> matchAttention(SoftmaxOp softmax,
       current = scores;
       continue;
     }
-    reason = "scores come from " + opName(current) + ", not the Q x K^T matmul";
+    reason = "scores come from " + describeProducer(current) +
+             ", not the Q x K^T matmul";
     return failure();
   }
   if (fillCondition) {
@@ -443,8 +214,28 @@ static FailureOr<AttentionMatch> matchAttention(SoftmaxOp softmax,
   if (failed(k))
     return failure();
 
-  // Probabilities to context.
-  Value probs = softmax.getOutput();
+  // Probabilities to context, through SDPA's where(is_nan(p), 0, p) guard:
+  // with it, a row whose scores are all -inf yields zeros instead of NaN.
+  FailureOr<Value> guarded = matchNanGuard(softmax.getOutput(), reason);
+  if (failed(guarded))
+    return failure();
+  match.zeroMaskedRows = static_cast<bool>(*guarded);
+  if (match.zeroMaskedRows && finiteFill) {
+    reason = "probabilities are guarded against NaN but the scores are "
+             "masked with the lowest float, not -inf: a fully masked row "
+             "averages the values instead of yielding zeros";
+    return failure();
+  }
+  // A boolean mask spelled as an additive 0/fill mask becomes that boolean
+  // mask where the two agree on fully masked rows: -inf rows are zeros only
+  // with the guard, lowest-float rows average the values only without it.
+  if (std::optional<SelectedMask> selected =
+          sawAdditiveMask ? matchSelectedMask(match.mask) : std::nullopt;
+      selected && selected->minusInf == match.zeroMaskedRows) {
+    match.mask = selected->condition;
+    match.invertMask = selected->hiddenWhereTrue;
+  }
+  Value probs = match.zeroMaskedRows ? *guarded : softmax.getOutput();
   MatMulOp context;
   while (!context) {
     if (!probs.hasOneUse()) {
@@ -500,11 +291,15 @@ static FailureOr<AttentionMatch> matchAttention(SoftmaxOp softmax,
 
   // Head merge: transpose [0, 2, 1, 3] and reshape to [B, S, H*D], or
   // nn.MultiheadAttention's transpose [2, 0, 1, 3] and reshape to
-  // [S, B, H*D] or [S*B, H*D].
-  auto transpose =
-      context.getOutput().hasOneUse()
-          ? llvm::dyn_cast<TransposeOp>(*context.getOutput().getUsers().begin())
-          : TransposeOp();
+  // [S, B, H*D] or [S*B, H*D]. SDPA exports first reshape the context heads
+  // to the shape they already have, read off Shape ops of them and of the
+  // query heads; the rewrite rebuilds such Shape ops.
+  Operation *next =
+      getSoleUserBesidesShapes(context.getOutput(), match.contextShapes);
+  if (auto reshape = llvm::dyn_cast_or_null<ReshapeOp>(next);
+      reshape && isIdentityReshape(reshape, softmax.getOutput()))
+    next = getSoleUserBesidesShapes(reshape.getOutput(), match.contextShapes);
+  auto transpose = llvm::dyn_cast_or_null<TransposeOp>(next);
   if (!transpose || (transpose.getPerm() != ArrayRef<int64_t>{0, 2, 1, 3} &&
                      transpose.getPerm() != ArrayRef<int64_t>{2, 0, 1, 3})) {
     reason = "context is not merged back by a single transpose [0, 2, 1, 3] "
@@ -564,11 +359,22 @@ static FailureOr<AttentionMatch> matchAttention(SoftmaxOp softmax,
   return match;
 }
 
-/// Rebuilds `shape(mergedHeads)` as the leading dims of `leading` and the
-/// constant `[H, Dv]`, so that the heads' producers can die.
-static void replaceMergedHeadsShape(PatternRewriter &rewriter, ShapeOp op,
-                                    const AttentionMatch &match,
-                                    Value leading) {
+namespace {
+
+/// Where a dim of rank-4 heads comes from once attention is fused: dim
+/// `leadingDim` of the packed query (or the projection the merge keeps the
+/// leading dims of), or the constant `size`.
+struct HeadsDim {
+  int64_t leadingDim = -1;
+  int64_t size = 0;
+};
+
+} // namespace
+
+/// Rebuilds `op`, a Shape of rank-4 heads whose dims are `dims`, from
+/// `leading` and constants, so that the heads' producers can die.
+static void replaceHeadsShape(PatternRewriter &rewriter, ShapeOp op,
+                              ArrayRef<HeadsDim> dims, Value leading) {
   auto clamp = [](int64_t dim) {
     return std::clamp<int64_t>(dim < 0 ? dim + 4 : dim, 0, 4);
   };
@@ -578,20 +384,30 @@ static void replaceMergedHeadsShape(PatternRewriter &rewriter, ShapeOp op,
   Location loc = op.getLoc();
   auto i64 = rewriter.getI64Type();
   SmallVector<Value> pieces;
-  if (begin < std::min<int64_t>(end, 2)) {
-    int64_t count = std::min<int64_t>(end, 2) - begin;
-    pieces.push_back(
-        ShapeOp::create(rewriter, loc, RankedTensorType::get({count}, i64),
-                        leading, rewriter.getI64IntegerAttr(begin),
-                        rewriter.getI64IntegerAttr(begin + count)));
-  }
-  SmallVector<int64_t> tail;
-  for (int64_t dim = std::max<int64_t>(begin, 2); dim < end; ++dim)
-    tail.push_back(dim == 2 ? match.numHeads : match.valueHeadDim);
-  if (!tail.empty()) {
-    auto type = RankedTensorType::get({(int64_t)tail.size()}, i64);
-    pieces.push_back(ConstantOp::create(rewriter, loc,
-                                        DenseIntElementsAttr::get(type, tail)));
+  // Consecutive dims of `leading` become one Shape op, constants one
+  // constant.
+  for (int64_t dim = begin; dim < end;) {
+    int64_t runEnd = dim + 1;
+    if (dims[dim].leadingDim >= 0) {
+      while (runEnd < end &&
+             dims[runEnd].leadingDim == dims[runEnd - 1].leadingDim + 1)
+        ++runEnd;
+      int64_t first = dims[dim].leadingDim;
+      pieces.push_back(ShapeOp::create(
+          rewriter, loc, RankedTensorType::get({runEnd - dim}, i64), leading,
+          rewriter.getI64IntegerAttr(first),
+          rewriter.getI64IntegerAttr(first + runEnd - dim)));
+    } else {
+      while (runEnd < end && dims[runEnd].leadingDim < 0)
+        ++runEnd;
+      SmallVector<int64_t> sizes;
+      for (int64_t d = dim; d < runEnd; ++d)
+        sizes.push_back(dims[d].size);
+      auto type = RankedTensorType::get({runEnd - dim}, i64);
+      pieces.push_back(ConstantOp::create(
+          rewriter, loc, DenseIntElementsAttr::get(type, sizes)));
+    }
+    dim = runEnd;
   }
   if (pieces.size() == 1) {
     rewriter.replaceOp(op, pieces.front());
@@ -642,10 +458,16 @@ struct FuseScaledDotProductAttention : OpRewritePattern<SoftmaxOp> {
     Value key = pack(match->key);
     Value value = pack(match->value);
 
+    // Merged heads are [B|Sq, Sq|B, H, Dv], context heads [B, H, Sq, Dv].
+    int64_t heads = match->numHeads, headDim = match->valueHeadDim;
     Value leading = match->seqFirstMerge ? match->query.source : query;
     for (Operation *user : llvm::to_vector(match->mergedHeads.getUsers()))
       if (auto shape = llvm::dyn_cast<ShapeOp>(user))
-        replaceMergedHeadsShape(rewriter, shape, *match, leading);
+        replaceHeadsShape(rewriter, shape,
+                          {{0}, {1}, {-1, heads}, {-1, headDim}}, leading);
+    for (ShapeOp shape : match->contextShapes)
+      replaceHeadsShape(rewriter, shape, {{0}, {-1, heads}, {1}, {-1, headDim}},
+                        query);
 
     rewriter.setInsertionPoint(match->merge);
     Location loc = match->merge.getLoc();
@@ -663,7 +485,8 @@ struct FuseScaledDotProductAttention : OpRewritePattern<SoftmaxOp> {
             rewriter.getI64IntegerAttr(match->numHeads),
             rewriter.getF32FloatAttr(static_cast<float>(match->scale)),
             match->causal ? rewriter.getBoolAttr(true) : BoolAttr(),
-            match->key.headsSplit ? rewriter.getBoolAttr(true) : BoolAttr())
+            match->key.headsSplit ? rewriter.getBoolAttr(true) : BoolAttr(),
+            match->zeroMaskedRows ? rewriter.getBoolAttr(true) : BoolAttr())
             .getOutput();
     if (match->seqFirstMerge)
       output = swapLeadingDims(rewriter, loc, output);

@@ -1,8 +1,9 @@
-//===- FuseAttentionMask.cpp - masks between Q x K^T and softmax ----------===//
+//===- FuseAttentionMask.cpp - masks around the softmax -------------------===//
 //
-// The attention matcher's view of the scores side: which operand of an add is
-// the scores, which fill value hides a position, and whether a boolean
-// condition is the causal (lower-triangular) mask sliced to the scores.
+// The attention matcher's view of masking: on the scores side, which operand
+// of an add is the scores, which fill value hides a position, and whether a
+// boolean condition is the causal (lower-triangular) mask sliced to the
+// scores; on the probabilities side, the guard that zeroes fully masked rows.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,6 +16,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 
 #include <algorithm>
+#include <cmath>
 
 using namespace mlir;
 using namespace mlir::lmopt;
@@ -137,4 +139,66 @@ bool mlir::lmopt::reachesScoresMatMul(Value value) {
 bool mlir::lmopt::isMaskedFill(Value value) {
   std::optional<double> fill = getSplatValue(value);
   return fill && *fill <= -1.0e30;
+}
+
+bool mlir::lmopt::isMinusInfFill(Value value) {
+  std::optional<double> fill = getSplatValue(value);
+  return fill && std::isinf(*fill) && *fill < 0.0;
+}
+
+std::optional<SelectedMask> mlir::lmopt::matchSelectedMask(Value mask) {
+  auto where = mask.getDefiningOp<WhereOp>();
+  if (!where)
+    return std::nullopt;
+  auto isZero = [](Value v) {
+    std::optional<double> splat = getSplatValue(v);
+    return splat && *splat == 0.0;
+  };
+  bool hiddenWhereTrue = isMaskedFill(where.getX());
+  Value zero = hiddenWhereTrue ? where.getY() : where.getX();
+  Value fill = hiddenWhereTrue ? where.getX() : where.getY();
+  if (!isZero(zero) || !isMaskedFill(fill))
+    return std::nullopt;
+  return SelectedMask{where.getCondition(), hiddenWhereTrue,
+                      isMinusInfFill(fill)};
+}
+
+FailureOr<Value> mlir::lmopt::matchNanGuard(Value probs, std::string &reason) {
+  auto isNanUser = llvm::find_if(probs.getUsers(), [](Operation *user) {
+    return llvm::isa<IsNaNOp>(user);
+  });
+  if (isNanUser == probs.getUsers().end())
+    return Value();
+  auto isNan = llvm::cast<IsNaNOp>(*isNanUser);
+  auto where = isNan.getOutput().hasOneUse()
+                   ? llvm::dyn_cast<WhereOp>(*isNan->getUsers().begin())
+                   : WhereOp();
+  if (!where || where.getCondition() != isNan.getOutput()) {
+    reason = "NaN test of the attention probabilities is not only the "
+             "condition of a where";
+    return failure();
+  }
+  if (where.getY() != probs) {
+    reason = "where on the NaN test of the attention probabilities does not "
+             "keep the probabilities where they are not NaN";
+    return failure();
+  }
+  std::optional<double> fill = getSplatValue(where.getX());
+  if (!fill || *fill != 0.0) {
+    reason = "NaN attention probabilities are replaced with " +
+             (fill ? std::to_string(*fill) : std::string("a tensor")) +
+             ", not 0";
+    return failure();
+  }
+  if (where.getType() != probs.getType()) {
+    reason = "NaN guard broadcasts the attention probabilities";
+    return failure();
+  }
+  for (Operation *user : probs.getUsers()) {
+    if (user != isNan && user != where) {
+      reason = "attention probabilities have other users";
+      return failure();
+    }
+  }
+  return where.getOutput();
 }

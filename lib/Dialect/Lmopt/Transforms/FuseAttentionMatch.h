@@ -1,7 +1,8 @@
 //===- FuseAttentionMatch.h - attention matcher helpers ---------*- C++ -*-===//
 //
-// Helpers the attention matcher (FuseAttention.cpp) shares with the scores-side
-// mask matching (FuseAttentionMask.cpp). Private to LmoptTransforms.
+// Helpers the attention matcher (FuseAttention.cpp) shares with the head
+// split matching (FuseAttentionHeads.cpp) and the mask matching around the
+// softmax (FuseAttentionMask.cpp). Private to LmoptTransforms.
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,9 +12,47 @@
 #include "mlir/IR/Value.h"
 #include "mlir/Support/LLVM.h"
 
+#include <optional>
 #include <string>
 
 namespace mlir::lmopt {
+
+//===----------------------------------------------------------------------===//
+// Heads (FuseAttentionHeads.cpp)
+//===----------------------------------------------------------------------===//
+
+/// A packed projection split into heads: `[B, S, H*D]`, or `[S, B, H*D]`
+/// (nn.MultiheadAttention) when `batchFirst` is false. With `headsSplit`,
+/// `source` is already `[B, H, S, D]`: a cache concatenated with new heads.
+struct HeadSplit {
+  Value source;
+  bool batchFirst = true;
+  int64_t numHeads = 0, headDim = 0;
+  bool headsSplit = false;
+};
+
+/// Walks from `heads` (an operand of a matmul) up through transposes,
+/// reshapes and scalar scales to the packed projection the heads were split
+/// from, expecting the heads to be `expectedPerm` of [B, S, H, D]. Each
+/// rank-3 tensor on the way is a candidate; the nearest whose layout proves
+/// out wins, and its scales fold into `scale`. With `allowCache`, a
+/// head-split cache concat on the way is matched instead.
+FailureOr<HeadSplit> matchHeadSplit(Value heads, StringRef role,
+                                    ArrayRef<int64_t> expectedPerm,
+                                    double &scale, std::string &reason,
+                                    bool allowCache = true);
+
+/// Peels `x * c` and `x / c` by scalar constants off `value`, folding them
+/// into `scale`; stops at anything else. Fails with `reason` on a scale that
+/// cannot be folded (not positive, not one element, computed at run time).
+LogicalResult peelScale(Value &value, double &scale, std::string &reason);
+
+/// "'lmopt.op'" for the producer of `value`, or "a block argument".
+std::string describeProducer(Value value);
+
+//===----------------------------------------------------------------------===//
+// Masks (FuseAttentionMask.cpp)
+//===----------------------------------------------------------------------===//
 
 /// Whether `cond` is a constant-bound slice of a constant lower-triangular
 /// buffer selecting rows [Sk-Sq, Sk) and cols [0, Sk): a causal mask. Fails
@@ -28,6 +67,27 @@ bool reachesScoresMatMul(Value value);
 /// True when `value` is a splat of -inf or the lowest finite float, which
 /// softmax turns into an exact zero.
 bool isMaskedFill(Value value);
+
+/// True when `value` is a splat of -inf: a row of it makes softmax NaN.
+bool isMinusInfFill(Value value);
+
+/// A boolean mask spelled as an additive one, `where(cond, 0, fill)` (or
+/// `where(cond, fill, 0)`) with `fill` a masked fill.
+struct SelectedMask {
+  Value condition;
+  bool hiddenWhereTrue = false; // `where(cond, fill, 0)`
+  bool minusInf = false;        // the fill is -inf, not the lowest float
+};
+
+/// `mask` as such a `where`, when it is one.
+std::optional<SelectedMask> matchSelectedMask(Value mask);
+
+/// Matches the guard that SDPA exports put on the probabilities,
+/// `where(is_nan(probs), 0, probs)`, which turns the NaN rows of a softmax
+/// over all -inf scores into zeros. Returns the guarded value when `probs`
+/// feeds exactly that guard, null when `probs` has no `is_nan` user, and
+/// fails with `reason` when the guard has any other form.
+FailureOr<Value> matchNanGuard(Value probs, std::string &reason);
 
 } // namespace mlir::lmopt
 

@@ -769,3 +769,418 @@ func.func @negative_mha_heads_first(%q: tensor<12x?x64xf32>, %k: tensor<12x?x64x
   %c1 = lmopt.transpose %c0 {perm = array<i64: 2, 1, 0, 3>} : tensor<4x?x12x16xf32> -> tensor<12x?x4x16xf32>
   return %c1 : tensor<12x?x4x16xf32>
 }
+
+// -----
+
+// Hugging Face's SDPA attention as the TorchScript exporter writes it (the
+// bert_sdpa and gpt2_sdpa fixtures): Q and K each scaled by sqrt(1/sqrt(D)),
+// the i1 mask made additive by where(keep, 0, -inf), where(is_nan(p), 0, p)
+// on the probabilities, and the context heads reshaped to the shape they
+// already have, [B, -1, Sq, D] read off Shape ops of the context and the
+// query heads, before the merge. With the guard a fully masked row is zeros
+// either way, so the additive mask becomes the i1 mask.
+// CHECK-LABEL: func @sdpa_split_projection
+// CHECK-SAME: (%[[QKV_IN:[^:]*]]: tensor<?x?x192xf32>, %[[KEEP:[^:]*]]: tensor<?x1x?x?xi1>)
+// CHECK: %[[QKV:.*]]:3 = lmopt.split %[[QKV_IN]]
+// CHECK-NOT: lmopt.softmax
+// CHECK-NOT: lmopt.is_nan
+// CHECK-NOT: lmopt.where
+// CHECK: %[[OUT:.*]] = lmopt.attention %[[QKV]]#0, %[[QKV]]#1, %[[QKV]]#2 mask %[[KEEP]] {num_heads = 4 : i64, scale = 2.500000e-01 : f32, zero_masked_rows = true}
+// CHECK: return %[[OUT]]
+func.func @sdpa_split_projection(%qkv: tensor<?x?x192xf32>, %keep: tensor<?x1x?x?xi1>) -> tensor<?x?x64xf32> {
+  %i0 = lmopt.constant dense<0> : tensor<i64>
+  %i1 = lmopt.constant dense<1> : tensor<i64>
+  %i2 = lmopt.constant dense<2> : tensor<i64>
+  %minus1 = lmopt.constant dense<-1> : tensor<1xi64>
+  %d = lmopt.constant dense<16> : tensor<1xi64>
+  %sqrt_scale = lmopt.constant dense<0.5> : tensor<f32>
+  %zero = lmopt.constant dense<0.0> : tensor<1xf32>
+  %minus_inf = lmopt.constant dense<0xFF800000> : tensor<1xf32>
+  %parts:3 = lmopt.split %qkv {axis = 2 : i64, split_sizes = array<i64: 64, 64, 64>} : (tensor<?x?x192xf32>) -> (tensor<?x?x64xf32>, tensor<?x?x64xf32>, tensor<?x?x64xf32>)
+  %shape = lmopt.shape %parts#0 : tensor<?x?x64xf32> -> tensor<3xi64>
+  %batch = lmopt.gather %shape, %i0 : (tensor<3xi64>, tensor<i64>) -> tensor<i64>
+  %seq = lmopt.gather %shape, %i1 : (tensor<3xi64>, tensor<i64>) -> tensor<i64>
+  %b1 = lmopt.unsqueeze %batch {axes = array<i64: 0>} : tensor<i64> -> tensor<1xi64>
+  %s1 = lmopt.unsqueeze %seq {axes = array<i64: 0>} : tensor<i64> -> tensor<1xi64>
+  %heads = lmopt.concat %b1, %s1, %minus1, %d {axis = 0 : i64} : (tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<4xi64>
+  %q1 = lmopt.reshape %parts#0, %heads : (tensor<?x?x64xf32>, tensor<4xi64>) -> tensor<?x?x4x16xf32>
+  %q2 = lmopt.transpose %q1 {perm = array<i64: 0, 2, 1, 3>} : tensor<?x?x4x16xf32> -> tensor<?x4x?x16xf32>
+  %k1 = lmopt.reshape %parts#1, %heads : (tensor<?x?x64xf32>, tensor<4xi64>) -> tensor<?x?x4x16xf32>
+  %k2 = lmopt.transpose %k1 {perm = array<i64: 0, 2, 3, 1>} : tensor<?x?x4x16xf32> -> tensor<?x4x16x?xf32>
+  %v1 = lmopt.reshape %parts#2, %heads : (tensor<?x?x64xf32>, tensor<4xi64>) -> tensor<?x?x4x16xf32>
+  %v2 = lmopt.transpose %v1 {perm = array<i64: 0, 2, 1, 3>} : tensor<?x?x4x16xf32> -> tensor<?x4x?x16xf32>
+  %qshape = lmopt.shape %q2 : tensor<?x4x?x16xf32> -> tensor<4xi64>
+  %qseq = lmopt.gather %qshape, %i2 : (tensor<4xi64>, tensor<i64>) -> tensor<i64>
+  %q3 = lmopt.mul %q2, %sqrt_scale : (tensor<?x4x?x16xf32>, tensor<f32>) -> tensor<?x4x?x16xf32>
+  %k3 = lmopt.mul %k2, %sqrt_scale : (tensor<?x4x16x?xf32>, tensor<f32>) -> tensor<?x4x16x?xf32>
+  %sc0 = lmopt.matmul %q3, %k3 : (tensor<?x4x?x16xf32>, tensor<?x4x16x?xf32>) -> tensor<?x4x?x?xf32>
+  %mask = lmopt.where %keep, %zero, %minus_inf : (tensor<?x1x?x?xi1>, tensor<1xf32>, tensor<1xf32>) -> tensor<?x1x?x?xf32>
+  %sc1 = lmopt.add %sc0, %mask : (tensor<?x4x?x?xf32>, tensor<?x1x?x?xf32>) -> tensor<?x4x?x?xf32>
+  %p = lmopt.softmax %sc1 {axis = 3 : i64} : tensor<?x4x?x?xf32>
+  %nan = lmopt.is_nan %p : tensor<?x4x?x?xf32> -> tensor<?x4x?x?xi1>
+  %p1 = lmopt.where %nan, %zero, %p : (tensor<?x4x?x?xi1>, tensor<1xf32>, tensor<?x4x?x?xf32>) -> tensor<?x4x?x?xf32>
+  %c0 = lmopt.matmul %p1, %v2 : (tensor<?x4x?x?xf32>, tensor<?x4x?x16xf32>) -> tensor<?x4x?x16xf32>
+  %cshape = lmopt.shape %c0 : tensor<?x4x?x16xf32> -> tensor<4xi64>
+  %cb = lmopt.gather %cshape, %i0 : (tensor<4xi64>, tensor<i64>) -> tensor<i64>
+  %cb1 = lmopt.unsqueeze %cb {axes = array<i64: 0>} : tensor<i64> -> tensor<1xi64>
+  %qseq1 = lmopt.unsqueeze %qseq {axes = array<i64: 0>} : tensor<i64> -> tensor<1xi64>
+  %same = lmopt.concat %cb1, %minus1, %qseq1, %d {axis = 0 : i64} : (tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<4xi64>
+  %c1 = lmopt.reshape %c0, %same : (tensor<?x4x?x16xf32>, tensor<4xi64>) -> tensor<?x?x?x16xf32>
+  %c2 = lmopt.transpose %c1 {perm = array<i64: 0, 2, 1, 3>} : tensor<?x?x?x16xf32> -> tensor<?x?x?x16xf32>
+  %merged = lmopt.concat %b1, %s1, %minus1 {axis = 0 : i64} : (tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<3xi64>
+  %c3 = lmopt.reshape %c2, %merged : (tensor<?x?x?x16xf32>, tensor<3xi64>) -> tensor<?x?x64xf32>
+  return %c3 : tensor<?x?x64xf32>
+}
+
+// -----
+
+// A masked fill with -inf and the NaN guard: fully masked rows are zeros.
+// CHECK-LABEL: func @sdpa_minus_inf_fill
+// CHECK-SAME: (%[[Q:[^:]*]]: tensor<2x8x64xf32>, %[[K:[^:]*]]: tensor<2x8x64xf32>, %[[V:[^:]*]]: tensor<2x8x64xf32>, %[[KEEP:[^:]*]]: tensor<2x1x1x8xi1>)
+// CHECK-NOT: lmopt.is_nan
+// CHECK-NOT: lmopt.where
+// CHECK: %[[OUT:.*]] = lmopt.attention %[[Q]], %[[K]], %[[V]] mask %[[KEEP]] {num_heads = 4 : i64, scale = 2.500000e-01 : f32, zero_masked_rows = true}
+// CHECK: return %[[OUT]]
+func.func @sdpa_minus_inf_fill(%q: tensor<2x8x64xf32>, %k: tensor<2x8x64xf32>, %v: tensor<2x8x64xf32>, %keep: tensor<2x1x1x8xi1>) -> tensor<2x8x64xf32> {
+  %zero = lmopt.constant dense<0.0> : tensor<f32>
+  %minus_inf = lmopt.constant dense<0xFF800000> : tensor<f32>
+  %heads = lmopt.constant dense<[2, 8, 4, 16]> : tensor<4xi64>
+  %merged = lmopt.constant dense<[2, 8, 64]> : tensor<3xi64>
+  %scale = lmopt.constant dense<0.25> : tensor<f32>
+  %q1 = lmopt.reshape %q, %heads : (tensor<2x8x64xf32>, tensor<4xi64>) -> tensor<2x8x4x16xf32>
+  %q2 = lmopt.transpose %q1 {perm = array<i64: 0, 2, 1, 3>} : tensor<2x8x4x16xf32> -> tensor<2x4x8x16xf32>
+  %k1 = lmopt.reshape %k, %heads : (tensor<2x8x64xf32>, tensor<4xi64>) -> tensor<2x8x4x16xf32>
+  %k2 = lmopt.transpose %k1 {perm = array<i64: 0, 2, 3, 1>} : tensor<2x8x4x16xf32> -> tensor<2x4x16x8xf32>
+  %v1 = lmopt.reshape %v, %heads : (tensor<2x8x64xf32>, tensor<4xi64>) -> tensor<2x8x4x16xf32>
+  %v2 = lmopt.transpose %v1 {perm = array<i64: 0, 2, 1, 3>} : tensor<2x8x4x16xf32> -> tensor<2x4x8x16xf32>
+  %s0 = lmopt.matmul %q2, %k2 : (tensor<2x4x8x16xf32>, tensor<2x4x16x8xf32>) -> tensor<2x4x8x8xf32>
+  %s = lmopt.mul %s0, %scale : (tensor<2x4x8x8xf32>, tensor<f32>) -> tensor<2x4x8x8xf32>
+  %m = lmopt.where %keep, %s, %minus_inf : (tensor<2x1x1x8xi1>, tensor<2x4x8x8xf32>, tensor<f32>) -> tensor<2x4x8x8xf32>
+  %p = lmopt.softmax %m {axis = -1 : i64} : tensor<2x4x8x8xf32>
+  %nan = lmopt.is_nan %p : tensor<2x4x8x8xf32> -> tensor<2x4x8x8xi1>
+  %g = lmopt.where %nan, %zero, %p : (tensor<2x4x8x8xi1>, tensor<f32>, tensor<2x4x8x8xf32>) -> tensor<2x4x8x8xf32>
+  %c0 = lmopt.matmul %g, %v2 : (tensor<2x4x8x8xf32>, tensor<2x4x8x16xf32>) -> tensor<2x4x8x16xf32>
+  %c1 = lmopt.transpose %c0 {perm = array<i64: 0, 2, 1, 3>} : tensor<2x4x8x16xf32> -> tensor<2x8x4x16xf32>
+  %c2 = lmopt.reshape %c1, %merged : (tensor<2x8x4x16xf32>, tensor<3xi64>) -> tensor<2x8x64xf32>
+  return %c2 : tensor<2x8x64xf32>
+}
+
+// -----
+
+// The NaN guard with a float mask, which may hold -inf anywhere: the mask
+// stays as it is and a row of -inf becomes zeros.
+// CHECK-LABEL: func @sdpa_float_mask
+// CHECK-SAME: (%[[Q:[^:]*]]: tensor<2x8x64xf32>, %[[K:[^:]*]]: tensor<2x8x64xf32>, %[[V:[^:]*]]: tensor<2x8x64xf32>, %[[MASK:[^:]*]]: tensor<2x1x8x8xf32>)
+// CHECK-NOT: lmopt.is_nan
+// CHECK: %[[OUT:.*]] = lmopt.attention %[[Q]], %[[K]], %[[V]] mask %[[MASK]] {num_heads = 4 : i64, scale = 2.500000e-01 : f32, zero_masked_rows = true}
+// CHECK: return %[[OUT]]
+func.func @sdpa_float_mask(%q: tensor<2x8x64xf32>, %k: tensor<2x8x64xf32>, %v: tensor<2x8x64xf32>, %mask: tensor<2x1x8x8xf32>) -> tensor<2x8x64xf32> {
+  %zero = lmopt.constant dense<0.0> : tensor<f32>
+  %heads = lmopt.constant dense<[2, 8, 4, 16]> : tensor<4xi64>
+  %merged = lmopt.constant dense<[2, 8, 64]> : tensor<3xi64>
+  %scale = lmopt.constant dense<0.25> : tensor<f32>
+  %q1 = lmopt.reshape %q, %heads : (tensor<2x8x64xf32>, tensor<4xi64>) -> tensor<2x8x4x16xf32>
+  %q2 = lmopt.transpose %q1 {perm = array<i64: 0, 2, 1, 3>} : tensor<2x8x4x16xf32> -> tensor<2x4x8x16xf32>
+  %k1 = lmopt.reshape %k, %heads : (tensor<2x8x64xf32>, tensor<4xi64>) -> tensor<2x8x4x16xf32>
+  %k2 = lmopt.transpose %k1 {perm = array<i64: 0, 2, 3, 1>} : tensor<2x8x4x16xf32> -> tensor<2x4x16x8xf32>
+  %v1 = lmopt.reshape %v, %heads : (tensor<2x8x64xf32>, tensor<4xi64>) -> tensor<2x8x4x16xf32>
+  %v2 = lmopt.transpose %v1 {perm = array<i64: 0, 2, 1, 3>} : tensor<2x8x4x16xf32> -> tensor<2x4x8x16xf32>
+  %s0 = lmopt.matmul %q2, %k2 : (tensor<2x4x8x16xf32>, tensor<2x4x16x8xf32>) -> tensor<2x4x8x8xf32>
+  %s = lmopt.mul %s0, %scale : (tensor<2x4x8x8xf32>, tensor<f32>) -> tensor<2x4x8x8xf32>
+  %m = lmopt.add %s, %mask : (tensor<2x4x8x8xf32>, tensor<2x1x8x8xf32>) -> tensor<2x4x8x8xf32>
+  %p = lmopt.softmax %m {axis = -1 : i64} : tensor<2x4x8x8xf32>
+  %nan = lmopt.is_nan %p : tensor<2x4x8x8xf32> -> tensor<2x4x8x8xi1>
+  %g = lmopt.where %nan, %zero, %p : (tensor<2x4x8x8xi1>, tensor<f32>, tensor<2x4x8x8xf32>) -> tensor<2x4x8x8xf32>
+  %c0 = lmopt.matmul %g, %v2 : (tensor<2x4x8x8xf32>, tensor<2x4x8x16xf32>) -> tensor<2x4x8x16xf32>
+  %c1 = lmopt.transpose %c0 {perm = array<i64: 0, 2, 1, 3>} : tensor<2x4x8x16xf32> -> tensor<2x8x4x16xf32>
+  %c2 = lmopt.reshape %c1, %merged : (tensor<2x8x4x16xf32>, tensor<3xi64>) -> tensor<2x8x64xf32>
+  return %c2 : tensor<2x8x64xf32>
+}
+
+// -----
+
+// Without the guard, where(keep, 0, lowest) added to the scores is the i1
+// mask `keep`: a fully masked row averages the values either way.
+// CHECK-LABEL: func @additive_lowest_fill
+// CHECK-SAME: (%[[Q:[^:]*]]: tensor<2x8x64xf32>, %[[K:[^:]*]]: tensor<2x8x64xf32>, %[[V:[^:]*]]: tensor<2x8x64xf32>, %[[KEEP:[^:]*]]: tensor<2x1x1x8xi1>)
+// CHECK-NOT: lmopt.where
+// CHECK: %[[OUT:.*]] = lmopt.attention %[[Q]], %[[K]], %[[V]] mask %[[KEEP]] {num_heads = 4 : i64, scale = 2.500000e-01 : f32}
+// CHECK: return %[[OUT]]
+func.func @additive_lowest_fill(%q: tensor<2x8x64xf32>, %k: tensor<2x8x64xf32>, %v: tensor<2x8x64xf32>, %keep: tensor<2x1x1x8xi1>) -> tensor<2x8x64xf32> {
+  %zero = lmopt.constant dense<0.0> : tensor<f32>
+  %lowest = lmopt.constant dense<-3.40282347E+38> : tensor<f32>
+  %heads = lmopt.constant dense<[2, 8, 4, 16]> : tensor<4xi64>
+  %merged = lmopt.constant dense<[2, 8, 64]> : tensor<3xi64>
+  %scale = lmopt.constant dense<0.25> : tensor<f32>
+  %q1 = lmopt.reshape %q, %heads : (tensor<2x8x64xf32>, tensor<4xi64>) -> tensor<2x8x4x16xf32>
+  %q2 = lmopt.transpose %q1 {perm = array<i64: 0, 2, 1, 3>} : tensor<2x8x4x16xf32> -> tensor<2x4x8x16xf32>
+  %k1 = lmopt.reshape %k, %heads : (tensor<2x8x64xf32>, tensor<4xi64>) -> tensor<2x8x4x16xf32>
+  %k2 = lmopt.transpose %k1 {perm = array<i64: 0, 2, 3, 1>} : tensor<2x8x4x16xf32> -> tensor<2x4x16x8xf32>
+  %v1 = lmopt.reshape %v, %heads : (tensor<2x8x64xf32>, tensor<4xi64>) -> tensor<2x8x4x16xf32>
+  %v2 = lmopt.transpose %v1 {perm = array<i64: 0, 2, 1, 3>} : tensor<2x8x4x16xf32> -> tensor<2x4x8x16xf32>
+  %s0 = lmopt.matmul %q2, %k2 : (tensor<2x4x8x16xf32>, tensor<2x4x16x8xf32>) -> tensor<2x4x8x8xf32>
+  %s = lmopt.mul %s0, %scale : (tensor<2x4x8x8xf32>, tensor<f32>) -> tensor<2x4x8x8xf32>
+  %mask = lmopt.where %keep, %zero, %lowest : (tensor<2x1x1x8xi1>, tensor<f32>, tensor<f32>) -> tensor<2x1x1x8xf32>
+  %m = lmopt.add %s, %mask : (tensor<2x4x8x8xf32>, tensor<2x1x1x8xf32>) -> tensor<2x4x8x8xf32>
+  %p = lmopt.softmax %m {axis = -1 : i64} : tensor<2x4x8x8xf32>
+  %c0 = lmopt.matmul %p, %v2 : (tensor<2x4x8x8xf32>, tensor<2x4x8x16xf32>) -> tensor<2x4x8x16xf32>
+  %c1 = lmopt.transpose %c0 {perm = array<i64: 0, 2, 1, 3>} : tensor<2x4x8x16xf32> -> tensor<2x8x4x16xf32>
+  %c2 = lmopt.reshape %c1, %merged : (tensor<2x8x4x16xf32>, tensor<3xi64>) -> tensor<2x8x64xf32>
+  return %c2 : tensor<2x8x64xf32>
+}
+
+// -----
+
+// where(keep, -inf, 0) hides where `keep` holds: the i1 mask is its
+// negation.
+// CHECK-LABEL: func @sdpa_additive_hide
+// CHECK-SAME: (%[[Q:[^:]*]]: tensor<2x8x64xf32>, %[[K:[^:]*]]: tensor<2x8x64xf32>, %[[V:[^:]*]]: tensor<2x8x64xf32>, %[[KEEP:[^:]*]]: tensor<2x1x1x8xi1>)
+// CHECK-NOT: lmopt.is_nan
+// CHECK: %[[VISIBLE:.*]] = lmopt.not %[[KEEP]]
+// CHECK: %[[OUT:.*]] = lmopt.attention %[[Q]], %[[K]], %[[V]] mask %[[VISIBLE]] {num_heads = 4 : i64, scale = 2.500000e-01 : f32, zero_masked_rows = true}
+// CHECK: return %[[OUT]]
+func.func @sdpa_additive_hide(%q: tensor<2x8x64xf32>, %k: tensor<2x8x64xf32>, %v: tensor<2x8x64xf32>, %keep: tensor<2x1x1x8xi1>) -> tensor<2x8x64xf32> {
+  %zero = lmopt.constant dense<0.0> : tensor<f32>
+  %minus_inf = lmopt.constant dense<0xFF800000> : tensor<f32>
+  %heads = lmopt.constant dense<[2, 8, 4, 16]> : tensor<4xi64>
+  %merged = lmopt.constant dense<[2, 8, 64]> : tensor<3xi64>
+  %scale = lmopt.constant dense<0.25> : tensor<f32>
+  %q1 = lmopt.reshape %q, %heads : (tensor<2x8x64xf32>, tensor<4xi64>) -> tensor<2x8x4x16xf32>
+  %q2 = lmopt.transpose %q1 {perm = array<i64: 0, 2, 1, 3>} : tensor<2x8x4x16xf32> -> tensor<2x4x8x16xf32>
+  %k1 = lmopt.reshape %k, %heads : (tensor<2x8x64xf32>, tensor<4xi64>) -> tensor<2x8x4x16xf32>
+  %k2 = lmopt.transpose %k1 {perm = array<i64: 0, 2, 3, 1>} : tensor<2x8x4x16xf32> -> tensor<2x4x16x8xf32>
+  %v1 = lmopt.reshape %v, %heads : (tensor<2x8x64xf32>, tensor<4xi64>) -> tensor<2x8x4x16xf32>
+  %v2 = lmopt.transpose %v1 {perm = array<i64: 0, 2, 1, 3>} : tensor<2x8x4x16xf32> -> tensor<2x4x8x16xf32>
+  %s0 = lmopt.matmul %q2, %k2 : (tensor<2x4x8x16xf32>, tensor<2x4x16x8xf32>) -> tensor<2x4x8x8xf32>
+  %s = lmopt.mul %s0, %scale : (tensor<2x4x8x8xf32>, tensor<f32>) -> tensor<2x4x8x8xf32>
+  %mask = lmopt.where %keep, %minus_inf, %zero : (tensor<2x1x1x8xi1>, tensor<f32>, tensor<f32>) -> tensor<2x1x1x8xf32>
+  %m = lmopt.add %s, %mask : (tensor<2x4x8x8xf32>, tensor<2x1x1x8xf32>) -> tensor<2x4x8x8xf32>
+  %p = lmopt.softmax %m {axis = -1 : i64} : tensor<2x4x8x8xf32>
+  %nan = lmopt.is_nan %p : tensor<2x4x8x8xf32> -> tensor<2x4x8x8xi1>
+  %g = lmopt.where %nan, %zero, %p : (tensor<2x4x8x8xi1>, tensor<f32>, tensor<2x4x8x8xf32>) -> tensor<2x4x8x8xf32>
+  %c0 = lmopt.matmul %g, %v2 : (tensor<2x4x8x8xf32>, tensor<2x4x8x16xf32>) -> tensor<2x4x8x16xf32>
+  %c1 = lmopt.transpose %c0 {perm = array<i64: 0, 2, 1, 3>} : tensor<2x4x8x16xf32> -> tensor<2x8x4x16xf32>
+  %c2 = lmopt.reshape %c1, %merged : (tensor<2x8x4x16xf32>, tensor<3xi64>) -> tensor<2x8x64xf32>
+  return %c2 : tensor<2x8x64xf32>
+}
+
+// -----
+
+// Without the guard a row of -inf is NaN, which the i1 mask would not give:
+// the additive mask stays float.
+// CHECK-LABEL: func @additive_minus_inf_unguarded
+// CHECK-SAME: (%[[Q:[^:]*]]: tensor<2x8x64xf32>, %[[K:[^:]*]]: tensor<2x8x64xf32>, %[[V:[^:]*]]: tensor<2x8x64xf32>, %[[KEEP:[^:]*]]: tensor<2x1x1x8xi1>)
+// CHECK: %[[MASK:.*]] = lmopt.where %[[KEEP]]
+// CHECK: %[[OUT:.*]] = lmopt.attention %[[Q]], %[[K]], %[[V]] mask %[[MASK]] {num_heads = 4 : i64, scale = 2.500000e-01 : f32}
+// CHECK: return %[[OUT]]
+func.func @additive_minus_inf_unguarded(%q: tensor<2x8x64xf32>, %k: tensor<2x8x64xf32>, %v: tensor<2x8x64xf32>, %keep: tensor<2x1x1x8xi1>) -> tensor<2x8x64xf32> {
+  %zero = lmopt.constant dense<0.0> : tensor<f32>
+  %minus_inf = lmopt.constant dense<0xFF800000> : tensor<f32>
+  %heads = lmopt.constant dense<[2, 8, 4, 16]> : tensor<4xi64>
+  %merged = lmopt.constant dense<[2, 8, 64]> : tensor<3xi64>
+  %scale = lmopt.constant dense<0.25> : tensor<f32>
+  %q1 = lmopt.reshape %q, %heads : (tensor<2x8x64xf32>, tensor<4xi64>) -> tensor<2x8x4x16xf32>
+  %q2 = lmopt.transpose %q1 {perm = array<i64: 0, 2, 1, 3>} : tensor<2x8x4x16xf32> -> tensor<2x4x8x16xf32>
+  %k1 = lmopt.reshape %k, %heads : (tensor<2x8x64xf32>, tensor<4xi64>) -> tensor<2x8x4x16xf32>
+  %k2 = lmopt.transpose %k1 {perm = array<i64: 0, 2, 3, 1>} : tensor<2x8x4x16xf32> -> tensor<2x4x16x8xf32>
+  %v1 = lmopt.reshape %v, %heads : (tensor<2x8x64xf32>, tensor<4xi64>) -> tensor<2x8x4x16xf32>
+  %v2 = lmopt.transpose %v1 {perm = array<i64: 0, 2, 1, 3>} : tensor<2x8x4x16xf32> -> tensor<2x4x8x16xf32>
+  %s0 = lmopt.matmul %q2, %k2 : (tensor<2x4x8x16xf32>, tensor<2x4x16x8xf32>) -> tensor<2x4x8x8xf32>
+  %s = lmopt.mul %s0, %scale : (tensor<2x4x8x8xf32>, tensor<f32>) -> tensor<2x4x8x8xf32>
+  %mask = lmopt.where %keep, %zero, %minus_inf : (tensor<2x1x1x8xi1>, tensor<f32>, tensor<f32>) -> tensor<2x1x1x8xf32>
+  %m = lmopt.add %s, %mask : (tensor<2x4x8x8xf32>, tensor<2x1x1x8xf32>) -> tensor<2x4x8x8xf32>
+  %p = lmopt.softmax %m {axis = -1 : i64} : tensor<2x4x8x8xf32>
+  %c0 = lmopt.matmul %p, %v2 : (tensor<2x4x8x8xf32>, tensor<2x4x8x16xf32>) -> tensor<2x4x8x16xf32>
+  %c1 = lmopt.transpose %c0 {perm = array<i64: 0, 2, 1, 3>} : tensor<2x4x8x16xf32> -> tensor<2x8x4x16xf32>
+  %c2 = lmopt.reshape %c1, %merged : (tensor<2x8x4x16xf32>, tensor<3xi64>) -> tensor<2x8x64xf32>
+  return %c2 : tensor<2x8x64xf32>
+}
+
+// -----
+
+// With the guard, a row of the lowest float averages the values instead of
+// becoming NaN: the additive mask stays float, which zero_masked_rows leaves
+// alone.
+// CHECK-LABEL: func @sdpa_additive_lowest_fill
+// CHECK-SAME: (%[[Q:[^:]*]]: tensor<2x8x64xf32>, %[[K:[^:]*]]: tensor<2x8x64xf32>, %[[V:[^:]*]]: tensor<2x8x64xf32>, %[[KEEP:[^:]*]]: tensor<2x1x1x8xi1>)
+// CHECK-NOT: lmopt.is_nan
+// CHECK: %[[MASK:.*]] = lmopt.where %[[KEEP]]
+// CHECK: %[[OUT:.*]] = lmopt.attention %[[Q]], %[[K]], %[[V]] mask %[[MASK]] {num_heads = 4 : i64, scale = 2.500000e-01 : f32, zero_masked_rows = true}
+// CHECK: return %[[OUT]]
+func.func @sdpa_additive_lowest_fill(%q: tensor<2x8x64xf32>, %k: tensor<2x8x64xf32>, %v: tensor<2x8x64xf32>, %keep: tensor<2x1x1x8xi1>) -> tensor<2x8x64xf32> {
+  %zero = lmopt.constant dense<0.0> : tensor<f32>
+  %lowest = lmopt.constant dense<-3.40282347E+38> : tensor<f32>
+  %heads = lmopt.constant dense<[2, 8, 4, 16]> : tensor<4xi64>
+  %merged = lmopt.constant dense<[2, 8, 64]> : tensor<3xi64>
+  %scale = lmopt.constant dense<0.25> : tensor<f32>
+  %q1 = lmopt.reshape %q, %heads : (tensor<2x8x64xf32>, tensor<4xi64>) -> tensor<2x8x4x16xf32>
+  %q2 = lmopt.transpose %q1 {perm = array<i64: 0, 2, 1, 3>} : tensor<2x8x4x16xf32> -> tensor<2x4x8x16xf32>
+  %k1 = lmopt.reshape %k, %heads : (tensor<2x8x64xf32>, tensor<4xi64>) -> tensor<2x8x4x16xf32>
+  %k2 = lmopt.transpose %k1 {perm = array<i64: 0, 2, 3, 1>} : tensor<2x8x4x16xf32> -> tensor<2x4x16x8xf32>
+  %v1 = lmopt.reshape %v, %heads : (tensor<2x8x64xf32>, tensor<4xi64>) -> tensor<2x8x4x16xf32>
+  %v2 = lmopt.transpose %v1 {perm = array<i64: 0, 2, 1, 3>} : tensor<2x8x4x16xf32> -> tensor<2x4x8x16xf32>
+  %s0 = lmopt.matmul %q2, %k2 : (tensor<2x4x8x16xf32>, tensor<2x4x16x8xf32>) -> tensor<2x4x8x8xf32>
+  %s = lmopt.mul %s0, %scale : (tensor<2x4x8x8xf32>, tensor<f32>) -> tensor<2x4x8x8xf32>
+  %mask = lmopt.where %keep, %zero, %lowest : (tensor<2x1x1x8xi1>, tensor<f32>, tensor<f32>) -> tensor<2x1x1x8xf32>
+  %m = lmopt.add %s, %mask : (tensor<2x4x8x8xf32>, tensor<2x1x1x8xf32>) -> tensor<2x4x8x8xf32>
+  %p = lmopt.softmax %m {axis = -1 : i64} : tensor<2x4x8x8xf32>
+  %nan = lmopt.is_nan %p : tensor<2x4x8x8xf32> -> tensor<2x4x8x8xi1>
+  %g = lmopt.where %nan, %zero, %p : (tensor<2x4x8x8xi1>, tensor<f32>, tensor<2x4x8x8xf32>) -> tensor<2x4x8x8xf32>
+  %c0 = lmopt.matmul %g, %v2 : (tensor<2x4x8x8xf32>, tensor<2x4x8x16xf32>) -> tensor<2x4x8x16xf32>
+  %c1 = lmopt.transpose %c0 {perm = array<i64: 0, 2, 1, 3>} : tensor<2x4x8x16xf32> -> tensor<2x8x4x16xf32>
+  %c2 = lmopt.reshape %c1, %merged : (tensor<2x8x4x16xf32>, tensor<3xi64>) -> tensor<2x8x64xf32>
+  return %c2 : tensor<2x8x64xf32>
+}
+
+// -----
+
+// The guard must keep the probabilities themselves.
+// REPORT: near miss: attention at 'negative_nan_guard_value': where on the NaN test of the attention probabilities does not keep the probabilities where they are not NaN
+// CHECK-LABEL: func @negative_nan_guard_value
+// CHECK: lmopt.is_nan
+// CHECK-NOT: lmopt.attention
+func.func @negative_nan_guard_value(%q: tensor<2x8x64xf32>, %k: tensor<2x8x64xf32>, %v: tensor<2x8x64xf32>, %keep: tensor<2x1x1x8xi1>) -> tensor<2x8x64xf32> {
+  %zero = lmopt.constant dense<0.0> : tensor<f32>
+  %minus_inf = lmopt.constant dense<0xFF800000> : tensor<f32>
+  %heads = lmopt.constant dense<[2, 8, 4, 16]> : tensor<4xi64>
+  %merged = lmopt.constant dense<[2, 8, 64]> : tensor<3xi64>
+  %scale = lmopt.constant dense<0.25> : tensor<f32>
+  %q1 = lmopt.reshape %q, %heads : (tensor<2x8x64xf32>, tensor<4xi64>) -> tensor<2x8x4x16xf32>
+  %q2 = lmopt.transpose %q1 {perm = array<i64: 0, 2, 1, 3>} : tensor<2x8x4x16xf32> -> tensor<2x4x8x16xf32>
+  %k1 = lmopt.reshape %k, %heads : (tensor<2x8x64xf32>, tensor<4xi64>) -> tensor<2x8x4x16xf32>
+  %k2 = lmopt.transpose %k1 {perm = array<i64: 0, 2, 3, 1>} : tensor<2x8x4x16xf32> -> tensor<2x4x16x8xf32>
+  %v1 = lmopt.reshape %v, %heads : (tensor<2x8x64xf32>, tensor<4xi64>) -> tensor<2x8x4x16xf32>
+  %v2 = lmopt.transpose %v1 {perm = array<i64: 0, 2, 1, 3>} : tensor<2x8x4x16xf32> -> tensor<2x4x8x16xf32>
+  %s0 = lmopt.matmul %q2, %k2 : (tensor<2x4x8x16xf32>, tensor<2x4x16x8xf32>) -> tensor<2x4x8x8xf32>
+  %s = lmopt.mul %s0, %scale : (tensor<2x4x8x8xf32>, tensor<f32>) -> tensor<2x4x8x8xf32>
+  %m = lmopt.where %keep, %s, %minus_inf : (tensor<2x1x1x8xi1>, tensor<2x4x8x8xf32>, tensor<f32>) -> tensor<2x4x8x8xf32>
+  %p = lmopt.softmax %m {axis = -1 : i64} : tensor<2x4x8x8xf32> loc("negative_nan_guard_value")
+  %nan = lmopt.is_nan %p : tensor<2x4x8x8xf32> -> tensor<2x4x8x8xi1>
+  %g = lmopt.where %nan, %zero, %m : (tensor<2x4x8x8xi1>, tensor<f32>, tensor<2x4x8x8xf32>) -> tensor<2x4x8x8xf32>
+  %c0 = lmopt.matmul %g, %v2 : (tensor<2x4x8x8xf32>, tensor<2x4x8x16xf32>) -> tensor<2x4x8x16xf32>
+  %c1 = lmopt.transpose %c0 {perm = array<i64: 0, 2, 1, 3>} : tensor<2x4x8x16xf32> -> tensor<2x8x4x16xf32>
+  %c2 = lmopt.reshape %c1, %merged : (tensor<2x8x4x16xf32>, tensor<3xi64>) -> tensor<2x8x64xf32>
+  return %c2 : tensor<2x8x64xf32>
+}
+
+// -----
+
+// A guard that fills NaN probabilities with 1 is not zero_masked_rows.
+// REPORT: near miss: attention at 'negative_nan_guard_fill': NaN attention probabilities are replaced with 1.000000, not 0
+// CHECK-LABEL: func @negative_nan_guard_fill
+// CHECK: lmopt.is_nan
+// CHECK-NOT: lmopt.attention
+func.func @negative_nan_guard_fill(%q: tensor<2x8x64xf32>, %k: tensor<2x8x64xf32>, %v: tensor<2x8x64xf32>, %keep: tensor<2x1x1x8xi1>) -> tensor<2x8x64xf32> {
+  %one = lmopt.constant dense<1.0> : tensor<f32>
+  %minus_inf = lmopt.constant dense<0xFF800000> : tensor<f32>
+  %heads = lmopt.constant dense<[2, 8, 4, 16]> : tensor<4xi64>
+  %merged = lmopt.constant dense<[2, 8, 64]> : tensor<3xi64>
+  %scale = lmopt.constant dense<0.25> : tensor<f32>
+  %q1 = lmopt.reshape %q, %heads : (tensor<2x8x64xf32>, tensor<4xi64>) -> tensor<2x8x4x16xf32>
+  %q2 = lmopt.transpose %q1 {perm = array<i64: 0, 2, 1, 3>} : tensor<2x8x4x16xf32> -> tensor<2x4x8x16xf32>
+  %k1 = lmopt.reshape %k, %heads : (tensor<2x8x64xf32>, tensor<4xi64>) -> tensor<2x8x4x16xf32>
+  %k2 = lmopt.transpose %k1 {perm = array<i64: 0, 2, 3, 1>} : tensor<2x8x4x16xf32> -> tensor<2x4x16x8xf32>
+  %v1 = lmopt.reshape %v, %heads : (tensor<2x8x64xf32>, tensor<4xi64>) -> tensor<2x8x4x16xf32>
+  %v2 = lmopt.transpose %v1 {perm = array<i64: 0, 2, 1, 3>} : tensor<2x8x4x16xf32> -> tensor<2x4x8x16xf32>
+  %s0 = lmopt.matmul %q2, %k2 : (tensor<2x4x8x16xf32>, tensor<2x4x16x8xf32>) -> tensor<2x4x8x8xf32>
+  %s = lmopt.mul %s0, %scale : (tensor<2x4x8x8xf32>, tensor<f32>) -> tensor<2x4x8x8xf32>
+  %m = lmopt.where %keep, %s, %minus_inf : (tensor<2x1x1x8xi1>, tensor<2x4x8x8xf32>, tensor<f32>) -> tensor<2x4x8x8xf32>
+  %p = lmopt.softmax %m {axis = -1 : i64} : tensor<2x4x8x8xf32> loc("negative_nan_guard_fill")
+  %nan = lmopt.is_nan %p : tensor<2x4x8x8xf32> -> tensor<2x4x8x8xi1>
+  %g = lmopt.where %nan, %one, %p : (tensor<2x4x8x8xi1>, tensor<f32>, tensor<2x4x8x8xf32>) -> tensor<2x4x8x8xf32>
+  %c0 = lmopt.matmul %g, %v2 : (tensor<2x4x8x8xf32>, tensor<2x4x8x16xf32>) -> tensor<2x4x8x16xf32>
+  %c1 = lmopt.transpose %c0 {perm = array<i64: 0, 2, 1, 3>} : tensor<2x4x8x16xf32> -> tensor<2x8x4x16xf32>
+  %c2 = lmopt.reshape %c1, %merged : (tensor<2x8x4x16xf32>, tensor<3xi64>) -> tensor<2x8x64xf32>
+  return %c2 : tensor<2x8x64xf32>
+}
+
+// -----
+
+// A masked fill with the lowest float never makes softmax NaN: a fully
+// masked row averages the values, which the guard leaves as it is but
+// zero_masked_rows would zero.
+// REPORT: near miss: attention at 'negative_nan_guard_lowest_fill': probabilities are guarded against NaN but the scores are masked with the lowest float, not -inf: a fully masked row averages the values instead of yielding zeros
+// CHECK-LABEL: func @negative_nan_guard_lowest_fill
+// CHECK: lmopt.is_nan
+// CHECK-NOT: lmopt.attention
+func.func @negative_nan_guard_lowest_fill(%q: tensor<2x8x64xf32>, %k: tensor<2x8x64xf32>, %v: tensor<2x8x64xf32>, %keep: tensor<2x1x1x8xi1>) -> tensor<2x8x64xf32> {
+  %zero = lmopt.constant dense<0.0> : tensor<f32>
+  %lowest = lmopt.constant dense<-3.40282347E+38> : tensor<f32>
+  %heads = lmopt.constant dense<[2, 8, 4, 16]> : tensor<4xi64>
+  %merged = lmopt.constant dense<[2, 8, 64]> : tensor<3xi64>
+  %scale = lmopt.constant dense<0.25> : tensor<f32>
+  %q1 = lmopt.reshape %q, %heads : (tensor<2x8x64xf32>, tensor<4xi64>) -> tensor<2x8x4x16xf32>
+  %q2 = lmopt.transpose %q1 {perm = array<i64: 0, 2, 1, 3>} : tensor<2x8x4x16xf32> -> tensor<2x4x8x16xf32>
+  %k1 = lmopt.reshape %k, %heads : (tensor<2x8x64xf32>, tensor<4xi64>) -> tensor<2x8x4x16xf32>
+  %k2 = lmopt.transpose %k1 {perm = array<i64: 0, 2, 3, 1>} : tensor<2x8x4x16xf32> -> tensor<2x4x16x8xf32>
+  %v1 = lmopt.reshape %v, %heads : (tensor<2x8x64xf32>, tensor<4xi64>) -> tensor<2x8x4x16xf32>
+  %v2 = lmopt.transpose %v1 {perm = array<i64: 0, 2, 1, 3>} : tensor<2x8x4x16xf32> -> tensor<2x4x8x16xf32>
+  %s0 = lmopt.matmul %q2, %k2 : (tensor<2x4x8x16xf32>, tensor<2x4x16x8xf32>) -> tensor<2x4x8x8xf32>
+  %s = lmopt.mul %s0, %scale : (tensor<2x4x8x8xf32>, tensor<f32>) -> tensor<2x4x8x8xf32>
+  %m = lmopt.where %keep, %s, %lowest : (tensor<2x1x1x8xi1>, tensor<2x4x8x8xf32>, tensor<f32>) -> tensor<2x4x8x8xf32>
+  %p = lmopt.softmax %m {axis = -1 : i64} : tensor<2x4x8x8xf32> loc("negative_nan_guard_lowest_fill")
+  %nan = lmopt.is_nan %p : tensor<2x4x8x8xf32> -> tensor<2x4x8x8xi1>
+  %g = lmopt.where %nan, %zero, %p : (tensor<2x4x8x8xi1>, tensor<f32>, tensor<2x4x8x8xf32>) -> tensor<2x4x8x8xf32>
+  %c0 = lmopt.matmul %g, %v2 : (tensor<2x4x8x8xf32>, tensor<2x4x8x16xf32>) -> tensor<2x4x8x16xf32>
+  %c1 = lmopt.transpose %c0 {perm = array<i64: 0, 2, 1, 3>} : tensor<2x4x8x16xf32> -> tensor<2x8x4x16xf32>
+  %c2 = lmopt.reshape %c1, %merged : (tensor<2x8x4x16xf32>, tensor<3xi64>) -> tensor<2x8x64xf32>
+  return %c2 : tensor<2x8x64xf32>
+}
+
+// -----
+
+// The NaN test has a user besides the guard.
+// REPORT: near miss: attention at 'negative_nan_test_users': NaN test of the attention probabilities is not only the condition of a where
+// CHECK-LABEL: func @negative_nan_test_users
+// CHECK: lmopt.is_nan
+// CHECK-NOT: lmopt.attention
+func.func @negative_nan_test_users(%q: tensor<2x8x64xf32>, %k: tensor<2x8x64xf32>, %v: tensor<2x8x64xf32>) -> (tensor<2x8x64xf32>, tensor<2x4x8x8xi1>) {
+  %zero = lmopt.constant dense<0.0> : tensor<f32>
+  %heads = lmopt.constant dense<[2, 8, 4, 16]> : tensor<4xi64>
+  %merged = lmopt.constant dense<[2, 8, 64]> : tensor<3xi64>
+  %scale = lmopt.constant dense<0.25> : tensor<f32>
+  %q1 = lmopt.reshape %q, %heads : (tensor<2x8x64xf32>, tensor<4xi64>) -> tensor<2x8x4x16xf32>
+  %q2 = lmopt.transpose %q1 {perm = array<i64: 0, 2, 1, 3>} : tensor<2x8x4x16xf32> -> tensor<2x4x8x16xf32>
+  %k1 = lmopt.reshape %k, %heads : (tensor<2x8x64xf32>, tensor<4xi64>) -> tensor<2x8x4x16xf32>
+  %k2 = lmopt.transpose %k1 {perm = array<i64: 0, 2, 3, 1>} : tensor<2x8x4x16xf32> -> tensor<2x4x16x8xf32>
+  %v1 = lmopt.reshape %v, %heads : (tensor<2x8x64xf32>, tensor<4xi64>) -> tensor<2x8x4x16xf32>
+  %v2 = lmopt.transpose %v1 {perm = array<i64: 0, 2, 1, 3>} : tensor<2x8x4x16xf32> -> tensor<2x4x8x16xf32>
+  %s0 = lmopt.matmul %q2, %k2 : (tensor<2x4x8x16xf32>, tensor<2x4x16x8xf32>) -> tensor<2x4x8x8xf32>
+  %s = lmopt.mul %s0, %scale : (tensor<2x4x8x8xf32>, tensor<f32>) -> tensor<2x4x8x8xf32>
+  %p = lmopt.softmax %s {axis = -1 : i64} : tensor<2x4x8x8xf32> loc("negative_nan_test_users")
+  %nan = lmopt.is_nan %p : tensor<2x4x8x8xf32> -> tensor<2x4x8x8xi1>
+  %g = lmopt.where %nan, %zero, %p : (tensor<2x4x8x8xi1>, tensor<f32>, tensor<2x4x8x8xf32>) -> tensor<2x4x8x8xf32>
+  %c0 = lmopt.matmul %g, %v2 : (tensor<2x4x8x8xf32>, tensor<2x4x8x16xf32>) -> tensor<2x4x8x16xf32>
+  %c1 = lmopt.transpose %c0 {perm = array<i64: 0, 2, 1, 3>} : tensor<2x4x8x16xf32> -> tensor<2x8x4x16xf32>
+  %c2 = lmopt.reshape %c1, %merged : (tensor<2x8x4x16xf32>, tensor<3xi64>) -> tensor<2x8x64xf32>
+  return %c2, %nan : tensor<2x8x64xf32>, tensor<2x4x8x8xi1>
+}
+
+// -----
+
+// A context reshape that regroups the heads is not the identity the SDPA
+// exports write.
+// REPORT: near miss: attention at 'negative_context_reshape': context is not merged back by a single transpose [0, 2, 1, 3] or [2, 0, 1, 3]
+// CHECK-LABEL: func @negative_context_reshape
+// CHECK: lmopt.softmax
+// CHECK-NOT: lmopt.attention
+func.func @negative_context_reshape(%q: tensor<2x8x64xf32>, %k: tensor<2x8x64xf32>, %v: tensor<2x8x64xf32>) -> tensor<2x8x64xf32> {
+  %heads = lmopt.constant dense<[2, 8, 4, 16]> : tensor<4xi64>
+  %merged = lmopt.constant dense<[2, 8, 64]> : tensor<3xi64>
+  %scale = lmopt.constant dense<0.25> : tensor<f32>
+  %q1 = lmopt.reshape %q, %heads : (tensor<2x8x64xf32>, tensor<4xi64>) -> tensor<2x8x4x16xf32>
+  %q2 = lmopt.transpose %q1 {perm = array<i64: 0, 2, 1, 3>} : tensor<2x8x4x16xf32> -> tensor<2x4x8x16xf32>
+  %k1 = lmopt.reshape %k, %heads : (tensor<2x8x64xf32>, tensor<4xi64>) -> tensor<2x8x4x16xf32>
+  %k2 = lmopt.transpose %k1 {perm = array<i64: 0, 2, 3, 1>} : tensor<2x8x4x16xf32> -> tensor<2x4x16x8xf32>
+  %v1 = lmopt.reshape %v, %heads : (tensor<2x8x64xf32>, tensor<4xi64>) -> tensor<2x8x4x16xf32>
+  %v2 = lmopt.transpose %v1 {perm = array<i64: 0, 2, 1, 3>} : tensor<2x8x4x16xf32> -> tensor<2x4x8x16xf32>
+  %s0 = lmopt.matmul %q2, %k2 : (tensor<2x4x8x16xf32>, tensor<2x4x16x8xf32>) -> tensor<2x4x8x8xf32>
+  %s = lmopt.mul %s0, %scale : (tensor<2x4x8x8xf32>, tensor<f32>) -> tensor<2x4x8x8xf32>
+  %p = lmopt.softmax %s {axis = -1 : i64} : tensor<2x4x8x8xf32> loc("negative_context_reshape")
+  %regroup = lmopt.constant dense<[2, 8, 4, 16]> : tensor<4xi64>
+  %c0 = lmopt.matmul %p, %v2 : (tensor<2x4x8x8xf32>, tensor<2x4x8x16xf32>) -> tensor<2x4x8x16xf32>
+  %c1 = lmopt.reshape %c0, %regroup : (tensor<2x4x8x16xf32>, tensor<4xi64>) -> tensor<2x8x4x16xf32>
+  %c2 = lmopt.transpose %c1 {perm = array<i64: 0, 2, 1, 3>} : tensor<2x8x4x16xf32> -> tensor<2x4x8x16xf32>
+  %c3 = lmopt.reshape %c2, %merged : (tensor<2x4x8x16xf32>, tensor<3xi64>) -> tensor<2x8x64xf32>
+  return %c3 : tensor<2x8x64xf32>
+}

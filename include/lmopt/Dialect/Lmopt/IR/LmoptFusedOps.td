@@ -69,13 +69,23 @@ def Lmopt_AttentionOp : Lmopt_Op<"attention", [Pure]> {
     With `kv_heads_split`, `key` and `value` are instead `[B, H, Sk, D]`,
     already split into heads (e.g. a KV cache concatenated with the new keys
     on the sequence axis); `query` and the output stay packed.
+
+    A query row in which every key is hidden (`i1` mask false, `causal`, or
+    an additive mask of `-inf`) has no softmax. By default positions hidden
+    by the `i1` mask or `causal` score the lowest finite float, so such a row
+    averages the values uniformly, and a row hidden entirely by `-inf` in a
+    float mask is NaN, as softmax is. With `zero_masked_rows` such a row
+    (hidden by any mix of the three) yields zeros, as ONNX exports of
+    PyTorch's `scaled_dot_product_attention` compute with
+    `where(isnan(p), 0, p)` on the probabilities.
   }];
   let arguments = (ins Lmopt_FloatTensor:$query, Lmopt_FloatTensor:$key,
                        Lmopt_FloatTensor:$value, Optional<Lmopt_Tensor>:$mask,
                        ConfinedAttr<I64Attr, [IntPositive]>:$num_heads,
                        OptionalAttr<F32Attr>:$scale,
                        DefaultValuedAttr<BoolAttr, "false">:$causal,
-                       DefaultValuedAttr<BoolAttr, "false">:$kv_heads_split);
+                       DefaultValuedAttr<BoolAttr, "false">:$kv_heads_split,
+                       DefaultValuedAttr<BoolAttr, "false">:$zero_masked_rows);
   let results = (outs Lmopt_FloatTensor:$output);
   let assemblyFormat = [{
     $query `,` $key `,` $value (`mask` $mask^)? attr-dict

@@ -102,6 +102,12 @@ def FuseAttentionPass : Pass<"lmopt-fuse-attention"> {
     When both K and V are a cache `[B, H, P, D]` concatenated on the sequence
     axis with proven new heads (past key/values), the concats stay and feed
     the op as head-split key and value (`kv_heads_split`).
+    `where(is_nan(p), 0, p)` on the probabilities (PyTorch's SDPA export)
+    becomes `zero_masked_rows`, provided no mask fills the scores with the
+    lowest float instead of -inf; an additive mask `where(cond, 0, fill)`
+    becomes the boolean `cond` where both give fully masked rows the same
+    value, and a reshape of the context heads to their own shape is looked
+    through.
     Anything not provably equivalent is left alone and recorded as a near
     miss with the reason in the fusion report (kind "attention").
 

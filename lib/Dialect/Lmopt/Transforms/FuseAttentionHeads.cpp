@@ -1,0 +1,262 @@
+//===- FuseAttentionHeads.cpp - Q, K and V split into heads ---------------===//
+//
+// The attention matcher's view of the matmul operands: the walk from the
+// heads up through transposes, reshapes and scalar scales to the packed
+// projection (or KV cache concat) they were split from, proven dim by dim.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FuseAttentionMatch.h"
+
+#include "lmopt/Dialect/Lmopt/IR/LmoptOps.h"
+#include "lmopt/Dialect/Lmopt/IR/ShapeUtils.h"
+#include "lmopt/Dialect/Lmopt/Transforms/PatternUtils.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::lmopt;
+
+static std::string formatPerm(ArrayRef<int64_t> perm) {
+  std::string text = "[";
+  llvm::raw_string_ostream os(text);
+  llvm::interleaveComma(perm, os);
+  os << "]";
+  return text;
+}
+
+std::string mlir::lmopt::describeProducer(Value value) {
+  if (Operation *op = value.getDefiningOp())
+    return ("'" + op->getName().getStringRef() + "'").str();
+  return "a block argument";
+}
+
+/// The value of a one-element constant (a scalar that cannot change the
+/// shape of what it multiplies).
+static std::optional<double> getScalarConstant(Value value) {
+  auto type = llvm::dyn_cast<ShapedType>(value.getType());
+  if (!type || !type.hasStaticShape() || type.getNumElements() != 1)
+    return std::nullopt;
+  return getSplatValue(value);
+}
+
+LogicalResult mlir::lmopt::peelScale(Value &value, double &scale,
+                                     std::string &reason) {
+  while (Operation *op = value.getDefiningOp()) {
+    if (!llvm::isa<MulOp, DivOp>(op))
+      return success();
+    bool isMul = llvm::isa<MulOp>(op);
+    Value lhs = op->getOperand(0), rhs = op->getOperand(1);
+    Value factorValue = rhs, other = lhs;
+    if (isMul && !isConstant(rhs) &&
+        (isConstant(lhs) || shapeOf(lhs).size() < shapeOf(rhs).size()))
+      std::swap(factorValue, other);
+    auto factorType = llvm::cast<ShapedType>(factorValue.getType());
+    bool scalarShaped =
+        factorType.hasStaticShape() && factorType.getNumElements() == 1;
+    if (!isConstant(factorValue)) {
+      if (!scalarShaped)
+        return success(); // a product of tensors, not a scale
+      reason = "attention scale is computed at run time, not a constant";
+      return failure();
+    }
+    std::optional<double> factor = getScalarConstant(factorValue);
+    if (!factor) {
+      reason = "attention scale is a constant with more than one value";
+      return failure();
+    }
+    if (!(*factor > 0.0) || !std::isfinite(*factor)) {
+      reason = "attention scale " + std::to_string(*factor) +
+               " is not a positive finite constant";
+      return failure();
+    }
+    if (other.getType() != op->getResult(0).getType()) {
+      reason = "attention scale broadcasts the scores to a larger shape";
+      return failure();
+    }
+    scale = isMul ? scale * *factor : scale / *factor;
+    value = other;
+  }
+  return success();
+}
+
+/// Whether `op` can stand between a packed projection and its heads: a
+/// transpose or reshape between rank-3 and rank-4 tensors.
+static bool isHeadLayoutOp(Operation *op) {
+  if (!llvm::isa_and_nonnull<TransposeOp, ReshapeOp>(op))
+    return false;
+  int64_t in = shapeOf(op->getOperand(0)).size();
+  int64_t out = shapeOf(op->getResult(0)).size();
+  return (in == 3 || in == 4) && (out == 3 || out == 4);
+}
+
+/// Replays `chain` (ops from the heads up to just below `source`) on the
+/// layout of `source` = [A0, A1, E] and checks that the heads come out as
+/// `expectedPerm` of [B, S, H, D], with the batch either A0 (a packed
+/// [B, S, H*D] projection) or A1 (nn.MultiheadAttention's [S, B, E]).
+static FailureOr<HeadSplit>
+matchLayout(Value source, ArrayRef<Operation *> chain, StringRef role,
+            ArrayRef<int64_t> expectedPerm, std::string &reason) {
+  ArrayRef<int64_t> in = shapeOf(source);
+  auto noSplit = [&] {
+    reason = (role + " reshape to heads does not split a static hidden dim "
+                     "into static [H, D]")
+                 .str();
+    return failure();
+  };
+  if (in.size() != 3 || ShapedType::isDynamic(in[2]))
+    return noSplit();
+  DimLayout layout(source);
+  for (Operation *op : llvm::reverse(chain)) {
+    if (succeeded(layout.apply(op)))
+      continue;
+    if (op != chain.back()) {
+      reason = (role + " heads are regrouped by a reshape that does not "
+                       "provably keep the batch, sequence and head dims")
+                   .str();
+      return failure();
+    }
+    if (layout.failedOnStaticSize())
+      return noSplit();
+    reason = (role + " reshape to heads does not provably keep the batch and "
+                     "sequence dims")
+                 .str();
+    return failure();
+  }
+  if (layout.getNumAtoms() != 4)
+    return noSplit();
+  SmallVector<int64_t> perm;
+  for (ArrayRef<int64_t> group : layout.getGroups()) {
+    if (group.size() != 1) {
+      reason = (role + " heads are not a transpose of [B, S, H, D]").str();
+      return failure();
+    }
+    perm.push_back(group.front());
+  }
+  // Batch and sequence swapped: the projection is [S, B, E].
+  SmallVector<int64_t> swapped =
+      llvm::map_to_vector(perm, [](int64_t p) { return p < 2 ? 1 - p : p; });
+  bool batchFirst = ArrayRef<int64_t>(perm) == expectedPerm;
+  if (!batchFirst && ArrayRef<int64_t>(swapped) != expectedPerm) {
+    reason = (role + " heads are permuted by " + formatPerm(perm) +
+              " instead of " + formatPerm(expectedPerm))
+                 .str();
+    return failure();
+  }
+  return HeadSplit{source, batchFirst, layout.getAtomSize(2),
+                   layout.getAtomSize(3)};
+}
+
+/// Whether `op` concatenates head-split `[B, H, S, D]` tensors on the
+/// sequence axis, as a KV cache joins the new heads.
+static bool isHeadSplitConcat(Operation *op) {
+  auto concat = llvm::dyn_cast_or_null<ConcatOp>(op);
+  return concat && concat.getInputs().size() == 2 &&
+         shapeOf(concat).size() == 4 && normalizeAxis(concat.getAxis(), 4) == 2;
+}
+
+/// Matches `concat(cache [B, H, P, D], newHeads, axis = 2)` reached from the
+/// matmul operand through the transposes in `chain`: the new heads must be a
+/// proven head split of a packed projection, and the chain must bring
+/// [B, H, S, D] to `expectedPerm` of [B, S, H, D]. The concat itself becomes
+/// the head-split key or value.
+static FailureOr<HeadSplit>
+matchCachedHeads(ConcatOp concat, ArrayRef<Operation *> chain, StringRef role,
+                 ArrayRef<int64_t> expectedPerm, std::string &reason) {
+  SmallVector<int64_t> perm = {0, 2, 1, 3}; // [B, H, S, D] of [B, S, H, D]
+  for (Operation *op : llvm::reverse(chain)) {
+    auto transpose = llvm::dyn_cast<TransposeOp>(op);
+    if (!transpose) {
+      reason = (role + " cache concat in head-split layout [B, H, S, D] is "
+                       "reshaped before the matmul")
+                   .str();
+      return failure();
+    }
+    perm = llvm::map_to_vector(transpose.getPerm(),
+                               [&](int64_t p) { return perm[p]; });
+  }
+  if (ArrayRef<int64_t>(perm) != expectedPerm) {
+    reason = (role +
+              " cache concat in head-split layout [B, H, S, D] reaches "
+              "the matmul permuted by " +
+              formatPerm(perm) + " instead of " + formatPerm(expectedPerm))
+                 .str();
+    return failure();
+  }
+  double newScale = 1.0;
+  FailureOr<HeadSplit> split =
+      matchHeadSplit(concat.getInputs()[1], role, {0, 2, 1, 3}, newScale,
+                     reason, /*allowCache=*/false);
+  if (failed(split))
+    return failure();
+  if (newScale != 1.0) {
+    reason = (role + " heads are scaled before joining the cache, which the "
+                     "scale does not reach")
+                 .str();
+    return failure();
+  }
+  return HeadSplit{concat.getResult(), /*batchFirst=*/true, split->numHeads,
+                   split->headDim, /*headsSplit=*/true};
+}
+
+FailureOr<HeadSplit> mlir::lmopt::matchHeadSplit(Value heads, StringRef role,
+                                                 ArrayRef<int64_t> expectedPerm,
+                                                 double &scale,
+                                                 std::string &reason,
+                                                 bool allowCache) {
+  struct Candidate {
+    Value source;
+    size_t chainSize;
+    double scale;
+  };
+  SmallVector<Operation *> chain;
+  SmallVector<Candidate> candidates;
+  Value current = heads;
+  double walkScale = scale;
+  for (int step = 0; step < 32; ++step) {
+    // Past a candidate, what lies further up may be no part of attention.
+    if (failed(peelScale(current, walkScale, reason))) {
+      if (candidates.empty())
+        return failure();
+      break;
+    }
+    if (!chain.empty() && llvm::isa<ReshapeOp>(chain.back()) &&
+        shapeOf(current).size() == 3)
+      candidates.push_back({current, chain.size(), walkScale});
+    Operation *op = current.getDefiningOp();
+    if (candidates.empty() && isHeadSplitConcat(op)) {
+      if (!allowCache) {
+        reason = (role + " heads joining a cache are themselves a "
+                         "concatenation")
+                     .str();
+        return failure();
+      }
+      FailureOr<HeadSplit> split = matchCachedHeads(
+          llvm::cast<ConcatOp>(op), chain, role, expectedPerm, reason);
+      if (succeeded(split))
+        scale = walkScale;
+      return split;
+    }
+    if (!isHeadLayoutOp(op))
+      break;
+    chain.push_back(op);
+    current = op->getOperand(0);
+  }
+  if (candidates.empty()) {
+    reason = (role + " heads come from " + describeProducer(current) +
+              ", not a reshape of a packed [B, S, H*D] tensor")
+                 .str();
+    return failure();
+  }
+  for (const Candidate &candidate : candidates) {
+    FailureOr<HeadSplit> split = matchLayout(
+        candidate.source,
+        ArrayRef<Operation *>(chain).take_front(candidate.chainSize), role,
+        expectedPerm, reason);
+    if (succeeded(split)) {
+      scale = candidate.scale;
+      return split;
+    }
+  }
+  return failure();
+}
