@@ -31,8 +31,10 @@ static Value intConstant(OpBuilder &b, Location loc, Type type, int64_t value) {
   return arith::ConstantOp::create(b, loc, b.getIntegerAttr(type, value));
 }
 
+/// Floats and signless integers: arith has no ops on `ui8`/`si8`, so those
+/// (ONNX uint8 tensors) are left to a lowering that reinterprets them.
 static bool isIntOrFloat(Type type) {
-  return llvm::isa<IntegerType, FloatType>(type);
+  return type.isSignlessInteger() || llvm::isa<FloatType>(type);
 }
 
 //===----------------------------------------------------------------------===//

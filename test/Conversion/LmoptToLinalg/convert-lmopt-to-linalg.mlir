@@ -414,6 +414,18 @@ func.func @negative_pow_integer(%a: tensor<4xi32>, %b: tensor<4xi32>) -> tensor<
 
 // -----
 
+// arith works on signless integers only: a cast from ONNX uint8 (ui8, as
+// dynamically quantized models carry) stays instead of building invalid IR.
+// CHECK-LABEL: func.func @negative_cast_unsigned
+// CHECK: lmopt.cast
+// CHECK-NOT: linalg.generic
+func.func @negative_cast_unsigned(%a: tensor<4xui8>) -> tensor<4xf32> {
+  %0 = lmopt.cast %a : tensor<4xui8> -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
 // Matrix products and attention become library calls; the pass leaves them
 // and says nothing.
 // CHECK-LABEL: func.func @negative_library_ops
