@@ -3,9 +3,9 @@
 // Work items are (batch, head, block of query rows), spread over an OpenMP
 // team. Per item: scores = scale * Q K^T with dnnl_sgemm into the thread's
 // scratch block, one pass per row that applies the mask and causal hiding
-// and finds the maximum, one pass for exp and the sum, then P V with a
-// second dnnl_sgemm written straight into the packed output. Inside the
-// team dnnl_sgemm runs single-threaded. Packed heads are read through the
+// and finds the maximum, one for exp and the sum, one that normalizes, then
+// P V with a second dnnl_sgemm written straight into the packed output. Inside
+// the team dnnl_sgemm runs single-threaded. Packed heads are read through the
 // GEMMs' leading dimensions: nothing is copied or transposed.
 //
 // Rows follow the reference evaluator (lib/Reference/AttentionOps.cpp):
@@ -64,6 +64,12 @@ enum class RowResult : uint8_t { Normal, Zero, NaN };
 
 } // namespace
 
+/// A softmax kernel: one row of `sk` scores, keys from `end` on hidden, the
+/// row's mask elements (or null), and the desc's zeroMaskedRows.
+using SoftmaxRowFn = RowResult (*)(float *, int64_t, int64_t, const void *,
+                                   bool);
+static SoftmaxRowFn selectSoftmaxRow(AttentionMask kind, bool broadcast);
+
 struct AttentionStep::Impl {
   /// Threads in the team, work items per (batch, head), rows per item.
   int teamSize = 1;
@@ -74,6 +80,9 @@ struct AttentionStep::Impl {
   /// Element strides of the mask over [B, H, Sq, Sk] (0 where it
   /// broadcasts).
   int64_t maskStrides[4] = {0, 0, 0, 0};
+  /// Bytes the mask spans (its dims' product times the element size).
+  size_t maskBytes = 0;
+  SoftmaxRowFn softmax = nullptr;
   AlignedFloats scores;
   /// One RowResult per row of each thread's block.
   std::vector<RowResult> rowResults;
@@ -202,6 +211,14 @@ Status AttentionStep::create(const CpuContext &context,
                              std::to_string(floats * sizeof(float)) +
                              " bytes of scratch for scores");
   impl->rowResults.assign(size_t(team * rowBlock), RowResult::Normal);
+  impl->softmax = selectSoftmaxRow(desc.mask, impl->maskStrides[3] == 0);
+  if (desc.mask != AttentionMask::None) {
+    size_t count = 1;
+    for (int64_t dim : desc.maskDims)
+      count *= size_t(dim);
+    impl->maskBytes =
+        count * (desc.mask == AttentionMask::Additive ? sizeof(float) : 1);
+  }
 
   std::unique_ptr<AttentionStep> step(new AttentionStep(context));
   step->desc_ = desc;
@@ -424,9 +441,6 @@ static bool useAvx512() {
 #endif
 #endif
 
-using SoftmaxRowFn = RowResult (*)(float *, int64_t, int64_t, const void *,
-                                   bool);
-
 /// The row kernel for the mask kind and layout, in the widest ISA allowed.
 template <template <AttentionMask, bool> class Kernel>
 static SoftmaxRowFn pickKernel(AttentionMask kind, bool broadcast) {
@@ -509,8 +523,11 @@ Status AttentionStep::run(const float *query, const float *key,
                                   : "value"));
 
   Impl &impl = *impl_;
+  if (mask && overlaps(output, qBytes, mask, impl.maskBytes))
+    return Status::error(StatusCode::InvalidArgument,
+                         prefix + "output overlaps mask");
   const int64_t *ms = impl.maskStrides;
-  SoftmaxRowFn softmax = selectSoftmaxRow(desc_.mask, ms[3] == 0);
+  const SoftmaxRowFn softmax = impl.softmax;
   const size_t maskElementSize =
       desc_.mask == AttentionMask::Additive ? sizeof(float) : 1;
   const int64_t kvHeadStride = desc_.kvHeadsSplit ? sk * d : d;
@@ -580,9 +597,13 @@ Status AttentionStep::run(const float *query, const float *key,
     }
   }
 
-  if (failure.load() != int(dnnl_success))
-    return Status::error(StatusCode::InvalidArgument,
-                         prefix + "oneDNN sgemm failed: " +
-                             dnnl_status2str(dnnl_status_t(failure.load())));
-  return Status::ok();
+  auto st = dnnl_status_t(failure.load());
+  if (st == dnnl_success)
+    return Status::ok();
+  // The same codes as LinearStep gives oneDNN's failures.
+  StatusCode code = st == dnnl_unimplemented       ? StatusCode::Unsupported
+                    : st == dnnl_invalid_arguments ? StatusCode::InvalidArgument
+                                                   : StatusCode::InvalidFormat;
+  return Status::error(code,
+                       prefix + "oneDNN sgemm failed: " + dnnl_status2str(st));
 }
