@@ -234,9 +234,12 @@ struct ApproximateKernelMathPass
   StringRef getArgument() const final { return "lmopt-approximate-math"; }
   void runOnOperation() override {
     auto approximated = [](StringRef name) {
-      return llvm::is_contained({"erf", "exp", "expm1", "log", "log1p",
-                                 "log2", "tanh"},
-                                name);
+      return llvm::is_contained(
+          {math::ErfOp::getOperationName(), math::ExpOp::getOperationName(),
+           math::ExpM1Op::getOperationName(), math::LogOp::getOperationName(),
+           math::Log1pOp::getOperationName(),
+           math::Log2Op::getOperationName(), math::TanhOp::getOperationName()},
+          name);
     };
     RewritePatternSet patterns(&getContext());
     populateMathF32ExpansionPatterns(patterns, approximated);
@@ -296,6 +299,13 @@ void mlir::lmopt::cpu::buildKernelToLLVMPipeline(OpPassManager &pm) {
       bufferization::createBufferResultsToOutParamsPass(outParamsOptions));
   pm.addPass(std::make_unique<AnnotateKernelArgumentsPass>());
   pm.addPass(createCanonicalizerPass());
+  // Statistics (a mean per row) live on the stack; a kernel may run on a
+  // thread-pool thread, so the bound stays far below any thread's stack.
+  bufferization::PromoteBuffersToStackPassOptions stackOptions;
+  stackOptions.maxAllocSizeInBytes = 16 * 1024;
+  stackOptions.maxRankOfAllocatedMemRef = 4;
+  pm.addNestedPass<func::FuncOp>(
+      bufferization::createPromoteBuffersToStackPass(stackOptions));
   bufferization::buildBufferDeallocationPipeline(pm);
 
   // Loops and scalar math; LLVM vectorizes the innermost loops.
