@@ -196,8 +196,7 @@ struct FuseElementwiseKernelOpsPass
 /// reassociated: that is what lets LLVM vectorize a reduction loop. Nothing
 /// else is relaxed (NaN and infinity semantics stay, softmax masks use -inf).
 struct RelaxKernelFloatSemanticsPass
-    : PassWrapper<RelaxKernelFloatSemanticsPass,
-                  OperationPass<func::FuncOp>> {
+    : PassWrapper<RelaxKernelFloatSemanticsPass, OperationPass<func::FuncOp>> {
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(RelaxKernelFloatSemanticsPass)
 
   StringRef getArgument() const final { return "lmopt-relax-kernel-floats"; }
@@ -237,8 +236,8 @@ struct ApproximateKernelMathPass
       return llvm::is_contained(
           {math::ErfOp::getOperationName(), math::ExpOp::getOperationName(),
            math::ExpM1Op::getOperationName(), math::LogOp::getOperationName(),
-           math::Log1pOp::getOperationName(),
-           math::Log2Op::getOperationName(), math::TanhOp::getOperationName()},
+           math::Log1pOp::getOperationName(), math::Log2Op::getOperationName(),
+           math::TanhOp::getOperationName()},
           name);
     };
     RewritePatternSet patterns(&getContext());
