@@ -248,6 +248,34 @@ struct ApproximateKernelMathPass
   }
 };
 
+/// A memref.copy between strided views (slices, concatenation) would lower
+/// to a call into MLIR's runtime library, which kernels do not link; as a
+/// linalg.copy it becomes loops like everything else. Contiguous copies stay
+/// (they lower to llvm.memcpy).
+struct LowerStridedCopiesPass
+    : PassWrapper<LowerStridedCopiesPass, OperationPass<func::FuncOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(LowerStridedCopiesPass)
+
+  StringRef getArgument() const final { return "lmopt-lower-strided-copies"; }
+  void runOnOperation() override {
+    SmallVector<memref::CopyOp> copies;
+    getOperation().walk([&](memref::CopyOp copy) {
+      auto isIdentity = [](Type type) {
+        return llvm::cast<MemRefType>(type).getLayout().isIdentity();
+      };
+      if (!isIdentity(copy.getSource().getType()) ||
+          !isIdentity(copy.getTarget().getType()))
+        copies.push_back(copy);
+    });
+    for (memref::CopyOp copy : copies) {
+      OpBuilder b(copy);
+      linalg::CopyOp::create(b, copy.getLoc(), copy.getSource(),
+                             copy.getTarget());
+      copy.erase();
+    }
+  }
+};
+
 /// Kernel buffers are distinct (results never alias operands) and 64-byte
 /// aligned; telling LLVM lets it keep accumulators in registers and use
 /// aligned vector accesses.
@@ -308,6 +336,7 @@ void mlir::lmopt::cpu::buildKernelToLLVMPipeline(OpPassManager &pm) {
   bufferization::buildBufferDeallocationPipeline(pm);
 
   // Loops and scalar math; LLVM vectorizes the innermost loops.
+  pm.addNestedPass<func::FuncOp>(std::make_unique<LowerStridedCopiesPass>());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
