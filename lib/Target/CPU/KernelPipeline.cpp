@@ -192,8 +192,8 @@ struct FuseElementwiseKernelOpsPass
   }
 };
 
-/// Float ops may contract to FMAs, and the combiners of reductions may be
-/// reassociated: that is what lets LLVM vectorize a reduction loop. Nothing
+/// Float arithmetic may contract to FMAs, and the combiners of reductions may
+/// be reassociated: that is what lets LLVM vectorize a reduction loop. Nothing
 /// else is relaxed (NaN and infinity semantics stay, softmax masks use -inf).
 struct RelaxKernelFloatSemanticsPass
     : PassWrapper<RelaxKernelFloatSemanticsPass, OperationPass<func::FuncOp>> {
@@ -209,11 +209,15 @@ struct RelaxKernelFloatSemanticsPass
           if (Operation *def = yielded.getDefiningOp())
             combiners.insert(def);
       for (Operation &op : body->without_terminator()) {
+        // Conversions keep their rounding: contract on an extf/truncf pair
+        // lets arith fold away the rounding a narrow result type requires.
         auto fastMath = llvm::dyn_cast<arith::ArithFastMathInterface>(&op);
-        if (!fastMath)
+        if (!fastMath || llvm::isa<arith::ExtFOp, arith::TruncFOp>(op))
           continue;
+        // Ops whose flags are optional (extf, truncf) may have none yet.
+        arith::FastMathFlagsAttr current = fastMath.getFastMathFlagsAttr();
         arith::FastMathFlags flags =
-            fastMath.getFastMathFlagsAttr().getValue() |
+            (current ? current.getValue() : arith::FastMathFlags::none) |
             arith::FastMathFlags::contract;
         if (combiners.contains(&op))
           flags = flags | arith::FastMathFlags::reassoc;
