@@ -252,6 +252,31 @@ struct ApproximateKernelMathPass
   }
 };
 
+/// A kernel may return one value twice; each result needs its own buffer
+/// (buffer-results-to-out-params would hoist one allocation into two
+/// out-params), so every repeat becomes a copy into a fresh allocation.
+struct CopyRepeatedResultsPass
+    : PassWrapper<CopyRepeatedResultsPass, OperationPass<func::FuncOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(CopyRepeatedResultsPass)
+
+  StringRef getArgument() const final { return "lmopt-copy-repeated-results"; }
+  void runOnOperation() override {
+    getOperation().walk([](func::ReturnOp ret) {
+      DenseSet<Value> seen;
+      OpBuilder b(ret);
+      for (OpOperand &operand : ret->getOpOperands()) {
+        auto type = llvm::dyn_cast<MemRefType>(operand.get().getType());
+        if (!type || seen.insert(operand.get()).second)
+          continue;
+        Value copy = memref::AllocOp::create(b, ret.getLoc(), type,
+                                             b.getI64IntegerAttr(64));
+        memref::CopyOp::create(b, ret.getLoc(), operand.get(), copy);
+        operand.set(copy);
+      }
+    });
+  }
+};
+
 /// A memref.copy between strided views (slices, concatenation) would lower
 /// to a call into MLIR's runtime library, which kernels do not link; as a
 /// linalg.copy it becomes loops like everything else. Contiguous copies stay
@@ -323,6 +348,7 @@ void mlir::lmopt::cpu::buildKernelToLLVMPipeline(OpPassManager &pm) {
   bufferizeOptions.functionBoundaryTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferizeOptions));
+  pm.addNestedPass<func::FuncOp>(std::make_unique<CopyRepeatedResultsPass>());
   bufferization::BufferResultsToOutParamsPassOptions outParamsOptions;
   outParamsOptions.hoistStaticAllocs = true;
   outParamsOptions.modifyPublicFunctions = true;
