@@ -48,6 +48,7 @@
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/ADT/StringExtras.h"
 
 using namespace mlir;
 using namespace mlir::lmopt;
@@ -115,6 +116,17 @@ mlir::lmopt::cpu::checkKernelModule(ModuleOp module) {
       continue;
     }
     StringRef name = func.getSymName();
+    // The entry point is a C symbol; the implementation's internal name is
+    // reserved.
+    if (name.empty() || llvm::isDigit(name.front()) ||
+        !llvm::all_of(name,
+                      [](char c) { return llvm::isAlnum(c) || c == '_'; }) ||
+        name.starts_with("__lmopt")) {
+      func.emitError("kernel name '")
+          << name << "' is not a C identifier (or starts with '__lmopt')";
+      valid = false;
+      continue;
+    }
     if (func.isExternal() || !func.isPublic()) {
       func.emitError("kernel '") << name << "' must be public with a body";
       valid = false;
