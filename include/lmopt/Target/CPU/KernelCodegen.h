@@ -24,6 +24,15 @@ struct KernelCodegenOptions {
   std::string cpu = "host";
   /// LLVM optimization level, 0-3.
   unsigned optLevel = 3;
+  /// Widest vectors the loop vectorizer should prefer, in bits; 0 keeps the
+  /// CPU's tuning (which is 256 on several AVX-512 CPUs).
+  unsigned preferVectorWidth = 512;
+  /// When set, the kernels after fusion and bufferization (linalg on
+  /// memrefs) are printed here (tests check what was fused and allocated).
+  llvm::raw_ostream *bufferizedIROutput = nullptr;
+  /// When set, the optimized LLVM IR is printed here (tests check what was
+  /// vectorized).
+  llvm::raw_ostream *optimizedIROutput = nullptr;
 };
 
 /// Compiles every `func.func` in `kernels` to one shared object.
@@ -41,6 +50,10 @@ struct KernelCodegenOptions {
 ///
 /// Failures are diagnostics at the offending op's location ("no CPU lowering
 /// for 'lmopt.foo' in kernel 'k3' (node 'x')"), all offenders reported.
+/// Environment failures (no linker, a failing link) are diagnostics on the
+/// module naming the command and its output. `kernels` is not modified; its
+/// context gets the bufferization and LLVM translation interfaces registered,
+/// so calls sharing a context must not run concurrently.
 FailureOr<std::vector<uint8_t>>
 compileKernels(ModuleOp kernels, const KernelCodegenOptions &options);
 
