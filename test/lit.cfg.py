@@ -54,3 +54,6 @@ config.substitutions.append(
 if os.path.exists(os.path.join(config.llvm_tools_dir, "mlir-runner")) and \
         os.path.exists(os.path.join(_llvm_lib_dir, "libmlir_runner_utils.so")):
     config.available_features.add("mlir-runner")
+# The compiler driver.
+llvm_config.add_tool_substitutions(
+    [ToolSubst("lmopt-compile", unresolved="fatal")], tool_dirs)
