@@ -2,6 +2,7 @@
 # lit configuration for the lmopt regression suite.
 
 import os
+import sys
 
 import lit.formats
 from lit.llvm import llvm_config
@@ -34,7 +35,10 @@ llvm_config.add_tool_substitutions(
 # with (it has numpy, which checks the files the runtime writes).
 llvm_config.add_tool_substitutions(
     [ToolSubst("lmopt-runtime-tests", unresolved="fatal")], tool_dirs)
-config.substitutions.append(("%lmopt_python", config.python_executable))
+# Without -DPython3_EXECUTABLE, the Python running lit (which needs numpy
+# for some tests).
+config.substitutions.append(
+    ("%lmopt_python", config.python_executable or sys.executable))
 # The reference interpreter, and the ONNX fixtures the e2e suite runs.
 llvm_config.add_tool_substitutions(
     [ToolSubst("lmopt-interpret", unresolved="fatal")], tool_dirs)

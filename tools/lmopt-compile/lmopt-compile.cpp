@@ -60,12 +60,13 @@ static cl::list<std::string>
                          "name:1x128 (repeatable)"),
                 cl::value_desc("name:shape"), cl::cat(category));
 static cl::opt<bool> dumpPlan("dump-plan",
-                              cl::desc("Print the plan to stdout; without -o, "
-                                       "stop after planning"),
+                              cl::desc("Print the plan to stdout (without -o, "
+                                       "stop after planning)"),
                               cl::cat(category));
 static cl::opt<bool>
     dumpKernels("dump-kernels",
-                cl::desc("Print the outlined kernel functions to stdout"),
+                cl::desc("Print the outlined kernel functions to stdout "
+                         "(without -o, stop after planning)"),
                 cl::cat(category));
 static cl::opt<std::string>
     reportFile("report",
@@ -82,9 +83,9 @@ public:
   Phase(int number, llvm::StringRef name)
       : number(number), name(name), start(std::chrono::steady_clock::now()) {}
   void done(llvm::StringRef detail = "") {
-    double seconds = std::chrono::duration<double>(
-                         std::chrono::steady_clock::now() - start)
-                         .count();
+    double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
     std::string label = name.str() + " ";
     label.resize(std::max<size_t>(label.size(), 14), '.');
     llvm::errs() << llvm::formatv("[{0}/{1}] {2} {3:f1} s", number, kNumPhases,
@@ -100,6 +101,33 @@ private:
   std::chrono::steady_clock::time_point start;
 };
 } // namespace
+
+static bool hasFileLocation(Location loc) {
+  bool found = false;
+  loc->walk([&](Location inner) {
+    found = llvm::isa<FileLineColLoc>(inner);
+    return found ? WalkResult::interrupt() : WalkResult::advance();
+  });
+  return found;
+}
+
+static void printPlainDiagnostic(Diagnostic &diag) {
+  switch (diag.getSeverity()) {
+  case DiagnosticSeverity::Error:
+    llvm::errs() << "error: ";
+    break;
+  case DiagnosticSeverity::Warning:
+    llvm::errs() << "warning: ";
+    break;
+  case DiagnosticSeverity::Note:
+    llvm::errs() << "note: ";
+    break;
+  case DiagnosticSeverity::Remark:
+    llvm::errs() << "remark: ";
+    break;
+  }
+  llvm::errs() << diag << "\n";
+}
 
 static int fail(const llvm::Twine &message) {
   llvm::errs() << "error: " << message << "\n";
@@ -208,8 +236,8 @@ static llvm::json::Object summarizeFusions(MLIRContext &context,
     const llvm::json::Array *misses = record->getArray("near_misses");
     int64_t missed = misses ? int64_t(misses->size()) : 0;
     nearMisses += missed;
-    counts[kind] = llvm::json::Object{{"fused", fused},
-                                      {"near_misses", missed}};
+    counts[kind] =
+        llvm::json::Object{{"fused", fused}, {"near_misses", missed}};
   }
   return counts;
 }
@@ -218,8 +246,7 @@ static void printFusions(const llvm::json::Object &fusions,
                          int64_t nearMisses) {
   std::map<std::string, int64_t> fired;
   for (const auto &[kind, value] : fusions)
-    if (int64_t fused =
-            value.getAsObject()->getInteger("fused").value_or(0))
+    if (int64_t fused = value.getAsObject()->getInteger("fused").value_or(0))
       fired[kind.str()] = fused;
   llvm::errs() << "fusions:";
   if (fired.empty())
@@ -286,7 +313,7 @@ int main(int argc, char **argv) {
   if (optLevel < '0' || optLevel > '3')
     return fail(llvm::Twine("unknown optimization level -O") +
                 llvm::Twine(char(optLevel)) + "; use -O0 to -O3");
-  if (outputFile.empty() && !dumpPlan)
+  if (outputFile.empty() && !dumpPlan && !dumpKernels)
     return fail("no output file; pass -o model.lmopt (or --dump-plan)");
 
   DialectRegistry registry;
@@ -299,6 +326,16 @@ int main(int argc, char **argv) {
   context.printOpOnDiagnostic(false);
   llvm::SourceMgr sources;
   SourceMgrDiagnosticHandler diagnostics(sources, &context);
+  // Diagnostics located only by node name (ONNX imports, loc("...")) read
+  // better without the source manager's "<unknown>:0" prefix.
+  ScopedDiagnosticHandler byNode(&context, [](Diagnostic &diag) {
+    if (hasFileLocation(diag.getLocation()))
+      return failure(); // the source manager's handler shows the line
+    printPlainDiagnostic(diag);
+    for (Diagnostic &note : diag.getNotes())
+      printPlainDiagnostic(note);
+    return success();
+  });
 
   // 1. Import.
   Phase importPhase(1, "import");
@@ -327,7 +364,8 @@ int main(int argc, char **argv) {
 
   // 3. Plan: steps, weights, kernels to generate, memory.
   Phase planPhase(3, "plan");
-  FailureOr<mlir::lmopt::cpu::CpuPlan> plan = mlir::lmopt::cpu::buildCpuPlan(module);
+  FailureOr<mlir::lmopt::cpu::CpuPlan> plan =
+      mlir::lmopt::cpu::buildCpuPlan(module);
   if (failed(plan))
     return EXIT_FAILURE;
   planPhase.done(std::to_string(plan->plan.steps.size()) + " steps");
@@ -361,7 +399,8 @@ int main(int argc, char **argv) {
   meta.modelName = llvm::sys::path::stem(inputFile).str();
   meta.fusions = llvm::json::Object(fusions);
   llvm::Expected<uint64_t> bundleBytes = mlir::lmopt::cpu::writeCpuBundle(
-      outputFile, *plan, kernels, mlir::lmopt::cpu::buildMetaJSON(plan->plan, meta));
+      outputFile, *plan, kernels,
+      mlir::lmopt::cpu::buildMetaJSON(plan->plan, meta));
   if (!bundleBytes)
     return fail("cannot write '" + outputFile +
                 "': " + llvm::toString(bundleBytes.takeError()));

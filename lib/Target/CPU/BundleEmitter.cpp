@@ -12,8 +12,8 @@ using namespace mlir;
 using namespace mlir::lmopt::cpu;
 namespace rt = ::lmopt::runtime;
 
-static llvm::json::Array describeValues(const rt::Plan &plan,
-                                        const std::vector<rt::PlanValue> &values) {
+static llvm::json::Array
+describeValues(const rt::Plan &plan, const std::vector<rt::PlanValue> &values) {
   llvm::json::Array array;
   for (const rt::PlanValue &value : values) {
     const rt::PlanTensor &tensor = plan.tensors[value.tensor];
@@ -57,13 +57,21 @@ mlir::lmopt::cpu::writeCpuBundle(StringRef path, const CpuPlan &plan,
   };
   if (llvm::Error error = add("meta", rt::SectionKind::Meta, std::move(meta)))
     return std::move(error);
+  // The runtime's own validation, so a plan it would refuse is never written.
+  std::vector<uint8_t> planBytes = rt::serializePlan(plan.plan);
+  rt::Plan parsed;
+  rt::Status valid = rt::parsePlan(planBytes.data(), planBytes.size(),
+                                   plan.weights.size(), path.str(), parsed);
+  if (!valid.isOk())
+    return llvm::createStringError("the plan does not validate: " +
+                                   valid.message());
   if (llvm::Error error =
-          add("plan", rt::SectionKind::Plan, rt::serializePlan(plan.plan)))
+          add("plan", rt::SectionKind::Plan, std::move(planBytes)))
     return std::move(error);
   // Referenced in place: the weights can be most of the bundle.
-  rt::Status status = writer.addSection("weights", rt::SectionKind::Weights,
-                                        plan.weights.data(),
-                                        plan.weights.size());
+  rt::Status status =
+      writer.addSection("weights", rt::SectionKind::Weights,
+                        plan.weights.data(), plan.weights.size());
   if (!status.isOk())
     return llvm::createStringError(status.message());
   if (!kernels.empty())
@@ -76,8 +84,8 @@ mlir::lmopt::cpu::writeCpuBundle(StringRef path, const CpuPlan &plan,
     return llvm::createStringError(status.message());
   uint64_t fileSize = 0;
   if (std::error_code ec = llvm::sys::fs::file_size(path, fileSize))
-    return llvm::createStringError(ec, "cannot read the size of '" + path +
-                                           "'");
+    return llvm::createStringError(ec,
+                                   "cannot read the size of '" + path + "'");
   return fileSize;
 }
 

@@ -65,7 +65,14 @@ static unsigned assignInPlaceResiduals(Plan &plan,
     uint32_t into = findRoot(aliasRoot, residual);
     // The residual's buffer must die here, and the output must be a fresh
     // buffer of the same size (not already sharing with something else).
-    if (from == into || ranges[into].last != int64_t(s) ||
+    // The step must not read the residual's bytes as another operand while
+    // it writes them.
+    bool readElsewhere = false;
+    for (size_t i = 0; i < step.operands.size(); ++i)
+      if (int64_t(i) != operand &&
+          findRoot(aliasRoot, step.operands[i]) == into)
+        readElsewhere = true;
+    if (readElsewhere || from == into || ranges[into].last != int64_t(s) ||
         ranges[from].first != int64_t(s) || ranges[into].size != o.byteSize())
       continue;
     aliasRoot[from] = into;
@@ -132,9 +139,8 @@ MemoryPlanStats mlir::lmopt::cpu::planMemory(Plan &plan,
       if (ranges[other].first <= range.last &&
           range.first <= ranges[other].last)
         conflicts.push_back(other);
-    std::sort(conflicts.begin(), conflicts.end(), [&](uint32_t a, uint32_t b) {
-      return offsets[a] < offsets[b];
-    });
+    std::sort(conflicts.begin(), conflicts.end(),
+              [&](uint32_t a, uint32_t b) { return offsets[a] < offsets[b]; });
     uint64_t offset = 0;
     for (uint32_t other : conflicts) {
       if (offset + range.size <= offsets[other])

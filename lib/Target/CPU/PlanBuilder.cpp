@@ -81,9 +81,7 @@ static bool isPlannable(Type type) {
 }
 
 /// Bytes per element in the plan (i1 takes one byte).
-static size_t elementBytes(Type type) {
-  return rt::dtypeSize(*getDType(type));
-}
+static size_t elementBytes(Type type) { return rt::dtypeSize(*getDType(type)); }
 
 /// The constant's elements as the plan stores them: dense, little-endian,
 /// one byte per i1. `storage` holds them unless they can be used in place.
@@ -97,15 +95,15 @@ getConstantBytes(ElementsAttr attr, Location loc,
   if (auto resource = llvm::dyn_cast<DenseResourceElementsAttr>(attr)) {
     AsmResourceBlob *blob = resource.getRawHandle().getBlob();
     if (!blob)
-      return emitError(loc) << "constant's dense_resource blob '"
-                            << resource.getRawHandle().getKey()
-                            << "' has no data";
+      return emitError(loc)
+             << "constant's dense_resource blob '"
+             << resource.getRawHandle().getKey() << "' has no data";
     ArrayRef<char> data = blob->getData();
     if (data.size() != itemSize * count)
-      return emitError(loc) << "constant's dense_resource blob '"
-                            << resource.getRawHandle().getKey() << "' has "
-                            << data.size() << " bytes, expected "
-                            << itemSize * count << " for " << type;
+      return emitError(loc)
+             << "constant's dense_resource blob '"
+             << resource.getRawHandle().getKey() << "' has " << data.size()
+             << " bytes, expected " << itemSize * count << " for " << type;
     return ArrayRef<uint8_t>(reinterpret_cast<const uint8_t *>(data.data()),
                              data.size());
   }
@@ -333,9 +331,8 @@ FailureOr<uint64_t> PlanBuilder::addWeight(ElementsAttr attr, Location loc) {
       return offset;
     }
   }
-  uint64_t offset =
-      (weights.size() + kWeightAlignment - 1) / kWeightAlignment *
-      kWeightAlignment;
+  uint64_t offset = (weights.size() + kWeightAlignment - 1) / kWeightAlignment *
+                    kWeightAlignment;
   weights.resize(offset);
   weights.insert(weights.end(), bytes->begin(), bytes->end());
   weightByHash.emplace(hash, std::make_pair(offset, uint64_t(bytes->size())));
@@ -356,8 +353,7 @@ FailureOr<uint32_t> PlanBuilder::getTensor(Value value) {
   FailureOr<uint64_t> offset = addWeight(attr, def->getLoc());
   if (failed(offset))
     return failure();
-  uint32_t id =
-      addTensor(name, value, rt::TensorStorage::Weight, *offset, ~0u);
+  uint32_t id = addTensor(name, value, rt::TensorStorage::Weight, *offset, ~0u);
   tensors[value] = id;
   return id;
 }
@@ -366,8 +362,8 @@ bool PlanBuilder::isInlineConstant(Value value) const {
   ElementsAttr attr = getConstantValue(value.getDefiningOp());
   if (!attr)
     return false;
-  if (auto dense = llvm::dyn_cast<DenseElementsAttr>(attr); dense &&
-                                                            dense.isSplat())
+  if (auto dense = llvm::dyn_cast<DenseElementsAttr>(attr);
+      dense && dense.isSplat())
     return true;
   return attr.getNumElements() <= options.maxInlineConstantElements;
 }
@@ -386,8 +382,8 @@ LogicalResult PlanBuilder::emitAlias(Operation *op) {
   std::string name = describeNode(op->getLoc());
   switch (from.storage) {
   case rt::TensorStorage::Weight:
-    tensors[output] = addTensor(name, output, rt::TensorStorage::Weight,
-                                from.offset, ~0u);
+    tensors[output] =
+        addTensor(name, output, rt::TensorStorage::Weight, from.offset, ~0u);
     return success();
   case rt::TensorStorage::Arena:
     tensors[output] = addTensor(name, output, rt::TensorStorage::Arena, 0,
@@ -396,8 +392,7 @@ LogicalResult PlanBuilder::emitAlias(Operation *op) {
   case rt::TensorStorage::Input: {
     // The plan has one tensor per model input, so the reshaped input is a
     // copy in the arena.
-    uint32_t copy =
-        addTensor(name, output, rt::TensorStorage::Arena, 0, ~0u);
+    uint32_t copy = addTensor(name, output, rt::TensorStorage::Arena, 0, ~0u);
     rt::PlanStep &step = result.plan.addStep(rt::StepKind::Copy, name);
     step.operands = {*source};
     step.results = {copy};
@@ -417,8 +412,8 @@ LogicalResult PlanBuilder::emitLinear(LinearOp op) {
     operands.push_back(*id);
   }
   std::string name = describeNode(op.getLoc());
-  uint32_t output = addTensor(name, op.getOutput(), rt::TensorStorage::Arena,
-                              0, ~0u);
+  uint32_t output =
+      addTensor(name, op.getOutput(), rt::TensorStorage::Arena, 0, ~0u);
   tensors[op.getOutput()] = output;
   rt::PlanStep &step = result.plan.addStep(rt::StepKind::Linear, name);
   step.operands.assign(operands.begin(), operands.end());
@@ -439,8 +434,8 @@ LogicalResult PlanBuilder::emitAttention(AttentionOp op) {
     operands.push_back(*id);
   }
   std::string name = describeNode(op.getLoc());
-  uint32_t output = addTensor(name, op.getOutput(), rt::TensorStorage::Arena,
-                              0, ~0u);
+  uint32_t output =
+      addTensor(name, op.getOutput(), rt::TensorStorage::Arena, 0, ~0u);
   tensors[op.getOutput()] = output;
   rt::PlanStep &step = result.plan.addStep(rt::StepKind::Attention, name);
   step.operands.assign(operands.begin(), operands.end());
@@ -470,8 +465,8 @@ LogicalResult PlanBuilder::emitGather(GatherOp op) {
   if (failed(data) || failed(indices))
     return failure();
   std::string name = describeNode(op.getLoc());
-  uint32_t output = addTensor(name, op.getOutput(), rt::TensorStorage::Arena,
-                              0, ~0u);
+  uint32_t output =
+      addTensor(name, op.getOutput(), rt::TensorStorage::Arena, 0, ~0u);
   tensors[op.getOutput()] = output;
   rt::PlanStep &step = result.plan.addStep(rt::StepKind::Gather, name);
   step.operands = {*data, *indices};
@@ -556,8 +551,8 @@ LogicalResult PlanBuilder::flushGroup() {
       result.plan.addStep(rt::StepKind::Kernel, describeNode(loc));
   step.operands.assign(operandIds.begin(), operandIds.end());
   for (Value value : outputs) {
-    uint32_t id = addTensor(valueName(value), value, rt::TensorStorage::Arena,
-                            0, ~0u);
+    uint32_t id =
+        addTensor(valueName(value), value, rt::TensorStorage::Arena, 0, ~0u);
     tensors[value] = id;
     step.results.push_back(id);
   }
@@ -584,8 +579,7 @@ LogicalResult PlanBuilder::emitOutputs(func::ReturnOp ret) {
     // Each output owns an arena tensor the caller can read after the run.
     if (result.plan.tensors[tensor].storage != rt::TensorStorage::Arena ||
         used.contains(tensor)) {
-      uint32_t copy =
-          addTensor(name, value, rt::TensorStorage::Arena, 0, ~0u);
+      uint32_t copy = addTensor(name, value, rt::TensorStorage::Arena, 0, ~0u);
       rt::PlanStep &step = result.plan.addStep(rt::StepKind::Copy, name);
       step.operands = {tensor};
       step.results = {copy};
@@ -617,15 +611,15 @@ FailureOr<CpuPlan> PlanBuilder::build() {
   for (BlockArgument arg : main.getArguments()) {
     if (!isPlannable(arg.getType()))
       return emitError(arg.getLoc())
-             << "input " << arg.getArgNumber() << " has type "
-             << arg.getType()
+             << "input " << arg.getArgNumber() << " has type " << arg.getType()
              << ", not a static tensor of a runtime dtype";
     std::string name = "input" + std::to_string(arg.getArgNumber());
     if (inputNames && arg.getArgNumber() < inputNames.size())
-      if (auto text = llvm::dyn_cast<StringAttr>(inputNames[arg.getArgNumber()]))
+      if (auto text =
+              llvm::dyn_cast<StringAttr>(inputNames[arg.getArgNumber()]))
         name = text.str();
-    uint32_t id = addTensor(name, arg, rt::TensorStorage::Input,
-                            arg.getArgNumber(), ~0u);
+    uint32_t id =
+        addTensor(name, arg, rt::TensorStorage::Input, arg.getArgNumber(), ~0u);
     tensors[arg] = id;
     result.plan.inputs.push_back({name, id});
   }
@@ -643,16 +637,16 @@ FailureOr<CpuPlan> PlanBuilder::build() {
       emitted = emitAlias(&op);
       break;
     case Role::Linear:
-      emitted = succeeded(flushGroup()) ? emitLinear(cast<LinearOp>(op))
-                                        : failure();
+      emitted =
+          succeeded(flushGroup()) ? emitLinear(cast<LinearOp>(op)) : failure();
       break;
     case Role::Attention:
       emitted = succeeded(flushGroup()) ? emitAttention(cast<AttentionOp>(op))
                                         : failure();
       break;
     case Role::Gather:
-      emitted = succeeded(flushGroup()) ? emitGather(cast<GatherOp>(op))
-                                        : failure();
+      emitted =
+          succeeded(flushGroup()) ? emitGather(cast<GatherOp>(op)) : failure();
       break;
     }
     if (failed(emitted))
@@ -666,13 +660,13 @@ FailureOr<CpuPlan> PlanBuilder::build() {
   if (failed(emitOutputs(ret)))
     return failure();
 
-  result.memory =
-      planMemory(result.plan, result.aliasRoot, options.memory);
+  result.memory = planMemory(result.plan, result.aliasRoot, options.memory);
   return std::move(result);
 }
 
-FailureOr<CpuPlan> mlir::lmopt::cpu::buildCpuPlan(
-    ModuleOp module, const PlanBuildOptions &options) {
+FailureOr<CpuPlan>
+mlir::lmopt::cpu::buildCpuPlan(ModuleOp module,
+                               const PlanBuildOptions &options) {
   auto main = module.lookupSymbol<func::FuncOp>("main");
   if (!main || main.isExternal())
     return module.emitError("the module has no func.func @main to compile");

@@ -34,7 +34,8 @@ struct BundleMeta {
 
 /// The `meta` section's JSON: model, compiler version, target, inputs and
 /// outputs (name, dtype, dims), fusion counts.
-std::string buildMetaJSON(const ::lmopt::runtime::Plan &plan, const BundleMeta &meta);
+std::string buildMetaJSON(const ::lmopt::runtime::Plan &plan,
+                          const BundleMeta &meta);
 
 /// Writes `path` with the plan, weights, `kernels` (omitted when empty) and
 /// meta sections; never leaves a partial file. Returns the file's size.
