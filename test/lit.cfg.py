@@ -42,6 +42,9 @@ config.substitutions.append(
 # The reference interpreter, and the ONNX fixtures the e2e suite runs.
 llvm_config.add_tool_substitutions(
     [ToolSubst("lmopt-interpret", unresolved="fatal")], tool_dirs)
+# Compiles kernels with compileKernels and runs them (test/Target/CPU).
+llvm_config.add_tool_substitutions(
+    [ToolSubst("lmopt-kernel-test", unresolved="fatal")], tool_dirs)
 config.substitutions.append(
     ("%fixtures", os.path.join(config.lmopt_src_root, "test", "models", "onnx")))
 # Upstream MLIR tools that lower and run what convert-lmopt-to-linalg

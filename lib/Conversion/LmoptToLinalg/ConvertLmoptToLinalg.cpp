@@ -25,6 +25,7 @@ using namespace mlir::lmopt;
 void mlir::lmopt::populateLmoptToLinalgPatterns(RewritePatternSet &patterns) {
   populateLmoptElementwiseToLinalgPatterns(patterns);
   populateLmoptReductionToLinalgPatterns(patterns);
+  populateLmoptDataMovementToLinalgPatterns(patterns);
 }
 
 namespace {

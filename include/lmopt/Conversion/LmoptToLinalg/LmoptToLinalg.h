@@ -17,7 +17,12 @@ void populateLmoptElementwiseToLinalgPatterns(RewritePatternSet &patterns);
 /// and RMS norm) to `linalg.generic` reductions and elementwise generics.
 void populateLmoptReductionToLinalgPatterns(RewritePatternSet &patterns);
 
-/// Both of the above.
+/// Split, slice, concat, transpose, expand, reshape/squeeze/unsqueeze,
+/// identity and constant to tensor views, `tensor.insert_slice`,
+/// `linalg.transpose`, broadcasting generics and `arith.constant`.
+void populateLmoptDataMovementToLinalgPatterns(RewritePatternSet &patterns);
+
+/// All of the above.
 void populateLmoptToLinalgPatterns(RewritePatternSet &patterns);
 
 } // namespace mlir::lmopt

@@ -24,6 +24,12 @@ struct KernelCodegenOptions {
   std::string cpu = "host";
   /// LLVM optimization level, 0-3.
   unsigned optLevel = 3;
+  /// Widest vectors the loop vectorizer should prefer, in bits; 0 keeps the
+  /// CPU's tuning (which is 256 on several AVX-512 CPUs).
+  unsigned preferVectorWidth = 512;
+  /// When set, the optimized LLVM IR is printed here (tests check what was
+  /// vectorized).
+  llvm::raw_ostream *optimizedIROutput = nullptr;
 };
 
 /// Compiles every `func.func` in `kernels` to one shared object.

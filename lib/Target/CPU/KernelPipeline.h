@@ -1,0 +1,50 @@
+//===- KernelPipeline.h - kernels from lmopt ops to the LLVM dialect -*- C++ -*-===//
+//
+// The MLIR half of kernel code generation: the kernel contract check, the
+// lowering to linalg with its "no CPU lowering" diagnostics, and the pass
+// pipeline from linalg on tensors to the LLVM dialect.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LMOPT_TARGET_CPU_KERNELPIPELINE_H
+#define LMOPT_TARGET_CPU_KERNELPIPELINE_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Support/LLVM.h"
+
+#include <string>
+
+namespace mlir {
+class DialectRegistry;
+class OpPassManager;
+} // namespace mlir
+
+namespace mlir::lmopt::cpu {
+
+/// One exported kernel: its symbol and how many pointers `args` holds.
+struct KernelEntryPoint {
+  std::string name;
+  unsigned numArguments = 0;
+};
+
+/// The bufferization, deallocation and LLVM translation interfaces the
+/// pipeline needs.
+void registerKernelCodegenInterfaces(DialectRegistry &registry);
+
+/// Checks the input contract (only public func.funcs with bodies, static
+/// ranked tensors in and out) and returns the entry points, one per function;
+/// every violation is reported.
+FailureOr<SmallVector<KernelEntryPoint>> checkKernelModule(ModuleOp module);
+
+/// Runs convert-lmopt-to-linalg and reports every lmopt op it left as
+/// "no CPU lowering for 'lmopt.foo' in kernel 'k'".
+LogicalResult lowerKernelsToLinalg(ModuleOp module);
+
+/// linalg on tensors to the LLVM dialect: elementwise fusion, one-shot
+/// bufferization with results as out-params, deallocation of temporaries,
+/// loops, polynomial math, bare-pointer functions.
+void buildKernelToLLVMPipeline(OpPassManager &pm);
+
+} // namespace mlir::lmopt::cpu
+
+#endif // LMOPT_TARGET_CPU_KERNELPIPELINE_H

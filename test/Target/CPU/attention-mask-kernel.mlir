@@ -1,0 +1,20 @@
+// BERT's attention-mask computation as one kernel: the integer mask cast to
+// float, compared with zero, turned into a -10000 bias with where, added to
+// the scores with broadcasting, and softmax. Run against the reference
+// evaluator; the boolean comparison is a second result.
+// RUN: %lmopt_python %S/Inputs/make-inputs.py %t.npz arg0=2x4x16x16:float32 arg1=2x1x1x16:int64
+// RUN: lmopt-interpret %s --function=attention_mask --inputs=%t.npz --output=%t.ref.npz
+// RUN: lmopt-kernel-test %s --kernel=attention_mask --inputs=%t.npz --compare=%t.ref.npz | FileCheck %s
+
+// CHECK: result0: shape [2, 4, 16, 16], {{.*}}: PASS
+// CHECK-NEXT: result1: shape [2, 1, 1, 16], {{.*}}: PASS
+func.func @attention_mask(%scores: tensor<2x4x16x16xf32>, %mask: tensor<2x1x1x16xi64>) -> (tensor<2x4x16x16xf32>, tensor<2x1x1x16xi1>) {
+  %zero = lmopt.constant dense<0.0> : tensor<f32>
+  %neg = lmopt.constant dense<-10000.0> : tensor<f32>
+  %m = lmopt.cast %mask : tensor<2x1x1x16xi64> -> tensor<2x1x1x16xf32>
+  %masked = lmopt.equal %m, %zero : (tensor<2x1x1x16xf32>, tensor<f32>) -> tensor<2x1x1x16xi1>
+  %bias = lmopt.where %masked, %neg, %zero : (tensor<2x1x1x16xi1>, tensor<f32>, tensor<f32>) -> tensor<2x1x1x16xf32>
+  %s = lmopt.add %scores, %bias : (tensor<2x4x16x16xf32>, tensor<2x1x1x16xf32>) -> tensor<2x4x16x16xf32>
+  %p = lmopt.softmax %s : tensor<2x4x16x16xf32>
+  return %p, %masked : tensor<2x4x16x16xf32>, tensor<2x1x1x16xi1>
+}

@@ -1,0 +1,39 @@
+// Multi-op kernels run against the reference evaluator, and what fusion and
+// bufferization make of them.
+// RUN: %lmopt_python %S/Inputs/make-inputs.py %t.npz arg0=16x512:float32 arg1=512:float32 arg2=16x512:float32 arg3=512:float32 arg4=512:float32
+// RUN: lmopt-interpret %s --function=ffn_epilogue --inputs=%t.npz --output=%t.ffn.npz
+// RUN: lmopt-kernel-test %s --kernel=ffn_epilogue --inputs=%t.npz --compare=%t.ffn.npz | FileCheck %s --check-prefix=FFN
+// RUN: lmopt-interpret %s --function=shared_temporary --inputs=%t.npz --output=%t.tmp.npz
+// RUN: lmopt-kernel-test %s --kernel=shared_temporary --inputs=%t.npz --compare=%t.tmp.npz | FileCheck %s --check-prefix=TMP
+// RUN: lmopt-kernel-test %s --cpu=skylake-avx512 --print-llvm-ir | FileCheck %s --check-prefix=IR
+
+// A transformer FFN epilogue: bias add, gelu, residual add and layer_norm.
+// The elementwise chain fuses into one generic; the residual sum, which the
+// layer_norm reads three times, is computed into the result buffer and
+// normalized in place, so the kernel allocates nothing on the heap.
+// FFN: result0: shape [16, 512], {{.*}}: PASS
+// IR-LABEL: define void @ffn_epilogue(
+// IR-NOT: @malloc(
+// IR: ret void
+func.func @ffn_epilogue(%x: tensor<16x512xf32>, %bias: tensor<512xf32>, %residual: tensor<16x512xf32>, %gamma: tensor<512xf32>, %beta: tensor<512xf32>) -> tensor<16x512xf32> {
+  %h = lmopt.add %x, %bias : (tensor<16x512xf32>, tensor<512xf32>) -> tensor<16x512xf32>
+  %g = lmopt.gelu %h : tensor<16x512xf32>
+  %r = lmopt.add %g, %residual : (tensor<16x512xf32>, tensor<16x512xf32>) -> tensor<16x512xf32>
+  %y = lmopt.layer_norm %r, %gamma, %beta {epsilon = 1.0e-12 : f32} : (tensor<16x512xf32>, tensor<512xf32>, tensor<512xf32>) -> tensor<16x512xf32>
+  return %y : tensor<16x512xf32>
+}
+
+// exp(x) feeds two reductions and is no result's shape: a 32 KiB temporary,
+// too big for the stack, so it is allocated and freed within the call.
+// TMP: result0: shape [512], {{.*}}: PASS
+// TMP-NEXT: result1: shape [16, 1], {{.*}}: PASS
+// IR-LABEL: define void @shared_temporary(
+// IR: call {{.*}}@malloc(
+// IR: call void @free(
+// IR: ret void
+func.func @shared_temporary(%x: tensor<16x512xf32>, %unused: tensor<512xf32>, %unused2: tensor<16x512xf32>, %unused3: tensor<512xf32>, %unused4: tensor<512xf32>) -> (tensor<512xf32>, tensor<16x1xf32>) {
+  %e = lmopt.exp %x : tensor<16x512xf32>
+  %0 = lmopt.reduce_sum %e {axes = array<i64: 0>, keepdims = false} : tensor<16x512xf32> -> tensor<512xf32>
+  %1 = lmopt.reduce_max %e {axes = array<i64: 1>} : tensor<16x512xf32> -> tensor<16x1xf32>
+  return %0, %1 : tensor<512xf32>, tensor<16x1xf32>
+}
