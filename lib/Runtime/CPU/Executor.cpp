@@ -299,6 +299,85 @@ static Status buildLinear(const StepChecker &c,
 
 static Status buildAttention(const StepChecker &c,
                              std::unique_ptr<StepExecutor> &out) {
+  if (Status st = c.expectAttrs({"num_heads", "scale", "causal",
+                                 "kv_heads_split", "zero_masked_rows"});
+      !st)
+    return st;
+  // The fields of AttentionStepDesc, until AttentionStep is implemented.
+  struct {
+    std::string name;
+    int64_t batch = 0, numHeads = 0, queryLength = 0, keyLength = 0,
+            headDim = 0;
+    float scale = 1;
+    bool causal = false, kvHeadsSplit = false, zeroMaskedRows = false;
+    std::vector<int64_t> maskDims;
+  } desc;
+  desc.name = c.step.name;
+  double scale = 0;
+  if (Status st = c.getInt("num_heads", desc.numHeads); !st)
+    return st;
+  if (Status st = c.step.getFloat("scale", scale); !st)
+    return c.withSource(st);
+  desc.scale = float(scale);
+  if (Status st = c.getFlag("causal", desc.causal); !st)
+    return st;
+  if (Status st = c.getFlag("kv_heads_split", desc.kvHeadsSplit); !st)
+    return st;
+  if (Status st = c.getFlag("zero_masked_rows", desc.zeroMaskedRows); !st)
+    return st;
+  bool hasMask = c.step.operands.size() == 4;
+  if (Status st = c.expectCounts(hasMask ? 4 : 3,
+                                 hasMask ? "query, key, value, mask"
+                                         : "query, key, value",
+                                 1);
+      !st)
+    return st;
+
+  const PlanTensor &query = c.operand(0), &key = c.operand(1),
+                   &value = c.operand(2), &output = c.result(0);
+  for (auto [role, t] : {std::pair<const char *, const PlanTensor *>{
+                             "query", &query},
+                         {"key", &key},
+                         {"value", &value},
+                         {"output", &output}})
+    if (Status st = c.expectDType(role, *t, DType::F32); !st)
+      return st;
+  if (Status st = c.expectRank("query", query, 3); !st)
+    return st;
+  if (desc.numHeads <= 0 || query.dims[2] % desc.numHeads != 0)
+    return c.error("query " + describe(query) + " has " +
+                   std::to_string(query.dims[2]) +
+                   " features, not a positive multiple of num_heads = " +
+                   std::to_string(desc.numHeads));
+  desc.batch = query.dims[0];
+  desc.queryLength = query.dims[1];
+  desc.headDim = query.dims[2] / desc.numHeads;
+  if (Status st = c.expectRank("key", key, desc.kvHeadsSplit ? 4 : 3); !st)
+    return st;
+  desc.keyLength = key.dims[desc.kvHeadsSplit ? 2 : 1];
+  std::vector<int64_t> kvDims =
+      desc.kvHeadsSplit ? std::vector<int64_t>{desc.batch, desc.numHeads,
+                                               desc.keyLength, desc.headDim}
+                        : std::vector<int64_t>{desc.batch, desc.keyLength,
+                                               query.dims[2]};
+  const char *kvLayout =
+      desc.kvHeadsSplit ? "[B, H, Sk, D] with kv_heads_split" : "[B, Sk, H*D]";
+  if (Status st = c.expectDims("key", key, kvDims, kvLayout); !st)
+    return st;
+  if (Status st = c.expectDims("value", value, kvDims, kvLayout); !st)
+    return st;
+  if (Status st = c.expectDims("output", output, query.dims, "the query's");
+      !st)
+    return st;
+
+  if (hasMask) {
+    const PlanTensor &mask = c.operand(3);
+    if (mask.dtype != DType::F32 && mask.dtype != DType::Bool)
+      return c.error("mask " + describe(mask) + " has dtype " +
+                     dtypeName(mask.dtype) +
+                     "; expected f32 (additive) or bool");
+    desc.maskDims = mask.dims;
+  }
   return c.error("attention steps are not implemented in this runtime yet",
                  StatusCode::Unsupported);
 }

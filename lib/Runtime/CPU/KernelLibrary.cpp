@@ -1,12 +1,14 @@
 //===- KernelLibrary.cpp - Loading the bundle's generated kernels ---------===//
 //
 // dlopen needs a path, so the bytes go to an anonymous memfd opened through
-// /proc/self/fd; where memfds or /proc are unavailable, to a temporary file
-// that is unlinked right after dlopen. glibc recognizes an already loaded
-// object by its path before its inode, so a library must never be loaded under
-// a path another library had: the memfd stays open (its number taken) while
-// the library is loaded, and a handle dlopen returned before is treated as
-// such a stale match and the bytes are loaded from a fresh temporary file.
+// /proc/self/fd/N; where memfds or /proc are unavailable, to a temporary file
+// that is unlinked right after dlopen. glibc takes an object already loaded
+// under the same path for the one asked for, whatever the file's content now,
+// and an object linked with `-z nodelete` (as LLVM's build flags do) stays
+// loaded after dlclose. So a library is only ever loaded under a path that
+// no loaded object has: the memfd is dup'ed to another number while its
+// /proc path is taken, and it stays open (its number reserved) while the
+// library is loaded.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,6 +16,7 @@
 
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <link.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -22,19 +25,27 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
-#include <set>
 
 using namespace lmopt::runtime;
 
-/// Serializes loading, and remembers every handle this process was given so
-/// that a stale path match (see the file comment) is noticed.
+/// Serializes loading, so that a path found free stays free until dlopen.
 static std::mutex &loadMutex() {
   static std::mutex mutex;
   return mutex;
 }
-static std::set<void *> &handlesSeen() {
-  static std::set<void *> handles;
-  return handles;
+
+/// True when a loaded object has the name `path`.
+static bool pathLoaded(const std::string &path) {
+  std::pair<const std::string *, bool> query{&path, false};
+  dl_iterate_phdr(
+      [](dl_phdr_info *info, size_t, void *data) {
+        auto *q = static_cast<std::pair<const std::string *, bool> *>(data);
+        if (info->dlpi_name && *q->first == info->dlpi_name)
+          q->second = true;
+        return q->second ? 1 : 0;
+      },
+      &query);
+  return query.second;
 }
 
 static std::string errnoText() { return std::strerror(errno); }
@@ -73,22 +84,10 @@ static std::string leadingBytes(const uint8_t *data, size_t size) {
   return out;
 }
 
-/// dlopen under the mutex; `stale` is set when dlopen returned a handle it had
-/// returned before (the library was then closed again).
-static void *openFresh(const std::string &path, bool &stale,
-                       std::string &error) {
-  stale = false;
-  std::lock_guard<std::mutex> lock(loadMutex());
+static void *openPath(const std::string &path, std::string &error) {
   void *handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!handle) {
+  if (!handle)
     error = dlerrorText();
-    return nullptr;
-  }
-  if (!handlesSeen().insert(handle).second) {
-    dlclose(handle);
-    stale = true;
-    return nullptr;
-  }
   return handle;
 }
 
@@ -99,12 +98,25 @@ static bool loadFromMemfd(const uint8_t *data, size_t size, void *&handle,
   fd = memfd_create("lmopt-kernels", MFD_CLOEXEC);
   if (fd < 0)
     return false;
-  std::string path = "/proc/self/fd/" + std::to_string(fd);
-  bool stale = false;
-  if (writeAll(fd, data, size) && access(path.c_str(), R_OK) == 0)
-    handle = openFresh(path, stale, error);
-  if (handle || !error.empty())
+  auto procPath = [](int n) { return "/proc/self/fd/" + std::to_string(n); };
+  if (!writeAll(fd, data, size) || access(procPath(fd).c_str(), R_OK) != 0) {
+    ::close(fd);
+    fd = -1;
+    return false;
+  }
+  std::lock_guard<std::mutex> lock(loadMutex());
+  // Move to a descriptor number whose path no loaded object has.
+  for (int attempt = 0; attempt < 64 && pathLoaded(procPath(fd)); ++attempt) {
+    int next = fcntl(fd, F_DUPFD_CLOEXEC, fd + 1);
+    ::close(fd);
+    fd = next;
+    if (fd < 0)
+      return false;
+  }
+  if (!pathLoaded(procPath(fd))) {
+    handle = openPath(procPath(fd), error);
     return true;
+  }
   ::close(fd);
   fd = -1;
   return false;
@@ -123,16 +135,17 @@ static void loadFromTempFile(const uint8_t *data, size_t size, void *&handle,
   bool written = writeAll(fd, data, size);
   std::string writeError = written ? "" : errnoText();
   ::close(fd);
-  bool stale = false;
-  if (written)
-    handle = openFresh(path, stale, error);
-  ::unlink(path.c_str());
-  if (!written)
+  if (!written) {
+    ::unlink(path.c_str());
     error = "cannot write the temporary file '" + path + "': " + writeError;
-  else if (stale)
-    error = "the dynamic loader returned an already loaded library for "
-            "the temporary file '" +
-            path + "'";
+    return;
+  }
+  std::lock_guard<std::mutex> lock(loadMutex());
+  if (pathLoaded(path))
+    error = "a library named '" + path + "' is already loaded";
+  else
+    handle = openPath(path, error);
+  ::unlink(path.c_str());
 }
 
 KernelLibrary::~KernelLibrary() {
@@ -144,7 +157,8 @@ KernelLibrary::~KernelLibrary() {
 
 Status KernelLibrary::load(const uint8_t *data, size_t size,
                            const std::string &source,
-                           std::unique_ptr<KernelLibrary> &out) {
+                           std::unique_ptr<KernelLibrary> &out,
+                           bool allowMemfd) {
   static constexpr uint8_t kElfMagic[4] = {0x7f, 'E', 'L', 'F'};
   if (size < 64 || std::memcmp(data, kElfMagic, 4) != 0)
     return Status::error(StatusCode::InvalidFormat,
@@ -158,7 +172,8 @@ Status KernelLibrary::load(const uint8_t *data, size_t size,
   std::unique_ptr<KernelLibrary> library(new KernelLibrary());
   library->source_ = source;
   std::string error;
-  if (loadFromMemfd(data, size, library->handle_, library->fd_, error)) {
+  if (allowMemfd &&
+      loadFromMemfd(data, size, library->handle_, library->fd_, error)) {
     library->loadedFrom_ = "memfd";
   } else {
     loadFromTempFile(data, size, library->handle_, error);

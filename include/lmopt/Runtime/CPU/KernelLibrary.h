@@ -37,10 +37,12 @@ public:
 
   /// Loads `size` bytes of a shared object. `source` names where the bytes
   /// come from in messages ("kernels section of 'm.lmopt'"). The bytes are
-  /// copied; they need not outlive the call.
+  /// copied; they need not outlive the call. `allowMemfd` false goes
+  /// straight to the temporary-file fallback (for tests).
   static Status load(const uint8_t *data, size_t size,
                      const std::string &source,
-                     std::unique_ptr<KernelLibrary> &out);
+                     std::unique_ptr<KernelLibrary> &out,
+                     bool allowMemfd = true);
 
   /// Resolves `entry`; fails with a message naming it when the library does
   /// not export it.
