@@ -17,6 +17,7 @@
 
 #include <gmock/gmock.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 
@@ -764,6 +765,89 @@ TEST_F(SessionTest, ResultsMustNotAliasOperands) {
   EXPECT_EQ(values<float>(outputs[0].tensor), std::vector<float>(32, 3));
   ASSERT_TRUE(session->run({{"x", f32({1, 1}, {2})}}, outputs));
   EXPECT_EQ(values<float>(outputs[0].tensor), std::vector<float>(32, 6));
+}
+
+namespace {
+/// q, k, v -> attention with `heads` heads, as the compiler emits it.
+BundleBuilder attentionModel(std::vector<int64_t> qDims,
+                             std::vector<int64_t> kvDims, int64_t heads,
+                             double scale, bool causal, bool kvSplit) {
+  BundleBuilder b;
+  uint32_t q = b.input("q", DType::F32, qDims);
+  uint32_t k = b.input("k", DType::F32, kvDims);
+  uint32_t v = b.input("v", DType::F32, kvDims);
+  uint32_t out = b.arena("out", DType::F32, qDims);
+  PlanStep &s = b.step(StepKind::Attention, "attn", {q, k, v}, {out});
+  addInt(s, "num_heads", heads);
+  addFloat(s, "scale", scale);
+  addInt(s, "causal", causal);
+  addInt(s, "kv_heads_split", kvSplit);
+  addInt(s, "zero_masked_rows", 0);
+  b.output("out", out);
+  return b;
+}
+} // namespace
+
+TEST_F(SessionTest, AttentionTwoHeadsCausal) {
+  // B = 1, Sq = Sk = 2, H = 2, D = 1. With q = 0 every score is 0, so each
+  // head averages the values it sees: query 0 sees key 0 only (causal),
+  // query 1 both. Head 0 reads v[:, 0] = [1, 3], head 1 v[:, 1] = [10, 30].
+  std::unique_ptr<Session> session;
+  Status st = create(attentionModel({1, 2, 2}, {1, 2, 2}, 2, 1.0, true,
+                                    false),
+                     session);
+  ASSERT_TRUE(st) << st.toString();
+  std::vector<NamedTensor> outputs;
+  st = session->run({{"q", f32({1, 2, 2}, {0, 0, 0, 0})},
+                     {"k", f32({1, 2, 2}, {5, -1, 2, 7})},
+                     {"v", f32({1, 2, 2}, {1, 10, 3, 30})}},
+                    outputs);
+  ASSERT_TRUE(st) << st.toString();
+  EXPECT_THAT(values<float>(outputs[0].tensor), ElementsAre(1, 10, 2, 20));
+}
+
+TEST_F(SessionTest, AttentionScaleAndMasks) {
+  // One head, D = 1: score_j = q k_j scale = 2 k_j 0.5 = k_j. With
+  // k = [0, ln 3] the weights are [1/4, 3/4]: out = 4/4 + 3 x 8/4 = 7.
+  std::unique_ptr<Session> session;
+  ASSERT_TRUE(create(attentionModel({1, 1, 1}, {1, 2, 1}, 1, 0.5, false,
+                                    false),
+                     session));
+  std::vector<NamedTensor> outputs;
+  ASSERT_TRUE(session->run({{"q", f32({1, 1, 1}, {2})},
+                            {"k", f32({1, 2, 1}, {0, std::log(3.0f)})},
+                            {"v", f32({1, 2, 1}, {4, 8})}},
+                           outputs));
+  EXPECT_NEAR(values<float>(outputs[0].tensor)[0], 7, 1e-5);
+
+  // The same weights from an additive mask [0, ln 3] with q = 0.
+  BundleBuilder additive =
+      attentionModel({1, 1, 1}, {1, 2, 1}, 1, 1.0, false, false);
+  additive.plan.steps[0].operands.push_back(
+      additive.input("mask", DType::F32, {1, 2}));
+  ASSERT_TRUE(create(additive, session));
+  ASSERT_TRUE(session->run({{"q", f32({1, 1, 1}, {0})},
+                            {"k", f32({1, 2, 1}, {1, 1})},
+                            {"v", f32({1, 2, 1}, {4, 8})},
+                            {"mask", f32({1, 2}, {0, std::log(3.0f)})}},
+                           outputs));
+  EXPECT_NEAR(values<float>(outputs[0].tensor)[0], 7, 1e-5);
+
+  // Keys and values split by head ([B, H, Sk, D]) and a bool mask [Sq, Sk]
+  // hiding key 1: each head returns its key-0 value.
+  BundleBuilder split = attentionModel({1, 2, 2}, {1, 2, 2, 1}, 2, 1.0, false,
+                                       true);
+  split.plan.steps[0].operands.push_back(
+      split.input("mask", DType::Bool, {2, 2}));
+  Status st = create(split, session);
+  ASSERT_TRUE(st) << st.toString();
+  ASSERT_TRUE(session->run(
+      {{"q", f32({1, 2, 2}, {1, 2, 3, 4})},
+       {"k", f32({1, 2, 2, 1}, {1, 2, 3, 4})},
+       {"v", f32({1, 2, 2, 1}, {5, 7, 6, 8})},
+       {"mask", makeTensor<uint8_t>(DType::Bool, {2, 2}, {1, 0, 1, 0})}},
+      outputs));
+  EXPECT_THAT(values<float>(outputs[0].tensor), ElementsAre(5, 6, 5, 6));
 }
 
 TEST_F(SessionTest, AttentionStepsAreChecked) {

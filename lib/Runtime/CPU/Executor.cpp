@@ -12,6 +12,7 @@
 
 #include "lmopt/Runtime/CPU/Executor.h"
 
+#include "lmopt/Runtime/CPU/AttentionStep.h"
 #include "lmopt/Runtime/CPU/GatherStep.h"
 #include "lmopt/Runtime/CPU/KernelLibrary.h"
 #include "lmopt/Runtime/CPU/LinearStep.h"
@@ -154,6 +155,20 @@ public:
   std::unique_ptr<LinearStep> step;
   int64_t input = 0, weight = 0, bias = -1, residual = -1, output = 0;
   int64_t rows = 0;
+};
+
+class AttentionExecutor : public StepExecutor {
+public:
+  Status run(void *const *tensors) const override {
+    return step->run(static_cast<const float *>(tensors[query]),
+                     static_cast<const float *>(tensors[key]),
+                     static_cast<const float *>(tensors[value]),
+                     mask < 0 ? nullptr : tensors[mask],
+                     static_cast<float *>(tensors[output]));
+  }
+
+  std::unique_ptr<AttentionStep> step;
+  int64_t query = 0, key = 0, value = 0, mask = -1, output = 0;
 };
 
 class GatherExecutor : public StepExecutor {
@@ -303,15 +318,7 @@ static Status buildAttention(const StepChecker &c,
                                  "kv_heads_split", "zero_masked_rows"});
       !st)
     return st;
-  // The fields of AttentionStepDesc, until AttentionStep is implemented.
-  struct {
-    std::string name;
-    int64_t batch = 0, numHeads = 0, queryLength = 0, keyLength = 0,
-            headDim = 0;
-    float scale = 1;
-    bool causal = false, kvHeadsSplit = false, zeroMaskedRows = false;
-    std::vector<int64_t> maskDims;
-  } desc;
+  AttentionStepDesc desc;
   desc.name = c.step.name;
   double scale = 0;
   if (Status st = c.getInt("num_heads", desc.numHeads); !st)
@@ -370,16 +377,28 @@ static Status buildAttention(const StepChecker &c,
       !st)
     return st;
 
+  auto exec = std::make_unique<AttentionExecutor>();
   if (hasMask) {
     const PlanTensor &mask = c.operand(3);
-    if (mask.dtype != DType::F32 && mask.dtype != DType::Bool)
+    if (mask.dtype == DType::F32)
+      desc.mask = AttentionMask::Additive;
+    else if (mask.dtype == DType::Bool)
+      desc.mask = AttentionMask::Bool;
+    else
       return c.error("mask " + describe(mask) + " has dtype " +
                      dtypeName(mask.dtype) +
                      "; expected f32 (additive) or bool");
     desc.maskDims = mask.dims;
+    exec->mask = c.step.operands[3];
   }
-  return c.error("attention steps are not implemented in this runtime yet",
-                 StatusCode::Unsupported);
+  exec->query = c.step.operands[0];
+  exec->key = c.step.operands[1];
+  exec->value = c.step.operands[2];
+  exec->output = c.step.results[0];
+  if (Status st = AttentionStep::create(c.context.cpu, desc, exec->step); !st)
+    return c.withSource(st);
+  out = std::move(exec);
+  return Status::ok();
 }
 
 static Status buildGather(const StepChecker &c,
