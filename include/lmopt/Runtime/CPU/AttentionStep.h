@@ -73,7 +73,8 @@ public:
   const AttentionStepDesc &desc() const { return desc_; }
 
 private:
-  explicit AttentionStep(const CpuContext &context) : context_(context) {}
+  // Out of line: destroying impl_ needs Impl's definition.
+  explicit AttentionStep(const CpuContext &context);
 
   const CpuContext &context_;
   AttentionStepDesc desc_;

@@ -1,0 +1,373 @@
+//===- AttentionStepTest.cpp - AttentionStep against NumPy ----------------===//
+//
+// Expected values come from make_attention_fixtures.py (NumPy, float64, with
+// the reference evaluator's rules for hidden keys and masked rows). Query,
+// key and value are regenerated here from make_linear_fixtures.py's counter
+// hash, bit for bit; masks are stored in the fixtures. Each case runs with 1,
+// 2 and 3 threads, which also changes how query rows are split into work
+// items when there are fewer (batch, head) pairs than threads.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lmopt/Runtime/CPU/AttentionStep.h"
+#include "lmopt/Runtime/Npy.h"
+
+#include "TestUtil.h"
+
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <memory>
+
+using namespace lmopt::runtime;
+using namespace lmopt::runtime::test;
+
+namespace {
+
+constexpr double kRtol = 1e-5;
+constexpr double kAtol = 1e-5;
+
+/// One fixture: the case's desc, its generated inputs, NumPy's outputs.
+struct AttentionFixture {
+  AttentionStepDesc desc;
+  std::vector<float> query, key, value, additiveMask;
+  std::vector<uint8_t> boolMask;
+  std::vector<int64_t> index;
+  std::vector<double> want, rowsum;
+  const void *mask() const {
+    if (desc.mask == AttentionMask::Additive)
+      return additiveMask.data();
+    if (desc.mask == AttentionMask::Bool)
+      return boolMask.data();
+    return nullptr;
+  }
+  int64_t rows() const { return desc.batch * desc.queryLength; }
+  int64_t width() const { return desc.numHeads * desc.headDim; }
+};
+
+/// make_linear_fixtures.py's hash_values(), in the same arithmetic.
+std::vector<float> hashValues(uint32_t seed, int64_t count, double scale) {
+  std::vector<float> out(static_cast<size_t>(count));
+  for (int64_t i = 0; i < count; ++i) {
+    uint32_t h = uint32_t(uint64_t(i) * 0x9E3779B9u + seed * 0x632BE5ABu);
+    h ^= h >> 16;
+    h *= 0x85EBCA6Bu;
+    h ^= h >> 13;
+    h *= 0xC2B2AE35u;
+    h ^= h >> 16;
+    out[size_t(i)] = float((double(h) / 4294967296.0 - 0.5) * scale);
+  }
+  return out;
+}
+
+const Tensor *member(const std::vector<NamedTensor> &all, const char *name) {
+  for (const NamedTensor &t : all)
+    if (t.name == name)
+      return &t.tensor;
+  return nullptr;
+}
+
+template <typename T>
+std::vector<T> values(const std::vector<NamedTensor> &all, const char *name) {
+  const Tensor *t = member(all, name);
+  if (!t)
+    return {};
+  return std::vector<T>(t->as<T>(), t->as<T>() + t->elementCount());
+}
+
+/// Loads (once) attention_<name>.npz and generates its inputs.
+const AttentionFixture &fixture(const std::string &name) {
+  static std::map<std::string, std::unique_ptr<AttentionFixture>> cache;
+  std::unique_ptr<AttentionFixture> &slot = cache[name];
+  if (slot)
+    return *slot;
+  slot = std::make_unique<AttentionFixture>();
+  AttentionFixture &f = *slot;
+  std::vector<NamedTensor> all;
+  Status st = readNpz(inputPath("attention_" + name + ".npz"), all);
+  EXPECT_TRUE(st) << st.toString();
+  std::vector<int64_t> dims = values<int64_t>(all, "dims");
+  std::vector<int64_t> flags = values<int64_t>(all, "flags");
+  std::vector<float> scale = values<float>(all, "scale");
+  std::vector<int64_t> seeds = values<int64_t>(all, "seeds");
+  std::vector<double> scales = values<double>(all, "scales");
+  if (dims.size() != 5 || flags.size() != 4 || scale.size() != 1 ||
+      seeds.size() != 3 || scales.size() != 3) {
+    ADD_FAILURE() << "fixture " << name << " lacks dims, flags or seeds";
+    return f;
+  }
+  AttentionStepDesc &d = f.desc;
+  d.name = "attn_" + name;
+  d.batch = dims[0];
+  d.numHeads = dims[1];
+  d.queryLength = dims[2];
+  d.keyLength = dims[3];
+  d.headDim = dims[4];
+  d.scale = scale[0];
+  d.causal = flags[0];
+  d.kvHeadsSplit = flags[1];
+  d.zeroMaskedRows = flags[2];
+  d.mask = static_cast<AttentionMask>(flags[3]);
+  if (const Tensor *mask = member(all, "mask")) {
+    d.maskDims = mask->shape;
+    if (d.mask == AttentionMask::Additive)
+      f.additiveMask = values<float>(all, "mask");
+    else
+      f.boolMask = values<uint8_t>(all, "mask");
+  }
+  int64_t qCount = f.rows() * f.width();
+  int64_t kvCount = d.batch * d.keyLength * f.width();
+  f.query = hashValues(uint32_t(seeds[0]), qCount, scales[0]);
+  f.key = hashValues(uint32_t(seeds[1]), kvCount, scales[1]);
+  f.value = hashValues(uint32_t(seeds[2]), kvCount, scales[2]);
+  f.index = values<int64_t>(all, "index");
+  f.want = values<double>(all, "want");
+  f.rowsum = values<double>(all, "rowsum");
+  EXPECT_EQ(f.want.size(), f.index.size());
+  EXPECT_EQ(f.rowsum.size(), size_t(f.rows()));
+  return f;
+}
+
+std::unique_ptr<CpuContext> makeContext(int threads) {
+  std::unique_ptr<CpuContext> ctx;
+  Status st = CpuContext::create({threads}, ctx);
+  EXPECT_TRUE(st) << st.toString();
+  return ctx;
+}
+
+/// Checks `out` against the fixture's samples (NaN where NumPy has NaN) and
+/// row sums.
+void expectMatches(const AttentionFixture &f, const std::vector<float> &out) {
+  int bad = 0;
+  double worst = 0;
+  for (size_t i = 0; i < f.index.size(); ++i) {
+    double got = out[size_t(f.index[i])], want = f.want[i];
+    if (std::isnan(want)) {
+      if (!std::isnan(got) && bad++ < 5)
+        ADD_FAILURE() << "element " << f.index[i] << ": got " << got
+                      << ", numpy NaN";
+      continue;
+    }
+    double err = std::fabs(got - want);
+    worst = std::max(worst, err / (kAtol + kRtol * std::fabs(want)));
+    if (!(err <= kAtol + kRtol * std::fabs(want)) && bad++ < 5)
+      ADD_FAILURE() << "element " << f.index[i] << ": got " << got << ", numpy "
+                    << want;
+  }
+  EXPECT_EQ(bad, 0) << "worst error / tolerance " << worst;
+  ::testing::Test::RecordProperty("worst_error_over_tolerance",
+                                  std::to_string(worst));
+  const int64_t width = f.width();
+  for (int64_t r = 0; r < f.rows(); ++r) {
+    double sum = 0, mag = 0;
+    for (int64_t j = 0; j < width; ++j) {
+      sum += out[size_t(r * width + j)];
+      mag += std::fabs(out[size_t(r * width + j)]);
+    }
+    if (std::isnan(f.rowsum[size_t(r)]))
+      EXPECT_TRUE(std::isnan(sum)) << "row " << r;
+    else
+      EXPECT_LE(std::fabs(sum - f.rowsum[size_t(r)]),
+                kAtol * double(width) + kRtol * mag)
+          << "row " << r;
+  }
+}
+
+const char *const kCases[] = {"plain",
+                              "scale",
+                              "additive_b11k",
+                              "additive_2d",
+                              "bool_bqk",
+                              "bool_rows",
+                              "causal_square",
+                              "causal_shorter",
+                              "kv_split",
+                              "kv_split_causal",
+                              "masked_rows_zero",
+                              "masked_rows_eval",
+                              "causal_longer_zero",
+                              "causal_longer_eval",
+                              "neginf_rows_zero",
+                              "neginf_rows_eval",
+                              "bert_b1",
+                              "bert_b8",
+                              "gpt2_b1"};
+
+class AttentionStepNumpy
+    : public ::testing::TestWithParam<std::tuple<const char *, int>> {};
+
+AttentionStepDesc smallDesc() {
+  AttentionStepDesc d;
+  d.name = "attn_0";
+  d.batch = 2;
+  d.numHeads = 3;
+  d.queryLength = 5;
+  d.keyLength = 7;
+  d.headDim = 4;
+  d.scale = 0.5f;
+  return d;
+}
+
+} // namespace
+
+// The generator itself, against what NumPy printed for
+// [float(v).hex() for v in hash_values(11, 3, 3.0)].
+TEST(AttentionStepFixtures, HashMatchesNumpy) {
+  std::vector<float> v = hashValues(11, 3, 3.0);
+  EXPECT_EQ(v[0], 0x1.4430aap-2f);
+  EXPECT_EQ(v[1], -0x1.6210c8p+0f);
+  EXPECT_EQ(v[2], -0x1.8d1c1ap-3f);
+}
+
+TEST_P(AttentionStepNumpy, MatchesNumpy) {
+  const AttentionFixture &f = fixture(std::get<0>(GetParam()));
+  int threads = std::get<1>(GetParam());
+  ASSERT_GT(f.rows(), 0);
+  std::unique_ptr<CpuContext> ctx = makeContext(threads);
+  ASSERT_TRUE(ctx);
+  std::unique_ptr<AttentionStep> step;
+  Status st = AttentionStep::create(*ctx, f.desc, step);
+  ASSERT_TRUE(st) << st.toString();
+  std::vector<float> out(size_t(f.rows() * f.width()), 12345.0f);
+  st = step->run(f.query.data(), f.key.data(), f.value.data(), f.mask(),
+                 out.data());
+  ASSERT_TRUE(st) << st.toString();
+  expectMatches(f, out);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    AllCases, AttentionStepNumpy,
+    ::testing::Combine(::testing::ValuesIn(kCases), ::testing::Values(1, 2, 3)),
+    [](const ::testing::TestParamInfo<AttentionStepNumpy::ParamType> &info) {
+      return std::string(std::get<0>(info.param)) + "_threads" +
+             std::to_string(std::get<1>(info.param));
+    });
+
+// The default thread count, and runs repeated on one step (its scratch is
+// reused) give the same bits.
+TEST(AttentionStep, RepeatedRunsAgree) {
+  const AttentionFixture &f = fixture("bert_b8");
+  std::unique_ptr<CpuContext> ctx = makeContext(0);
+  ASSERT_TRUE(ctx);
+  std::unique_ptr<AttentionStep> step;
+  ASSERT_TRUE(AttentionStep::create(*ctx, f.desc, step));
+  std::vector<float> first(size_t(f.rows() * f.width()));
+  ASSERT_TRUE(step->run(f.query.data(), f.key.data(), f.value.data(), f.mask(),
+                        first.data()));
+  expectMatches(f, first);
+  for (int i = 0; i < 3; ++i) {
+    std::vector<float> again(first.size(), NAN);
+    ASSERT_TRUE(step->run(f.query.data(), f.key.data(), f.value.data(),
+                          f.mask(), again.data()));
+    ASSERT_EQ(
+        std::memcmp(again.data(), first.data(), first.size() * sizeof(float)),
+        0)
+        << "run " << i + 2;
+  }
+}
+
+TEST(AttentionStep, BadDescs) {
+  std::unique_ptr<CpuContext> ctx = makeContext(1);
+  ASSERT_TRUE(ctx);
+  std::unique_ptr<AttentionStep> step;
+  AttentionStepDesc d = smallDesc();
+  d.numHeads = 0;
+  EXPECT_STATUS(AttentionStep::create(*ctx, d, step),
+                StatusCode::InvalidArgument,
+                "attention step 'attn_0': sizes must be positive, got batch "
+                "2, heads 0, query length 5, key length 7, head dim 4");
+  d = smallDesc();
+  d.keyLength = -7;
+  EXPECT_STATUS(AttentionStep::create(*ctx, d, step),
+                StatusCode::InvalidArgument,
+                "attention step 'attn_0': sizes must be positive, got batch "
+                "2, heads 3, query length 5, key length -7, head dim 4");
+  d = smallDesc();
+  d.batch = int64_t(1) << 40;
+  d.queryLength = int64_t(1) << 30;
+  EXPECT_STATUS(AttentionStep::create(*ctx, d, step),
+                StatusCode::InvalidArgument,
+                "attention step 'attn_0': sizes overflow: batch "
+                "1099511627776, heads 3, query length 1073741824, key "
+                "length 7, head dim 4");
+  d = smallDesc();
+  d.scale = NAN;
+  EXPECT_STATUS(AttentionStep::create(*ctx, d, step),
+                StatusCode::InvalidArgument,
+                "attention step 'attn_0': scale must be finite, got nan");
+  d = smallDesc();
+  d.mask = static_cast<AttentionMask>(5);
+  EXPECT_STATUS(AttentionStep::create(*ctx, d, step),
+                StatusCode::InvalidArgument,
+                "attention step 'attn_0': unknown mask kind 5");
+  d = smallDesc();
+  d.maskDims = {2, 1, 1, 7};
+  EXPECT_STATUS(AttentionStep::create(*ctx, d, step),
+                StatusCode::InvalidArgument,
+                "attention step 'attn_0': mask dims [2, 1, 1, 7] given "
+                "without a mask");
+  d.mask = AttentionMask::Additive;
+  d.maskDims = {2, 1, 5, 1, 7};
+  EXPECT_STATUS(AttentionStep::create(*ctx, d, step),
+                StatusCode::InvalidArgument,
+                "attention step 'attn_0': additive mask dims [2, 1, 5, 1, 7] "
+                "do not broadcast to [B, H, Sq, Sk] = [2, 3, 5, 7]");
+  d.mask = AttentionMask::Bool;
+  d.maskDims = {2, 2, 1, 7};
+  EXPECT_STATUS(AttentionStep::create(*ctx, d, step),
+                StatusCode::InvalidArgument,
+                "attention step 'attn_0': bool mask dims [2, 2, 1, 7] do not "
+                "broadcast to [B, H, Sq, Sk] = [2, 3, 5, 7]");
+  // Aligned on the right: [5] would be the key axis, of size 7.
+  d.maskDims = {5};
+  EXPECT_STATUS(AttentionStep::create(*ctx, d, step),
+                StatusCode::InvalidArgument,
+                "attention step 'attn_0': bool mask dims [5] do not "
+                "broadcast to [B, H, Sq, Sk] = [2, 3, 5, 7]");
+  d.maskDims = {0, 7};
+  EXPECT_STATUS(AttentionStep::create(*ctx, d, step),
+                StatusCode::InvalidArgument,
+                "attention step 'attn_0': bool mask dims [0, 7] do not "
+                "broadcast to [B, H, Sq, Sk] = [2, 3, 5, 7]");
+  EXPECT_FALSE(step);
+  // Every broadcastable form is accepted, a scalar included.
+  for (std::vector<int64_t> dims : std::vector<std::vector<int64_t>>{
+           {}, {7}, {5, 1}, {3, 5, 7}, {2, 1, 1, 1}, {2, 3, 5, 7}}) {
+    d.maskDims = dims;
+    Status st = AttentionStep::create(*ctx, d, step);
+    EXPECT_TRUE(st) << st.toString();
+  }
+}
+
+TEST(AttentionStep, OperandsMatchDesc) {
+  std::unique_ptr<CpuContext> ctx = makeContext(1);
+  ASSERT_TRUE(ctx);
+  std::unique_ptr<AttentionStep> plain, masked;
+  ASSERT_TRUE(AttentionStep::create(*ctx, smallDesc(), plain));
+  AttentionStepDesc d = smallDesc();
+  d.mask = AttentionMask::Bool;
+  d.maskDims = {2, 1, 1, 7};
+  ASSERT_TRUE(AttentionStep::create(*ctx, d, masked));
+  std::vector<float> q(2 * 5 * 12), k(2 * 7 * 12), v(2 * 7 * 12),
+      out(2 * 5 * 12);
+  std::vector<uint8_t> mask(2 * 7, 1);
+  EXPECT_STATUS(
+      plain->run(q.data(), k.data(), v.data(), mask.data(), out.data()),
+      StatusCode::InvalidArgument,
+      "attention step 'attn_0': has no mask but one was passed");
+  EXPECT_STATUS(masked->run(q.data(), k.data(), v.data(), nullptr, out.data()),
+                StatusCode::InvalidArgument,
+                "attention step 'attn_0': has a bool mask but none was passed");
+  EXPECT_STATUS(plain->run(q.data(), nullptr, v.data(), nullptr, out.data()),
+                StatusCode::InvalidArgument,
+                "attention step 'attn_0': null key pointer");
+  EXPECT_STATUS(plain->run(q.data(), k.data(), v.data(), nullptr, nullptr),
+                StatusCode::InvalidArgument,
+                "attention step 'attn_0': null output pointer");
+  EXPECT_STATUS(plain->run(q.data(), k.data(), v.data(), nullptr, q.data() + 1),
+                StatusCode::InvalidArgument,
+                "attention step 'attn_0': output overlaps query");
+  EXPECT_STATUS(plain->run(q.data(), k.data(), v.data(), nullptr, v.data()),
+                StatusCode::InvalidArgument,
+                "attention step 'attn_0': output overlaps value");
+}

@@ -1,0 +1,204 @@
+#!/usr/bin/env python3
+"""Writes the expected outputs of the runtime's AttentionStep tests.
+
+Each case is one `lmopt.attention` computed with NumPy in float64, following
+the reference evaluator (lib/Reference/AttentionOps.cpp): hidden keys (a
+false bool mask, causal masking aligned to the end of the keys) score
+-FLT_MAX, so a row with every key hidden averages the values uniformly, and
+a row whose scores are all -inf is NaN; with zero_masked_rows a row whose
+every key is hidden or masked by -inf is zero. Query, key and value are not
+stored: they come from the counter hash of make_linear_fixtures.py, which
+AttentionStepTest.cpp evaluates bit for bit the same way. Masks are small and
+stored as they are. Each fixture holds the expected values at sampled
+positions (every output row, several columns; all positions for small
+outputs) and every output row's sum.
+
+    python3 test/Runtime/make_attention_fixtures.py [--out test/Runtime/Inputs]
+"""
+
+import argparse
+import math
+import os
+
+import numpy as np
+
+from make_linear_fixtures import hash_values
+
+# Mask kinds, as AttentionMask numbers them.
+NONE, ADDITIVE, BOOL = 0, 1, 2
+# Hash seeds of query, key and value, and their scales: uniform in
+# [-1.5, 1.5) for query and key, so that scores at D = 64 spread over a few
+# units, and [-1, 1) for values.
+SEEDS = [11, 12, 13]
+SCALES = [3.0, 3.0, 2.0]
+SAMPLES_PER_ROW = 8
+FULL_LIMIT = 4096
+FLT_MAX = float(np.finfo(np.float32).max)
+
+
+def case(name, b, h, sq, sk, d, *, scale=None, causal=False, split=False,
+         zero_rows=False, mask_kind=NONE, mask=None):
+    return dict(name=name, dims=(b, h, sq, sk, d), scale=scale, causal=causal,
+                split=split, zero_rows=zero_rows, mask_kind=mask_kind,
+                mask=mask)
+
+
+def padding_mask(lengths, sk, dtype, hidden):
+    """[B, 1, 1, Sk]: keys at or past each batch's length hidden."""
+    keys = np.arange(sk)[None, :] < np.array(lengths)[:, None]
+    out = np.where(keys, 0, hidden) if dtype != np.uint8 else keys
+    return out.astype(dtype).reshape(len(lengths), 1, 1, sk)
+
+
+def masked_rows_bool():
+    """[1, 2, 6, 5]: rows 1 and 4 of head 0 and row 2 of head 1 all false."""
+    m = (hash_values(21, 2 * 6 * 5, 1.0) > -0.25).astype(np.uint8)
+    m = m.reshape(1, 2, 6, 5)
+    m[0, 0, 1, :] = 0
+    m[0, 0, 4, :] = 0
+    m[0, 1, 2, :] = 0
+    m[0, 1, 3, :] = 1
+    return m
+
+
+def masked_rows_additive():
+    """[1, 1, 4, 6]: row 1 all -inf, row 3 -inf but for one key."""
+    m = hash_values(22, 4 * 6, 4.0).astype(np.float32).reshape(1, 1, 4, 6)
+    m[0, 0, 1, :] = -np.inf
+    m[0, 0, 3, :] = -np.inf
+    m[0, 0, 3, 2] = 0.5
+    m[0, 0, 0, 4] = -np.inf
+    return m
+
+
+def cases():
+    rng_mask = hash_values(31, 2 * 6 * 6, 1.0)
+    bool_bqk = (rng_mask > -0.2).astype(np.uint8).reshape(2, 1, 6, 6)
+    additive_full = hash_values(32, 2 * 3 * 4 * 11, 6.0).reshape(2, 3, 4, 11)
+    additive_2d = hash_values(33, 5 * 7, 3.0).reshape(5, 7)
+    rows_bool = np.array([1, 0, 1, 1, 0], dtype=np.uint8).reshape(1, 1, 5, 1)
+    return [
+        case("plain", 2, 3, 5, 7, 8),
+        case("scale", 1, 2, 4, 6, 4, scale=0.3),
+        case("additive_b11k", 2, 2, 5, 9, 8, mask_kind=ADDITIVE,
+             mask=padding_mask([9, 4], 9, np.float32, -10000.0)),
+        case("additive_2d", 2, 2, 5, 7, 8, mask_kind=ADDITIVE,
+             mask=additive_2d),
+        case("bool_bqk", 2, 3, 6, 6, 8, mask_kind=BOOL, mask=bool_bqk),
+        case("bool_rows", 1, 2, 5, 6, 4, mask_kind=BOOL, mask=rows_bool),
+        case("causal_square", 1, 2, 8, 8, 16, causal=True),
+        case("causal_shorter", 2, 2, 3, 10, 8, causal=True, mask_kind=BOOL,
+             mask=padding_mask([10, 7], 10, np.uint8, 0)),
+        case("kv_split", 2, 3, 4, 11, 8, split=True, mask_kind=ADDITIVE,
+             mask=additive_full),
+        case("kv_split_causal", 1, 2, 1, 9, 8, split=True, causal=True),
+        case("masked_rows_zero", 1, 2, 6, 5, 4, zero_rows=True,
+             mask_kind=BOOL, mask=masked_rows_bool()),
+        case("masked_rows_eval", 1, 2, 6, 5, 4, mask_kind=BOOL,
+             mask=masked_rows_bool()),
+        # Sq > Sk: causal masking hides every key of the first rows.
+        case("causal_longer_zero", 1, 2, 6, 4, 4, causal=True, zero_rows=True),
+        case("causal_longer_eval", 1, 2, 6, 4, 4, causal=True),
+        case("neginf_rows_zero", 1, 1, 4, 6, 4, zero_rows=True,
+             mask_kind=ADDITIVE, mask=masked_rows_additive()),
+        case("neginf_rows_eval", 1, 1, 4, 6, 4, mask_kind=ADDITIVE,
+             mask=masked_rows_additive()),
+        # BERT-base self-attention with a padding mask, and GPT-2's causal
+        # one.
+        case("bert_b1", 1, 12, 128, 128, 64, mask_kind=ADDITIVE,
+             mask=padding_mask([100], 128, np.float32, -10000.0)),
+        case("bert_b8", 8, 12, 128, 128, 64, mask_kind=ADDITIVE,
+             mask=padding_mask([128, 1, 17, 64, 100, 127, 90, 128], 128,
+                               np.float32, -10000.0)),
+        case("gpt2_b1", 1, 12, 128, 128, 64, causal=True),
+    ]
+
+
+def attention(c, q, k, v):
+    b, h, sq, sk, d = c["dims"]
+    scale = np.float64(np.float32(c["scale"] if c["scale"] is not None
+                                  else 1.0 / math.sqrt(d)))
+    qh = q.reshape(b, sq, h, d).transpose(0, 2, 1, 3)
+    if c["split"]:
+        kh, vh = k.reshape(b, h, sk, d), v.reshape(b, h, sk, d)
+    else:
+        kh = k.reshape(b, sk, h, d).transpose(0, 2, 1, 3)
+        vh = v.reshape(b, sk, h, d).transpose(0, 2, 1, 3)
+    s = (qh @ kh.transpose(0, 1, 3, 2)) * scale
+    keep = np.ones((b, h, sq, sk), dtype=bool)
+    if c["causal"]:
+        i = np.arange(sq)[:, None]
+        j = np.arange(sk)[None, :]
+        keep &= j <= i + (sk - sq)
+    visible = keep.copy()
+    if c["mask_kind"] == ADDITIVE:
+        m = np.broadcast_to(c["mask"].astype(np.float64), s.shape)
+        s = s + m
+        visible &= m != -np.inf
+    elif c["mask_kind"] == BOOL:
+        m = np.broadcast_to(c["mask"] != 0, s.shape)
+        keep &= m
+        visible &= m
+    s = np.where(keep, s, -FLT_MAX)
+    with np.errstate(invalid="ignore"):
+        p = np.exp(s - s.max(axis=-1, keepdims=True))
+        out = (p @ vh) / p.sum(axis=-1, keepdims=True)
+    if c["zero_rows"]:
+        out[~visible.any(axis=-1)] = 0.0
+    return out.transpose(0, 2, 1, 3).reshape(b * sq, h * d)
+
+
+def sample_positions(rows, cols, rng):
+    if rows * cols <= FULL_LIMIT:
+        return np.arange(rows * cols, dtype=np.int64)
+    flat = []
+    for row in range(rows):
+        picked = rng.choice(cols, SAMPLES_PER_ROW, replace=False)
+        flat.extend(row * cols + int(col) for col in picked)
+    flat.extend([0, cols - 1, (rows - 1) * cols, rows * cols - 1])
+    return np.unique(np.array(flat, dtype=np.int64))
+
+
+def make_case(c):
+    b, h, sq, sk, d = c["dims"]
+    q = hash_values(SEEDS[0], b * sq * h * d, SCALES[0]).astype(np.float64)
+    k = hash_values(SEEDS[1], b * sk * h * d, SCALES[1]).astype(np.float64)
+    v = hash_values(SEEDS[2], b * sk * h * d, SCALES[2]).astype(np.float64)
+    out = attention(c, q, k, v)
+    rng = np.random.default_rng(sum(c["dims"]) * 7919 + len(c["name"]))
+    idx = sample_positions(b * sq, h * d, rng)
+    scale = c["scale"] if c["scale"] is not None else 1.0 / math.sqrt(d)
+    fixture = {
+        "dims": np.array(c["dims"], dtype=np.int64),
+        "flags": np.array([c["causal"], c["split"], c["zero_rows"],
+                           c["mask_kind"]], dtype=np.int64),
+        "scale": np.array([np.float32(scale)], dtype=np.float32),
+        "seeds": np.array(SEEDS, dtype=np.int64),
+        "scales": np.array(SCALES, dtype=np.float64),
+        "index": idx,
+        "want": out.reshape(-1)[idx],
+        "rowsum": out.sum(axis=1),
+    }
+    if c["mask"] is not None:
+        dtype = np.float32 if c["mask_kind"] == ADDITIVE else np.uint8
+        fixture["mask"] = np.ascontiguousarray(c["mask"], dtype=dtype)
+    return fixture
+
+
+def main():
+    here = os.path.dirname(os.path.abspath(__file__))
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--out", default=os.path.join(here, "Inputs"))
+    args = parser.parse_args()
+    total = 0
+    for c in cases():
+        path = os.path.join(args.out, f"attention_{c['name']}.npz")
+        np.savez_compressed(path, **make_case(c))
+        size = os.path.getsize(path)
+        total += size
+        print(f"{os.path.relpath(path, here)}: {size} bytes")
+    print(f"total {total} bytes")
+
+
+if __name__ == "__main__":
+    main()
