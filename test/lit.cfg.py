@@ -2,6 +2,7 @@
 # lit configuration for the lmopt regression suite.
 
 import os
+import shutil
 import sys
 
 import lit.formats
@@ -35,10 +36,11 @@ llvm_config.add_tool_substitutions(
 # with (it has numpy, which checks the files the runtime writes).
 llvm_config.add_tool_substitutions(
     [ToolSubst("lmopt-runtime-tests", unresolved="fatal")], tool_dirs)
-# Without -DPython3_EXECUTABLE, the Python running lit (which needs numpy
-# for some tests).
+# Without -DPython3_EXECUTABLE, the first python3 on PATH (several tests
+# need its numpy), else the one running lit.
 config.substitutions.append(
-    ("%lmopt_python", config.python_executable or sys.executable))
+    ("%lmopt_python",
+     config.python_executable or shutil.which("python3") or sys.executable))
 # The reference interpreter, and the ONNX fixtures the e2e suite runs.
 llvm_config.add_tool_substitutions(
     [ToolSubst("lmopt-interpret", unresolved="fatal")], tool_dirs)
