@@ -66,3 +66,9 @@ if os.path.exists(os.path.join(config.llvm_tools_dir, "mlir-runner")) and \
 # The compiler driver.
 llvm_config.add_tool_substitutions(
     [ToolSubst("lmopt-compile", unresolved="fatal")], tool_dirs)
+# The runtime's driver, once it is built: end-to-end tests of compiled
+# bundles require it.
+if os.path.exists(os.path.join(config.lmopt_tools_dir, "lmopt-run")):
+    config.available_features.add("lmopt-run")
+    llvm_config.add_tool_substitutions(
+        [ToolSubst("lmopt-run", unresolved="fatal")], tool_dirs)
