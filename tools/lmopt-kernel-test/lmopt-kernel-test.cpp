@@ -107,8 +107,7 @@ static std::optional<rt::DType> getDType(Type type) {
 static double getElement(const rt::Tensor &tensor, uint64_t i) {
   auto load = [&](auto zero) {
     decltype(zero) value;
-    std::memcpy(&value, tensor.data.data() + i * sizeof(value),
-                sizeof(value));
+    std::memcpy(&value, tensor.data.data() + i * sizeof(value), sizeof(value));
     return static_cast<double>(value);
   };
   switch (tensor.dtype) {
@@ -199,8 +198,9 @@ static FailureOr<bool> compareOutputs(ArrayRef<rt::NamedTensor> outputs) {
                                           : 0.0);
       match &= diff <= allowed;
     }
-    llvm::outs() << output.name << ": shape " << formatShape(output.tensor.shape)
-                 << ", max abs error " << llvm::format("%.3e", maxAbs) << ", "
+    llvm::outs() << output.name << ": shape "
+                 << formatShape(output.tensor.shape) << ", max abs error "
+                 << llvm::format("%.3e", maxAbs) << ", "
                  << llvm::format("%.2f", worst)
                  << " of tolerance: " << (match ? "PASS" : "FAIL") << "\n";
     allMatch &= match;
@@ -212,9 +212,8 @@ namespace {
 /// A 64-byte aligned buffer, as the kernel ABI promises.
 struct AlignedBuffer {
   explicit AlignedBuffer(size_t size)
-      : data(static_cast<uint8_t *>(
-            std::aligned_alloc(64, std::max<size_t>(64, (size + 63) / 64 * 64)))) {
-  }
+      : data(static_cast<uint8_t *>(std::aligned_alloc(
+            64, std::max<size_t>(64, (size + 63) / 64 * 64)))) {}
   ~AlignedBuffer() { std::free(data); }
   AlignedBuffer(const AlignedBuffer &) = delete;
   AlignedBuffer &operator=(const AlignedBuffer &) = delete;
@@ -258,9 +257,9 @@ static int runKernel(func::FuncOp func, void *handle) {
   }
   std::vector<std::unique_ptr<AlignedBuffer>> buffers;
   std::vector<void *> args;
-  for (auto [name, type] : llvm::zip(
-           mlir::lmopt::reference::getArgumentNames(func),
-           func.getArgumentTypes())) {
+  for (auto [name, type] :
+       llvm::zip(mlir::lmopt::reference::getArgumentNames(func),
+                 func.getArgumentTypes())) {
     auto tensorType = llvm::cast<RankedTensorType>(type);
     auto it = available.find(name);
     if (it == available.end())
@@ -268,13 +267,11 @@ static int runKernel(func::FuncOp func, void *handle) {
     std::optional<rt::DType> dtype = getDType(tensorType.getElementType());
     if (it->second.dtype != dtype ||
         ArrayRef<int64_t>(it->second.shape) != tensorType.getShape())
-      return fail("input '" + name + "' is " +
-                  rt::dtypeName(it->second.dtype) +
+      return fail("input '" + name + "' is " + rt::dtypeName(it->second.dtype) +
                   formatShape(it->second.shape) + ", the kernel takes " +
                   (dtype ? rt::dtypeName(*dtype) : "?") +
                   formatShape(tensorType.getShape()));
-    buffers.push_back(
-        std::make_unique<AlignedBuffer>(it->second.data.size()));
+    buffers.push_back(std::make_unique<AlignedBuffer>(it->second.data.size()));
     std::memcpy(buffers.back()->data, it->second.data.data(),
                 it->second.data.size());
     args.push_back(buffers.back()->data);

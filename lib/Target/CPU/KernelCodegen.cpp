@@ -26,8 +26,8 @@ using namespace mlir::lmopt::cpu;
 
 /// Reports an environment or LLVM failure as a diagnostic on the module.
 static LogicalResult emitLLVMError(ModuleOp module, llvm::Error error) {
-  emitError(module.getLoc()) << "kernel code generation: "
-                             << llvm::toString(std::move(error));
+  emitError(module.getLoc())
+      << "kernel code generation: " << llvm::toString(std::move(error));
   return failure();
 }
 
@@ -35,9 +35,8 @@ FailureOr<std::vector<uint8_t>>
 mlir::lmopt::cpu::compileKernels(ModuleOp kernels,
                                  const KernelCodegenOptions &options) {
   if (options.optLevel > 3)
-    return emitError(kernels.getLoc())
-           << "kernel optimization level " << options.optLevel
-           << " is outside 0-3";
+    return emitError(kernels.getLoc()) << "kernel optimization level "
+                                       << options.optLevel << " is outside 0-3";
   FailureOr<SmallVector<KernelEntryPoint>> entryPoints =
       checkKernelModule(kernels);
   if (failed(entryPoints))

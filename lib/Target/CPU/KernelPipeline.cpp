@@ -192,12 +192,11 @@ struct FuseElementwiseKernelOpsPass
   }
 };
 
-/// Float ops may contract to FMAs, and the combiners of reductions may be
-/// reassociated: that is what lets LLVM vectorize a reduction loop. Nothing
+/// Float arithmetic may contract to FMAs, and the combiners of reductions may
+/// be reassociated: that is what lets LLVM vectorize a reduction loop. Nothing
 /// else is relaxed (NaN and infinity semantics stay, softmax masks use -inf).
 struct RelaxKernelFloatSemanticsPass
-    : PassWrapper<RelaxKernelFloatSemanticsPass,
-                  OperationPass<func::FuncOp>> {
+    : PassWrapper<RelaxKernelFloatSemanticsPass, OperationPass<func::FuncOp>> {
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(RelaxKernelFloatSemanticsPass)
 
   StringRef getArgument() const final { return "lmopt-relax-kernel-floats"; }
@@ -210,11 +209,15 @@ struct RelaxKernelFloatSemanticsPass
           if (Operation *def = yielded.getDefiningOp())
             combiners.insert(def);
       for (Operation &op : body->without_terminator()) {
+        // Conversions keep their rounding: contract on an extf/truncf pair
+        // lets arith fold away the rounding a narrow result type requires.
         auto fastMath = llvm::dyn_cast<arith::ArithFastMathInterface>(&op);
-        if (!fastMath)
+        if (!fastMath || llvm::isa<arith::ExtFOp, arith::TruncFOp>(op))
           continue;
+        // Ops whose flags are optional (extf, truncf) may have none yet.
+        arith::FastMathFlagsAttr current = fastMath.getFastMathFlagsAttr();
         arith::FastMathFlags flags =
-            fastMath.getFastMathFlagsAttr().getValue() |
+            (current ? current.getValue() : arith::FastMathFlags::none) |
             arith::FastMathFlags::contract;
         if (combiners.contains(&op))
           flags = flags | arith::FastMathFlags::reassoc;
@@ -237,8 +240,8 @@ struct ApproximateKernelMathPass
       return llvm::is_contained(
           {math::ErfOp::getOperationName(), math::ExpOp::getOperationName(),
            math::ExpM1Op::getOperationName(), math::LogOp::getOperationName(),
-           math::Log1pOp::getOperationName(),
-           math::Log2Op::getOperationName(), math::TanhOp::getOperationName()},
+           math::Log1pOp::getOperationName(), math::Log2Op::getOperationName(),
+           math::TanhOp::getOperationName()},
           name);
     };
     RewritePatternSet patterns(&getContext());
@@ -246,6 +249,59 @@ struct ApproximateKernelMathPass
     populateMathPolynomialApproximationPatterns(patterns, approximated);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
+  }
+};
+
+/// A kernel may return one value twice; each result needs its own buffer
+/// (buffer-results-to-out-params would hoist one allocation into two
+/// out-params), so every repeat becomes a copy into a fresh allocation.
+struct CopyRepeatedResultsPass
+    : PassWrapper<CopyRepeatedResultsPass, OperationPass<func::FuncOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(CopyRepeatedResultsPass)
+
+  StringRef getArgument() const final { return "lmopt-copy-repeated-results"; }
+  void runOnOperation() override {
+    getOperation().walk([](func::ReturnOp ret) {
+      DenseSet<Value> seen;
+      OpBuilder b(ret);
+      for (OpOperand &operand : ret->getOpOperands()) {
+        auto type = llvm::dyn_cast<MemRefType>(operand.get().getType());
+        if (!type || seen.insert(operand.get()).second)
+          continue;
+        Value copy = memref::AllocOp::create(b, ret.getLoc(), type,
+                                             b.getI64IntegerAttr(64));
+        memref::CopyOp::create(b, ret.getLoc(), operand.get(), copy);
+        operand.set(copy);
+      }
+    });
+  }
+};
+
+/// A memref.copy between strided views (slices, concatenation) would lower
+/// to a call into MLIR's runtime library, which kernels do not link; as a
+/// linalg.copy it becomes loops like everything else. Contiguous copies stay
+/// (they lower to llvm.memcpy).
+struct LowerStridedCopiesPass
+    : PassWrapper<LowerStridedCopiesPass, OperationPass<func::FuncOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(LowerStridedCopiesPass)
+
+  StringRef getArgument() const final { return "lmopt-lower-strided-copies"; }
+  void runOnOperation() override {
+    SmallVector<memref::CopyOp> copies;
+    getOperation().walk([&](memref::CopyOp copy) {
+      auto isIdentity = [](Type type) {
+        return llvm::cast<MemRefType>(type).getLayout().isIdentity();
+      };
+      if (!isIdentity(copy.getSource().getType()) ||
+          !isIdentity(copy.getTarget().getType()))
+        copies.push_back(copy);
+    });
+    for (memref::CopyOp copy : copies) {
+      OpBuilder b(copy);
+      linalg::CopyOp::create(b, copy.getLoc(), copy.getSource(),
+                             copy.getTarget());
+      copy.erase();
+    }
   }
 };
 
@@ -292,6 +348,7 @@ void mlir::lmopt::cpu::buildKernelToLLVMPipeline(OpPassManager &pm) {
   bufferizeOptions.functionBoundaryTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferizeOptions));
+  pm.addNestedPass<func::FuncOp>(std::make_unique<CopyRepeatedResultsPass>());
   bufferization::BufferResultsToOutParamsPassOptions outParamsOptions;
   outParamsOptions.hoistStaticAllocs = true;
   outParamsOptions.modifyPublicFunctions = true;
@@ -309,6 +366,7 @@ void mlir::lmopt::cpu::buildKernelToLLVMPipeline(OpPassManager &pm) {
   bufferization::buildBufferDeallocationPipeline(pm);
 
   // Loops and scalar math; LLVM vectorizes the innermost loops.
+  pm.addNestedPass<func::FuncOp>(std::make_unique<LowerStridedCopiesPass>());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());

@@ -1,4 +1,4 @@
-//===- KernelPipeline.h - kernels from lmopt ops to the LLVM dialect -*- C++ -*-===//
+//===- KernelPipeline.h - lmopt kernels to the LLVM dialect -----*- C++ -*-===//
 //
 // The MLIR half of kernel code generation: the kernel contract check, the
 // lowering to linalg with its "no CPU lowering" diagnostics, and the pass

@@ -65,8 +65,9 @@ mlir::lmopt::cpu::createKernelTargetMachine(StringRef cpu, unsigned optLevel) {
       triple, cpuName, features.getString(), targetOptions, llvm::Reloc::PIC_,
       std::nullopt, getCodeGenOptLevel(optLevel)));
   if (!machine)
-    return llvm::createStringError("cannot create an LLVM target machine for '" +
-                                   triple.str() + "', CPU '" + cpuName + "'");
+    return llvm::createStringError(
+        "cannot create an LLVM target machine for '" + triple.str() +
+        "', CPU '" + cpuName + "'");
   // An unknown CPU name only warns inside LLVM and falls back to a generic
   // CPU; a typo must not silently lose the vector units.
   if (!machine->getMCSubtargetInfo()->isCPUStringValid(cpuName))
@@ -186,8 +187,7 @@ mlir::lmopt::cpu::emitObjectFile(llvm::Module &module,
   llvm::legacy::PassManager codegen;
   if (machine.addPassesToEmitFile(codegen, os, nullptr,
                                   llvm::CodeGenFileType::ObjectFile))
-    return llvm::createStringError(
-        "the LLVM target cannot emit object files");
+    return llvm::createStringError("the LLVM target cannot emit object files");
   codegen.run(module);
   return object;
 }
@@ -244,16 +244,15 @@ mlir::lmopt::cpu::linkSharedObject(llvm::ArrayRef<char> object) {
                                      "': " + error.message());
   }
 
-  SmallVector<StringRef> args = {*driver,      "-shared",
-                                 "-o",         *libraryPath,
-                                 *objectPath,  "-lm",
-                                 "-Wl,--no-undefined"};
+  SmallVector<StringRef> args = {
+      *driver, "-shared",           "-o", *libraryPath, *objectPath,
+      "-lm",   "-Wl,--no-undefined"};
   std::string command = llvm::join(args, " ");
   std::optional<StringRef> redirects[] = {StringRef(""), StringRef(*logPath),
                                           StringRef(*logPath)};
   std::string message;
-  int status = llvm::sys::ExecuteAndWait(*driver, args, std::nullopt,
-                                         redirects, 0, 0, &message);
+  int status = llvm::sys::ExecuteAndWait(*driver, args, std::nullopt, redirects,
+                                         0, 0, &message);
   if (status != 0) {
     std::string output;
     if (llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> log =

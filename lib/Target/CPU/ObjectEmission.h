@@ -1,4 +1,4 @@
-//===- ObjectEmission.h - LLVM IR to a kernel shared object ------*- C++ -*-===//
+//===- ObjectEmission.h - LLVM IR to a kernel shared object -----*- C++ -*-===//
 //
 // The LLVM half of kernel code generation: the `name(void **args)` entry
 // points, the host target machine, LLVM's optimization pipeline, the object

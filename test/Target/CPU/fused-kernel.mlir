@@ -12,7 +12,7 @@
 // layer_norm reads three times, is computed into the result buffer and
 // normalized in place, so the kernel allocates nothing on the heap.
 // FFN: result0: shape [16, 512], {{.*}}: PASS
-// IR-LABEL: define void @ffn_epilogue(
+// IR-LABEL: define internal {{.*}}@__lmopt_kernel_impl.ffn_epilogue(
 // IR-NOT: @malloc(
 // IR: ret void
 func.func @ffn_epilogue(%x: tensor<16x512xf32>, %bias: tensor<512xf32>, %residual: tensor<16x512xf32>, %gamma: tensor<512xf32>, %beta: tensor<512xf32>) -> tensor<16x512xf32> {
@@ -27,7 +27,7 @@ func.func @ffn_epilogue(%x: tensor<16x512xf32>, %bias: tensor<512xf32>, %residua
 // too big for the stack, so it is allocated and freed within the call.
 // TMP: result0: shape [512], {{.*}}: PASS
 // TMP-NEXT: result1: shape [16, 1], {{.*}}: PASS
-// IR-LABEL: define void @shared_temporary(
+// IR-LABEL: define internal {{.*}}@__lmopt_kernel_impl.shared_temporary(
 // IR: call {{.*}}@malloc(
 // IR: call void @free(
 // IR: ret void
