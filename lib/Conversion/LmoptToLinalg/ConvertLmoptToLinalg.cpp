@@ -26,6 +26,7 @@ void mlir::lmopt::populateLmoptToLinalgPatterns(RewritePatternSet &patterns) {
   populateLmoptElementwiseToLinalgPatterns(patterns);
   populateLmoptReductionToLinalgPatterns(patterns);
   populateLmoptDataMovementToLinalgPatterns(patterns);
+  populateLmoptIndexingToLinalgPatterns(patterns);
 }
 
 namespace {

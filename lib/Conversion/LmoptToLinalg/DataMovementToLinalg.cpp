@@ -119,15 +119,21 @@ struct SliceAxis {
   int64_t start = 0, count = 0, step = 1;
 };
 
+} // namespace
+
 /// ONNX Slice's resolution of one axis of static size `dim`: negative bounds
 /// count from the end, then bounds are clamped ([0, dim] for positive steps,
-/// [-1, dim - 1] for negative ones), as the reference evaluator does.
+/// [-1, dim - 1] for negative ones), as the reference evaluator does. A step
+/// longer than the axis takes one element either way; it is shortened so
+/// that the count cannot overflow.
 static SliceAxis resolveSliceAxis(int64_t dim, int64_t start, int64_t end,
                                   int64_t step) {
   if (start < 0)
     start += dim;
   if (end < 0)
     end += dim;
+  int64_t longest = std::max<int64_t>(dim, 1);
+  step = std::clamp(step, -longest, longest);
   SliceAxis axis;
   axis.step = step;
   if (dim == 0)
@@ -171,6 +177,8 @@ static Value buildReverse(OpBuilder &b, Location loc, Value source,
              })
       .getResult(0);
 }
+
+namespace {
 
 /// A strided `extract_slice` over the selected elements; axes with negative
 /// steps are sliced from their lowest selected index with the positive
@@ -251,6 +259,8 @@ struct SliceToTensor : OpRewritePattern<SliceOp> {
   }
 };
 
+} // namespace
+
 //===----------------------------------------------------------------------===//
 // Concat, transpose, expand
 //===----------------------------------------------------------------------===//
@@ -276,6 +286,8 @@ static void buildOffAxisDimChecks(OpBuilder &b, Location loc, ValueRange inputs,
     }
   }
 }
+
+namespace {
 
 /// A `tensor.empty` of the result's size filled by one `insert_slice` per
 /// input, at the running offset along the axis.
@@ -386,6 +398,8 @@ struct ExpandToLinalg : OpRewritePattern<ExpandOp> {
   }
 };
 
+} // namespace
+
 //===----------------------------------------------------------------------===//
 // Reshapes
 //===----------------------------------------------------------------------===//
@@ -450,6 +464,8 @@ static FailureOr<Value> buildReshape(OpBuilder &b, Location loc, Value source,
     return failure();
   return buildReshapeThroughFlat(b, loc, source, type);
 }
+
+namespace {
 
 /// Reshape, squeeze and unsqueeze, from their input and result types alone
 /// (the shape operand and axes gave the result type). With dynamic dims the

@@ -98,6 +98,26 @@ func.func @slice_empty_and_single(%x: tensor<6xf32>) -> (tensor<0xf32>, tensor<1
 
 // -----
 
+// Steps longer than the axis take one element (i64 max and min steps are
+// shortened to the axis length, so the count cannot overflow).
+// CHECK-LABEL: func.func @slice_huge_steps
+// CHECK-SAME: %[[X:.*]]: tensor<6xf32>
+// CHECK: %[[A:.*]] = tensor.extract_slice %[[X]][1] [1] [6] : tensor<6xf32> to tensor<1xf32>
+// CHECK: %[[B:.*]] = tensor.extract_slice %[[X]][5] [1] [6] : tensor<6xf32> to tensor<1xf32>
+// CHECK: return %[[A]], %[[B]]
+func.func @slice_huge_steps(%x: tensor<6xf32>) -> (tensor<1xf32>, tensor<1xf32>) {
+  %one = lmopt.constant dense<1> : tensor<1xi64>
+  %last = lmopt.constant dense<-1> : tensor<1xi64>
+  %max = lmopt.constant dense<9223372036854775807> : tensor<1xi64>
+  %min = lmopt.constant dense<-9223372036854775808> : tensor<1xi64>
+  %zero = lmopt.constant dense<0> : tensor<1xi64>
+  %0 = lmopt.slice %x, %one, %max axes %zero steps %max : (tensor<6xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<1xf32>
+  %1 = lmopt.slice %x, %last, %min axes %zero steps %min : (tensor<6xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<1xf32>
+  return %0, %1 : tensor<1xf32>, tensor<1xf32>
+}
+
+// -----
+
 // Bounds computed at run time are not lowered.
 // CHECK-LABEL: func.func @negative_slice_runtime_bounds
 // CHECK-NOT: tensor.

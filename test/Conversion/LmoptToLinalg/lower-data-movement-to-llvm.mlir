@@ -1,8 +1,8 @@
-// What convert-lmopt-to-linalg makes of the data-movement ops lowers to the
-// LLVM dialect with upstream passes alone, once expand-strided-metadata (and
-// lower-affine after it) has turned the views' memref.subview,
-// collapse_shape and expand_shape into pointer arithmetic: no lmopt, linalg,
-// tensor, memref or affine op is left.
+// What convert-lmopt-to-linalg makes of the data-movement and indexing ops
+// lowers to the LLVM dialect with upstream passes alone, once
+// expand-strided-metadata (and lower-affine after it) has turned the views'
+// memref.subview, collapse_shape and expand_shape into pointer arithmetic:
+// no lmopt, linalg, tensor, memref or affine op is left.
 // RUN: lmopt-opt %s --convert-lmopt-to-linalg \
 // RUN: | mlir-opt --pass-pipeline='builtin.module(one-shot-bufferize{bufferize-function-boundaries},func.func(convert-linalg-to-loops),expand-strided-metadata,lower-affine,convert-scf-to-cf,convert-math-to-libm,convert-to-llvm,reconcile-unrealized-casts)' \
 // RUN: | FileCheck %s
@@ -69,6 +69,24 @@ func.func @dynamic(%x: tensor<?x6xf32>, %y: tensor<?x2xf32>) -> (tensor<?x8xf32>
   %c = lmopt.concat %a, %y, %b {axis = 1 : i64} : (tensor<?x4xf32>, tensor<?x2xf32>, tensor<?x2xf32>) -> tensor<?x8xf32>
   %t = lmopt.transpose %x {perm = array<i64: 1, 0>} : tensor<?x6xf32> -> tensor<6x?xf32>
   return %c, %t : tensor<?x8xf32>, tensor<6x?xf32>
+}
+
+// RoBERTa's position ids (a cumsum of the mask), a gather of single
+// elements, a range from run-time bounds, and mod on f16 and integers.
+// CHECK-LABEL: llvm.func @position_ids
+// CHECK: llvm.frem
+// CHECK: llvm.srem
+// CHECK: llvm.return
+func.func @position_ids(%mask: tensor<2x8xi32>, %table: tensor<2x130xi64>, %idx: tensor<2x8xi64>,
+                        %start: tensor<i64>, %delta: tensor<i64>, %f: tensor<2x8xf16>, %g: tensor<8xf16>)
+    -> (tensor<2x8xi32>, tensor<2x8xi64>, tensor<8xi64>, tensor<2x8xf16>, tensor<2x8xi32>) {
+  %0 = lmopt.cumsum %mask {axis = 1 : i64} : tensor<2x8xi32>
+  %1 = lmopt.gather_elements %table, %idx {axis = 1 : i64} : (tensor<2x130xi64>, tensor<2x8xi64>) -> tensor<2x8xi64>
+  %limit = lmopt.constant dense<8> : tensor<i64>
+  %2 = lmopt.range %start, %limit, %delta : (tensor<i64>, tensor<i64>, tensor<i64>) -> tensor<8xi64>
+  %3 = lmopt.mod %f, %g {fmod = true} : (tensor<2x8xf16>, tensor<8xf16>) -> tensor<2x8xf16>
+  %4 = lmopt.mod %0, %mask : (tensor<2x8xi32>, tensor<2x8xi32>) -> tensor<2x8xi32>
+  return %0, %1, %2, %3, %4 : tensor<2x8xi32>, tensor<2x8xi64>, tensor<8xi64>, tensor<2x8xf16>, tensor<2x8xi32>
 }
 
 {-#

@@ -22,6 +22,10 @@ void populateLmoptReductionToLinalgPatterns(RewritePatternSet &patterns);
 /// `linalg.transpose`, broadcasting generics and `arith.constant`.
 void populateLmoptDataMovementToLinalgPatterns(RewritePatternSet &patterns);
 
+/// Mod (numpy broadcasting), range, cumsum and gather_elements, each to one
+/// `linalg.generic`.
+void populateLmoptIndexingToLinalgPatterns(RewritePatternSet &patterns);
+
 /// All of the above.
 void populateLmoptToLinalgPatterns(RewritePatternSet &patterns);
 
