@@ -34,6 +34,10 @@ llvm_config.add_tool_substitutions(
 # with (it has numpy, which checks the files the runtime writes).
 llvm_config.add_tool_substitutions(
     [ToolSubst("lmopt-runtime-tests", unresolved="fatal")], tool_dirs)
+# lmopt-run, and the generator of the bundles its tests run.
+llvm_config.add_tool_substitutions(
+    [ToolSubst("lmopt-run", unresolved="fatal"),
+     ToolSubst("lmopt-make-test-bundles", unresolved="fatal")], tool_dirs)
 config.substitutions.append(("%lmopt_python", config.python_executable))
 # The reference interpreter, and the ONNX fixtures the e2e suite runs.
 llvm_config.add_tool_substitutions(
