@@ -36,6 +36,10 @@ llvm_config.add_tool_substitutions(
 # with (it has numpy, which checks the files the runtime writes).
 llvm_config.add_tool_substitutions(
     [ToolSubst("lmopt-runtime-tests", unresolved="fatal")], tool_dirs)
+# lmopt-run, and the generator of the bundles its tests run.
+llvm_config.add_tool_substitutions(
+    [ToolSubst("lmopt-run", unresolved="fatal"),
+     ToolSubst("lmopt-make-test-bundles", unresolved="fatal")], tool_dirs)
 # Without -DPython3_EXECUTABLE, the first python3 on PATH (several tests
 # need its numpy), else the one running lit.
 config.substitutions.append(
@@ -66,9 +70,3 @@ if os.path.exists(os.path.join(config.llvm_tools_dir, "mlir-runner")) and \
 # The compiler driver.
 llvm_config.add_tool_substitutions(
     [ToolSubst("lmopt-compile", unresolved="fatal")], tool_dirs)
-# The runtime's driver, once it is built: end-to-end tests of compiled
-# bundles require it.
-if os.path.exists(os.path.join(config.lmopt_tools_dir, "lmopt-run")):
-    config.available_features.add("lmopt-run")
-    llvm_config.add_tool_substitutions(
-        [ToolSubst("lmopt-run", unresolved="fatal")], tool_dirs)
