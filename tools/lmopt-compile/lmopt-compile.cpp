@@ -373,6 +373,9 @@ int main(int argc, char **argv) {
     mlir::lmopt::cpu::printPlan(llvm::outs(), *plan);
   if (dumpKernels && plan->kernels)
     plan->kernels->print(llvm::outs());
+  // Keep the listing ahead of the later phases' lines when both go to one
+  // stream.
+  llvm::outs().flush();
   if (outputFile.empty()) {
     if (!reportFile.empty() && failed(writeReport(fusions, *plan, {})))
       return EXIT_FAILURE;
