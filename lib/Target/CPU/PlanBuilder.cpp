@@ -193,21 +193,24 @@ static FailureOr<Role> classify(Operation *op) {
       diag << ": " << why;
     return failure();
   };
-  for (Type type : op->getResultTypes()) {
-    if (isPlannable(type))
-      continue;
-    std::string text;
-    llvm::raw_string_ostream os(text);
-    os << type;
-    return unsupported("result type " + text +
-                       " is not a static tensor of a runtime dtype");
-  }
+  // A constant is only data: its users are reported if they cannot read it.
   if (getConstantValue(op))
     return Role::Constant;
-  for (Type type : op->getOperandTypes())
-    if (!isPlannable(type))
-      return unsupported("an operand is not a static tensor of a runtime "
-                         "dtype");
+  auto checkTypes = [&](TypeRange types, StringRef what) {
+    for (auto [index, type] : llvm::enumerate(types)) {
+      if (isPlannable(type))
+        continue;
+      std::string text;
+      llvm::raw_string_ostream os(text);
+      os << what << " " << index << " has type " << type
+         << ", not a static tensor of a runtime dtype";
+      return unsupported(text);
+    }
+    return success();
+  };
+  if (failed(checkTypes(op->getResultTypes(), "result")) ||
+      failed(checkTypes(op->getOperandTypes(), "operand")))
+    return failure();
   if (isa<ReshapeOp, SqueezeOp, UnsqueezeOp>(op))
     return Role::Alias;
   auto isF32 = [](Value value) {
@@ -347,6 +350,11 @@ FailureOr<uint32_t> PlanBuilder::getTensor(Value value) {
   Operation *def = value.getDefiningOp();
   ElementsAttr attr = getConstantValue(def);
   assert(attr && "values are planned before their uses");
+  if (!isPlannable(value.getType()))
+    return def->emitError("constant of type ")
+           << value.getType()
+           << " cannot be stored in a bundle: not a static tensor of a "
+              "runtime dtype";
   std::string name = describeNode(def->getLoc());
   if (auto resource = llvm::dyn_cast<DenseResourceElementsAttr>(attr))
     name = resource.getRawHandle().getKey().str();

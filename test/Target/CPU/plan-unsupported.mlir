@@ -5,7 +5,7 @@
 
 // CHECK-DAG: error: no CPU lowering for 'lmopt.dynamic_quantize_linear' (node 'quantize_x')
 // CHECK-DAG: error: no CPU lowering for 'lmopt.matmul_integer' (node 'int8_matmul')
-// CHECK-DAG: error: no CPU lowering for 'lmopt.neg' (node 'neg_i4'): result type tensor<2xi4> is not a static tensor of a runtime dtype
+// CHECK-DAG: error: no CPU lowering for 'lmopt.neg' (node 'neg_i4'): result 0 has type tensor<2xi4>, not a static tensor of a runtime dtype
 // CHECK-NOT: plan:
 
 func.func @main(%x: tensor<2x4xf32>, %n: tensor<2xi4>) -> (tensor<2x3xi32>, tensor<2xi4>)
