@@ -2,6 +2,8 @@
 // RUN: lmopt-compile %s -o %t/model.lmopt 2>&1 | FileCheck %s --check-prefix=LOG
 // RUN: %lmopt_python %S/Inputs/read_bundle.py %t/model.lmopt | FileCheck %s
 // RUN: ls %t | FileCheck %s --check-prefix=FILES
+// RUN: lmopt-compile %s -O0 -o %t/o0.lmopt --report=%t/report.json 2>/dev/null
+// RUN: FileCheck %s --check-prefix=REPORT < %t/report.json
 
 // A model of library steps only: the bundle holds meta, plan and weights and
 // no kernels section, and the log gives each phase and the summary.
@@ -24,6 +26,14 @@
 // CHECK-NOT: section kernels
 // CHECK: plan magic LMOPTPLN
 // CHECK: meta {"fusions": {{.*}}, "inputs": [{"dims": [2, 3], "dtype": "i64", "name": "ids"}], "lmopt_version": "{{.*}}", "model": "linear-bundle", "outputs": [{"dims": [2, 3, 4], "dtype": "f32", "name": "hidden"}], "target": "cpu"}
+
+// REPORT: "fusions": {
+// REPORT: "plan": {
+// REPORT-DAG: "arena_bytes":
+// REPORT-DAG: "bundle_bytes":
+// REPORT-DAG: "kernels": 0
+// REPORT-DAG: "gather": 1
+// REPORT-DAG: "linear": 1
 
 // No temporary file is left next to the bundle.
 // FILES: model.lmopt
