@@ -29,6 +29,7 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -66,6 +67,11 @@ static llvm::cl::opt<std::string>
 static llvm::cl::opt<unsigned>
     optLevel("opt-level", llvm::cl::desc("LLVM optimization level (0-3)"),
              llvm::cl::init(3));
+static llvm::cl::opt<unsigned> benchmarkRuns(
+    "benchmark",
+    llvm::cl::desc("Also run the kernel this many times and print the best "
+                   "and median time per call (not for lit tests)"),
+    llvm::cl::init(0));
 static llvm::cl::opt<bool>
     printLLVMIR("print-llvm-ir",
                 llvm::cl::desc("Print the optimized LLVM IR to stdout"));
@@ -296,6 +302,22 @@ static int runKernel(func::FuncOp func, void *handle) {
     outputs.push_back({name, std::move(tensor)});
   }
   kernel(args.data());
+  if (benchmarkRuns > 0) {
+    std::vector<double> seconds;
+    for (unsigned i = 0; i < benchmarkRuns; ++i) {
+      auto start = std::chrono::steady_clock::now();
+      kernel(args.data());
+      seconds.push_back(std::chrono::duration<double>(
+                            std::chrono::steady_clock::now() - start)
+                            .count());
+    }
+    llvm::sort(seconds);
+    llvm::outs() << kernelName << ": best "
+                 << llvm::format("%.2f", seconds.front() * 1e6)
+                 << " us, median "
+                 << llvm::format("%.2f", seconds[seconds.size() / 2] * 1e6)
+                 << " us over " << benchmarkRuns << " runs\n";
+  }
   size_t firstResult = func.getNumArguments();
   for (auto [i, output] : llvm::enumerate(outputs))
     std::memcpy(output.tensor.data.data(), args[firstResult + i],

@@ -1,9 +1,9 @@
 //===- ConvertLmoptToLinalg.cpp - the convert-lmopt-to-linalg pass --------===//
 //
-// Composes the elementwise and reduction patterns with the greedy driver: an
-// op is lowered when its pattern accepts its form and is left otherwise, which
-// a partial conversion would need a legality callback repeating each
-// pattern's checks to express.
+// Composes the pattern families (elementwise, reductions, data movement,
+// indexing) with the greedy driver: an op is lowered when its pattern accepts
+// its form and is left otherwise, which a partial conversion would need a
+// legality callback repeating each pattern's checks to express.
 //
 //===----------------------------------------------------------------------===//
 

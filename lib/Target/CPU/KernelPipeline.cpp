@@ -24,6 +24,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Transforms/BufferDeallocationOpInterfaceImpl.h"
 #include "mlir/Dialect/Arith/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/FuncBufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
@@ -48,6 +49,7 @@
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/ADT/StringExtras.h"
 
 using namespace mlir;
 using namespace mlir::lmopt;
@@ -115,6 +117,17 @@ mlir::lmopt::cpu::checkKernelModule(ModuleOp module) {
       continue;
     }
     StringRef name = func.getSymName();
+    // The entry point is a C symbol; the implementation's internal name is
+    // reserved.
+    if (name.empty() || llvm::isDigit(name.front()) ||
+        !llvm::all_of(name,
+                      [](char c) { return llvm::isAlnum(c) || c == '_'; }) ||
+        name.starts_with("__lmopt")) {
+      func.emitError("kernel name '")
+          << name << "' is not a C identifier (or starts with '__lmopt')";
+      valid = false;
+      continue;
+    }
     if (func.isExternal() || !func.isPublic()) {
       func.emitError("kernel '") << name << "' must be public with a body";
       valid = false;
@@ -229,12 +242,14 @@ struct RelaxKernelFloatSemanticsPass
 };
 
 /// Polynomial approximations (f32; narrower floats computed in f32) instead
-/// of libm calls, so the math vectorizes with the loop around it.
-struct ApproximateKernelMathPass
-    : PassWrapper<ApproximateKernelMathPass, OperationPass<func::FuncOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(ApproximateKernelMathPass)
+/// of libm calls, so the math vectorizes with the loop around it; bf16
+/// conversions as integer arithmetic, since CPUs without AVX-512 BF16 would
+/// call `__truncsfbf2`, which older libgcc lacks.
+struct ExpandKernelMathPass
+    : PassWrapper<ExpandKernelMathPass, OperationPass<func::FuncOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(ExpandKernelMathPass)
 
-  StringRef getArgument() const final { return "lmopt-approximate-math"; }
+  StringRef getArgument() const final { return "lmopt-expand-kernel-math"; }
   void runOnOperation() override {
     auto approximated = [](StringRef name) {
       return llvm::is_contained(
@@ -247,6 +262,7 @@ struct ApproximateKernelMathPass
     RewritePatternSet patterns(&getContext());
     populateMathF32ExpansionPatterns(patterns, approximated);
     populateMathPolynomialApproximationPatterns(patterns, approximated);
+    arith::populateExpandBFloat16Patterns(patterns);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
   }
@@ -370,7 +386,7 @@ void mlir::lmopt::cpu::buildKernelToLLVMPipeline(OpPassManager &pm) {
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
-  pm.addNestedPass<func::FuncOp>(std::make_unique<ApproximateKernelMathPass>());
+  pm.addNestedPass<func::FuncOp>(std::make_unique<ExpandKernelMathPass>());
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

@@ -130,6 +130,17 @@ func.func @cumsum(%x: tensor<2x8xi32>, %y: tensor<?x4xf32>) -> (tensor<2x8xi32>,
 
 // -----
 
+// Booleans have no sum: not lowered.
+// CHECK-LABEL: func.func @negative_cumsum_bool
+// CHECK-NOT: linalg.generic
+// CHECK: lmopt.cumsum
+func.func @negative_cumsum_bool(%x: tensor<4xi1>) -> tensor<4xi1> {
+  %0 = lmopt.cumsum %x {axis = 0 : i64} : tensor<4xi1>
+  return %0 : tensor<4xi1>
+}
+
+// -----
+
 // GatherElements reads data at the output position with the axis replaced
 // by the index: negative indices count from the end, and out-of-range ones
 // are clamped into the axis (a kernel must not read out of bounds).

@@ -6,6 +6,12 @@
 // RUN: %lmopt_python %S/Inputs/make-inputs.py %t.npz arg0=4x40:float32 arg1=4x40:float16 arg2=4x40:int64 arg3=40:float16
 // RUN: lmopt-interpret %s --function=casts --inputs=%t.npz --output=%t.ref.npz
 // RUN: lmopt-kernel-test %s --kernel=casts --inputs=%t.npz --compare=%t.ref.npz | FileCheck %s
+// bf16 rounds through integer arithmetic, so a CPU without AVX-512 BF16
+// (baseline x86-64) needs no `__truncsfbf2` from libgcc.
+// RUN: %lmopt_python %S/Inputs/make-inputs.py %t.bf.npz arg0=4x32:float32 arg1=32:float32
+// RUN: lmopt-interpret %s --function=bf16_ops --inputs=%t.bf.npz --output=%t.bf.ref.npz
+// RUN: lmopt-kernel-test %s --kernel=bf16_ops --inputs=%t.bf.npz --compare=%t.bf.ref.npz | FileCheck %s --check-prefix=BF16
+// RUN: lmopt-kernel-test %s --kernel=bf16_ops --cpu=x86-64 --inputs=%t.bf.npz --compare=%t.bf.ref.npz | FileCheck %s --check-prefix=BF16
 
 // CHECK: result0: shape [4, 40], {{.*}}: PASS
 // CHECK-NEXT: result1: shape [4, 40], {{.*}}: PASS
@@ -25,4 +31,16 @@ func.func @casts(%x: tensor<4x40xf32>, %h: tensor<4x40xf16>, %i: tensor<4x40xi64
   %5 = lmopt.layer_norm %h, %s : (tensor<4x40xf16>, tensor<40xf16>) -> tensor<4x40xf16>
   %h5 = lmopt.cast %5 : tensor<4x40xf16> -> tensor<4x40xf32>
   return %0, %1, %h2, %h3, %4, %h5 : tensor<4x40xi32>, tensor<4x40xf32>, tensor<4x40xf32>, tensor<4x40xf32>, tensor<4x40xi64>, tensor<4x40xf32>
+}
+
+// BF16: result0: shape [4, 32], {{.*}}: PASS
+// BF16-NEXT: result1: shape [4, 32], {{.*}}: PASS
+func.func @bf16_ops(%x: tensor<4x32xf32>, %s: tensor<32xf32>) -> (tensor<4x32xf32>, tensor<4x32xf32>) {
+  %xb = lmopt.cast %x : tensor<4x32xf32> -> tensor<4x32xbf16>
+  %sb = lmopt.cast %s : tensor<32xf32> -> tensor<32xbf16>
+  %n = lmopt.rms_norm %xb, %sb : (tensor<4x32xbf16>, tensor<32xbf16>) -> tensor<4x32xbf16>
+  %g = lmopt.gelu %xb : tensor<4x32xbf16>
+  %nf = lmopt.cast %n : tensor<4x32xbf16> -> tensor<4x32xf32>
+  %gf = lmopt.cast %g : tensor<4x32xbf16> -> tensor<4x32xf32>
+  return %nf, %gf : tensor<4x32xf32>, tensor<4x32xf32>
 }

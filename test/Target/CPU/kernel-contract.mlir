@@ -12,6 +12,11 @@ func.func @dynamic(%a: tensor<?x8xf32>) -> tensor<?x8xf32> {
 // CHECK-DAG: error: kernel 'declared' must be public with a body
 func.func private @declared(%a: tensor<8xf32>) -> tensor<8xf32>
 
+// CHECK-DAG: error: kernel name 'k.3' is not a C identifier (or starts with '__lmopt')
+func.func @"k.3"(%a: tensor<8xf32>) -> tensor<8xf32> {
+  return %a : tensor<8xf32>
+}
+
 // CHECK-NOT: kernel 'fine'
 func.func @fine(%a: tensor<8xf32>) -> tensor<8xf32> {
   %0 = lmopt.gelu %a : tensor<8xf32>

@@ -47,6 +47,10 @@ struct KernelCodegenOptions {
 ///
 /// Failures are diagnostics at the offending op's location ("no CPU lowering
 /// for 'lmopt.foo' in kernel 'k3' (node 'x')"), all offenders reported.
+/// Environment failures (no linker, a failing link) are diagnostics on the
+/// module naming the command and its output. `kernels` is not modified; its
+/// context gets the bufferization and LLVM translation interfaces registered,
+/// so calls sharing a context must not run concurrently.
 FailureOr<std::vector<uint8_t>>
 compileKernels(ModuleOp kernels, const KernelCodegenOptions &options);
 
