@@ -370,4 +370,9 @@ TEST(AttentionStep, OperandsMatchDesc) {
   EXPECT_STATUS(plain->run(q.data(), k.data(), v.data(), nullptr, v.data()),
                 StatusCode::InvalidArgument,
                 "attention step 'attn_0': output overlaps value");
+  std::vector<float> both(2 * 5 * 12 + 4);
+  EXPECT_STATUS(
+      masked->run(q.data(), k.data(), v.data(), both.data() + 2, both.data()),
+      StatusCode::InvalidArgument,
+      "attention step 'attn_0': output overlaps mask");
 }

@@ -3,9 +3,9 @@
 // Work items are (batch, head, block of query rows), spread over an OpenMP
 // team. Per item: scores = scale * Q K^T with dnnl_sgemm into the thread's
 // scratch block, one pass per row that applies the mask and causal hiding
-// and finds the maximum, one pass for exp and the sum, then P V with a
-// second dnnl_sgemm written straight into the packed output. Inside the
-// team dnnl_sgemm runs single-threaded. Packed heads are read through the
+// and finds the maximum, one for exp and the sum, one that normalizes, then
+// P V with a second dnnl_sgemm written straight into the packed output. Inside
+// the team dnnl_sgemm runs single-threaded. Packed heads are read through the
 // GEMMs' leading dimensions: nothing is copied or transposed.
 //
 // Rows follow the reference evaluator (lib/Reference/AttentionOps.cpp):
@@ -20,6 +20,10 @@
 #include <omp.h>
 #include <oneapi/dnnl/dnnl.h>
 #include <oneapi/dnnl/dnnl_debug.h>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 #include <algorithm>
 #include <atomic>
@@ -60,6 +64,12 @@ enum class RowResult : uint8_t { Normal, Zero, NaN };
 
 } // namespace
 
+/// A softmax kernel: one row of `sk` scores, keys from `end` on hidden, the
+/// row's mask elements (or null), and the desc's zeroMaskedRows.
+using SoftmaxRowFn = RowResult (*)(float *, int64_t, int64_t, const void *,
+                                   bool);
+static SoftmaxRowFn selectSoftmaxRow(AttentionMask kind, bool broadcast);
+
 struct AttentionStep::Impl {
   /// Threads in the team, work items per (batch, head), rows per item.
   int teamSize = 1;
@@ -70,6 +80,9 @@ struct AttentionStep::Impl {
   /// Element strides of the mask over [B, H, Sq, Sk] (0 where it
   /// broadcasts).
   int64_t maskStrides[4] = {0, 0, 0, 0};
+  /// Bytes the mask spans (its dims' product times the element size).
+  size_t maskBytes = 0;
+  SoftmaxRowFn softmax = nullptr;
   AlignedFloats scores;
   /// One RowResult per row of each thread's block.
   std::vector<RowResult> rowResults;
@@ -198,6 +211,14 @@ Status AttentionStep::create(const CpuContext &context,
                              std::to_string(floats * sizeof(float)) +
                              " bytes of scratch for scores");
   impl->rowResults.assign(size_t(team * rowBlock), RowResult::Normal);
+  impl->softmax = selectSoftmaxRow(desc.mask, impl->maskStrides[3] == 0);
+  if (desc.mask != AttentionMask::None) {
+    size_t count = 1;
+    for (int64_t dim : desc.maskDims)
+      count *= size_t(dim);
+    impl->maskBytes =
+        count * (desc.mask == AttentionMask::Additive ? sizeof(float) : 1);
+  }
 
   std::unique_ptr<AttentionStep> step(new AttentionStep(context));
   step->desc_ = desc;
@@ -209,127 +230,250 @@ Status AttentionStep::create(const CpuContext &context,
 //===----------------------------------------------------------------------===//
 // Softmax rows
 //===----------------------------------------------------------------------===//
+//
+// One row of scaled scores becomes probabilities in place: the mask row is
+// added or applied (`Broadcast`: one mask element for every key), keys from
+// `end` on are hidden (causal), then a max-subtracted softmax. Two kernels
+// with the same arithmetic: AVX-512 intrinsics (masked loads handle the
+// row's tail), and portable loops for other CPUs. Both compute exp(x) for
+// x <= 0 with Cephes' expf polynomial on x - n ln 2, scaled by 2^n, within
+// 2 ulp, and flush values below e^-80 to zero (they are added to a row sum
+// of at least 1): every intermediate stays a normal number, as a denormal
+// costs a microcode assist per element on x86.
 
-/// exp(x) for x <= 0 (or NaN), within 2 ulp, in operations that vectorize:
-/// Cephes' expf polynomial on x - n ln 2 times 2^n built from the exponent
-/// bits. Values below e^-87 (the f32 normal range) flush to zero: they are
-/// added to a row sum of at least 1.
+namespace {
+/// Cephes' expf constants: ln 2 split in two, and the polynomial.
+constexpr float kExpLowest = -80.0f;
+constexpr float kLog2e = 1.44269504088896341f;
+constexpr float kLn2Hi = 0.693359375f;
+constexpr float kLn2Lo = -2.12194440e-4f;
+constexpr float kExpPoly[6] = {1.9875691500e-4f, 1.3981999507e-3f,
+                               8.3334519073e-3f, 4.1665795894e-2f,
+                               1.6666665459e-1f, 5.0000001201e-1f};
+} // namespace
+
+/// Picks the row's verdict once its maximum and visible keys are known.
+static RowResult rowVerdict(float max, int64_t shownKeys, bool zeroMaskedRows) {
+  if (zeroMaskedRows && shownKeys == 0)
+    return RowResult::Zero;
+  if (!std::isfinite(max))
+    return RowResult::NaN;
+  return RowResult::Normal;
+}
+
+//===--- Portable kernel
+//---------------------------------------------------===//
+
 static inline float expNonPositive(float x) {
-  const float lowest = -87.0f;
-  float clamped = x > lowest ? x : lowest;
-  // Round to nearest through the 1.5 * 2^23 trick: exact for |v| < 2^22.
+  float clamped = x > kExpLowest ? x : kExpLowest;
+  // Round to nearest by adding and removing 1.5 * 2^23 (|v| < 2^22 here).
   const float magic = 12582912.0f;
-  float n = (clamped * 1.44269504088896341f + magic) - magic;
-  float r = clamped - n * 0.693359375f - n * -2.12194440e-4f;
-  float p = 1.9875691500e-4f;
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
+  float n = (clamped * kLog2e + magic) - magic;
+  float r = clamped - n * kLn2Hi - n * kLn2Lo;
+  float p = kExpPoly[0];
+  for (int i = 1; i < 6; ++i)
+    p = p * r + kExpPoly[i];
   p = p * r * r + r + 1.0f;
+  // 2^n from its exponent bits; n >= -116, a normal number.
   int32_t bits = (int32_t(n) + 127) << 23;
-  float scaleBits;
-  std::memcpy(&scaleBits, &bits, sizeof(float));
-  float y = x > lowest ? p * scaleBits : 0.0f;
+  float twoToN;
+  std::memcpy(&twoToN, &bits, sizeof(twoToN));
+  float scaled = p * twoToN;
+  float y = x > kExpLowest ? scaled : 0.0f;
   return x != x ? x : y;
 }
 
-namespace {
-/// A mask row: the element for key j is at `data[j * stride]`, stride 0 or 1.
-template <typename T, bool Broadcast> struct MaskRow {
-  const T *data;
-  T at(int64_t j) const { return data[Broadcast ? 0 : j]; }
-};
-} // namespace
-
-/// Applies the mask to keys [0, end) of `s` and hides the rest; returns the
-/// maximum and counts the keys neither hidden nor masked by -inf.
 template <AttentionMask Kind, bool Broadcast>
-static float maskRow(float *s, int64_t sk, int64_t end, const void *mask,
-                     int64_t &visible) {
+static RowResult softmaxRowPortable(float *s, int64_t sk, int64_t end,
+                                    const void *mask, bool zeroMaskedRows) {
   const float hidden = -FLT_MAX;
-  float max = -std::numeric_limits<float>::infinity();
-  int64_t count = 0;
-  if constexpr (Kind == AttentionMask::None) {
-#pragma omp simd reduction(max : max)
-    for (int64_t j = 0; j < end; ++j)
-      max = std::max(max, s[j]);
-    count = end;
-  } else if constexpr (Kind == AttentionMask::Additive) {
-    MaskRow<float, Broadcast> m{static_cast<const float *>(mask)};
-    const float minusInf = -std::numeric_limits<float>::infinity();
-#pragma omp simd reduction(max : max) reduction(+ : count)
-    for (int64_t j = 0; j < end; ++j) {
-      float v = s[j] + m.at(j);
-      s[j] = v;
-      max = std::max(max, v);
-      count += m.at(j) != minusInf;
+  const float minusInf = -std::numeric_limits<float>::infinity();
+  const auto *additive = static_cast<const float *>(mask);
+  const auto *keepBytes = static_cast<const uint8_t *>(mask);
+  float max = minusInf;
+  int64_t shownKeys = 0;
+#pragma omp simd reduction(max : max) reduction(+ : shownKeys)
+  for (int64_t j = 0; j < sk; ++j) {
+    bool keep = j < end, shown = keep;
+    float v = s[j];
+    if constexpr (Kind == AttentionMask::Additive) {
+      float m = additive[Broadcast ? 0 : j];
+      v += m;
+      shown = keep && m != minusInf;
+    } else if constexpr (Kind == AttentionMask::Bool) {
+      keep = keep && keepBytes[Broadcast ? 0 : j] != 0;
+      shown = keep;
     }
-  } else {
-    MaskRow<uint8_t, Broadcast> m{static_cast<const uint8_t *>(mask)};
-#pragma omp simd reduction(max : max) reduction(+ : count)
-    for (int64_t j = 0; j < end; ++j) {
-      bool keep = m.at(j) != 0;
-      float v = keep ? s[j] : hidden;
-      s[j] = v;
-      max = std::max(max, v);
-      count += keep;
-    }
+    v = keep ? v : hidden;
+    s[j] = v;
+    max = std::max(max, v);
+    shownKeys += shown;
   }
-  for (int64_t j = end; j < sk; ++j)
-    s[j] = hidden;
-  if (end < sk)
-    max = std::max(max, hidden);
-  visible = count;
-  return max;
-}
-
-/// Turns the scores `s` of one query row into probabilities in place.
-/// `end` is the first key causal masking hides (sk without it).
-template <AttentionMask Kind, bool Broadcast>
-static RowResult softmaxRow(float *s, int64_t sk, int64_t end, const void *mask,
-                            bool zeroMaskedRows) {
-  int64_t visible = 0;
-  float max = maskRow<Kind, Broadcast>(s, sk, end, mask, visible);
-  RowResult result = RowResult::Normal;
-  if (zeroMaskedRows && visible == 0)
-    result = RowResult::Zero;
-  else if (!std::isfinite(max))
-    result = RowResult::NaN;
+  RowResult result = rowVerdict(max, shownKeys, zeroMaskedRows);
   if (result != RowResult::Normal) {
     std::fill(s, s + sk, 0.0f);
     return result;
   }
+  // Separate loops: the exp loop vectorizes, a float sum only does with
+  // reassociation, which the OpenMP simd reduction allows.
+#pragma omp simd
+  for (int64_t j = 0; j < sk; ++j)
+    s[j] = expNonPositive(s[j] - max);
   float sum = 0;
 #pragma omp simd reduction(+ : sum)
-  for (int64_t j = 0; j < sk; ++j) {
-    float p = expNonPositive(s[j] - max);
-    s[j] = p;
-    sum += p;
-  }
-  float inv = 1.0f / sum;
-#pragma omp simd
+  for (int64_t j = 0; j < sk; ++j)
+    sum += s[j];
+  const float inv = 1.0f / sum;
   for (int64_t j = 0; j < sk; ++j)
     s[j] *= inv;
   return RowResult::Normal;
 }
 
-using SoftmaxRowFn = RowResult (*)(float *, int64_t, int64_t, const void *,
-                                   bool);
+//===--- AVX-512 kernel
+//----------------------------------------------------===//
 
-static SoftmaxRowFn selectSoftmaxRow(AttentionMask kind, bool broadcast) {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define LMOPT_ATTENTION_AVX512 1
+#define LMOPT_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl")))
+// GCC 12 flags the deliberately undefined pass-through operand inside its
+// own AVX-512 intrinsics (_mm512_undefined_ps) as maybe uninitialized.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+
+LMOPT_AVX512 static inline __m512 expNonPositive16(__m512 x) {
+  const __m512 lowest = _mm512_set1_ps(kExpLowest);
+  __mmask16 inRange = _mm512_cmp_ps_mask(x, lowest, _CMP_GT_OQ);
+  __m512 clamped = _mm512_mask_blend_ps(inRange, lowest, x);
+  __m512 n =
+      _mm512_roundscale_ps(_mm512_mul_ps(clamped, _mm512_set1_ps(kLog2e)),
+                           _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(kLn2Hi), clamped);
+  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(kLn2Lo), r);
+  __m512 p = _mm512_set1_ps(kExpPoly[0]);
+  for (int i = 1; i < 6; ++i)
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(kExpPoly[i]));
+  p = _mm512_fmadd_ps(p, _mm512_mul_ps(r, r),
+                      _mm512_add_ps(r, _mm512_set1_ps(1.0f)));
+  __m512 y = _mm512_maskz_mov_ps(inRange, _mm512_scalef_ps(p, n));
+  __mmask16 nan = _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);
+  return _mm512_mask_blend_ps(nan, y, x);
+}
+
+/// The first `count` lanes (0 <= count <= 16).
+LMOPT_AVX512 static inline __mmask16 firstLanes(int64_t count) {
+  return __mmask16((uint32_t(1) << count) - 1);
+}
+
+template <AttentionMask Kind, bool Broadcast>
+LMOPT_AVX512 static RowResult softmaxRowAvx512(float *s, int64_t sk,
+                                               int64_t end, const void *mask,
+                                               bool zeroMaskedRows) {
+  const __m512 hidden = _mm512_set1_ps(-FLT_MAX);
+  const __m512 minusInf =
+      _mm512_set1_ps(-std::numeric_limits<float>::infinity());
+  const auto *additive = static_cast<const float *>(mask);
+  const auto *keepBytes = static_cast<const uint8_t *>(mask);
+  __m512 maxes = minusInf;
+  int64_t shownKeys = 0;
+  for (int64_t j = 0; j < sk; j += 16) {
+    __mmask16 valid = firstLanes(std::min<int64_t>(16, sk - j));
+    __mmask16 keep = firstLanes(std::clamp<int64_t>(end - j, 0, 16));
+    // Lanes past the row load -inf: they never win the maximum.
+    __m512 v = _mm512_mask_loadu_ps(minusInf, valid, s + j);
+    __mmask16 shown = keep;
+    if constexpr (Kind == AttentionMask::Additive) {
+      __m512 m = Broadcast ? _mm512_set1_ps(additive[0])
+                           : _mm512_maskz_loadu_ps(valid, additive + j);
+      v = _mm512_add_ps(v, m);
+      shown &= _mm512_cmp_ps_mask(m, minusInf, _CMP_NEQ_UQ);
+    } else if constexpr (Kind == AttentionMask::Bool) {
+      if constexpr (Broadcast) {
+        keep = keepBytes[0] != 0 ? keep : __mmask16(0);
+      } else {
+        __m128i bytes = _mm_maskz_loadu_epi8(valid, keepBytes + j);
+        keep &= _mm_test_epi8_mask(bytes, bytes);
+      }
+      shown = keep;
+    }
+    v = _mm512_mask_blend_ps(keep & valid,
+                             _mm512_mask_blend_ps(valid, minusInf, hidden), v);
+    maxes = _mm512_max_ps(maxes, v);
+    shownKeys += __builtin_popcount(unsigned(shown & valid));
+    _mm512_mask_storeu_ps(s + j, valid, v);
+  }
+  const float max = _mm512_reduce_max_ps(maxes);
+  RowResult result = rowVerdict(max, shownKeys, zeroMaskedRows);
+  if (result != RowResult::Normal) {
+    std::fill(s, s + sk, 0.0f);
+    return result;
+  }
+  const __m512 maxVec = _mm512_set1_ps(max);
+  __m512 sums = _mm512_setzero_ps();
+  for (int64_t j = 0; j < sk; j += 16) {
+    __mmask16 valid = firstLanes(std::min<int64_t>(16, sk - j));
+    __m512 x = _mm512_mask_loadu_ps(minusInf, valid, s + j);
+    __m512 p = expNonPositive16(_mm512_sub_ps(x, maxVec));
+    sums = _mm512_add_ps(sums, p);
+    _mm512_mask_storeu_ps(s + j, valid, p);
+  }
+  const __m512 inv = _mm512_set1_ps(1.0f / _mm512_reduce_add_ps(sums));
+  for (int64_t j = 0; j < sk; j += 16) {
+    __mmask16 valid = firstLanes(std::min<int64_t>(16, sk - j));
+    _mm512_mask_storeu_ps(
+        s + j, valid, _mm512_mul_ps(_mm512_maskz_loadu_ps(valid, s + j), inv));
+  }
+  return RowResult::Normal;
+}
+
+/// True when the CPU has the kernel's instructions and oneDNN may use them
+/// (DNNL_MAX_CPU_ISA caps both, which is how the portable kernel is tested).
+static bool useAvx512() {
+  unsigned isa = unsigned(dnnl_get_effective_cpu_isa());
+  unsigned avx512 = unsigned(dnnl_cpu_isa_avx512_core);
+  return __builtin_cpu_supports("avx512f") &&
+         __builtin_cpu_supports("avx512bw") &&
+         __builtin_cpu_supports("avx512vl") && (isa & avx512) == avx512;
+}
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+#endif
+
+/// The row kernel for the mask kind and layout, in the widest ISA allowed.
+template <template <AttentionMask, bool> class Kernel>
+static SoftmaxRowFn pickKernel(AttentionMask kind, bool broadcast) {
   switch (kind) {
   case AttentionMask::None:
-    return softmaxRow<AttentionMask::None, false>;
+    return Kernel<AttentionMask::None, false>::fn;
   case AttentionMask::Additive:
-    return broadcast ? softmaxRow<AttentionMask::Additive, true>
-                     : softmaxRow<AttentionMask::Additive, false>;
+    return broadcast ? Kernel<AttentionMask::Additive, true>::fn
+                     : Kernel<AttentionMask::Additive, false>::fn;
   case AttentionMask::Bool:
-    return broadcast ? softmaxRow<AttentionMask::Bool, true>
-                     : softmaxRow<AttentionMask::Bool, false>;
+    return broadcast ? Kernel<AttentionMask::Bool, true>::fn
+                     : Kernel<AttentionMask::Bool, false>::fn;
   }
   return nullptr;
+}
+
+namespace {
+template <AttentionMask Kind, bool Broadcast> struct PortableKernel {
+  static constexpr SoftmaxRowFn fn = softmaxRowPortable<Kind, Broadcast>;
+};
+#ifdef LMOPT_ATTENTION_AVX512
+template <AttentionMask Kind, bool Broadcast> struct Avx512Kernel {
+  static constexpr SoftmaxRowFn fn = softmaxRowAvx512<Kind, Broadcast>;
+};
+#endif
+} // namespace
+
+static SoftmaxRowFn selectSoftmaxRow(AttentionMask kind, bool broadcast) {
+#ifdef LMOPT_ATTENTION_AVX512
+  if (useAvx512())
+    return pickKernel<Avx512Kernel>(kind, broadcast);
+#endif
+  return pickKernel<PortableKernel>(kind, broadcast);
 }
 
 //===----------------------------------------------------------------------===//
@@ -379,8 +523,11 @@ Status AttentionStep::run(const float *query, const float *key,
                                   : "value"));
 
   Impl &impl = *impl_;
+  if (mask && overlaps(output, qBytes, mask, impl.maskBytes))
+    return Status::error(StatusCode::InvalidArgument,
+                         prefix + "output overlaps mask");
   const int64_t *ms = impl.maskStrides;
-  SoftmaxRowFn softmax = selectSoftmaxRow(desc_.mask, ms[3] == 0);
+  const SoftmaxRowFn softmax = impl.softmax;
   const size_t maskElementSize =
       desc_.mask == AttentionMask::Additive ? sizeof(float) : 1;
   const int64_t kvHeadStride = desc_.kvHeadsSplit ? sk * d : d;
@@ -450,9 +597,13 @@ Status AttentionStep::run(const float *query, const float *key,
     }
   }
 
-  if (failure.load() != int(dnnl_success))
-    return Status::error(StatusCode::InvalidArgument,
-                         prefix + "oneDNN sgemm failed: " +
-                             dnnl_status2str(dnnl_status_t(failure.load())));
-  return Status::ok();
+  auto st = dnnl_status_t(failure.load());
+  if (st == dnnl_success)
+    return Status::ok();
+  // The same codes as LinearStep gives oneDNN's failures.
+  StatusCode code = st == dnnl_unimplemented       ? StatusCode::Unsupported
+                    : st == dnnl_invalid_arguments ? StatusCode::InvalidArgument
+                                                   : StatusCode::InvalidFormat;
+  return Status::error(code,
+                       prefix + "oneDNN sgemm failed: " + dnnl_status2str(st));
 }
