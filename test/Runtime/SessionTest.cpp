@@ -17,6 +17,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <thread>
 
 using namespace lmopt::runtime;
 using namespace lmopt::runtime::test;
@@ -273,6 +274,69 @@ TEST_F(SessionTest, LibrariesWithTheSameEntryNamesStayApart) {
     EXPECT_EQ(values<float>(outputs[0].tensor)[0], useAlt ? 0 : 2)
         << "round " << i;
   }
+}
+
+TEST_F(SessionTest, SessionsRunOnTwoThreadsAtOnce) {
+  // A linear and a kernel step; each thread has its own session and inputs.
+  BundleBuilder b = kernelModel();
+  uint32_t x = b.input("x", DType::F32, {2, 3});
+  uint32_t w =
+      b.weight<float>("w2", DType::F32, {3, 1}, std::vector<float>{1, 1, 1});
+  uint32_t sum = b.arena("sum", DType::F32, {2, 1});
+  b.step(StepKind::Linear, "row_sum", {x, w}, {sum});
+  b.output("sum", sum);
+  std::string path = write(b);
+  auto work = [&](float base, std::string &failure) {
+    SessionOptions options;
+    options.threads = 1;
+    std::unique_ptr<Session> session;
+    if (Status st = Session::create(path, options, session); !st) {
+      failure = st.toString();
+      return;
+    }
+    std::vector<NamedTensor> outputs;
+    for (int i = 0; i < 50 && failure.empty(); ++i) {
+      float v = base + float(i);
+      // out = max(a + [1, 1, 1, -5, -5, -5], 0); sum = 3 v per row.
+      Status st = session->run({{"a", f32({2, 3}, {v, v, v, v, v, v})},
+                                {"x", f32({2, 3}, {v, v, v, v, v, v})}},
+                               outputs);
+      if (!st)
+        failure = st.toString();
+      else if (values<float>(outputs[0].tensor) !=
+                   std::vector<float>{v + 1, v + 1, v + 1, v > 5 ? v - 5 : 0,
+                                      v > 5 ? v - 5 : 0, v > 5 ? v - 5 : 0} ||
+               values<float>(outputs[1].tensor) !=
+                   std::vector<float>{3 * v, 3 * v})
+        failure = "wrong values at run " + std::to_string(i);
+    }
+  };
+  std::string failure1, failure2;
+  std::thread t1(work, 0.0f, std::ref(failure1));
+  std::thread t2(work, 100.0f, std::ref(failure2));
+  t1.join();
+  t2.join();
+  EXPECT_EQ(failure1, "");
+  EXPECT_EQ(failure2, "");
+}
+
+TEST_F(SessionTest, OutputsThatAreInputsOrWeights) {
+  // The plan may name an input or a weight as an output directly.
+  BundleBuilder b;
+  uint32_t x = b.input("x", DType::I16, {3});
+  uint32_t w = b.weight<int16_t>("w", DType::I16, {2}, {-7, 9});
+  b.output("x_again", x);
+  b.output("w", w);
+  std::unique_ptr<Session> session;
+  ASSERT_TRUE(create(b, session));
+  std::vector<NamedTensor> outputs;
+  ASSERT_TRUE(session->run(
+      {{"x", makeTensor<int16_t>(DType::I16, {3}, {1, 2, 3})}}, outputs));
+  ASSERT_EQ(outputs.size(), 2u);
+  EXPECT_EQ(outputs[0].name, "x_again");
+  EXPECT_THAT(values<int16_t>(outputs[0].tensor), ElementsAre(1, 2, 3));
+  EXPECT_EQ(outputs[1].name, "w");
+  EXPECT_THAT(values<int16_t>(outputs[1].tensor), ElementsAre(-7, 9));
 }
 
 TEST(KernelLibrary, LoadsFromAMemfdAndLeavesNoFile) {
