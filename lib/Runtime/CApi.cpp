@@ -11,8 +11,8 @@
 #include "lmopt/Runtime/Session.h"
 #include "lmopt/Runtime/lmopt_runtime.h"
 
-#include <cstdlib>
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <new>
 
@@ -262,11 +262,10 @@ lmoptStatus lmoptSessionDestroy(lmoptSession session) {
   return nullptr;
 }
 
-static lmoptStatus valueCount(const char *fn, lmoptSession session,
-                              bool inputs, size_t *outCount) {
+static lmoptStatus valueCount(const char *fn, lmoptSession session, bool inputs,
+                              size_t *outCount) {
   if (!session || !outCount)
-    return invalidArgument(std::string(fn) +
-                           ": a pointer argument is null");
+    return invalidArgument(std::string(fn) + ": a pointer argument is null");
   const Session &s = *session->session;
   *outCount = inputs ? s.inputs().size() : s.outputs().size();
   return nullptr;
@@ -275,16 +274,14 @@ static lmoptStatus valueCount(const char *fn, lmoptSession session,
 static lmoptStatus valueInfo(const char *fn, lmoptSession session, bool inputs,
                              size_t index, lmoptValueInfo *outInfo) {
   if (!session || !outInfo)
-    return invalidArgument(std::string(fn) +
-                           ": a pointer argument is null");
+    return invalidArgument(std::string(fn) + ": a pointer argument is null");
   const Session &s = *session->session;
   const std::vector<ValueInfo> &values = inputs ? s.inputs() : s.outputs();
   if (index >= values.size())
-    return invalidArgument(std::string(fn) + ": index " +
-                           std::to_string(index) +
-                           " is out of range; the model has " +
-                           std::to_string(values.size()) +
-                           (inputs ? " inputs" : " outputs"));
+    return invalidArgument(
+        std::string(fn) + ": index " + std::to_string(index) +
+        " is out of range; the model has " + std::to_string(values.size()) +
+        (inputs ? " inputs" : " outputs"));
   const ValueInfo &v = values[index];
   outInfo->name = v.name.c_str();
   outInfo->dtype = int32_t(v.dtype);
@@ -314,9 +311,8 @@ lmoptStatus lmoptSessionOutputInfo(lmoptSession session, size_t index,
 static size_t alignUp(size_t n) { return (n + 63) & ~size_t(63); }
 
 lmoptStatus lmoptSessionRun(lmoptSession session, size_t numInputs,
-                            const char *const *names,
-                            const lmoptTensor *inputs, size_t *outNumOutputs,
-                            lmoptTensor **outOutputs) {
+                            const char *const *names, const lmoptTensor *inputs,
+                            size_t *outNumOutputs, lmoptTensor **outOutputs) {
   if (!session || !outNumOutputs || !outOutputs)
     return invalidArgument("lmoptSessionRun: a pointer argument is null");
   *outNumOutputs = 0;
@@ -336,8 +332,7 @@ lmoptStatus lmoptSessionRun(lmoptSession session, size_t numInputs,
                              std::to_string(t.dtype));
     if (t.rank < 0 || size_t(t.rank) > kMaxRank)
       return invalidArgument(which + " has rank " + std::to_string(t.rank) +
-                             ", outside [0, " + std::to_string(kMaxRank) +
-                             "]");
+                             ", outside [0, " + std::to_string(kMaxRank) + "]");
     if (t.rank > 0 && !t.dims)
       return invalidArgument(which + " has null dims for rank " +
                              std::to_string(t.rank));

@@ -97,8 +97,8 @@ Status Session::create(const std::string &path, const SessionOptions &options,
                           metaView.size);
   }
   Plan &plan = session->plan_;
-  if (Status st = parsePlan(planView.data, planView.size, weightsView.size,
-                            path, plan);
+  if (Status st =
+          parsePlan(planView.data, planView.size, weightsView.size, path, plan);
       !st)
     return st;
 
@@ -114,15 +114,14 @@ Status Session::create(const std::string &path, const SessionOptions &options,
     SectionView kernelsView;
     if (Status st = reader.section("kernels", kernelsView); !st)
       return st;
-    if (Status st = KernelLibrary::load(
-            kernelsView.data, kernelsView.size,
-            "kernels section of '" + path + "'", session->kernels_);
+    if (Status st = KernelLibrary::load(kernelsView.data, kernelsView.size,
+                                        "kernels section of '" + path + "'",
+                                        session->kernels_);
         !st)
       return st;
   }
 
-  StepBuildContext context{plan, *session->cpu_, session->kernels_.get(),
-                           path};
+  StepBuildContext context{plan, *session->cpu_, session->kernels_.get(), path};
   for (const PlanStep &step : plan.steps) {
     std::unique_ptr<StepExecutor> executor;
     if (Status st = createStepExecutor(context, step, executor); !st)
@@ -208,12 +207,12 @@ Status Session::bindInputs(const NamedTensorView *inputs, size_t count) {
     if (view.rank != info.dims.size() ||
         (view.rank && (!view.dims || !std::equal(info.dims.begin(),
                                                  info.dims.end(), view.dims))))
-      return invalid("input '" + info.name + "' has shape " +
-                     (view.rank && !view.dims
-                          ? "(null dims of rank " + std::to_string(view.rank) +
-                                ")"
-                          : dimsString(view.dims, view.rank)) +
-                     "; the model expects " + describe(info));
+      return invalid(
+          "input '" + info.name + "' has shape " +
+          (view.rank && !view.dims
+               ? "(null dims of rank " + std::to_string(view.rank) + ")"
+               : dimsString(view.dims, view.rank)) +
+          "; the model expects " + describe(info));
     const PlanTensor &t = plan_.tensors[plan_.inputs[i].tensor];
     uint64_t bytes = t.byteSize();
     if (view.byteSize != bytes)
@@ -229,8 +228,7 @@ Status Session::bindInputs(const NamedTensorView *inputs, size_t count) {
         if (!buffer->allocate(bytes))
           return Status::error(StatusCode::IoError,
                                "cannot allocate " + std::to_string(bytes) +
-                                   " bytes to align input '" + info.name +
-                                   "'");
+                                   " bytes to align input '" + info.name + "'");
         staging_[i] = std::move(buffer);
       }
       std::memcpy(staging_[i]->data, data, bytes);

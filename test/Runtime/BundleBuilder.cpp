@@ -26,8 +26,8 @@ uint32_t BundleBuilder::input(const std::string &name, DType dtype,
 }
 
 uint32_t BundleBuilder::weightBytes(const std::string &name, DType dtype,
-                                    std::vector<int64_t> dims,
-                                    const void *data, size_t size) {
+                                    std::vector<int64_t> dims, const void *data,
+                                    size_t size) {
   PlanTensor t;
   t.name = name;
   t.dtype = dtype;

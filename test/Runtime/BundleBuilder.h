@@ -41,8 +41,7 @@ public:
   void output(const std::string &name, uint32_t tensor);
 
   PlanStep &step(StepKind kind, const std::string &name,
-                 std::vector<uint32_t> operands,
-                 std::vector<uint32_t> results);
+                 std::vector<uint32_t> operands, std::vector<uint32_t> results);
 
   Status write(const std::string &path) const;
   std::vector<uint8_t> planBytes() const { return serializePlan(plan); }

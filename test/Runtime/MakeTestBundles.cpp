@@ -57,11 +57,10 @@ int main(int argc, char **argv) {
   uint32_t w = b.weight<float>("w", DType::F32, {3, 4},
                                {1, 0, -1, 2, 0, 1, 1, -1, 1, 1, 0, 0.5f});
   uint32_t bias = b.weight<float>("b", DType::F32, {4}, {0.5f, -1, 0, 0});
-  uint32_t table = b.weight<float>("table", DType::F32, {4, 3},
-                                   {0, 1, 2, 10, 11, 12, 20, 21, 22, 30, 31,
-                                    32});
-  uint32_t c =
-      b.weight<float>("c", DType::F32, {2, 3}, {1, 1, 1, -5, -5, -5});
+  uint32_t table =
+      b.weight<float>("table", DType::F32, {4, 3},
+                      {0, 1, 2, 10, 11, 12, 20, 21, 22, 30, 31, 32});
+  uint32_t c = b.weight<float>("c", DType::F32, {2, 3}, {1, 1, 1, -5, -5, -5});
   uint32_t y = b.arena("y", DType::F32, {2, 4});
   uint32_t emb = b.arena("emb", DType::F32, {2, 3});
   uint32_t k = b.arena("k", DType::F32, {2, 3});
@@ -83,10 +82,9 @@ int main(int argc, char **argv) {
   Tensor idsv = tensor<int64_t>(DType::I64, {2}, {3, 1});
   // y: [1 2 3] W + b = [4.5, 4, 1, 1.5]; [-1 0 1] W + b = [0.5, 0, 1, -1.5],
   // relu. emb: table rows 3 and 1. k: max(x + c, 0).
-  Tensor yv = tensor<float>(DType::F32, {2, 4}, {4.5f, 4, 1, 1.5f, 0.5f, 0, 1,
-                                                 0});
-  Tensor embv =
-      tensor<float>(DType::F32, {2, 3}, {30, 31, 32, 10, 11, 12});
+  Tensor yv =
+      tensor<float>(DType::F32, {2, 4}, {4.5f, 4, 1, 1.5f, 0.5f, 0, 1, 0});
+  Tensor embv = tensor<float>(DType::F32, {2, 3}, {30, 31, 32, 10, 11, 12});
   Tensor kv = tensor<float>(DType::F32, {2, 3}, {2, 3, 4, 0, 0, 0});
   Tensor yOff = yv;
   yOff.as<float>()[4] += 0.01f;
@@ -100,8 +98,8 @@ int main(int argc, char **argv) {
                      tensor<float>(DType::F32, {3, 2}, {1, 2, 3, 4, 5, 6}))) &&
       check(writeNpy(dir + "/ids-range.npy",
                      tensor<int64_t>(DType::I64, {2}, {0, 7}))) &&
-      check(writeNpz(dir + "/ref.npz",
-                     {{"y", yv}, {"emb", embv}, {"k", kv}})) &&
+      check(
+          writeNpz(dir + "/ref.npz", {{"y", yv}, {"emb", embv}, {"k", kv}})) &&
       check(writeNpz(dir + "/ref-off.npz",
                      {{"y", yOff}, {"emb", embv}, {"k", kv}})) &&
       check(writeNpz(dir + "/ref-partial.npz", {{"y", yv}}));

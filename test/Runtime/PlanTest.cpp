@@ -28,13 +28,11 @@ Plan samplePlan() {
   p.arenaSize = 192;
   uint32_t x = p.addTensor({"x", DType::F32, {2, 3}, TensorStorage::Input, 0});
   uint32_t ids = p.addTensor({"ids", DType::I64, {2}, TensorStorage::Input, 1});
-  uint32_t w =
-      p.addTensor({"w", DType::F32, {3, 4}, TensorStorage::Weight, 0});
+  uint32_t w = p.addTensor({"w", DType::F32, {3, 4}, TensorStorage::Weight, 0});
   uint32_t table =
       p.addTensor({"table", DType::F16, {5, 4}, TensorStorage::Weight, 64});
   uint32_t y = p.addTensor({"y", DType::F32, {2, 4}, TensorStorage::Arena, 0});
-  uint32_t e =
-      p.addTensor({"e", DType::F16, {2, 4}, TensorStorage::Arena, 64});
+  uint32_t e = p.addTensor({"e", DType::F16, {2, 4}, TensorStorage::Arena, 64});
   uint32_t s = p.addTensor({"s", DType::F32, {}, TensorStorage::Arena, 128});
   p.inputs = {{"x", x}, {"ids", ids}};
   p.outputs = {{"y", y}, {"e", e}, {"s", s}};
@@ -132,7 +130,7 @@ TEST(Plan, RoundTrip) {
   ASSERT_TRUE(st) << st.toString();
   expectSamePlan(plan, parsed);
   EXPECT_EQ(serializePlan(parsed), bytes);
-  EXPECT_EQ(parsed.tensors[3].byteSize(), 40u); // f16 [5, 4]
+  EXPECT_EQ(parsed.tensors[3].byteSize(), 40u);    // f16 [5, 4]
   EXPECT_EQ(parsed.tensors[6].elementCount(), 1u); // a scalar
 
   // An empty plan is valid too.
@@ -151,24 +149,26 @@ TEST(Plan, EncodingLayout) {
   PlanStep &s = p.addStep(StepKind::Copy, "c");
   s.results = {0};
   s.attrs.push_back({"a", PlanAttr::Kind::Int, 7, 0, ""});
+  // clang-format off
   std::vector<uint8_t> expected = {
-      'L', 'M', 'O', 'P', 'T', 'P', 'L', 'N', // magic
-      1, 0, 0, 0, 0, 0, 0, 0,                 // version 1.0
-      0x40, 0, 0, 0, 0, 0, 0, 0,              // arena size
-      1, 0, 0, 0,                             // tensor count
-      1, 0, 0, 0, 't',                        // name
-      9, 0, 0, 0,                             // dtype i32
-      1, 0, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0,     // rank, dims
-      3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,     // arena, offset 0
-      0, 0, 0, 0,                             // no inputs
+      'L', 'M', 'O', 'P', 'T', 'P', 'L', 'N',  // magic
+      1, 0, 0, 0, 0, 0, 0, 0,                  // version 1.0
+      0x40, 0, 0, 0, 0, 0, 0, 0,               // arena size
+      1, 0, 0, 0,                              // tensor count
+      1, 0, 0, 0, 't',                         // name
+      9, 0, 0, 0,                              // dtype i32
+      1, 0, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0,      // rank, dims
+      3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,      // arena, offset 0
+      0, 0, 0, 0,                              // no inputs
       1, 0, 0, 0, 1, 0, 0, 0, 'o', 0, 0, 0, 0, // output 'o' -> tensor 0
-      1, 0, 0, 0,                             // step count
-      5, 0, 0, 0, 1, 0, 0, 0, 'c',            // copy step 'c'
-      0, 0, 0, 0,                             // no operands
-      1, 0, 0, 0, 0, 0, 0, 0,                 // results: tensor 0
+      1, 0, 0, 0,                              // step count
+      5, 0, 0, 0, 1, 0, 0, 0, 'c',             // copy step 'c'
+      0, 0, 0, 0,                              // no operands
+      1, 0, 0, 0, 0, 0, 0, 0,                  // results: tensor 0
       1, 0, 0, 0, 1, 0, 0, 0, 'a', 1, 0, 0, 0, // attribute 'a', int
-      7, 0, 0, 0, 0, 0, 0, 0,                 // = 7
+      7, 0, 0, 0, 0, 0, 0, 0,                  // = 7
   };
+  // clang-format on
   EXPECT_EQ(serializePlan(p), expected);
   Plan parsed;
   ASSERT_TRUE(parse(expected, parsed));

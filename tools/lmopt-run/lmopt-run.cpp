@@ -102,8 +102,8 @@ static bool parseArgs(int argc, char **argv, Options &o, std::string &error,
     }
     if (arg.rfind("--", 0) != 0) {
       if (!o.model.empty()) {
-        error = "unexpected argument '" + arg + "' (the model is '" +
-                o.model + "')";
+        error = "unexpected argument '" + arg + "' (the model is '" + o.model +
+                "')";
         return false;
       }
       o.model = arg;
@@ -124,9 +124,9 @@ static bool parseArgs(int argc, char **argv, Options &o, std::string &error,
       o.profile = true;
       continue;
     }
-    static const char *const kValued[] = {
-        "--input", "--inputs", "--output", "--threads", "--bench",
-        "--warmup", "--compare", "--rtol", "--atol"};
+    static const char *const kValued[] = {"--input",   "--inputs", "--output",
+                                          "--threads", "--bench",  "--warmup",
+                                          "--compare", "--rtol",   "--atol"};
     if (std::find_if(std::begin(kValued), std::end(kValued),
                      [&](const char *v) { return name == v; }) ==
         std::end(kValued)) {
@@ -156,13 +156,13 @@ static bool parseArgs(int argc, char **argv, Options &o, std::string &error,
       o.compare = value;
     } else if (name == "--rtol" || name == "--atol") {
       if (!parseDouble(value, name == "--rtol" ? o.rtol : o.atol)) {
-        error = "'" + name + "' expects a non-negative number, got '" +
-                value + "'";
+        error =
+            "'" + name + "' expects a non-negative number, got '" + value + "'";
         return false;
       }
     } else if (!parseLong(value, number) || number > (1 << 30)) {
-      error = "'" + name + "' expects a non-negative integer, got '" + value +
-              "'";
+      error =
+          "'" + name + "' expects a non-negative integer, got '" + value + "'";
       return false;
     } else if (name == "--threads") {
       o.threads = int(number);
@@ -297,9 +297,8 @@ static Status compareOutputs(const std::vector<NamedTensor> &outputs,
               o.rtol, o.atol);
   size_t failures = 0;
   for (const NamedTensor &out : outputs) {
-    auto ref = std::find_if(refs.begin(), refs.end(), [&](const auto &r) {
-      return r.name == out.name;
-    });
+    auto ref = std::find_if(refs.begin(), refs.end(),
+                            [&](const auto &r) { return r.name == out.name; });
     std::string verdict;
     if (ref == refs.end()) {
       verdict = "missing from the reference";
@@ -337,7 +336,8 @@ static Status compareOutputs(const std::vector<NamedTensor> &outputs,
       ++failures;
       std::printf(", %zu of %zu elements differ (first at %zu: %s vs %s): "
                   "FAIL\n",
-                  bad, count, worst, number(elementAt(out.tensor, worst)).c_str(),
+                  bad, count, worst,
+                  number(elementAt(out.tensor, worst)).c_str(),
                   number(elementAt(ref->tensor, worst)).c_str());
     } else {
       std::printf(": PASS\n");
@@ -355,8 +355,7 @@ static Status compareOutputs(const std::vector<NamedTensor> &outputs,
 // Benchmarking and profiling
 //===----------------------------------------------------------------------===//
 
-static Status bench(Session &session,
-                    const std::vector<NamedTensorView> &views,
+static Status bench(Session &session, const std::vector<NamedTensorView> &views,
                     std::vector<NamedTensor> &outputs, const Options &o) {
   for (long i = 0; i < o.warmup; ++i)
     if (Status st = session.run(views, outputs); !st)
@@ -369,12 +368,10 @@ static Status bench(Session &session,
     Clock::time_point start = Clock::now();
     if (Status st = session.run(views, outputs); !st)
       return st;
-    ms.push_back(
-        std::chrono::duration<double, std::milli>(Clock::now() - start)
-            .count());
+    ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - start)
+                     .count());
   }
-  double total =
-      std::chrono::duration<double>(Clock::now() - begin).count();
+  double total = std::chrono::duration<double>(Clock::now() - begin).count();
   std::sort(ms.begin(), ms.end());
   auto percentile = [&](double p) {
     size_t rank = size_t(std::ceil(p * double(ms.size())));
@@ -382,8 +379,8 @@ static Status bench(Session &session,
   };
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
-  std::printf("bench: %ld warm-up runs, %ld timed runs, threads %s\n",
-              o.warmup, o.bench,
+  std::printf("bench: %ld warm-up runs, %ld timed runs, threads %s\n", o.warmup,
+              o.bench,
               o.threads ? std::to_string(o.threads).c_str() : "default");
   std::printf("  latency p50 %.3f ms, p90 %.3f ms, min %.3f ms, max %.3f "
               "ms\n",
@@ -408,8 +405,7 @@ static void printProfile(const Session &session) {
   std::printf("profile: %zu steps, %llu runs, %.3f ms per run in steps\n",
               steps.size(), (unsigned long long)runs,
               runs ? total * 1e3 / double(runs) : 0.0);
-  std::printf("  %-10s %6s %12s %7s\n", "kind", "steps", "ms per run",
-              "share");
+  std::printf("  %-10s %6s %12s %7s\n", "kind", "steps", "ms per run", "share");
   for (const auto &[kind, entry] : byKind)
     std::printf("  %-10s %6zu %12.3f %6.1f%%\n", kind.c_str(), entry.first,
                 runs ? entry.second * 1e3 / double(runs) : 0.0,

@@ -1,4 +1,4 @@
-//===- Executor.cpp - Plan steps checked and bound to their implementations ===//
+//===- Executor.cpp - Plan steps checked and bound to library steps ------===//
 //
 // One builder per step kind, found through a table. A builder checks the
 // step's operand and result counts, dtypes and dims and its attributes (an
@@ -47,8 +47,8 @@ public:
 
   Status error(const std::string &what,
                StatusCode code = StatusCode::InvalidFormat) const {
-    return Status::error(code, "bundle '" + context.source + "': " +
-                                   stepKindName(step.kind) + " step '" +
+    return Status::error(code, "bundle '" + context.source +
+                                   "': " + stepKindName(step.kind) + " step '" +
                                    step.name + "': " + what);
   }
   /// Re-labels a status from a library step or an attribute lookup, which
@@ -82,8 +82,8 @@ public:
                      DType dtype) const {
     if (t.dtype == dtype)
       return Status::ok();
-    return error(role + " " + describe(t) + " has dtype " +
-                 dtypeName(t.dtype) + "; expected " + dtypeName(dtype));
+    return error(role + " " + describe(t) + " has dtype " + dtypeName(t.dtype) +
+                 "; expected " + dtypeName(dtype));
   }
 
   Status expectDims(const std::string &role, const PlanTensor &t,
@@ -107,9 +107,8 @@ public:
   /// Refuses attributes outside `known`.
   Status expectAttrs(std::initializer_list<const char *> known) const {
     for (const PlanAttr &attr : step.attrs)
-      if (std::none_of(known.begin(), known.end(), [&](const char *name) {
-            return attr.name == name;
-          }))
+      if (std::none_of(known.begin(), known.end(),
+                       [&](const char *name) { return attr.name == name; }))
         return error("has attribute '" + attr.name +
                          "', which this runtime does not know",
                      StatusCode::Unsupported);
@@ -234,18 +233,17 @@ static Status buildLinear(const StepChecker &c,
   if (activation < 0 || activation > 3)
     return c.error("attribute 'activation' is " + std::to_string(activation) +
                    "; expected 0 (none), 1 (relu), 2 (gelu) or 3 (gelu_tanh)");
-  std::string roles = std::string("input, weight") +
-                      (hasBias ? ", bias" : "") +
+  std::string roles = std::string("input, weight") + (hasBias ? ", bias" : "") +
                       (hasResidual ? ", residual" : "");
   if (Status st = c.expectCounts(2 + hasBias + hasResidual, roles, 1); !st)
     return st;
 
   const PlanTensor &input = c.operand(0), &weight = c.operand(1);
   const PlanTensor &output = c.result(0);
-  for (auto [role, t] : {std::pair<const char *, const PlanTensor *>{
-                             "input", &input},
-                         {"weight", &weight},
-                         {"output", &output}})
+  for (auto [role, t] :
+       {std::pair<const char *, const PlanTensor *>{"input", &input},
+        {"weight", &weight},
+        {"output", &output}})
     if (Status st = c.expectDType(role, *t, DType::F32); !st)
       return st;
   if (input.dims.empty())
@@ -264,7 +262,8 @@ static Status buildLinear(const StepChecker &c,
   std::vector<int64_t> outDims = input.dims;
   outDims.back() = n;
   if (Status st = c.expectDims("output", output, outDims,
-                               "the input's leading dims, then N"); !st)
+                               "the input's leading dims, then N");
+      !st)
     return st;
 
   auto exec = std::make_unique<LinearExecutor>();
@@ -284,8 +283,8 @@ static Status buildLinear(const StepChecker &c,
     const PlanTensor &residual = c.operand(next);
     if (Status st = c.expectDType("residual", residual, DType::F32); !st)
       return st;
-    if (Status st = c.expectDims("residual", residual, outDims,
-                                 "the output's dims");
+    if (Status st =
+            c.expectDims("residual", residual, outDims, "the output's dims");
         !st)
       return st;
     exec->residual = c.step.operands[next++];
@@ -303,9 +302,8 @@ static Status buildLinear(const StepChecker &c,
   desc.activation = LinearActivation(activation);
   desc.hasResidual = hasResidual;
   // A primitive needs a positive row bound; zero rows run as a no-op.
-  if (Status st = LinearStep::create(c.context.cpu, desc,
-                                     std::max<int64_t>(exec->rows, 1),
-                                     exec->step);
+  if (Status st = LinearStep::create(
+          c.context.cpu, desc, std::max<int64_t>(exec->rows, 1), exec->step);
       !st)
     return c.withSource(st);
   out = std::move(exec);
@@ -333,20 +331,19 @@ static Status buildAttention(const StepChecker &c,
   if (Status st = c.getFlag("zero_masked_rows", desc.zeroMaskedRows); !st)
     return st;
   bool hasMask = c.step.operands.size() == 4;
-  if (Status st = c.expectCounts(hasMask ? 4 : 3,
-                                 hasMask ? "query, key, value, mask"
-                                         : "query, key, value",
-                                 1);
+  if (Status st = c.expectCounts(
+          hasMask ? 4 : 3,
+          hasMask ? "query, key, value, mask" : "query, key, value", 1);
       !st)
     return st;
 
   const PlanTensor &query = c.operand(0), &key = c.operand(1),
                    &value = c.operand(2), &output = c.result(0);
-  for (auto [role, t] : {std::pair<const char *, const PlanTensor *>{
-                             "query", &query},
-                         {"key", &key},
-                         {"value", &value},
-                         {"output", &output}})
+  for (auto [role, t] :
+       {std::pair<const char *, const PlanTensor *>{"query", &query},
+        {"key", &key},
+        {"value", &value},
+        {"output", &output}})
     if (Status st = c.expectDType(role, *t, DType::F32); !st)
       return st;
   if (Status st = c.expectRank("query", query, 3); !st)
@@ -363,10 +360,10 @@ static Status buildAttention(const StepChecker &c,
     return st;
   desc.keyLength = key.dims[desc.kvHeadsSplit ? 2 : 1];
   std::vector<int64_t> kvDims =
-      desc.kvHeadsSplit ? std::vector<int64_t>{desc.batch, desc.numHeads,
-                                               desc.keyLength, desc.headDim}
-                        : std::vector<int64_t>{desc.batch, desc.keyLength,
-                                               query.dims[2]};
+      desc.kvHeadsSplit
+          ? std::vector<int64_t>{desc.batch, desc.numHeads, desc.keyLength,
+                                 desc.headDim}
+          : std::vector<int64_t>{desc.batch, desc.keyLength, query.dims[2]};
   const char *kvLayout =
       desc.kvHeadsSplit ? "[B, H, Sk, D] with kv_heads_split" : "[B, Sk, H*D]";
   if (Status st = c.expectDims("key", key, kvDims, kvLayout); !st)
@@ -456,10 +453,9 @@ static Status buildCopy(const StepChecker &c,
     return st;
   const PlanTensor &from = c.operand(0), &to = c.result(0);
   if (from.byteSize() != to.byteSize())
-    return c.error("copies " + std::to_string(from.byteSize()) +
-                   " bytes of " + describe(from) + " into " +
-                   std::to_string(to.byteSize()) + " bytes of " +
-                   describe(to));
+    return c.error("copies " + std::to_string(from.byteSize()) + " bytes of " +
+                   describe(from) + " into " + std::to_string(to.byteSize()) +
+                   " bytes of " + describe(to));
   auto exec = std::make_unique<CopyExecutor>();
   exec->from = c.step.operands[0];
   exec->to = c.step.results[0];
@@ -503,7 +499,7 @@ struct StepKindEntry {
 };
 
 static const StepKindEntry kStepKinds[] = {
-    {StepKind::Kernel, buildKernel},   {StepKind::Linear, buildLinear},
+    {StepKind::Kernel, buildKernel},       {StepKind::Linear, buildLinear},
     {StepKind::Attention, buildAttention}, {StepKind::Gather, buildGather},
     {StepKind::Copy, buildCopy},
 };
@@ -538,11 +534,11 @@ static Status checkAliasing(const StepChecker &c) {
     for (size_t o = 0; o < step.operands.size(); ++o) {
       const PlanTensor &operand = plan.tensors[step.operands[o]];
       if (overlap(result, operand) && !inPlaceResidual(o, r))
-        return c.error("result " + std::to_string(r) + " " +
-                       describe(result) + " at arena offset " +
-                       std::to_string(result.offset) + " overlaps operand " +
-                       std::to_string(o) + " " + describe(operand) +
-                       " at arena offset " + std::to_string(operand.offset));
+        return c.error("result " + std::to_string(r) + " " + describe(result) +
+                       " at arena offset " + std::to_string(result.offset) +
+                       " overlaps operand " + std::to_string(o) + " " +
+                       describe(operand) + " at arena offset " +
+                       std::to_string(operand.offset));
     }
     for (size_t other = 0; other < r; ++other) {
       const PlanTensor &earlier = plan.tensors[step.results[other]];

@@ -161,14 +161,13 @@ Status KernelLibrary::load(const uint8_t *data, size_t size,
                            bool allowMemfd) {
   static constexpr uint8_t kElfMagic[4] = {0x7f, 'E', 'L', 'F'};
   if (size < 64 || std::memcmp(data, kElfMagic, 4) != 0)
-    return Status::error(StatusCode::InvalidFormat,
-                         source + " is not a shared object: " +
-                             (size < 64 ? std::to_string(size) +
-                                              " bytes, shorter than an ELF "
-                                              "header"
-                                        : "it starts with '" +
-                                              leadingBytes(data, size) +
-                                              "', not '\\x7fELF'"));
+    return Status::error(
+        StatusCode::InvalidFormat,
+        source + " is not a shared object: " +
+            (size < 64 ? std::to_string(size) + " bytes, shorter than an ELF "
+                                                "header"
+                       : "it starts with '" + leadingBytes(data, size) +
+                             "', not '\\x7fELF'"));
   std::unique_ptr<KernelLibrary> library(new KernelLibrary());
   library->source_ = source;
   std::string error;
@@ -191,9 +190,9 @@ Status KernelLibrary::lookup(const std::string &entry,
   dlerror(); // clear a stale message
   void *symbol = dlsym(handle_, entry.c_str());
   if (!symbol)
-    return Status::error(StatusCode::NotFound,
-                         source_ + " has no kernel '" + entry +
-                             "': " + dlerrorText());
+    return Status::error(StatusCode::NotFound, source_ + " has no kernel '" +
+                                                   entry +
+                                                   "': " + dlerrorText());
   out = reinterpret_cast<KernelFunction>(symbol);
   return Status::ok();
 }

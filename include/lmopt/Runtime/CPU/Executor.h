@@ -43,8 +43,7 @@ public:
 
 /// Validates `step` against `context.plan` and builds its executor. Messages
 /// read "bundle '<source>': <kind> step '<name>': <what is wrong>".
-Status createStepExecutor(const StepBuildContext &context,
-                          const PlanStep &step,
+Status createStepExecutor(const StepBuildContext &context, const PlanStep &step,
                           std::unique_ptr<StepExecutor> &out);
 
 } // namespace lmopt::runtime
