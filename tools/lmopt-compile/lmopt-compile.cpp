@@ -210,42 +210,61 @@ static FailureOr<OwningOpRef<ModuleOp>> importModel(MLIRContext &context,
   return std::move(module);
 }
 
-/// {kind: {"fused", "near_misses"}} and the total of near misses.
-static llvm::json::Object summarizeFusions(MLIRContext &context,
-                                           int64_t &nearMisses) {
+namespace {
+/// What the graph passes did, from the fusion report.
+struct FusionSummary {
+  /// {kind: {"fused": n, "near_misses": m}}, for the bundle's meta.
+  llvm::json::Object counts;
+  /// The report itself, near misses with their nodes and reasons.
+  llvm::json::Object report;
+  /// "near miss: attention at 'node': reason", one per near miss.
+  std::vector<std::string> nearMissLines;
+};
+} // namespace
+
+static FusionSummary summarizeFusions(MLIRContext &context) {
   std::string text;
   llvm::raw_string_ostream os(text);
   mlir::lmopt::getFusionReport(&context).writeJSON(os);
-  llvm::json::Object counts;
-  nearMisses = 0;
+  FusionSummary summary;
   llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(text);
   if (!parsed) {
     llvm::consumeError(parsed.takeError());
-    return counts;
+    return summary;
   }
   const llvm::json::Object *fusions =
       parsed->getAsObject() ? parsed->getAsObject()->getObject("fusions")
                             : nullptr;
   if (!fusions)
-    return counts;
+    return summary;
+  summary.report = *fusions;
   for (const auto &[kind, value] : *fusions) {
     const llvm::json::Object *record = value.getAsObject();
     if (!record)
       continue;
     int64_t fused = record->getInteger("fused").value_or(0);
-    const llvm::json::Array *misses = record->getArray("near_misses");
-    int64_t missed = misses ? int64_t(misses->size()) : 0;
-    nearMisses += missed;
-    counts[kind] =
+    int64_t missed = 0;
+    if (const llvm::json::Array *misses = record->getArray("near_misses")) {
+      missed = int64_t(misses->size());
+      for (const llvm::json::Value &miss : *misses) {
+        const llvm::json::Object *entry = miss.getAsObject();
+        if (!entry)
+          continue;
+        summary.nearMissLines.push_back(
+            ("near miss: " + kind.str() + " at '" +
+             entry->getString("node").value_or("").str() +
+             "': " + entry->getString("reason").value_or("").str()));
+      }
+    }
+    summary.counts[kind] =
         llvm::json::Object{{"fused", fused}, {"near_misses", missed}};
   }
-  return counts;
+  return summary;
 }
 
-static void printFusions(const llvm::json::Object &fusions,
-                         int64_t nearMisses) {
+static void printFusions(const FusionSummary &summary) {
   std::map<std::string, int64_t> fired;
-  for (const auto &[kind, value] : fusions)
+  for (const auto &[kind, value] : summary.counts)
     if (int64_t fused = value.getAsObject()->getInteger("fused").value_or(0))
       fired[kind.str()] = fused;
   llvm::errs() << "fusions:";
@@ -256,7 +275,9 @@ static void printFusions(const llvm::json::Object &fusions,
     llvm::errs() << (first ? " " : ", ") << kind << " " << count;
     first = false;
   }
-  llvm::errs() << " (near misses: " << nearMisses << ")\n";
+  llvm::errs() << " (near misses: " << summary.nearMissLines.size() << ")\n";
+  for (const std::string &line : summary.nearMissLines)
+    llvm::errs() << "  " << line << "\n";
 }
 
 static std::map<std::string, int64_t> countSteps(const rt::Plan &plan) {
@@ -266,7 +287,7 @@ static std::map<std::string, int64_t> countSteps(const rt::Plan &plan) {
   return counts;
 }
 
-static LogicalResult writeReport(const llvm::json::Object &fusions,
+static LogicalResult writeReport(const FusionSummary &fusions,
                                  const mlir::lmopt::cpu::CpuPlan &plan,
                                  std::optional<uint64_t> bundleBytes) {
   llvm::json::Object steps;
@@ -282,8 +303,9 @@ static LogicalResult writeReport(const llvm::json::Object &fusions,
   };
   if (bundleBytes)
     summary["bundle_bytes"] = int64_t(*bundleBytes);
-  llvm::json::Value report(llvm::json::Object{
-      {"fusions", llvm::json::Object(fusions)}, {"plan", std::move(summary)}});
+  llvm::json::Value report(
+      llvm::json::Object{{"fusions", llvm::json::Object(fusions.report)},
+                         {"plan", std::move(summary)}});
   if (reportFile == "-") {
     llvm::outs() << llvm::formatv("{0:2}", report) << "\n";
     return success();
@@ -358,9 +380,8 @@ int main(int argc, char **argv) {
   if (failed(pm.run(module)))
     return EXIT_FAILURE;
   optimizePhase.done();
-  int64_t nearMisses = 0;
-  llvm::json::Object fusions = summarizeFusions(context, nearMisses);
-  printFusions(fusions, nearMisses);
+  FusionSummary fusions = summarizeFusions(context);
+  printFusions(fusions);
 
   // 3. Plan: steps, weights, kernels to generate, memory.
   Phase planPhase(3, "plan");
@@ -400,7 +421,7 @@ int main(int argc, char **argv) {
   Phase writePhase(5, "write");
   mlir::lmopt::cpu::BundleMeta meta;
   meta.modelName = llvm::sys::path::stem(inputFile).str();
-  meta.fusions = llvm::json::Object(fusions);
+  meta.fusions = llvm::json::Object(fusions.counts);
   llvm::Expected<uint64_t> bundleBytes = mlir::lmopt::cpu::writeCpuBundle(
       outputFile, *plan, kernels,
       mlir::lmopt::cpu::buildMetaJSON(plan->plan, meta));
