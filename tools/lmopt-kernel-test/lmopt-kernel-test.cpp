@@ -72,6 +72,9 @@ static llvm::cl::opt<unsigned> benchmarkRuns(
     llvm::cl::desc("Also run the kernel this many times and print the best "
                    "and median time per call (not for lit tests)"),
     llvm::cl::init(0));
+static llvm::cl::opt<bool> printBufferizedIR(
+    "print-bufferized-ir",
+    llvm::cl::desc("Print the kernels after fusion and bufferization"));
 static llvm::cl::opt<bool>
     printLLVMIR("print-llvm-ir",
                 llvm::cl::desc("Print the optimized LLVM IR to stdout"));
@@ -364,6 +367,8 @@ int main(int argc, char **argv) {
   mlir::lmopt::cpu::KernelCodegenOptions options;
   options.cpu = cpuName;
   options.optLevel = optLevel;
+  if (printBufferizedIR)
+    options.bufferizedIROutput = &llvm::outs();
   if (printLLVMIR)
     options.optimizedIROutput = &llvm::outs();
   FailureOr<std::vector<uint8_t>> library =

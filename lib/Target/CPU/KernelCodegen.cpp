@@ -50,9 +50,15 @@ mlir::lmopt::cpu::compileKernels(ModuleOp kernels,
   OwningOpRef<ModuleOp> module = kernels.clone();
   if (failed(lowerKernelsToLinalg(*module)))
     return failure();
-  PassManager pm(context, ModuleOp::getOperationName());
-  buildKernelToLLVMPipeline(pm);
-  if (failed(pm.run(*module)))
+  PassManager bufferize(context, ModuleOp::getOperationName());
+  buildKernelBufferizationPipeline(bufferize);
+  if (failed(bufferize.run(*module)))
+    return failure();
+  if (options.bufferizedIROutput)
+    module->print(*options.bufferizedIROutput);
+  PassManager toLLVM(context, ModuleOp::getOperationName());
+  buildKernelToLLVMPipeline(toLLVM);
+  if (failed(toLLVM.run(*module)))
     return failure();
 
   llvm::LLVMContext llvmContext;

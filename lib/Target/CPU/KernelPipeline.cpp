@@ -348,7 +348,7 @@ struct AnnotateKernelArgumentsPass
 
 } // namespace
 
-void mlir::lmopt::cpu::buildKernelToLLVMPipeline(OpPassManager &pm) {
+void mlir::lmopt::cpu::buildKernelBufferizationPipeline(OpPassManager &pm) {
   // Fusion on tensors, where use-def chains show what can be fused.
   pm.addNestedPass<func::FuncOp>(
       std::make_unique<FuseElementwiseKernelOpsPass>());
@@ -380,7 +380,9 @@ void mlir::lmopt::cpu::buildKernelToLLVMPipeline(OpPassManager &pm) {
   pm.addNestedPass<func::FuncOp>(
       bufferization::createPromoteBuffersToStackPass(stackOptions));
   bufferization::buildBufferDeallocationPipeline(pm);
+}
 
+void mlir::lmopt::cpu::buildKernelToLLVMPipeline(OpPassManager &pm) {
   // Loops and scalar math; LLVM vectorizes the innermost loops.
   pm.addNestedPass<func::FuncOp>(std::make_unique<LowerStridedCopiesPass>());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());

@@ -40,9 +40,13 @@ FailureOr<SmallVector<KernelEntryPoint>> checkKernelModule(ModuleOp module);
 /// "no CPU lowering for 'lmopt.foo' in kernel 'k'".
 LogicalResult lowerKernelsToLinalg(ModuleOp module);
 
-/// linalg on tensors to the LLVM dialect: elementwise fusion, one-shot
-/// bufferization with results as out-params, deallocation of temporaries,
-/// loops, polynomial math, bare-pointer functions.
+/// linalg on tensors to linalg on memrefs: elementwise fusion, one-shot
+/// bufferization with results as out-params, temporaries on the stack or
+/// deallocated.
+void buildKernelBufferizationPipeline(OpPassManager &pm);
+
+/// linalg on memrefs to the LLVM dialect: loops, polynomial math,
+/// bare-pointer functions.
 void buildKernelToLLVMPipeline(OpPassManager &pm);
 
 } // namespace mlir::lmopt::cpu

@@ -5,9 +5,25 @@
 // RUN: %lmopt_python %S/Inputs/make-inputs.py %t.npz arg0=2x4x16x16:float32 arg1=2x1x1x16:int64
 // RUN: lmopt-interpret %s --function=attention_mask --inputs=%t.npz --output=%t.ref.npz
 // RUN: lmopt-kernel-test %s --kernel=attention_mask --inputs=%t.npz --compare=%t.ref.npz | FileCheck %s
+// RUN: lmopt-kernel-test %s --print-bufferized-ir | FileCheck %s --check-prefix=MLIR
 
 // CHECK: result0: shape [2, 4, 16, 16], {{.*}}: PASS
 // CHECK-NEXT: result1: shape [2, 1, 1, 16], {{.*}}: PASS
+
+// cast + equal fuse into one generic writing the boolean result; where + add
+// fuse into one writing the probabilities' buffer, which softmax then
+// normalizes in place. Only the per-row statistics are temporaries (stack).
+// MLIR-LABEL: func.func @attention_mask(
+// MLIR-SAME: %[[SCORES:arg[0-9]+]]: memref<2x4x16x16xf32> {{.*}}, %[[MASK:arg[0-9]+]]: memref<2x1x1x16xi64> {{.*}}, %[[PROBS:arg[0-9]+]]: memref<2x4x16x16xf32> {{.*}}, %[[MASKED:arg[0-9]+]]: memref<2x1x1x16xi1>
+// MLIR-NOT: memref.alloc(
+// MLIR: linalg.generic {{.*}} ins(%[[MASK]] : {{.*}} outs(%[[MASKED]] :
+// MLIR: linalg.generic {{.*}} ins(%[[SCORES]], %[[MASKED]] : {{.*}} outs(%[[PROBS]] :
+// MLIR: memref.alloca() {{.*}} : memref<2x4x16xf32>
+// MLIR: linalg.generic {{.*}}"reduction"]} ins(%[[PROBS]] :
+// MLIR: linalg.generic {{.*}}"reduction"]} ins(%[[PROBS]],
+// MLIR: linalg.generic {{.*}} ins(%[[PROBS]], {{.*}} outs(%[[PROBS]] :
+// MLIR-NOT: memref.alloc(
+// MLIR: return
 func.func @attention_mask(%scores: tensor<2x4x16x16xf32>, %mask: tensor<2x1x1x16xi64>) -> (tensor<2x4x16x16xf32>, tensor<2x1x1x16xi1>) {
   %zero = lmopt.constant dense<0.0> : tensor<f32>
   %neg = lmopt.constant dense<-10000.0> : tensor<f32>

@@ -6,12 +6,23 @@
 // RUN: lmopt-interpret %s --function=shared_temporary --inputs=%t.npz --output=%t.tmp.npz
 // RUN: lmopt-kernel-test %s --kernel=shared_temporary --inputs=%t.npz --compare=%t.tmp.npz | FileCheck %s --check-prefix=TMP
 // RUN: lmopt-kernel-test %s --cpu=skylake-avx512 --print-llvm-ir | FileCheck %s --check-prefix=IR
+// RUN: lmopt-kernel-test %s --print-bufferized-ir | FileCheck %s --check-prefix=MLIR
 
 // A transformer FFN epilogue: bias add, gelu, residual add and layer_norm.
 // The elementwise chain fuses into one generic; the residual sum, which the
 // layer_norm reads three times, is computed into the result buffer and
 // normalized in place, so the kernel allocates nothing on the heap.
 // FFN: result0: shape [16, 512], {{.*}}: PASS
+// MLIR-LABEL: func.func @ffn_epilogue(
+// MLIR-SAME: %[[X:arg[0-9]+]]: memref<16x512xf32> {{.*}}, %[[OUT:arg[0-9]+]]: memref<16x512xf32> {llvm.align = 64 : i64, llvm.noalias}) {
+// MLIR-NOT: memref.alloc(
+// MLIR: linalg.generic {{.*}}["parallel", "parallel"]} ins(%[[X]], {{.*}} outs(%[[OUT]] :
+// MLIR: math.erf
+// MLIR: linalg.generic {{.*}}["parallel", "reduction"]} ins(%[[OUT]] :
+// MLIR: linalg.generic {{.*}}["parallel", "reduction"]} ins(%[[OUT]],
+// MLIR: linalg.generic {{.*}}["parallel", "parallel"]} ins(%[[OUT]], {{.*}} outs(%[[OUT]] :
+// MLIR-NOT: memref.alloc(
+// MLIR: return
 // IR-LABEL: define internal {{.*}}@__lmopt_kernel_impl.ffn_epilogue(
 // IR-NOT: @malloc(
 // IR: ret void
@@ -27,6 +38,11 @@ func.func @ffn_epilogue(%x: tensor<16x512xf32>, %bias: tensor<512xf32>, %residua
 // too big for the stack, so it is allocated and freed within the call.
 // TMP: result0: shape [512], {{.*}}: PASS
 // TMP-NEXT: result1: shape [16, 1], {{.*}}: PASS
+// MLIR-LABEL: func.func @shared_temporary(
+// MLIR: %[[ALLOC:.*]] = memref.alloc() {{.*}} : memref<16x512xf32>
+// MLIR: math.exp
+// MLIR: memref.dealloc %[[ALLOC]]
+// MLIR-NEXT: return
 // IR-LABEL: define internal {{.*}}@__lmopt_kernel_impl.shared_temporary(
 // IR: call {{.*}}@malloc(
 // IR: call void @free(

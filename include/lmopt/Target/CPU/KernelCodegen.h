@@ -27,6 +27,9 @@ struct KernelCodegenOptions {
   /// Widest vectors the loop vectorizer should prefer, in bits; 0 keeps the
   /// CPU's tuning (which is 256 on several AVX-512 CPUs).
   unsigned preferVectorWidth = 512;
+  /// When set, the kernels after fusion and bufferization (linalg on
+  /// memrefs) are printed here (tests check what was fused and allocated).
+  llvm::raw_ostream *bufferizedIROutput = nullptr;
   /// When set, the optimized LLVM IR is printed here (tests check what was
   /// vectorized).
   llvm::raw_ostream *optimizedIROutput = nullptr;
