@@ -10,7 +10,8 @@
 //   x.npy, ids.npy, inputs.npz             the inputs below
 //   x-f64.npy, x-shape.npy, ids-range.npy  wrong dtype, wrong shape, index 7
 //   ref.npz       y, emb, k as worked out by hand next to the inputs
-//   ref-off.npz   y[1][0] off by 0.01; ref-partial.npz only y
+//   ref-off.npz   y[1][0] off by 0.01, and a member 'extra' that is no
+//                 output; ref-partial.npz only y
 //
 //===----------------------------------------------------------------------===//
 
@@ -101,7 +102,7 @@ int main(int argc, char **argv) {
       check(
           writeNpz(dir + "/ref.npz", {{"y", yv}, {"emb", embv}, {"k", kv}})) &&
       check(writeNpz(dir + "/ref-off.npz",
-                     {{"y", yOff}, {"emb", embv}, {"k", kv}})) &&
+                     {{"y", yOff}, {"emb", embv}, {"k", kv}, {"extra", kv}})) &&
       check(writeNpz(dir + "/ref-partial.npz", {{"y", yv}}));
   return ok ? 0 : 1;
 }

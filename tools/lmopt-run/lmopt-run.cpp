@@ -343,6 +343,11 @@ static Status compareOutputs(const std::vector<NamedTensor> &outputs,
       std::printf(": PASS\n");
     }
   }
+  for (const NamedTensor &ref : refs)
+    if (std::none_of(outputs.begin(), outputs.end(),
+                     [&](const auto &out) { return out.name == ref.name; }))
+      std::printf("  %s: not an output of the model (ignored)\n",
+                  ref.name.c_str());
   if (failures)
     std::printf("FAIL: %zu of %zu outputs differ\n", failures, outputs.size());
   else
