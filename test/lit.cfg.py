@@ -2,6 +2,8 @@
 # lit configuration for the lmopt regression suite.
 
 import os
+import shutil
+import sys
 
 import lit.formats
 from lit.llvm import llvm_config
@@ -34,7 +36,15 @@ llvm_config.add_tool_substitutions(
 # with (it has numpy, which checks the files the runtime writes).
 llvm_config.add_tool_substitutions(
     [ToolSubst("lmopt-runtime-tests", unresolved="fatal")], tool_dirs)
-config.substitutions.append(("%lmopt_python", config.python_executable))
+# lmopt-run, and the generator of the bundles its tests run.
+llvm_config.add_tool_substitutions(
+    [ToolSubst("lmopt-run", unresolved="fatal"),
+     ToolSubst("lmopt-make-test-bundles", unresolved="fatal")], tool_dirs)
+# Without -DPython3_EXECUTABLE, the first python3 on PATH (several tests
+# need its numpy), else the one running lit.
+config.substitutions.append(
+    ("%lmopt_python",
+     config.python_executable or shutil.which("python3") or sys.executable))
 # The reference interpreter, and the ONNX fixtures the e2e suite runs.
 llvm_config.add_tool_substitutions(
     [ToolSubst("lmopt-interpret", unresolved="fatal")], tool_dirs)
@@ -57,3 +67,6 @@ config.substitutions.append(
 if os.path.exists(os.path.join(config.llvm_tools_dir, "mlir-runner")) and \
         os.path.exists(os.path.join(_llvm_lib_dir, "libmlir_runner_utils.so")):
     config.available_features.add("mlir-runner")
+# The compiler driver.
+llvm_config.add_tool_substitutions(
+    [ToolSubst("lmopt-compile", unresolved="fatal")], tool_dirs)

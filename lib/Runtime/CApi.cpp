@@ -8,8 +8,10 @@
 
 #include "lmopt/Runtime/Bundle.h"
 #include "lmopt/Runtime/Npy.h"
+#include "lmopt/Runtime/Session.h"
 #include "lmopt/Runtime/lmopt_runtime.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -23,6 +25,10 @@ struct lmoptStatusImpl {
 
 struct lmoptBundleImpl {
   std::unique_ptr<BundleReader> reader;
+};
+
+struct lmoptSessionImpl {
+  std::unique_ptr<Session> session;
 };
 
 /// Returned when allocating a status fails; never freed.
@@ -225,5 +231,161 @@ void lmoptTensorDestroy(lmoptTensor *tensor) {
   tensor->~lmoptTensor();
   std::free(tensor);
 }
+
+//===----------------------------------------------------------------------===//
+// Sessions
+//===----------------------------------------------------------------------===//
+
+lmoptStatus lmoptSessionCreate(const char *path,
+                               const lmoptSessionOptions *options,
+                               lmoptSession *outSession) {
+  if (!outSession)
+    return invalidArgument("lmoptSessionCreate: 'outSession' is null");
+  *outSession = nullptr;
+  if (!path)
+    return invalidArgument("lmoptSessionCreate: 'path' is null");
+  SessionOptions sessionOptions;
+  if (options)
+    sessionOptions.threads = options->threads;
+  std::unique_ptr<Session> session;
+  if (Status st = Session::create(path, sessionOptions, session); !st)
+    return wrap(st);
+  auto *impl = new (std::nothrow) lmoptSessionImpl{std::move(session)};
+  if (!impl)
+    return &outOfMemoryStatus;
+  *outSession = impl;
+  return nullptr;
+}
+
+lmoptStatus lmoptSessionDestroy(lmoptSession session) {
+  delete session;
+  return nullptr;
+}
+
+static lmoptStatus valueCount(const char *fn, lmoptSession session, bool inputs,
+                              size_t *outCount) {
+  if (!session || !outCount)
+    return invalidArgument(std::string(fn) + ": a pointer argument is null");
+  const Session &s = *session->session;
+  *outCount = inputs ? s.inputs().size() : s.outputs().size();
+  return nullptr;
+}
+
+static lmoptStatus valueInfo(const char *fn, lmoptSession session, bool inputs,
+                             size_t index, lmoptValueInfo *outInfo) {
+  if (!session || !outInfo)
+    return invalidArgument(std::string(fn) + ": a pointer argument is null");
+  const Session &s = *session->session;
+  const std::vector<ValueInfo> &values = inputs ? s.inputs() : s.outputs();
+  if (index >= values.size())
+    return invalidArgument(
+        std::string(fn) + ": index " + std::to_string(index) +
+        " is out of range; the model has " + std::to_string(values.size()) +
+        (inputs ? " inputs" : " outputs"));
+  const ValueInfo &v = values[index];
+  outInfo->name = v.name.c_str();
+  outInfo->dtype = int32_t(v.dtype);
+  outInfo->rank = int32_t(v.dims.size());
+  outInfo->dims = v.dims.data();
+  return nullptr;
+}
+
+lmoptStatus lmoptSessionInputCount(lmoptSession session, size_t *outCount) {
+  return valueCount("lmoptSessionInputCount", session, true, outCount);
+}
+
+lmoptStatus lmoptSessionOutputCount(lmoptSession session, size_t *outCount) {
+  return valueCount("lmoptSessionOutputCount", session, false, outCount);
+}
+
+lmoptStatus lmoptSessionInputInfo(lmoptSession session, size_t index,
+                                  lmoptValueInfo *outInfo) {
+  return valueInfo("lmoptSessionInputInfo", session, true, index, outInfo);
+}
+
+lmoptStatus lmoptSessionOutputInfo(lmoptSession session, size_t index,
+                                   lmoptValueInfo *outInfo) {
+  return valueInfo("lmoptSessionOutputInfo", session, false, index, outInfo);
+}
+
+static size_t alignUp(size_t n) { return (n + 63) & ~size_t(63); }
+
+lmoptStatus lmoptSessionRun(lmoptSession session, size_t numInputs,
+                            const char *const *names, const lmoptTensor *inputs,
+                            size_t *outNumOutputs, lmoptTensor **outOutputs) {
+  if (!session || !outNumOutputs || !outOutputs)
+    return invalidArgument("lmoptSessionRun: a pointer argument is null");
+  *outNumOutputs = 0;
+  *outOutputs = nullptr;
+  if (numInputs && (!names || !inputs))
+    return invalidArgument("lmoptSessionRun: 'names' or 'inputs' is null for " +
+                           std::to_string(numInputs) + " inputs");
+  std::vector<NamedTensorView> views(numInputs);
+  for (size_t i = 0; i < numInputs; ++i) {
+    const lmoptTensor &t = inputs[i];
+    std::string which = "lmoptSessionRun: input " + std::to_string(i);
+    if (!names[i])
+      return invalidArgument(which + " has a null name");
+    which += " '" + std::string(names[i]) + "'";
+    if (!isValidDType(int(t.dtype)))
+      return invalidArgument(which + " has invalid dtype " +
+                             std::to_string(t.dtype));
+    if (t.rank < 0 || size_t(t.rank) > kMaxRank)
+      return invalidArgument(which + " has rank " + std::to_string(t.rank) +
+                             ", outside [0, " + std::to_string(kMaxRank) + "]");
+    if (t.rank > 0 && !t.dims)
+      return invalidArgument(which + " has null dims for rank " +
+                             std::to_string(t.rank));
+    views[i].name = names[i];
+    views[i].tensor.dtype = DType(t.dtype);
+    views[i].tensor.dims = t.dims;
+    views[i].tensor.rank = size_t(t.rank);
+    views[i].tensor.data = t.data;
+    views[i].tensor.byteSize = t.byteSize;
+  }
+  Session &s = *session->session;
+  if (Status st = s.execute(views.data(), views.size()); !st)
+    return wrap(st);
+
+  // One allocation: the tensor structs, every output's dims, then each
+  // output's data at a 64-byte offset.
+  const std::vector<ValueInfo> &outputs = s.outputs();
+  size_t n = outputs.size();
+  size_t dimsOffset = n * sizeof(lmoptTensor);
+  size_t total = dimsOffset;
+  for (const ValueInfo &v : outputs)
+    total += v.dims.size() * sizeof(int64_t);
+  std::vector<size_t> dataOffsets(n);
+  for (size_t i = 0; i < n; ++i) {
+    const PlanTensor &t = s.plan().tensors[s.plan().outputs[i].tensor];
+    total = alignUp(total);
+    dataOffsets[i] = total;
+    total += size_t(t.byteSize());
+  }
+  void *block = std::aligned_alloc(64, alignUp(std::max<size_t>(total, 1)));
+  if (!block)
+    return &outOfMemoryStatus;
+  auto *bytes = static_cast<uint8_t *>(block);
+  auto *tensors = reinterpret_cast<lmoptTensor *>(bytes);
+  auto *dims = reinterpret_cast<int64_t *>(bytes + dimsOffset);
+  for (size_t i = 0; i < n; ++i) {
+    const PlanTensor &t = s.plan().tensors[s.plan().outputs[i].tensor];
+    lmoptTensor *out = new (&tensors[i]) lmoptTensor();
+    out->dtype = int32_t(t.dtype);
+    out->rank = int32_t(t.dims.size());
+    out->dims = dims;
+    std::copy(t.dims.begin(), t.dims.end(), dims);
+    dims += t.dims.size();
+    out->data = bytes + dataOffsets[i];
+    out->byteSize = t.byteSize();
+    if (out->byteSize)
+      std::memcpy(out->data, s.outputData(i), size_t(out->byteSize));
+  }
+  *outNumOutputs = n;
+  *outOutputs = tensors;
+  return nullptr;
+}
+
+void lmoptTensorArrayDestroy(lmoptTensor *tensors) { std::free(tensors); }
 
 } // extern "C"

@@ -6,7 +6,7 @@
  *    Accessors accept NULL and then report LMOPT_STATUS_OK and "".
  *  - Nothing prints, aborts or exits; bad files and bad arguments produce a
  *    status whose message names the file, the part and the offending values.
- *  - Objects the runtime allocates (bundles, tensors) are released with their
+ *  - Objects the runtime allocates (bundles, sessions, tensors) are released with their
  *    own destroy/close call; passing NULL to those is a no-op.
  *
  *===----------------------------------------------------------------------===*/
@@ -119,6 +119,57 @@ const char *lmoptDTypeName(int32_t dtype);
 lmoptStatus lmoptTensorReadNpy(const char *path, lmoptTensor **outTensor);
 lmoptStatus lmoptTensorWriteNpy(const char *path, const lmoptTensor *tensor);
 void lmoptTensorDestroy(lmoptTensor *tensor);
+
+/*===-- Sessions ----------------------------------------------------------===*/
+
+/* A compiled model ready to run (docs/cpu-backend.md, "Runtime sessions and
+ * lmopt-run"). A session is used by one thread at a time; any number of
+ * sessions can live in one process. */
+typedef struct lmoptSessionImpl *lmoptSession;
+
+typedef struct lmoptSessionOptions {
+  /* Threads for library steps; 0 keeps oneDNN's default (OMP_NUM_THREADS or
+   * all cores). */
+  int32_t threads;
+} lmoptSessionOptions;
+
+/* A model input or output as the plan declares it; the pointers are valid
+ * while the session lives. */
+typedef struct lmoptValueInfo {
+  const char *name;
+  int32_t dtype; /* an lmoptDType */
+  int32_t rank;
+  const int64_t *dims;
+} lmoptValueInfo;
+
+/* Opens, validates and prepares the bundle at `path`: the plan is checked
+ * step by step, kernels are loaded and the activation arena is allocated.
+ * `options` may be NULL (defaults). On failure *outSession is set to NULL. */
+lmoptStatus lmoptSessionCreate(const char *path,
+                               const lmoptSessionOptions *options,
+                               lmoptSession *outSession);
+lmoptStatus lmoptSessionDestroy(lmoptSession session);
+
+lmoptStatus lmoptSessionInputCount(lmoptSession session, size_t *outCount);
+lmoptStatus lmoptSessionInputInfo(lmoptSession session, size_t index,
+                                  lmoptValueInfo *outInfo);
+lmoptStatus lmoptSessionOutputCount(lmoptSession session, size_t *outCount);
+lmoptStatus lmoptSessionOutputInfo(lmoptSession session, size_t index,
+                                   lmoptValueInfo *outInfo);
+
+/* Runs the model. `names[i]` names `inputs[i]`; every model input must be
+ * given exactly once, with the model's dtype and dims and `byteSize`
+ * matching them. Inputs are read in place (a buffer not 64-byte aligned that
+ * a generated kernel reads is copied first) and not modified. On success
+ * *outOutputs is an array of *outNumOutputs tensors in the order of
+ * lmoptSessionOutputInfo, holding copies the caller releases with one
+ * lmoptTensorArrayDestroy; on failure it is NULL and *outNumOutputs 0. */
+lmoptStatus lmoptSessionRun(lmoptSession session, size_t numInputs,
+                            const char *const *names,
+                            const lmoptTensor *inputs, size_t *outNumOutputs,
+                            lmoptTensor **outOutputs);
+/* Releases an array from lmoptSessionRun (all its tensors at once). */
+void lmoptTensorArrayDestroy(lmoptTensor *tensors);
 
 #ifdef __cplusplus
 }

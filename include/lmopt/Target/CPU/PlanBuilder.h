@@ -1,0 +1,56 @@
+//===- PlanBuilder.h - Optimized IR to a CPU execution plan -----*- C++ -*-===//
+//
+// Partitions the optimized module's `@main` into plan steps (library steps for
+// linear, attention and gather; generated kernels for maximal runs of the
+// other ops), lays the constants out in one weights buffer, outlines the
+// kernels into their own module, and plans the activation arena
+// (docs/cpu-backend.md, "Plan building").
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LMOPT_TARGET_CPU_PLANBUILDER_H
+#define LMOPT_TARGET_CPU_PLANBUILDER_H
+
+#include "lmopt/Runtime/Plan.h"
+#include "lmopt/Target/CPU/MemoryPlan.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "mlir/Support/LLVM.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace mlir::lmopt::cpu {
+
+struct PlanBuildOptions {
+  /// Constants of at most this many elements (and splats) are cloned into
+  /// the kernels that use them instead of being passed as weights.
+  int64_t maxInlineConstantElements = 64;
+  MemoryPlanOptions memory;
+};
+
+struct CpuPlan {
+  ::lmopt::runtime::Plan plan;
+  /// The `weights` section: every constant a step reads, once, each at a
+  /// multiple of 64 bytes.
+  std::vector<uint8_t> weights;
+  /// One public `func.func` per Kernel step, named by the step's `entry`
+  /// attribute, in the input contract of compileKernels. Empty when the plan
+  /// has no Kernel step.
+  OwningOpRef<ModuleOp> kernels;
+  unsigned numKernels = 0;
+  /// Per tensor, the tensor whose bytes it shares (itself if none).
+  std::vector<uint32_t> aliasRoot;
+  MemoryPlanStats memory;
+};
+
+/// Builds the plan of `module`'s single `func.func @main`, which must have
+/// static shapes. Ops with no CPU lowering are all reported as diagnostics
+/// at their locations before failing.
+FailureOr<CpuPlan> buildCpuPlan(ModuleOp module,
+                                const PlanBuildOptions &options = {});
+
+} // namespace mlir::lmopt::cpu
+
+#endif // LMOPT_TARGET_CPU_PLANBUILDER_H

@@ -1,0 +1,567 @@
+//===- Executor.cpp - Plan steps checked and bound to library steps ------===//
+//
+// One builder per step kind, found through a table. A builder checks the
+// step's operand and result counts, dtypes and dims and its attributes (an
+// attribute it does not know is refused by name: a newer compiler's step
+// must not run with part of its meaning ignored), then prepares the library
+// step. Aliasing is checked once for every kind: a result may share arena
+// bytes with no operand and no other result, except a linear step's
+// residual, which may be its output exactly (accumulated in place).
+//
+//===----------------------------------------------------------------------===//
+
+#include "lmopt/Runtime/CPU/Executor.h"
+
+#include "lmopt/Runtime/CPU/AttentionStep.h"
+#include "lmopt/Runtime/CPU/GatherStep.h"
+#include "lmopt/Runtime/CPU/KernelLibrary.h"
+#include "lmopt/Runtime/CPU/LinearStep.h"
+
+#include <algorithm>
+#include <cstring>
+#include <initializer_list>
+
+using namespace lmopt::runtime;
+
+StepExecutor::~StepExecutor() = default;
+
+static std::string dimsString(const std::vector<int64_t> &dims) {
+  std::string s = "[";
+  for (size_t i = 0; i < dims.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(dims[i]);
+  return s + "]";
+}
+
+static std::string describe(const PlanTensor &t) {
+  return "'" + t.name + "' (" + dtypeName(t.dtype) + " " + dimsString(t.dims) +
+         ")";
+}
+
+namespace {
+
+/// A step under construction: names it in messages and reads its tensors.
+class StepChecker {
+public:
+  StepChecker(const StepBuildContext &context, const PlanStep &step)
+      : context(context), step(step) {}
+
+  Status error(const std::string &what,
+               StatusCode code = StatusCode::InvalidFormat) const {
+    return Status::error(code, "bundle '" + context.source +
+                                   "': " + stepKindName(step.kind) + " step '" +
+                                   step.name + "': " + what);
+  }
+  /// Re-labels a status from a library step or an attribute lookup, which
+  /// already names the step, with the bundle.
+  Status withSource(const Status &st) const {
+    return Status::error(st.code(),
+                         "bundle '" + context.source + "': " + st.message());
+  }
+
+  const PlanTensor &operand(size_t i) const {
+    return context.plan.tensors[step.operands[i]];
+  }
+  const PlanTensor &result(size_t i) const {
+    return context.plan.tensors[step.results[i]];
+  }
+
+  /// `operands` lists the operands' roles ("input, weight, bias").
+  Status expectCounts(size_t operandCount, const std::string &operands,
+                      size_t resultCount) const {
+    if (step.operands.size() != operandCount)
+      return error("has " + std::to_string(step.operands.size()) +
+                   " operands; expected " + std::to_string(operandCount) +
+                   " (" + operands + ")");
+    if (step.results.size() != resultCount)
+      return error("has " + std::to_string(step.results.size()) +
+                   " results; expected " + std::to_string(resultCount));
+    return Status::ok();
+  }
+
+  Status expectDType(const std::string &role, const PlanTensor &t,
+                     DType dtype) const {
+    if (t.dtype == dtype)
+      return Status::ok();
+    return error(role + " " + describe(t) + " has dtype " + dtypeName(t.dtype) +
+                 "; expected " + dtypeName(dtype));
+  }
+
+  Status expectDims(const std::string &role, const PlanTensor &t,
+                    const std::vector<int64_t> &dims,
+                    const std::string &why) const {
+    if (t.dims == dims)
+      return Status::ok();
+    return error(role + " " + describe(t) + " should have dims " +
+                 dimsString(dims) + " (" + why + ")");
+  }
+
+  Status expectRank(const std::string &role, const PlanTensor &t,
+                    size_t rank) const {
+    if (t.dims.size() == rank)
+      return Status::ok();
+    return error(role + " " + describe(t) + " has rank " +
+                 std::to_string(t.dims.size()) + "; expected " +
+                 std::to_string(rank));
+  }
+
+  /// Refuses attributes outside `known`.
+  Status expectAttrs(std::initializer_list<const char *> known) const {
+    for (const PlanAttr &attr : step.attrs)
+      if (std::none_of(known.begin(), known.end(),
+                       [&](const char *name) { return attr.name == name; }))
+        return error("has attribute '" + attr.name +
+                         "', which this runtime does not know",
+                     StatusCode::Unsupported);
+    return Status::ok();
+  }
+
+  /// A 0/1 integer attribute; absent means 0.
+  Status getFlag(const char *name, bool &out) const {
+    int64_t value = 0;
+    if (Status st = step.getInt(name, 0, value); !st)
+      return withSource(st);
+    if (value != 0 && value != 1)
+      return error("attribute '" + std::string(name) + "' is " +
+                   std::to_string(value) + "; expected 0 or 1");
+    out = value == 1;
+    return Status::ok();
+  }
+
+  Status getInt(const char *name, int64_t &out) const {
+    if (Status st = step.getInt(name, out); !st)
+      return withSource(st);
+    return Status::ok();
+  }
+
+  const StepBuildContext &context;
+  const PlanStep &step;
+};
+
+//===----------------------------------------------------------------------===//
+// Executors
+//===----------------------------------------------------------------------===//
+
+class LinearExecutor : public StepExecutor {
+public:
+  Status run(void *const *tensors) const override {
+    auto f32 = [&](int64_t id) {
+      return id < 0 ? nullptr : static_cast<const float *>(tensors[id]);
+    };
+    return step->run(f32(input), rows, f32(weight), f32(bias), f32(residual),
+                     static_cast<float *>(tensors[output]));
+  }
+
+  std::unique_ptr<LinearStep> step;
+  int64_t input = 0, weight = 0, bias = -1, residual = -1, output = 0;
+  int64_t rows = 0;
+};
+
+class AttentionExecutor : public StepExecutor {
+public:
+  Status run(void *const *tensors) const override {
+    return step->run(static_cast<const float *>(tensors[query]),
+                     static_cast<const float *>(tensors[key]),
+                     static_cast<const float *>(tensors[value]),
+                     mask < 0 ? nullptr : tensors[mask],
+                     static_cast<float *>(tensors[output]));
+  }
+
+  std::unique_ptr<AttentionStep> step;
+  int64_t query = 0, key = 0, value = 0, mask = -1, output = 0;
+};
+
+class GatherExecutor : public StepExecutor {
+public:
+  Status run(void *const *tensors) const override {
+    return step->run(tensors[data], tensors[indices], tensors[output]);
+  }
+
+  std::unique_ptr<GatherStep> step;
+  int64_t data = 0, indices = 0, output = 0;
+};
+
+class CopyExecutor : public StepExecutor {
+public:
+  Status run(void *const *tensors) const override {
+    if (bytes)
+      std::memcpy(tensors[to], tensors[from], bytes);
+    return Status::ok();
+  }
+
+  int64_t from = 0, to = 0;
+  uint64_t bytes = 0;
+};
+
+class KernelExecutor : public StepExecutor {
+public:
+  Status run(void *const *tensors) const override {
+    for (size_t i = 0; i < ids.size(); ++i)
+      args[i] = tensors[ids[i]];
+    function(args.data());
+    return Status::ok();
+  }
+
+  KernelFunction function = nullptr;
+  /// Operands then results.
+  std::vector<uint32_t> ids;
+  /// A session runs on one thread at a time, so the argument array is reused.
+  mutable std::vector<void *> args;
+};
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Builders
+//===----------------------------------------------------------------------===//
+
+static Status buildLinear(const StepChecker &c,
+                          std::unique_ptr<StepExecutor> &out) {
+  if (Status st = c.expectAttrs(
+          {"transpose_weight", "activation", "has_bias", "has_residual"});
+      !st)
+    return st;
+  bool transpose = false, hasBias = false, hasResidual = false;
+  int64_t activation = 0;
+  if (Status st = c.getFlag("transpose_weight", transpose); !st)
+    return st;
+  if (Status st = c.getFlag("has_bias", hasBias); !st)
+    return st;
+  if (Status st = c.getFlag("has_residual", hasResidual); !st)
+    return st;
+  if (Status st = c.step.getInt("activation", 0, activation); !st)
+    return c.withSource(st);
+  if (activation < 0 || activation > 3)
+    return c.error("attribute 'activation' is " + std::to_string(activation) +
+                   "; expected 0 (none), 1 (relu), 2 (gelu) or 3 (gelu_tanh)");
+  std::string roles = std::string("input, weight") + (hasBias ? ", bias" : "") +
+                      (hasResidual ? ", residual" : "");
+  if (Status st = c.expectCounts(2 + hasBias + hasResidual, roles, 1); !st)
+    return st;
+
+  const PlanTensor &input = c.operand(0), &weight = c.operand(1);
+  const PlanTensor &output = c.result(0);
+  for (auto [role, t] :
+       {std::pair<const char *, const PlanTensor *>{"input", &input},
+        {"weight", &weight},
+        {"output", &output}})
+    if (Status st = c.expectDType(role, *t, DType::F32); !st)
+      return st;
+  if (input.dims.empty())
+    return c.error("input " + describe(input) + " is a scalar; expected " +
+                   "[..., K]");
+  if (Status st = c.expectRank("weight", weight, 2); !st)
+    return st;
+  int64_t k = input.dims.back();
+  int64_t weightK = weight.dims[transpose ? 1 : 0];
+  int64_t n = weight.dims[transpose ? 0 : 1];
+  if (weightK != k)
+    return c.error("input " + describe(input) + " has " + std::to_string(k) +
+                   " features but weight " + describe(weight) +
+                   (transpose ? " ([N, K], transposed)" : " ([K, N])") +
+                   " has K = " + std::to_string(weightK));
+  std::vector<int64_t> outDims = input.dims;
+  outDims.back() = n;
+  if (Status st = c.expectDims("output", output, outDims,
+                               "the input's leading dims, then N");
+      !st)
+    return st;
+
+  auto exec = std::make_unique<LinearExecutor>();
+  exec->input = c.step.operands[0];
+  exec->weight = c.step.operands[1];
+  exec->output = c.step.results[0];
+  size_t next = 2;
+  if (hasBias) {
+    const PlanTensor &bias = c.operand(next);
+    if (Status st = c.expectDType("bias", bias, DType::F32); !st)
+      return st;
+    if (Status st = c.expectDims("bias", bias, {n}, "[N]"); !st)
+      return st;
+    exec->bias = c.step.operands[next++];
+  }
+  if (hasResidual) {
+    const PlanTensor &residual = c.operand(next);
+    if (Status st = c.expectDType("residual", residual, DType::F32); !st)
+      return st;
+    if (Status st =
+            c.expectDims("residual", residual, outDims, "the output's dims");
+        !st)
+      return st;
+    exec->residual = c.step.operands[next++];
+  }
+
+  exec->rows = 1;
+  for (size_t i = 0; i + 1 < input.dims.size(); ++i)
+    exec->rows *= input.dims[i];
+  LinearStepDesc desc;
+  desc.name = c.step.name;
+  desc.inputFeatures = k;
+  desc.weightShape = weight.dims;
+  desc.transposeWeight = transpose;
+  desc.hasBias = hasBias;
+  desc.activation = LinearActivation(activation);
+  desc.hasResidual = hasResidual;
+  // A primitive needs a positive row bound; zero rows run as a no-op.
+  if (Status st = LinearStep::create(
+          c.context.cpu, desc, std::max<int64_t>(exec->rows, 1), exec->step);
+      !st)
+    return c.withSource(st);
+  out = std::move(exec);
+  return Status::ok();
+}
+
+static Status buildAttention(const StepChecker &c,
+                             std::unique_ptr<StepExecutor> &out) {
+  if (Status st = c.expectAttrs({"num_heads", "scale", "causal",
+                                 "kv_heads_split", "zero_masked_rows"});
+      !st)
+    return st;
+  AttentionStepDesc desc;
+  desc.name = c.step.name;
+  double scale = 0;
+  if (Status st = c.getInt("num_heads", desc.numHeads); !st)
+    return st;
+  if (Status st = c.step.getFloat("scale", scale); !st)
+    return c.withSource(st);
+  desc.scale = float(scale);
+  if (Status st = c.getFlag("causal", desc.causal); !st)
+    return st;
+  if (Status st = c.getFlag("kv_heads_split", desc.kvHeadsSplit); !st)
+    return st;
+  if (Status st = c.getFlag("zero_masked_rows", desc.zeroMaskedRows); !st)
+    return st;
+  bool hasMask = c.step.operands.size() == 4;
+  if (Status st = c.expectCounts(
+          hasMask ? 4 : 3,
+          hasMask ? "query, key, value, mask" : "query, key, value", 1);
+      !st)
+    return st;
+
+  const PlanTensor &query = c.operand(0), &key = c.operand(1),
+                   &value = c.operand(2), &output = c.result(0);
+  for (auto [role, t] :
+       {std::pair<const char *, const PlanTensor *>{"query", &query},
+        {"key", &key},
+        {"value", &value},
+        {"output", &output}})
+    if (Status st = c.expectDType(role, *t, DType::F32); !st)
+      return st;
+  if (Status st = c.expectRank("query", query, 3); !st)
+    return st;
+  if (desc.numHeads <= 0 || query.dims[2] % desc.numHeads != 0)
+    return c.error("query " + describe(query) + " has " +
+                   std::to_string(query.dims[2]) +
+                   " features, not a positive multiple of num_heads = " +
+                   std::to_string(desc.numHeads));
+  desc.batch = query.dims[0];
+  desc.queryLength = query.dims[1];
+  desc.headDim = query.dims[2] / desc.numHeads;
+  if (Status st = c.expectRank("key", key, desc.kvHeadsSplit ? 4 : 3); !st)
+    return st;
+  desc.keyLength = key.dims[desc.kvHeadsSplit ? 2 : 1];
+  std::vector<int64_t> kvDims =
+      desc.kvHeadsSplit
+          ? std::vector<int64_t>{desc.batch, desc.numHeads, desc.keyLength,
+                                 desc.headDim}
+          : std::vector<int64_t>{desc.batch, desc.keyLength, query.dims[2]};
+  const char *kvLayout =
+      desc.kvHeadsSplit ? "[B, H, Sk, D] with kv_heads_split" : "[B, Sk, H*D]";
+  if (Status st = c.expectDims("key", key, kvDims, kvLayout); !st)
+    return st;
+  if (Status st = c.expectDims("value", value, kvDims, kvLayout); !st)
+    return st;
+  if (Status st = c.expectDims("output", output, query.dims, "the query's");
+      !st)
+    return st;
+
+  auto exec = std::make_unique<AttentionExecutor>();
+  if (hasMask) {
+    const PlanTensor &mask = c.operand(3);
+    if (mask.dtype == DType::F32)
+      desc.mask = AttentionMask::Additive;
+    else if (mask.dtype == DType::Bool)
+      desc.mask = AttentionMask::Bool;
+    else
+      return c.error("mask " + describe(mask) + " has dtype " +
+                     dtypeName(mask.dtype) +
+                     "; expected f32 (additive) or bool");
+    desc.maskDims = mask.dims;
+    exec->mask = c.step.operands[3];
+  }
+  exec->query = c.step.operands[0];
+  exec->key = c.step.operands[1];
+  exec->value = c.step.operands[2];
+  exec->output = c.step.results[0];
+  if (Status st = AttentionStep::create(c.context.cpu, desc, exec->step); !st)
+    return c.withSource(st);
+  out = std::move(exec);
+  return Status::ok();
+}
+
+static Status buildGather(const StepChecker &c,
+                          std::unique_ptr<StepExecutor> &out) {
+  if (Status st = c.expectAttrs({"axis"}); !st)
+    return st;
+  if (Status st = c.expectCounts(2, "data, indices", 1); !st)
+    return st;
+  const PlanTensor &data = c.operand(0), &indices = c.operand(1),
+                   &output = c.result(0);
+  int64_t axis = 0;
+  if (Status st = c.getInt("axis", axis); !st)
+    return st;
+  if (data.dims.empty())
+    return c.error("data " + describe(data) + " is a scalar");
+  if (axis < 0 || axis >= int64_t(data.dims.size()))
+    return c.error("attribute 'axis' is " + std::to_string(axis) +
+                   "; expected a value in [0, " +
+                   std::to_string(data.dims.size()) + ")");
+  if (indices.dtype != DType::I32 && indices.dtype != DType::I64)
+    return c.error("indices " + describe(indices) + " have dtype " +
+                   dtypeName(indices.dtype) + "; expected i32 or i64");
+  if (Status st = c.expectDType("output", output, data.dtype); !st)
+    return st;
+  std::vector<int64_t> outDims(data.dims.begin(), data.dims.begin() + axis);
+  outDims.insert(outDims.end(), indices.dims.begin(), indices.dims.end());
+  outDims.insert(outDims.end(), data.dims.begin() + axis + 1, data.dims.end());
+  if (Status st = c.expectDims("output", output, outDims,
+                               "data[:axis] + indices + data[axis+1:]");
+      !st)
+    return st;
+
+  GatherStepDesc desc;
+  desc.name = c.step.name;
+  desc.dataDims = data.dims;
+  desc.elementSize = int64_t(dtypeSize(data.dtype));
+  desc.axis = axis;
+  desc.indicesDims = indices.dims;
+  desc.indices64 = indices.dtype == DType::I64;
+  auto exec = std::make_unique<GatherExecutor>();
+  exec->data = c.step.operands[0];
+  exec->indices = c.step.operands[1];
+  exec->output = c.step.results[0];
+  if (Status st = GatherStep::create(desc, exec->step); !st)
+    return c.withSource(st);
+  out = std::move(exec);
+  return Status::ok();
+}
+
+static Status buildCopy(const StepChecker &c,
+                        std::unique_ptr<StepExecutor> &out) {
+  if (Status st = c.expectAttrs({}); !st)
+    return st;
+  if (Status st = c.expectCounts(1, "source", 1); !st)
+    return st;
+  const PlanTensor &from = c.operand(0), &to = c.result(0);
+  if (from.byteSize() != to.byteSize())
+    return c.error("copies " + std::to_string(from.byteSize()) + " bytes of " +
+                   describe(from) + " into " + std::to_string(to.byteSize()) +
+                   " bytes of " + describe(to));
+  auto exec = std::make_unique<CopyExecutor>();
+  exec->from = c.step.operands[0];
+  exec->to = c.step.results[0];
+  exec->bytes = from.byteSize();
+  out = std::move(exec);
+  return Status::ok();
+}
+
+static Status buildKernel(const StepChecker &c,
+                          std::unique_ptr<StepExecutor> &out) {
+  if (Status st = c.expectAttrs({"entry"}); !st)
+    return st;
+  std::string entry;
+  if (Status st = c.step.getString("entry", entry); !st)
+    return c.withSource(st);
+  if (!c.context.kernels)
+    return c.error("calls kernel '" + entry +
+                       "' but the bundle has no 'kernels' section",
+                   StatusCode::NotFound);
+  auto exec = std::make_unique<KernelExecutor>();
+  if (Status st = c.context.kernels->lookup(entry, exec->function); !st)
+    return c.error(st.message(), st.code());
+  exec->ids = c.step.operands;
+  exec->ids.insert(exec->ids.end(), c.step.results.begin(),
+                   c.step.results.end());
+  exec->args.resize(exec->ids.size());
+  out = std::move(exec);
+  return Status::ok();
+}
+
+//===----------------------------------------------------------------------===//
+// Dispatch
+//===----------------------------------------------------------------------===//
+
+using StepBuilder = Status (*)(const StepChecker &,
+                               std::unique_ptr<StepExecutor> &);
+
+struct StepKindEntry {
+  StepKind kind;
+  StepBuilder build;
+};
+
+static const StepKindEntry kStepKinds[] = {
+    {StepKind::Kernel, buildKernel},       {StepKind::Linear, buildLinear},
+    {StepKind::Attention, buildAttention}, {StepKind::Gather, buildGather},
+    {StepKind::Copy, buildCopy},
+};
+
+/// True when two arena tensors share a byte.
+static bool overlap(const PlanTensor &a, const PlanTensor &b) {
+  if (a.storage != TensorStorage::Arena || b.storage != TensorStorage::Arena)
+    return false;
+  uint64_t aSize = a.byteSize(), bSize = b.byteSize();
+  return aSize && bSize && a.offset < b.offset + bSize &&
+         b.offset < a.offset + aSize;
+}
+
+/// Results share no bytes with operands or each other; a linear step's
+/// residual may be exactly its output.
+static Status checkAliasing(const StepChecker &c) {
+  const Plan &plan = c.context.plan;
+  const PlanStep &step = c.step;
+  auto inPlaceResidual = [&](size_t operand, size_t result) {
+    if (step.kind != StepKind::Linear || operand + 1 != step.operands.size() ||
+        operand < 2 || result != 0)
+      return false;
+    int64_t hasResidual = 0;
+    if (!step.getInt("has_residual", 0, hasResidual) || hasResidual != 1)
+      return false;
+    const PlanTensor &a = plan.tensors[step.operands[operand]];
+    const PlanTensor &b = plan.tensors[step.results[result]];
+    return a.offset == b.offset && a.byteSize() == b.byteSize();
+  };
+  for (size_t r = 0; r < step.results.size(); ++r) {
+    const PlanTensor &result = plan.tensors[step.results[r]];
+    for (size_t o = 0; o < step.operands.size(); ++o) {
+      const PlanTensor &operand = plan.tensors[step.operands[o]];
+      if (overlap(result, operand) && !inPlaceResidual(o, r))
+        return c.error("result " + std::to_string(r) + " " + describe(result) +
+                       " at arena offset " + std::to_string(result.offset) +
+                       " overlaps operand " + std::to_string(o) + " " +
+                       describe(operand) + " at arena offset " +
+                       std::to_string(operand.offset));
+    }
+    for (size_t other = 0; other < r; ++other) {
+      const PlanTensor &earlier = plan.tensors[step.results[other]];
+      if (overlap(result, earlier))
+        return c.error("results " + std::to_string(other) + " " +
+                       describe(earlier) + " and " + std::to_string(r) + " " +
+                       describe(result) + " overlap in the arena");
+    }
+  }
+  return Status::ok();
+}
+
+Status lmopt::runtime::createStepExecutor(const StepBuildContext &context,
+                                          const PlanStep &step,
+                                          std::unique_ptr<StepExecutor> &out) {
+  StepChecker checker(context, step);
+  const StepKindEntry *entry =
+      std::find_if(std::begin(kStepKinds), std::end(kStepKinds),
+                   [&](const StepKindEntry &e) { return e.kind == step.kind; });
+  if (entry == std::end(kStepKinds))
+    return checker.error("has a kind this executor cannot run",
+                         StatusCode::Unsupported);
+  if (Status st = entry->build(checker, out); !st)
+    return st;
+  return checkAliasing(checker);
+}

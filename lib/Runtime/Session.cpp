@@ -1,0 +1,301 @@
+//===- Session.cpp - Running a compiled bundle ----------------------------===//
+//
+// Creation does all the checking a plan allows before anything runs, so that
+// run() only has to check the caller's inputs: the plan is parsed against
+// the weights section, each step is validated and prepared by its executor
+// (lib/Runtime/CPU/Executor.cpp), and every tensor that is not an input gets
+// its final address.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lmopt/Runtime/Session.h"
+
+#include "lmopt/Runtime/Bundle.h"
+#include "lmopt/Runtime/CPU/Executor.h"
+#include "lmopt/Runtime/CPU/KernelLibrary.h"
+#include "lmopt/Runtime/CPU/LinearStep.h"
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+using namespace lmopt::runtime;
+
+/// Generated kernels expect 64-byte aligned buffers (KernelCodegen.h).
+static constexpr size_t kKernelAlignment = 64;
+
+struct Session::AlignedBuffer {
+  AlignedBuffer() = default;
+  AlignedBuffer(const AlignedBuffer &) = delete;
+  AlignedBuffer &operator=(const AlignedBuffer &) = delete;
+  ~AlignedBuffer() { std::free(data); }
+
+  /// Zero-filled; false when the allocation fails.
+  bool allocate(uint64_t bytes) {
+    uint64_t rounded = (bytes + 63) & ~uint64_t(63);
+    if (rounded < bytes || rounded > SIZE_MAX)
+      return false;
+    data = static_cast<uint8_t *>(std::aligned_alloc(64, size_t(rounded)));
+    if (data)
+      std::memset(data, 0, size_t(rounded));
+    return data != nullptr;
+  }
+
+  uint8_t *data = nullptr;
+};
+
+TensorView TensorView::of(const Tensor &tensor) {
+  TensorView view;
+  view.dtype = tensor.dtype;
+  view.dims = tensor.shape.data();
+  view.rank = tensor.shape.size();
+  view.data = tensor.data.data();
+  view.byteSize = tensor.data.size();
+  return view;
+}
+
+static std::string dimsString(const int64_t *dims, size_t rank) {
+  std::string s = "[";
+  for (size_t i = 0; i < rank; ++i)
+    s += (i ? ", " : "") + std::to_string(dims[i]);
+  return s + "]";
+}
+
+static std::string describe(const ValueInfo &info) {
+  return std::string(dtypeName(info.dtype)) + " " +
+         dimsString(info.dims.data(), info.dims.size());
+}
+
+Session::Session() = default;
+Session::~Session() = default;
+
+Status Session::create(const std::string &path, const SessionOptions &options,
+                       std::unique_ptr<Session> &out) {
+  std::unique_ptr<Session> session(new Session());
+  session->path_ = path;
+  if (Status st = BundleReader::open(path, session->reader_); !st)
+    return st;
+  const BundleReader &reader = *session->reader_;
+  auto bundleError = [&](StatusCode code, const std::string &what) {
+    return Status::error(code, "bundle '" + path + "' " + what);
+  };
+
+  if (reader.findSection("plan") < 0)
+    return bundleError(StatusCode::NotFound, "has no 'plan' section");
+  SectionView planView, weightsView;
+  if (Status st = reader.section("plan", planView); !st)
+    return st;
+  if (reader.findSection("weights") >= 0)
+    if (Status st = reader.section("weights", weightsView); !st)
+      return st;
+  if (reader.findSection("meta") >= 0) {
+    SectionView metaView;
+    if (Status st = reader.section("meta", metaView); !st)
+      return st;
+    session->meta_.assign(reinterpret_cast<const char *>(metaView.data),
+                          metaView.size);
+  }
+  Plan &plan = session->plan_;
+  if (Status st =
+          parsePlan(planView.data, planView.size, weightsView.size, path, plan);
+      !st)
+    return st;
+
+  CpuContext::Options cpuOptions;
+  cpuOptions.threads = options.threads;
+  if (Status st = CpuContext::create(cpuOptions, session->cpu_); !st)
+    return st;
+
+  bool hasKernelStep = false;
+  for (const PlanStep &step : plan.steps)
+    hasKernelStep |= step.kind == StepKind::Kernel;
+  if (hasKernelStep && reader.findSection("kernels") >= 0) {
+    SectionView kernelsView;
+    if (Status st = reader.section("kernels", kernelsView); !st)
+      return st;
+    if (Status st = KernelLibrary::load(kernelsView.data, kernelsView.size,
+                                        "kernels section of '" + path + "'",
+                                        session->kernels_);
+        !st)
+      return st;
+  }
+
+  StepBuildContext context{plan, *session->cpu_, session->kernels_.get(), path};
+  for (const PlanStep &step : plan.steps) {
+    std::unique_ptr<StepExecutor> executor;
+    if (Status st = createStepExecutor(context, step, executor); !st)
+      return st;
+    session->steps_.push_back(std::move(executor));
+  }
+
+  session->arena_ = std::make_unique<AlignedBuffer>();
+  if (plan.arenaSize && !session->arena_->allocate(plan.arenaSize))
+    return bundleError(StatusCode::IoError,
+                       "needs a " + std::to_string(plan.arenaSize) +
+                           "-byte arena, which cannot be allocated");
+  auto *weights = const_cast<uint8_t *>(weightsView.data);
+  for (const PlanTensor &t : plan.tensors) {
+    uint8_t *base = t.storage == TensorStorage::Weight  ? weights
+                    : t.storage == TensorStorage::Arena ? session->arena_->data
+                                                        : nullptr;
+    session->tensors_.push_back(base ? base + t.offset : nullptr);
+  }
+
+  // Inputs: element alignment for every reader, 64 bytes for kernels.
+  for (const PlanValue &v : plan.inputs) {
+    const PlanTensor &t = plan.tensors[v.tensor];
+    session->inputs_.push_back({v.name, t.dtype, t.dims});
+    session->inputAlignment_.push_back(dtypeSize(t.dtype));
+  }
+  session->staging_.resize(plan.inputs.size());
+  for (const PlanStep &step : plan.steps)
+    if (step.kind == StepKind::Kernel)
+      for (uint32_t id : step.operands)
+        if (plan.tensors[id].storage == TensorStorage::Input)
+          session->inputAlignment_[plan.tensors[id].offset] = kKernelAlignment;
+  for (const PlanValue &v : plan.outputs) {
+    const PlanTensor &t = plan.tensors[v.tensor];
+    session->outputs_.push_back({v.name, t.dtype, t.dims});
+  }
+
+  session->profiling_ = options.profile;
+  if (options.profile)
+    for (const PlanStep &step : plan.steps)
+      session->profile_.push_back({step.name, step.kind, 0, 0});
+  out = std::move(session);
+  return Status::ok();
+}
+
+Status Session::bindInputs(const NamedTensorView *inputs, size_t count) {
+  auto invalid = [](const std::string &message) {
+    return Status::error(StatusCode::InvalidArgument, message);
+  };
+  std::vector<const TensorView *> bound(inputs_.size(), nullptr);
+  for (size_t i = 0; i < count; ++i) {
+    const NamedTensorView &given = inputs[i];
+    size_t index = 0;
+    while (index < inputs_.size() && inputs_[index].name != given.name)
+      ++index;
+    if (index == inputs_.size()) {
+      std::string known;
+      for (const ValueInfo &info : inputs_)
+        known += (known.empty() ? "'" : ", '") + info.name + "'";
+      return invalid("unknown input '" + std::string(given.name) +
+                     "'; the model's inputs are " +
+                     (known.empty() ? "none" : known));
+    }
+    if (bound[index])
+      return invalid("input '" + inputs_[index].name + "' is given twice");
+    bound[index] = &given.tensor;
+  }
+  std::string missing;
+  for (size_t i = 0; i < inputs_.size(); ++i)
+    if (!bound[i])
+      missing += (missing.empty() ? "'" : ", '") + inputs_[i].name + "' (" +
+                 describe(inputs_[i]) + ")";
+  if (!missing.empty())
+    return invalid("missing input " + missing);
+
+  for (size_t i = 0; i < inputs_.size(); ++i) {
+    const ValueInfo &info = inputs_[i];
+    const TensorView &view = *bound[i];
+    if (view.dtype != info.dtype)
+      return invalid("input '" + info.name + "' has dtype " +
+                     dtypeName(view.dtype) + "; the model expects " +
+                     describe(info));
+    if (view.rank != info.dims.size() ||
+        (view.rank && (!view.dims || !std::equal(info.dims.begin(),
+                                                 info.dims.end(), view.dims))))
+      return invalid(
+          "input '" + info.name + "' has shape " +
+          (view.rank && !view.dims
+               ? "(null dims of rank " + std::to_string(view.rank) + ")"
+               : dimsString(view.dims, view.rank)) +
+          "; the model expects " + describe(info));
+    const PlanTensor &t = plan_.tensors[plan_.inputs[i].tensor];
+    uint64_t bytes = t.byteSize();
+    if (view.byteSize != bytes)
+      return invalid("input '" + info.name + "' has " +
+                     std::to_string(view.byteSize) + " bytes of data; " +
+                     describe(info) + " needs " + std::to_string(bytes));
+    if (bytes && !view.data)
+      return invalid("input '" + info.name + "' has null data");
+    void *data = const_cast<void *>(view.data);
+    if (bytes && reinterpret_cast<uintptr_t>(data) % inputAlignment_[i] != 0) {
+      if (!staging_[i]) {
+        auto buffer = std::make_unique<AlignedBuffer>();
+        if (!buffer->allocate(bytes))
+          return Status::error(StatusCode::IoError,
+                               "cannot allocate " + std::to_string(bytes) +
+                                   " bytes to align input '" + info.name + "'");
+        staging_[i] = std::move(buffer);
+      }
+      std::memcpy(staging_[i]->data, data, bytes);
+      data = staging_[i]->data;
+    }
+    tensors_[plan_.inputs[i].tensor] = data;
+  }
+  return Status::ok();
+}
+
+Status Session::execute(const NamedTensorView *inputs, size_t count) {
+  if (count && !inputs)
+    return Status::error(StatusCode::InvalidArgument,
+                         "session run: null inputs for a count of " +
+                             std::to_string(count));
+  if (Status st = bindInputs(inputs, count); !st)
+    return st;
+  using Clock = std::chrono::steady_clock;
+  for (size_t i = 0; i < steps_.size(); ++i) {
+    Clock::time_point start;
+    if (profiling_)
+      start = Clock::now();
+    if (Status st = steps_[i]->run(tensors_.data()); !st)
+      return st;
+    if (profiling_) {
+      profile_[i].calls += 1;
+      profile_[i].seconds +=
+          std::chrono::duration<double>(Clock::now() - start).count();
+    }
+  }
+  return Status::ok();
+}
+
+const void *Session::outputData(size_t index) const {
+  return tensors_[plan_.outputs[index].tensor];
+}
+
+Status Session::run(const std::vector<NamedTensorView> &inputs,
+                    std::vector<NamedTensor> &outputs) {
+  outputs.clear();
+  if (Status st = execute(inputs.data(), inputs.size()); !st)
+    return st;
+  outputs.resize(outputs_.size());
+  for (size_t i = 0; i < outputs_.size(); ++i) {
+    const PlanTensor &t = plan_.tensors[plan_.outputs[i].tensor];
+    NamedTensor &o = outputs[i];
+    o.name = outputs_[i].name;
+    o.tensor.dtype = t.dtype;
+    o.tensor.shape = t.dims;
+    const auto *data = static_cast<const uint8_t *>(outputData(i));
+    o.tensor.data.assign(data, data + t.byteSize());
+  }
+  return Status::ok();
+}
+
+Status Session::run(const std::vector<NamedTensor> &inputs,
+                    std::vector<NamedTensor> &outputs) {
+  std::vector<NamedTensorView> views;
+  views.reserve(inputs.size());
+  for (const NamedTensor &input : inputs)
+    views.push_back({input.name, TensorView::of(input.tensor)});
+  return run(views, outputs);
+}
+
+void Session::resetProfile() {
+  for (StepProfile &p : profile_) {
+    p.calls = 0;
+    p.seconds = 0;
+  }
+}

@@ -1,0 +1,145 @@
+//===- BundleEmitter.cpp - Write a CPU plan as a .lmopt bundle ------------===//
+
+#include "lmopt/Target/CPU/BundleEmitter.h"
+
+#include "lmopt/Runtime/Bundle.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace mlir;
+using namespace mlir::lmopt::cpu;
+namespace rt = ::lmopt::runtime;
+
+static llvm::json::Array
+describeValues(const rt::Plan &plan, const std::vector<rt::PlanValue> &values) {
+  llvm::json::Array array;
+  for (const rt::PlanValue &value : values) {
+    const rt::PlanTensor &tensor = plan.tensors[value.tensor];
+    llvm::json::Array dims;
+    for (int64_t dim : tensor.dims)
+      dims.push_back(dim);
+    array.push_back(llvm::json::Object{{"name", value.name},
+                                       {"dtype", rt::dtypeName(tensor.dtype)},
+                                       {"dims", std::move(dims)}});
+  }
+  return array;
+}
+
+std::string mlir::lmopt::cpu::buildMetaJSON(const rt::Plan &plan,
+                                            const BundleMeta &meta) {
+  llvm::json::Object root{
+      {"model", meta.modelName},
+      {"lmopt_version", kLmoptVersion},
+      {"target", meta.target},
+      {"inputs", describeValues(plan, plan.inputs)},
+      {"outputs", describeValues(plan, plan.outputs)},
+      {"fusions", llvm::json::Object(meta.fusions)},
+  };
+  return llvm::formatv("{0:2}", llvm::json::Value(std::move(root))).str();
+}
+
+llvm::Expected<uint64_t>
+mlir::lmopt::cpu::writeCpuBundle(StringRef path, const CpuPlan &plan,
+                                 ArrayRef<uint8_t> kernels,
+                                 const std::string &metaJSON) {
+  rt::BundleWriter writer;
+  std::vector<uint8_t> meta(metaJSON.begin(), metaJSON.end());
+  uint64_t size = rt::bundle_format::kHeaderSize;
+  auto add = [&](const char *name, rt::SectionKind kind,
+                 std::vector<uint8_t> bytes) -> llvm::Error {
+    size += bytes.size();
+    rt::Status status = writer.addSection(name, kind, std::move(bytes));
+    if (!status.isOk())
+      return llvm::createStringError(status.message());
+    return llvm::Error::success();
+  };
+  if (llvm::Error error = add("meta", rt::SectionKind::Meta, std::move(meta)))
+    return std::move(error);
+  // The runtime's own validation, so a plan it would refuse is never written.
+  std::vector<uint8_t> planBytes = rt::serializePlan(plan.plan);
+  rt::Plan parsed;
+  rt::Status valid = rt::parsePlan(planBytes.data(), planBytes.size(),
+                                   plan.weights.size(), path.str(), parsed);
+  if (!valid.isOk())
+    return llvm::createStringError("the plan does not validate: " +
+                                   valid.message());
+  if (llvm::Error error =
+          add("plan", rt::SectionKind::Plan, std::move(planBytes)))
+    return std::move(error);
+  // Referenced in place: the weights can be most of the bundle.
+  rt::Status status =
+      writer.addSection("weights", rt::SectionKind::Weights,
+                        plan.weights.data(), plan.weights.size());
+  if (!status.isOk())
+    return llvm::createStringError(status.message());
+  if (!kernels.empty())
+    if (llvm::Error error =
+            add("kernels", rt::SectionKind::Kernels,
+                std::vector<uint8_t>(kernels.begin(), kernels.end())))
+      return std::move(error);
+  status = writer.write(path.str());
+  if (!status.isOk())
+    return llvm::createStringError(status.message());
+  uint64_t fileSize = 0;
+  if (std::error_code ec = llvm::sys::fs::file_size(path, fileSize))
+    return llvm::createStringError(ec,
+                                   "cannot read the size of '" + path + "'");
+  return fileSize;
+}
+
+static void printIds(llvm::raw_ostream &os, const std::vector<uint32_t> &ids) {
+  os << "(";
+  llvm::interleaveComma(ids, os, [&](uint32_t id) { os << "%" << id; });
+  os << ")";
+}
+
+void mlir::lmopt::cpu::printPlan(llvm::raw_ostream &os, const CpuPlan &cpu) {
+  const rt::Plan &plan = cpu.plan;
+  os << "plan: " << plan.tensors.size() << " tensors, " << plan.steps.size()
+     << " steps, arena " << plan.arenaSize << " bytes (naive "
+     << cpu.memory.naiveSize << "), weights " << cpu.weights.size()
+     << " bytes\n";
+  for (auto [id, tensor] : llvm::enumerate(plan.tensors)) {
+    os << "tensor %" << id << " = " << rt::tensorStorageName(tensor.storage)
+       << " " << (tensor.storage == rt::TensorStorage::Input ? "" : "@")
+       << tensor.offset << " '" << tensor.name << "' "
+       << rt::dtypeName(tensor.dtype) << " [";
+    llvm::interleaveComma(tensor.dims, os);
+    os << "]";
+    if (id < cpu.aliasRoot.size() && cpu.aliasRoot[id] != id)
+      os << " alias of %" << cpu.aliasRoot[id];
+    os << "\n";
+  }
+  for (const rt::PlanValue &value : plan.inputs)
+    os << "input '" << value.name << "' = %" << value.tensor << "\n";
+  for (const rt::PlanValue &value : plan.outputs)
+    os << "output '" << value.name << "' = %" << value.tensor << "\n";
+  for (auto [index, step] : llvm::enumerate(plan.steps)) {
+    os << "step " << index << ": " << rt::stepKindName(step.kind) << " '"
+       << step.name << "' ";
+    printIds(os, step.operands);
+    os << " -> ";
+    printIds(os, step.results);
+    if (!step.attrs.empty()) {
+      os << " {";
+      llvm::interleaveComma(step.attrs, os, [&](const rt::PlanAttr &attr) {
+        os << attr.name << " = ";
+        switch (attr.kind) {
+        case rt::PlanAttr::Kind::Int:
+          os << attr.intValue;
+          break;
+        case rt::PlanAttr::Kind::Float:
+          os << llvm::format("%.9g", attr.floatValue);
+          break;
+        case rt::PlanAttr::Kind::String:
+          os << "\"" << attr.stringValue << "\"";
+          break;
+        }
+      });
+      os << "}";
+    }
+    os << "\n";
+  }
+}

@@ -1,0 +1,684 @@
+//===- PlanBuilder.cpp - Optimized IR to a CPU execution plan -------------===//
+//
+// One pass over `@main` in block order. Each op plays one role: a constant
+// (a weight, materialized when a step reads it), an alias (a static reshape:
+// no step, the result names its operand's bytes), a library step (linear,
+// attention, gather), or part of a generated kernel. Consecutive kernel ops
+// are collected into a group that is outlined when the next non-kernel op
+// needs its results, so a kernel reads its inputs once and writes only what
+// later steps or the outputs use.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lmopt/Target/CPU/PlanBuilder.h"
+
+#include "lmopt/Dialect/Lmopt/IR/LmoptOps.h"
+#include "lmopt/Support/FusionReport.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/Hashing.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/SmallPtrSet.h"
+#include "llvm/Support/xxhash.h"
+
+#include <cmath>
+#include <cstring>
+#include <optional>
+#include <unordered_map>
+
+using namespace mlir;
+using namespace mlir::lmopt;
+using namespace mlir::lmopt::cpu;
+namespace rt = ::lmopt::runtime;
+
+static constexpr uint64_t kWeightAlignment = 64;
+
+//===----------------------------------------------------------------------===//
+// Types and constant bytes
+//===----------------------------------------------------------------------===//
+
+static std::optional<rt::DType> getDType(Type type) {
+  if (type.isF32())
+    return rt::DType::F32;
+  if (type.isF64())
+    return rt::DType::F64;
+  if (type.isF16())
+    return rt::DType::F16;
+  if (type.isBF16())
+    return rt::DType::BF16;
+  auto integer = llvm::dyn_cast<IntegerType>(type);
+  if (!integer)
+    return std::nullopt;
+  bool isUnsigned = integer.isUnsigned();
+  switch (integer.getWidth()) {
+  case 1:
+    return rt::DType::Bool;
+  case 8:
+    return isUnsigned ? rt::DType::U8 : rt::DType::I8;
+  case 16:
+    return isUnsigned ? rt::DType::U16 : rt::DType::I16;
+  case 32:
+    return isUnsigned ? rt::DType::U32 : rt::DType::I32;
+  case 64:
+    return isUnsigned ? rt::DType::U64 : rt::DType::I64;
+  default:
+    return std::nullopt;
+  }
+}
+
+/// A ranked tensor type with static dims and a plan dtype.
+static bool isPlannable(Type type) {
+  auto tensor = llvm::dyn_cast<RankedTensorType>(type);
+  return tensor && tensor.hasStaticShape() &&
+         getDType(tensor.getElementType()).has_value();
+}
+
+/// Bytes per element in the plan (i1 takes one byte).
+static size_t elementBytes(Type type) { return rt::dtypeSize(*getDType(type)); }
+
+/// The constant's elements as the plan stores them: dense, little-endian,
+/// one byte per i1. `storage` holds them unless they can be used in place.
+static FailureOr<ArrayRef<uint8_t>>
+getConstantBytes(ElementsAttr attr, Location loc,
+                 std::vector<uint8_t> &storage) {
+  auto type = llvm::cast<ShapedType>(attr.getType());
+  Type elementType = type.getElementType();
+  size_t itemSize = elementBytes(elementType);
+  size_t count = type.getNumElements();
+  if (auto resource = llvm::dyn_cast<DenseResourceElementsAttr>(attr)) {
+    AsmResourceBlob *blob = resource.getRawHandle().getBlob();
+    if (!blob)
+      return emitError(loc)
+             << "constant's dense_resource blob '"
+             << resource.getRawHandle().getKey() << "' has no data";
+    ArrayRef<char> data = blob->getData();
+    if (data.size() != itemSize * count)
+      return emitError(loc)
+             << "constant's dense_resource blob '"
+             << resource.getRawHandle().getKey() << "' has " << data.size()
+             << " bytes, expected " << itemSize * count << " for " << type;
+    return ArrayRef<uint8_t>(reinterpret_cast<const uint8_t *>(data.data()),
+                             data.size());
+  }
+  auto dense = llvm::dyn_cast<DenseElementsAttr>(attr);
+  if (!dense)
+    return emitError(loc) << "constant attribute of type " << type
+                          << " is neither dense nor dense_resource";
+  if (!dense.isSplat() && !elementType.isInteger(1)) {
+    ArrayRef<char> raw = dense.getRawData();
+    return ArrayRef<uint8_t>(reinterpret_cast<const uint8_t *>(raw.data()),
+                             raw.size());
+  }
+  storage.resize(itemSize * count);
+  auto store = [&](size_t index, const APInt &bits) {
+    uint64_t word = bits.getZExtValue();
+    for (size_t b = 0; b < itemSize; ++b)
+      storage[index * itemSize + b] = uint8_t(word >> (8 * b));
+  };
+  if (llvm::isa<FloatType>(elementType)) {
+    for (auto [i, value] : llvm::enumerate(dense.getValues<APFloat>()))
+      store(i, value.bitcastToAPInt());
+  } else {
+    for (auto [i, value] : llvm::enumerate(dense.getValues<APInt>()))
+      store(i, value);
+  }
+  return ArrayRef<uint8_t>(storage);
+}
+
+/// The constant as a dense attribute that `arith.constant` can hold.
+static FailureOr<DenseElementsAttr> getDenseAttr(ElementsAttr attr,
+                                                 Location loc) {
+  if (auto dense = llvm::dyn_cast<DenseElementsAttr>(attr))
+    return dense;
+  std::vector<uint8_t> storage;
+  FailureOr<ArrayRef<uint8_t>> bytes = getConstantBytes(attr, loc, storage);
+  if (failed(bytes))
+    return failure();
+  auto type = llvm::cast<ShapedType>(attr.getType());
+  Type elementType = type.getElementType();
+  if (elementType.isInteger(1)) {
+    SmallVector<bool> values(bytes->begin(), bytes->end());
+    return DenseElementsAttr::get(type, ArrayRef<bool>(values));
+  }
+  size_t itemSize = elementBytes(elementType);
+  unsigned width = elementType.getIntOrFloatBitWidth();
+  SmallVector<APInt> words;
+  for (size_t i = 0; i < bytes->size(); i += itemSize) {
+    uint64_t word = 0;
+    for (size_t b = 0; b < itemSize; ++b)
+      word |= uint64_t((*bytes)[i + b]) << (8 * b);
+    words.emplace_back(width, word);
+  }
+  if (auto floatType = llvm::dyn_cast<FloatType>(elementType)) {
+    SmallVector<APFloat> values;
+    for (const APInt &word : words)
+      values.emplace_back(floatType.getFloatSemantics(), word);
+    return DenseElementsAttr::get(type, values);
+  }
+  return DenseElementsAttr::get(type, words);
+}
+
+//===----------------------------------------------------------------------===//
+// Op roles
+//===----------------------------------------------------------------------===//
+
+namespace {
+enum class Role { Constant, Alias, Linear, Attention, Gather, Kernel };
+} // namespace
+
+static ElementsAttr getConstantValue(Operation *op) {
+  if (!op || !op->hasTrait<OpTrait::ConstantLike>())
+    return nullptr;
+  Attribute value;
+  if (!matchPattern(op, m_Constant(&value)))
+    return nullptr;
+  return llvm::dyn_cast<ElementsAttr>(value);
+}
+
+/// The op's role, or a diagnostic naming why it has no CPU lowering.
+static FailureOr<Role> classify(Operation *op) {
+  std::string node = describeNode(op->getLoc());
+  auto unsupported = [&](const Twine &why) {
+    InFlightDiagnostic diag = op->emitError()
+                              << "no CPU lowering for '" << op->getName()
+                              << "' (node '" << node << "')";
+    if (!why.isTriviallyEmpty())
+      diag << ": " << why;
+    return failure();
+  };
+  // A constant is only data: its users are reported if they cannot read it.
+  if (getConstantValue(op))
+    return Role::Constant;
+  auto checkTypes = [&](TypeRange types, StringRef what) {
+    for (auto [index, type] : llvm::enumerate(types)) {
+      if (isPlannable(type))
+        continue;
+      std::string text;
+      llvm::raw_string_ostream os(text);
+      os << what << " " << index << " has type " << type
+         << ", not a static tensor of a runtime dtype";
+      return unsupported(text);
+    }
+    return success();
+  };
+  if (failed(checkTypes(op->getResultTypes(), "result")) ||
+      failed(checkTypes(op->getOperandTypes(), "operand")))
+    return failure();
+  if (isa<ReshapeOp, SqueezeOp, UnsqueezeOp>(op))
+    return Role::Alias;
+  auto isF32 = [](Value value) {
+    return llvm::cast<ShapedType>(value.getType()).getElementType().isF32();
+  };
+  if (auto linear = dyn_cast<LinearOp>(op)) {
+    if (!isF32(linear.getInput()) || !isF32(linear.getWeight()))
+      return unsupported("only f32 linears run on the CPU so far");
+    return Role::Linear;
+  }
+  if (auto attention = dyn_cast<AttentionOp>(op)) {
+    if (!isF32(attention.getQuery()) || !isF32(attention.getKey()) ||
+        !isF32(attention.getValue()))
+      return unsupported("only f32 attention runs on the CPU so far");
+    return Role::Attention;
+  }
+  if (isa<GatherOp>(op))
+    return Role::Gather;
+  // Products other than lmopt.linear and the quantized forms need library
+  // steps that do not exist yet; everything else in lmopt and arith is left
+  // to the kernel generator, which diagnoses what it cannot lower.
+  if (isa<MatMulOp, GemmOp, MatMulIntegerOp, DynamicQuantizeLinearOp,
+          DropoutOp>(op))
+    return unsupported("");
+  if (op->getNumRegions() != 0 || op->getNumResults() == 0 ||
+      !isa<LmoptDialect, arith::ArithDialect>(op->getDialect()))
+    return unsupported("");
+  return Role::Kernel;
+}
+
+//===----------------------------------------------------------------------===//
+// PlanBuilder
+//===----------------------------------------------------------------------===//
+
+namespace {
+class PlanBuilder {
+public:
+  PlanBuilder(func::FuncOp main, const PlanBuildOptions &options)
+      : main(main), options(options), builder(main.getContext()) {}
+
+  FailureOr<CpuPlan> build();
+
+private:
+  uint32_t addTensor(std::string name, Value value, rt::TensorStorage storage,
+                     uint64_t offset, uint32_t aliasOf);
+  FailureOr<uint32_t> getTensor(Value value);
+  FailureOr<uint64_t> addWeight(ElementsAttr attr, Location loc);
+  bool isInlineConstant(Value value) const;
+
+  LogicalResult emitAlias(Operation *op);
+  LogicalResult emitLinear(LinearOp op);
+  LogicalResult emitAttention(AttentionOp op);
+  LogicalResult emitGather(GatherOp op);
+  LogicalResult flushGroup();
+  LogicalResult emitOutputs(func::ReturnOp ret);
+
+  static void addInt(rt::PlanStep &step, StringRef name, int64_t value);
+
+  func::FuncOp main;
+  const PlanBuildOptions &options;
+  OpBuilder builder;
+  CpuPlan result;
+  llvm::DenseMap<Value, uint32_t> tensors;
+  /// Weights by attribute, then by content, so no constant is stored twice.
+  llvm::DenseMap<Attribute, uint64_t> weightByAttr;
+  std::unordered_multimap<uint64_t, std::pair<uint64_t, uint64_t>>
+      weightByHash; // hash -> (offset, size)
+  /// The kernel ops collected since the last non-kernel step.
+  SmallVector<Operation *> group;
+  llvm::SmallPtrSet<Operation *, 16> groupSet;
+};
+} // namespace
+
+void PlanBuilder::addInt(rt::PlanStep &step, StringRef name, int64_t value) {
+  rt::PlanAttr attr;
+  attr.name = name.str();
+  attr.kind = rt::PlanAttr::Kind::Int;
+  attr.intValue = value;
+  step.attrs.push_back(std::move(attr));
+}
+
+static std::string valueName(Value value) {
+  std::string name = describeNode(value.getLoc());
+  if (auto result = llvm::dyn_cast<OpResult>(value))
+    if (result.getOwner()->getNumResults() > 1)
+      name += ":" + std::to_string(result.getResultNumber());
+  return name;
+}
+
+uint32_t PlanBuilder::addTensor(std::string name, Value value,
+                                rt::TensorStorage storage, uint64_t offset,
+                                uint32_t aliasOf) {
+  auto type = llvm::cast<RankedTensorType>(value.getType());
+  rt::PlanTensor tensor;
+  tensor.name = std::move(name);
+  tensor.dtype = *getDType(type.getElementType());
+  tensor.dims.assign(type.getShape().begin(), type.getShape().end());
+  tensor.storage = storage;
+  tensor.offset = offset;
+  uint32_t id = result.plan.addTensor(std::move(tensor));
+  result.aliasRoot.push_back(aliasOf == ~0u ? id : aliasOf);
+  return id;
+}
+
+FailureOr<uint64_t> PlanBuilder::addWeight(ElementsAttr attr, Location loc) {
+  auto known = weightByAttr.find(attr);
+  if (known != weightByAttr.end())
+    return known->second;
+  std::vector<uint8_t> storage;
+  FailureOr<ArrayRef<uint8_t>> bytes = getConstantBytes(attr, loc, storage);
+  if (failed(bytes))
+    return failure();
+  std::vector<uint8_t> &weights = result.weights;
+  uint64_t hash = llvm::xxh3_64bits(*bytes);
+  auto [begin, end] = weightByHash.equal_range(hash);
+  for (auto it = begin; it != end; ++it) {
+    auto [offset, size] = it->second;
+    if (size == bytes->size() &&
+        std::memcmp(weights.data() + offset, bytes->data(), size) == 0) {
+      weightByAttr[attr] = offset;
+      return offset;
+    }
+  }
+  uint64_t offset = (weights.size() + kWeightAlignment - 1) / kWeightAlignment *
+                    kWeightAlignment;
+  weights.resize(offset);
+  weights.insert(weights.end(), bytes->begin(), bytes->end());
+  weightByHash.emplace(hash, std::make_pair(offset, uint64_t(bytes->size())));
+  weightByAttr[attr] = offset;
+  return offset;
+}
+
+FailureOr<uint32_t> PlanBuilder::getTensor(Value value) {
+  auto known = tensors.find(value);
+  if (known != tensors.end())
+    return known->second;
+  Operation *def = value.getDefiningOp();
+  ElementsAttr attr = getConstantValue(def);
+  assert(attr && "values are planned before their uses");
+  if (!isPlannable(value.getType()))
+    return def->emitError("constant of type ")
+           << value.getType()
+           << " cannot be stored in a bundle: not a static tensor of a "
+              "runtime dtype";
+  std::string name = describeNode(def->getLoc());
+  if (auto resource = llvm::dyn_cast<DenseResourceElementsAttr>(attr))
+    name = resource.getRawHandle().getKey().str();
+  FailureOr<uint64_t> offset = addWeight(attr, def->getLoc());
+  if (failed(offset))
+    return failure();
+  uint32_t id = addTensor(name, value, rt::TensorStorage::Weight, *offset, ~0u);
+  tensors[value] = id;
+  return id;
+}
+
+bool PlanBuilder::isInlineConstant(Value value) const {
+  ElementsAttr attr = getConstantValue(value.getDefiningOp());
+  if (!attr)
+    return false;
+  if (auto dense = llvm::dyn_cast<DenseElementsAttr>(attr);
+      dense && dense.isSplat())
+    return true;
+  return attr.getNumElements() <= options.maxInlineConstantElements;
+}
+
+LogicalResult PlanBuilder::emitAlias(Operation *op) {
+  Value input = op->getOperand(0);
+  Value output = op->getResult(0);
+  // A result of the open kernel group must be written before it is aliased.
+  if (Operation *def = input.getDefiningOp(); def && groupSet.contains(def))
+    if (failed(flushGroup()))
+      return failure();
+  FailureOr<uint32_t> source = getTensor(input);
+  if (failed(source))
+    return failure();
+  const rt::PlanTensor &from = result.plan.tensors[*source];
+  std::string name = describeNode(op->getLoc());
+  switch (from.storage) {
+  case rt::TensorStorage::Weight:
+    tensors[output] =
+        addTensor(name, output, rt::TensorStorage::Weight, from.offset, ~0u);
+    return success();
+  case rt::TensorStorage::Arena:
+    tensors[output] = addTensor(name, output, rt::TensorStorage::Arena, 0,
+                                result.aliasRoot[*source]);
+    return success();
+  case rt::TensorStorage::Input: {
+    // The plan has one tensor per model input, so the reshaped input is a
+    // copy in the arena.
+    uint32_t copy = addTensor(name, output, rt::TensorStorage::Arena, 0, ~0u);
+    rt::PlanStep &step = result.plan.addStep(rt::StepKind::Copy, name);
+    step.operands = {*source};
+    step.results = {copy};
+    tensors[output] = copy;
+    return success();
+  }
+  }
+  llvm_unreachable("unknown tensor storage");
+}
+
+LogicalResult PlanBuilder::emitLinear(LinearOp op) {
+  SmallVector<uint32_t> operands;
+  for (Value value : op->getOperands()) {
+    FailureOr<uint32_t> id = getTensor(value);
+    if (failed(id))
+      return failure();
+    operands.push_back(*id);
+  }
+  std::string name = describeNode(op.getLoc());
+  uint32_t output =
+      addTensor(name, op.getOutput(), rt::TensorStorage::Arena, 0, ~0u);
+  tensors[op.getOutput()] = output;
+  rt::PlanStep &step = result.plan.addStep(rt::StepKind::Linear, name);
+  step.operands.assign(operands.begin(), operands.end());
+  step.results = {output};
+  addInt(step, "transpose_weight", op.getTransposeWeight());
+  addInt(step, "activation", static_cast<int64_t>(op.getActivation()));
+  addInt(step, "has_bias", op.getBias() != nullptr);
+  addInt(step, "has_residual", op.getResidual() != nullptr);
+  return success();
+}
+
+LogicalResult PlanBuilder::emitAttention(AttentionOp op) {
+  SmallVector<uint32_t> operands;
+  for (Value value : op->getOperands()) {
+    FailureOr<uint32_t> id = getTensor(value);
+    if (failed(id))
+      return failure();
+    operands.push_back(*id);
+  }
+  std::string name = describeNode(op.getLoc());
+  uint32_t output =
+      addTensor(name, op.getOutput(), rt::TensorStorage::Arena, 0, ~0u);
+  tensors[op.getOutput()] = output;
+  rt::PlanStep &step = result.plan.addStep(rt::StepKind::Attention, name);
+  step.operands.assign(operands.begin(), operands.end());
+  step.results = {output};
+  int64_t numHeads = op.getNumHeads();
+  int64_t hidden =
+      llvm::cast<RankedTensorType>(op.getQuery().getType()).getShape().back();
+  double scale = op.getScale() ? double(op.getScale()->convertToFloat())
+                               : 1.0 / std::sqrt(double(hidden / numHeads));
+  addInt(step, "num_heads", numHeads);
+  rt::PlanAttr scaleAttr;
+  scaleAttr.name = "scale";
+  scaleAttr.kind = rt::PlanAttr::Kind::Float;
+  scaleAttr.floatValue = scale;
+  step.attrs.push_back(std::move(scaleAttr));
+  addInt(step, "causal", op.getCausal());
+  addInt(step, "kv_heads_split", op.getKvHeadsSplit());
+  // Read by name: the attribute is newer than some builds of the op.
+  auto zeroRows = op->getAttrOfType<BoolAttr>("zero_masked_rows");
+  addInt(step, "zero_masked_rows", zeroRows && zeroRows.getValue());
+  return success();
+}
+
+LogicalResult PlanBuilder::emitGather(GatherOp op) {
+  FailureOr<uint32_t> data = getTensor(op.getData());
+  FailureOr<uint32_t> indices = getTensor(op.getIndices());
+  if (failed(data) || failed(indices))
+    return failure();
+  std::string name = describeNode(op.getLoc());
+  uint32_t output =
+      addTensor(name, op.getOutput(), rt::TensorStorage::Arena, 0, ~0u);
+  tensors[op.getOutput()] = output;
+  rt::PlanStep &step = result.plan.addStep(rt::StepKind::Gather, name);
+  step.operands = {*data, *indices};
+  step.results = {output};
+  int64_t axis = op.getAxis();
+  if (axis < 0)
+    axis += llvm::cast<RankedTensorType>(op.getData().getType()).getRank();
+  addInt(step, "axis", axis);
+  return success();
+}
+
+LogicalResult PlanBuilder::flushGroup() {
+  if (group.empty())
+    return success();
+  SmallVector<Operation *> ops = std::move(group);
+  llvm::SmallPtrSet<Operation *, 16> opSet = std::move(groupSet);
+  group.clear();
+  groupSet.clear();
+
+  // Operands: values from outside the group, in order of first use; small
+  // constants are cloned instead. Results: values read after the group.
+  llvm::SetVector<Value> inputs, inlined, outputs;
+  for (Operation *op : ops)
+    for (Value operand : op->getOperands()) {
+      Operation *def = operand.getDefiningOp();
+      if (def && opSet.contains(def))
+        continue;
+      if (isInlineConstant(operand))
+        inlined.insert(operand);
+      else
+        inputs.insert(operand);
+    }
+  for (Operation *op : ops)
+    for (Value value : op->getResults())
+      for (Operation *user : value.getUsers())
+        if (!opSet.contains(user))
+          outputs.insert(value);
+  if (outputs.empty())
+    return success(); // nothing the model needs
+
+  std::string entry = "k" + std::to_string(result.numKernels++);
+  Location loc = ops.front()->getLoc();
+  if (!result.kernels)
+    result.kernels = ModuleOp::create(UnknownLoc::get(main.getContext()));
+  SmallVector<Type> inputTypes, outputTypes;
+  for (Value value : inputs)
+    inputTypes.push_back(value.getType());
+  for (Value value : outputs)
+    outputTypes.push_back(value.getType());
+  builder.setInsertionPointToEnd(result.kernels->getBody());
+  auto fn = func::FuncOp::create(
+      builder, loc, entry, builder.getFunctionType(inputTypes, outputTypes));
+  Block *body = fn.addEntryBlock();
+  builder.setInsertionPointToStart(body);
+  IRMapping mapping;
+  for (auto [value, arg] : llvm::zip(inputs, body->getArguments()))
+    mapping.map(value, arg);
+  for (Value value : inlined) {
+    Operation *def = value.getDefiningOp();
+    FailureOr<DenseElementsAttr> dense =
+        getDenseAttr(getConstantValue(def), def->getLoc());
+    if (failed(dense))
+      return failure();
+    mapping.map(value,
+                arith::ConstantOp::create(builder, def->getLoc(), *dense));
+  }
+  for (Operation *op : ops)
+    builder.clone(*op, mapping);
+  SmallVector<Value> returned;
+  for (Value value : outputs)
+    returned.push_back(mapping.lookup(value));
+  func::ReturnOp::create(builder, loc, returned);
+
+  SmallVector<uint32_t> operandIds;
+  for (Value value : inputs) {
+    FailureOr<uint32_t> id = getTensor(value);
+    if (failed(id))
+      return failure();
+    operandIds.push_back(*id);
+  }
+  rt::PlanStep &step =
+      result.plan.addStep(rt::StepKind::Kernel, describeNode(loc));
+  step.operands.assign(operandIds.begin(), operandIds.end());
+  for (Value value : outputs) {
+    uint32_t id =
+        addTensor(valueName(value), value, rt::TensorStorage::Arena, 0, ~0u);
+    tensors[value] = id;
+    step.results.push_back(id);
+  }
+  rt::PlanAttr entryAttr;
+  entryAttr.name = "entry";
+  entryAttr.kind = rt::PlanAttr::Kind::String;
+  entryAttr.stringValue = entry;
+  step.attrs.push_back(std::move(entryAttr));
+  return success();
+}
+
+LogicalResult PlanBuilder::emitOutputs(func::ReturnOp ret) {
+  auto names = main->getAttrOfType<ArrayAttr>("lmopt.output_names");
+  llvm::SmallDenseSet<uint32_t> used;
+  for (auto [index, value] : llvm::enumerate(ret.getOperands())) {
+    std::string name = "output" + std::to_string(index);
+    if (names && index < names.size())
+      if (auto text = llvm::dyn_cast<StringAttr>(names[index]))
+        name = text.str();
+    FailureOr<uint32_t> id = getTensor(value);
+    if (failed(id))
+      return failure();
+    uint32_t tensor = *id;
+    // Each output owns an arena tensor the caller can read after the run.
+    if (result.plan.tensors[tensor].storage != rt::TensorStorage::Arena ||
+        used.contains(tensor)) {
+      uint32_t copy = addTensor(name, value, rt::TensorStorage::Arena, 0, ~0u);
+      rt::PlanStep &step = result.plan.addStep(rt::StepKind::Copy, name);
+      step.operands = {tensor};
+      step.results = {copy};
+      tensor = copy;
+    }
+    used.insert(tensor);
+    result.plan.outputs.push_back({name, tensor});
+  }
+  return success();
+}
+
+FailureOr<CpuPlan> PlanBuilder::build() {
+  Block &block = main.getBody().front();
+  // Every op without a CPU lowering is reported before anything is built.
+  llvm::DenseMap<Operation *, Role> roles;
+  bool unsupported = false;
+  for (Operation &op : block.without_terminator()) {
+    FailureOr<Role> role = classify(&op);
+    if (failed(role)) {
+      unsupported = true;
+      continue;
+    }
+    roles[&op] = *role;
+  }
+  if (unsupported)
+    return failure();
+
+  auto inputNames = main->getAttrOfType<ArrayAttr>("lmopt.input_names");
+  for (BlockArgument arg : main.getArguments()) {
+    if (!isPlannable(arg.getType()))
+      return emitError(arg.getLoc())
+             << "input " << arg.getArgNumber() << " has type " << arg.getType()
+             << ", not a static tensor of a runtime dtype";
+    std::string name = "input" + std::to_string(arg.getArgNumber());
+    if (inputNames && arg.getArgNumber() < inputNames.size())
+      if (auto text =
+              llvm::dyn_cast<StringAttr>(inputNames[arg.getArgNumber()]))
+        name = text.str();
+    uint32_t id =
+        addTensor(name, arg, rt::TensorStorage::Input, arg.getArgNumber(), ~0u);
+    tensors[arg] = id;
+    result.plan.inputs.push_back({name, id});
+  }
+
+  for (Operation &op : block.without_terminator()) {
+    LogicalResult emitted = success();
+    switch (roles[&op]) {
+    case Role::Constant:
+      continue; // a weight once a step reads it
+    case Role::Kernel:
+      group.push_back(&op);
+      groupSet.insert(&op);
+      continue;
+    case Role::Alias:
+      emitted = emitAlias(&op);
+      break;
+    case Role::Linear:
+      emitted =
+          succeeded(flushGroup()) ? emitLinear(cast<LinearOp>(op)) : failure();
+      break;
+    case Role::Attention:
+      emitted = succeeded(flushGroup()) ? emitAttention(cast<AttentionOp>(op))
+                                        : failure();
+      break;
+    case Role::Gather:
+      emitted =
+          succeeded(flushGroup()) ? emitGather(cast<GatherOp>(op)) : failure();
+      break;
+    }
+    if (failed(emitted))
+      return failure();
+  }
+  if (failed(flushGroup()))
+    return failure();
+  auto ret = dyn_cast<func::ReturnOp>(block.getTerminator());
+  if (!ret)
+    return main.emitError("@main does not end with func.return");
+  if (failed(emitOutputs(ret)))
+    return failure();
+
+  result.memory = planMemory(result.plan, result.aliasRoot, options.memory);
+  return std::move(result);
+}
+
+FailureOr<CpuPlan>
+mlir::lmopt::cpu::buildCpuPlan(ModuleOp module,
+                               const PlanBuildOptions &options) {
+  auto main = module.lookupSymbol<func::FuncOp>("main");
+  if (!main || main.isExternal())
+    return module.emitError("the module has no func.func @main to compile");
+  if (main.getBody().getBlocks().size() != 1)
+    return main.emitError("@main must have a single block");
+  return PlanBuilder(main, options).build();
+}

@@ -1,0 +1,117 @@
+//===- BundleBuilder.cpp - Small bundles for the session tests ------------===//
+
+#include "BundleBuilder.h"
+
+#include "lmopt/Runtime/Bundle.h"
+
+#include <algorithm>
+#include <cstring>
+
+using namespace lmopt::runtime;
+using namespace lmopt::runtime::test;
+
+static uint64_t alignUp(uint64_t n) { return (n + 63) & ~uint64_t(63); }
+
+uint32_t BundleBuilder::input(const std::string &name, DType dtype,
+                              std::vector<int64_t> dims) {
+  PlanTensor t;
+  t.name = name;
+  t.dtype = dtype;
+  t.dims = std::move(dims);
+  t.storage = TensorStorage::Input;
+  t.offset = plan.inputs.size();
+  uint32_t id = plan.addTensor(std::move(t));
+  plan.inputs.push_back({name, id});
+  return id;
+}
+
+uint32_t BundleBuilder::weightBytes(const std::string &name, DType dtype,
+                                    std::vector<int64_t> dims, const void *data,
+                                    size_t size) {
+  PlanTensor t;
+  t.name = name;
+  t.dtype = dtype;
+  t.dims = std::move(dims);
+  t.storage = TensorStorage::Weight;
+  t.offset = alignUp(weights.size());
+  weights.resize(t.offset + size);
+  if (size)
+    std::memcpy(weights.data() + t.offset, data, size);
+  return plan.addTensor(std::move(t));
+}
+
+uint32_t BundleBuilder::arena(const std::string &name, DType dtype,
+                              std::vector<int64_t> dims) {
+  return arenaAt(name, dtype, std::move(dims), alignUp(plan.arenaSize));
+}
+
+uint32_t BundleBuilder::arenaAt(const std::string &name, DType dtype,
+                                std::vector<int64_t> dims, uint64_t offset) {
+  PlanTensor t;
+  t.name = name;
+  t.dtype = dtype;
+  t.dims = std::move(dims);
+  t.storage = TensorStorage::Arena;
+  t.offset = offset;
+  plan.arenaSize = std::max(plan.arenaSize, offset + t.byteSize());
+  return plan.addTensor(std::move(t));
+}
+
+void BundleBuilder::output(const std::string &name, uint32_t tensor) {
+  plan.outputs.push_back({name, tensor});
+}
+
+PlanStep &BundleBuilder::step(StepKind kind, const std::string &name,
+                              std::vector<uint32_t> operands,
+                              std::vector<uint32_t> results) {
+  PlanStep &s = plan.addStep(kind, name);
+  s.operands = std::move(operands);
+  s.results = std::move(results);
+  return s;
+}
+
+Status BundleBuilder::write(const std::string &path) const {
+  BundleWriter writer;
+  if (Status st = writer.addSection("plan", SectionKind::Plan, planBytes());
+      !st)
+    return st;
+  if (!weights.empty())
+    if (Status st = writer.addSection("weights", SectionKind::Weights,
+                                      weights.data(), weights.size());
+        !st)
+      return st;
+  if (!kernels.empty())
+    if (Status st = writer.addSection("kernels", SectionKind::Kernels,
+                                      kernels.data(), kernels.size());
+        !st)
+      return st;
+  if (!meta.empty())
+    if (Status st = writer.addSection("meta", SectionKind::Meta, meta.data(),
+                                      meta.size());
+        !st)
+      return st;
+  return writer.write(path);
+}
+
+static PlanAttr &addAttr(PlanStep &step, const std::string &name,
+                         PlanAttr::Kind kind) {
+  step.attrs.emplace_back();
+  step.attrs.back().name = name;
+  step.attrs.back().kind = kind;
+  return step.attrs.back();
+}
+
+void lmopt::runtime::test::addInt(PlanStep &step, const std::string &name,
+                                  int64_t value) {
+  addAttr(step, name, PlanAttr::Kind::Int).intValue = value;
+}
+
+void lmopt::runtime::test::addFloat(PlanStep &step, const std::string &name,
+                                    double value) {
+  addAttr(step, name, PlanAttr::Kind::Float).floatValue = value;
+}
+
+void lmopt::runtime::test::addString(PlanStep &step, const std::string &name,
+                                     const std::string &value) {
+  addAttr(step, name, PlanAttr::Kind::String).stringValue = value;
+}

@@ -1,0 +1,503 @@
+//===- SessionTest.cpp - Running bundles end to end -----------------------===//
+//
+// Each test builds a small bundle (plan, weights, kernels) with BundleBuilder,
+// opens it as a Session and runs it. Expected values are worked out by hand
+// from each step's meaning (numpy semantics), written next to the inputs.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lmopt/Runtime/Session.h"
+
+#include "lmopt/Runtime/CPU/KernelLibrary.h"
+
+#include "SessionTestUtil.h"
+
+#include <gmock/gmock.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+
+using namespace lmopt::runtime;
+using namespace lmopt::runtime::test;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+//===----------------------------------------------------------------------===//
+// Steps
+//===----------------------------------------------------------------------===//
+
+TEST_F(SessionTest, LinearWithBiasAndRelu) {
+  std::unique_ptr<Session> session;
+  ASSERT_TRUE(create(linearReluModel(), session));
+  ASSERT_EQ(session->inputs().size(), 1u);
+  EXPECT_EQ(session->inputs()[0].name, "x");
+  EXPECT_EQ(session->inputs()[0].dtype, DType::F32);
+  EXPECT_THAT(session->inputs()[0].dims, ElementsAre(2, 3));
+  ASSERT_EQ(session->outputs().size(), 1u);
+  EXPECT_THAT(session->outputs()[0].dims, ElementsAre(2, 4));
+
+  std::vector<NamedTensor> outputs;
+  Status st = session->run({{"x", f32({2, 3}, {1, 2, 3, -1, 0, 1})}}, outputs);
+  ASSERT_TRUE(st) << st.toString();
+  ASSERT_EQ(outputs.size(), 1u);
+  EXPECT_EQ(outputs[0].name, "y");
+  EXPECT_EQ(outputs[0].tensor.dtype, DType::F32);
+  EXPECT_THAT(outputs[0].tensor.shape, ElementsAre(2, 4));
+  // Row 0: [1 2 3] W = [4, 5, 1, 1.5], + b = [4.5, 4, 1, 1.5].
+  // Row 1: [-1 0 1] W = [0, 1, 1, -1.5], + b = [0.5, 0, 1, -1.5] -> relu.
+  EXPECT_THAT(values<float>(outputs[0].tensor),
+              ElementsAre(4.5f, 4, 1, 1.5f, 0.5f, 0, 1, 0));
+}
+
+TEST_F(SessionTest, LinearTransposedWithInPlaceResidual) {
+  // acc = copy(r); out = x W^T + acc, with out at acc's arena bytes (the
+  // residual accumulated in place). x is [2, 1, 2]: two rows.
+  BundleBuilder b;
+  uint32_t x = b.input("x", DType::F32, {2, 1, 2});
+  uint32_t r = b.input("r", DType::F32, {2, 1, 3});
+  uint32_t w = b.weight<float>("w", DType::F32, {3, 2}, {1, 0, 0, 1, 1, 1});
+  uint32_t acc = b.arenaAt("acc", DType::F32, {2, 1, 3}, 0);
+  uint32_t out = b.arenaAt("out", DType::F32, {2, 1, 3}, 0);
+  b.step(StepKind::Copy, "residual_copy", {r}, {acc});
+  PlanStep &s = b.step(StepKind::Linear, "dense_1", {x, w, acc}, {out});
+  addInt(s, "transpose_weight", 1);
+  addInt(s, "activation", 0);
+  addInt(s, "has_bias", 0);
+  addInt(s, "has_residual", 1);
+  b.output("out", out);
+  std::unique_ptr<Session> session;
+  Status st = create(b, session);
+  ASSERT_TRUE(st) << st.toString();
+
+  std::vector<NamedTensor> outputs;
+  st = session->run({{"r", f32({2, 1, 3}, {0.5f, 0.5f, 0.5f, 10, 20, 30})},
+                     {"x", f32({2, 1, 2}, {1, 2, 3, -1})}},
+                    outputs);
+  ASSERT_TRUE(st) << st.toString();
+  // W^T is [[1, 0, 1], [0, 1, 1]]: [1 2] -> [1, 2, 3]; [3 -1] -> [3, -1, 2].
+  EXPECT_THAT(outputs[0].tensor.shape, ElementsAre(2, 1, 3));
+  EXPECT_THAT(values<float>(outputs[0].tensor),
+              ElementsAre(1.5f, 2.5f, 3.5f, 13, 19, 32));
+}
+
+TEST_F(SessionTest, GatherRowsAndColumns) {
+  // emb = table[ids] (axis 0, i64, a negative index counts from the end);
+  // cols = m[:, idx] (axis 1, i32).
+  BundleBuilder b;
+  uint32_t ids = b.input("ids", DType::I64, {2, 2});
+  uint32_t idx = b.input("idx", DType::I32, {2});
+  uint32_t table =
+      b.weight<float>("table", DType::F32, {4, 3},
+                      {0, 1, 2, 10, 11, 12, 20, 21, 22, 30, 31, 32});
+  uint32_t m = b.weight<int32_t>("m", DType::I32, {2, 3}, {1, 2, 3, 4, 5, 6});
+  uint32_t emb = b.arena("emb", DType::F32, {2, 2, 3});
+  uint32_t cols = b.arena("cols", DType::I32, {2, 2});
+  addInt(b.step(StepKind::Gather, "embed", {table, ids}, {emb}), "axis", 0);
+  addInt(b.step(StepKind::Gather, "pick", {m, idx}, {cols}), "axis", 1);
+  b.output("emb", emb);
+  b.output("cols", cols);
+  std::unique_ptr<Session> session;
+  Status st = create(b, session);
+  ASSERT_TRUE(st) << st.toString();
+
+  std::vector<NamedTensor> outputs;
+  st = session->run(
+      {{"ids", makeTensor<int64_t>(DType::I64, {2, 2}, {3, 0, -1, 2})},
+       {"idx", makeTensor<int32_t>(DType::I32, {2}, {2, 0})}},
+      outputs);
+  ASSERT_TRUE(st) << st.toString();
+  ASSERT_EQ(outputs.size(), 2u);
+  EXPECT_EQ(outputs[0].name, "emb");
+  EXPECT_THAT(outputs[0].tensor.shape, ElementsAre(2, 2, 3));
+  EXPECT_THAT(values<float>(outputs[0].tensor),
+              ElementsAre(30, 31, 32, 0, 1, 2, 30, 31, 32, 20, 21, 22));
+  EXPECT_EQ(outputs[1].name, "cols");
+  EXPECT_EQ(outputs[1].tensor.dtype, DType::I32);
+  EXPECT_THAT(values<int32_t>(outputs[1].tensor), ElementsAre(3, 1, 6, 4));
+
+  // An index out of range fails the run, naming the step and the index.
+  st = session->run(
+      {{"ids", makeTensor<int64_t>(DType::I64, {2, 2}, {0, 4, 0, 0})},
+       {"idx", makeTensor<int32_t>(DType::I32, {2}, {2, 0})}},
+      outputs);
+  EXPECT_EQ(st.code(), StatusCode::InvalidArgument);
+  EXPECT_THAT(st.message(), HasSubstr("gather step 'embed': index 4"));
+  EXPECT_TRUE(outputs.empty());
+}
+
+TEST_F(SessionTest, CopyAnInputToAnOutput) {
+  BundleBuilder b;
+  uint32_t x = b.input("x", DType::U8, {5});
+  uint32_t y = b.arena("y", DType::U8, {5});
+  b.step(StepKind::Copy, "identity", {x}, {y});
+  b.output("y", y);
+  std::unique_ptr<Session> session;
+  ASSERT_TRUE(create(b, session));
+  std::vector<NamedTensor> outputs;
+  ASSERT_TRUE(session->run(
+      {{"x", makeTensor<uint8_t>(DType::U8, {5}, {9, 8, 7, 6, 5})}}, outputs));
+  EXPECT_THAT(outputs[0].tensor.data, ElementsAre(9, 8, 7, 6, 5));
+}
+
+TEST_F(SessionTest, KernelSteps) {
+  // add_relu_6, then double_and_sum_4 on a weight: two results.
+  BundleBuilder b = kernelModel();
+  uint32_t v = b.weight<float>("v", DType::F32, {4}, {1, 2, 3, 4.5f});
+  uint32_t doubled = b.arena("doubled", DType::F32, {4});
+  uint32_t total = b.arena("total", DType::F32, {1});
+  addString(b.step(StepKind::Kernel, "fused_double", {v}, {doubled, total}),
+            "entry", "double_and_sum_4");
+  b.output("doubled", doubled);
+  b.output("total", total);
+  std::unique_ptr<Session> session;
+  Status st = create(b, session);
+  ASSERT_TRUE(st) << st.toString();
+  std::vector<NamedTensor> outputs;
+  st = session->run({{"a", f32({2, 3}, {1, -2, 3, 4, 6, 5.5f})}}, outputs);
+  ASSERT_TRUE(st) << st.toString();
+  ASSERT_EQ(outputs.size(), 3u);
+  // max(a + [1, 1, 1, -5, -5, -5], 0).
+  EXPECT_THAT(values<float>(outputs[0].tensor),
+              ElementsAre(2, 0, 4, 0, 1, 0.5f));
+  EXPECT_THAT(values<float>(outputs[1].tensor), ElementsAre(2, 4, 6, 9));
+  EXPECT_THAT(values<float>(outputs[2].tensor), ElementsAre(10.5f));
+}
+
+TEST_F(SessionTest, MisalignedInputsAreAlignedForKernels) {
+  BundleBuilder b;
+  b.kernels = readKernels();
+  uint32_t x = b.input("x", DType::F32, {3});
+  uint32_t mod = b.arena("mod", DType::I64, {1});
+  addString(b.step(StepKind::Kernel, "probe", {x}, {mod}), "entry",
+            "address_mod_64");
+  b.output("mod", mod);
+  std::unique_ptr<Session> session;
+  ASSERT_TRUE(create(b, session));
+  alignas(64) float buffer[32] = {};
+  for (size_t offset : {0, 1, 4, 15}) {
+    int64_t dims[] = {3};
+    TensorView view{DType::F32, dims, 1, buffer + offset, 12};
+    std::vector<NamedTensor> outputs;
+    ASSERT_TRUE(session->run({NamedTensorView{"x", view}}, outputs));
+    EXPECT_THAT(values<int64_t>(outputs[0].tensor), ElementsAre(0))
+        << "input at float offset " << offset;
+  }
+}
+
+TEST_F(SessionTest, OutputDataPointsIntoTheArena) {
+  std::unique_ptr<Session> session;
+  ASSERT_TRUE(create(linearReluModel(), session));
+  Tensor x = f32({2, 3}, {0, 0, 0, 0, 0, 0});
+  NamedTensorView view{"x", TensorView::of(x)};
+  ASSERT_TRUE(session->execute(&view, 1));
+  std::vector<float> y(8);
+  std::memcpy(y.data(), session->outputData(0), 32);
+  // Zero input: relu(b).
+  EXPECT_THAT(y, ElementsAre(0.5f, 0, 0, 0, 0.5f, 0, 0, 0));
+}
+
+TEST_F(SessionTest, ProfileCountsEveryStep) {
+  SessionOptions options;
+  options.profile = true;
+  options.threads = 1;
+  std::unique_ptr<Session> session;
+  ASSERT_TRUE(create(linearReluModel(), session, options));
+  std::vector<NamedTensor> outputs;
+  for (int i = 0; i < 3; ++i)
+    ASSERT_TRUE(
+        session->run({{"x", f32({2, 3}, {1, 2, 3, 4, 5, 6})}}, outputs));
+  ASSERT_EQ(session->profile().size(), 1u);
+  EXPECT_EQ(session->profile()[0].name, "dense_0");
+  EXPECT_EQ(session->profile()[0].kind, StepKind::Linear);
+  EXPECT_EQ(session->profile()[0].calls, 3u);
+  EXPECT_GT(session->profile()[0].seconds, 0);
+  session->resetProfile();
+  EXPECT_EQ(session->profile()[0].calls, 0u);
+
+  std::unique_ptr<Session> plain;
+  ASSERT_TRUE(create(linearReluModel(), plain));
+  EXPECT_TRUE(plain->profile().empty());
+}
+
+TEST_F(SessionTest, MetaIsHandedOut) {
+  BundleBuilder b = linearReluModel();
+  b.meta = "{\"model\": \"tiny\"}";
+  std::unique_ptr<Session> session;
+  ASSERT_TRUE(create(b, session));
+  EXPECT_EQ(session->meta(), "{\"model\": \"tiny\"}");
+}
+
+//===----------------------------------------------------------------------===//
+// Several sessions and libraries
+//===----------------------------------------------------------------------===//
+
+TEST_F(SessionTest, TwoSessionsOfOneBundle) {
+  std::string path = write(kernelModel());
+  std::unique_ptr<Session> first, second;
+  ASSERT_TRUE(Session::create(path, {}, first));
+  ASSERT_TRUE(Session::create(path, {}, second));
+  std::vector<NamedTensor> out1, out2;
+  ASSERT_TRUE(first->run({{"a", f32({2, 3}, {1, 1, 1, 1, 1, 1})}}, out1));
+  ASSERT_TRUE(second->run({{"a", f32({2, 3}, {2, 2, 2, 9, 9, 9})}}, out2));
+  EXPECT_THAT(values<float>(out1[0].tensor), ElementsAre(2, 2, 2, 0, 0, 0));
+  EXPECT_THAT(values<float>(out2[0].tensor), ElementsAre(3, 3, 3, 4, 4, 4));
+  first.reset();
+  ASSERT_TRUE(second->run({{"a", f32({2, 3}, {0, 0, 0, 6, 6, 6})}}, out2));
+  EXPECT_THAT(values<float>(out2[0].tensor), ElementsAre(1, 1, 1, 1, 1, 1));
+}
+
+TEST_F(SessionTest, LibrariesWithTheSameEntryNamesStayApart) {
+  // The alternative library's add_relu_6 computes a - b.
+  std::string mainPath = write(kernelModel(false), "main.lmopt");
+  std::string altPath = write(kernelModel(true), "alt.lmopt");
+  Tensor a = f32({2, 3}, {1, 2, 3, 4, 5, 6});
+  std::vector<NamedTensor> outputs;
+  std::unique_ptr<Session> main, alt;
+  ASSERT_TRUE(Session::create(mainPath, {}, main));
+  ASSERT_TRUE(Session::create(altPath, {}, alt));
+  ASSERT_TRUE(alt->run({{"a", a}}, outputs));
+  EXPECT_THAT(values<float>(outputs[0].tensor),
+              ElementsAre(0, 1, 2, 9, 10, 11));
+  ASSERT_TRUE(main->run({{"a", a}}, outputs));
+  EXPECT_THAT(values<float>(outputs[0].tensor), ElementsAre(2, 3, 4, 0, 0, 1));
+
+  // Unloading one and loading the other (possibly under a reused descriptor
+  // number) gives the library that was asked for, every time.
+  for (int i = 0; i < 4; ++i) {
+    bool useAlt = i % 2 == 0;
+    std::unique_ptr<Session> session;
+    ASSERT_TRUE(Session::create(useAlt ? altPath : mainPath, {}, session));
+    main.reset();
+    ASSERT_TRUE(session->run({{"a", a}}, outputs));
+    EXPECT_EQ(values<float>(outputs[0].tensor)[0], useAlt ? 0 : 2)
+        << "round " << i;
+  }
+}
+
+TEST_F(SessionTest, SessionsRunOnTwoThreadsAtOnce) {
+  // A linear and a kernel step; each thread has its own session and inputs.
+  BundleBuilder b = kernelModel();
+  uint32_t x = b.input("x", DType::F32, {2, 3});
+  uint32_t w =
+      b.weight<float>("w2", DType::F32, {3, 1}, std::vector<float>{1, 1, 1});
+  uint32_t sum = b.arena("sum", DType::F32, {2, 1});
+  b.step(StepKind::Linear, "row_sum", {x, w}, {sum});
+  b.output("sum", sum);
+  std::string path = write(b);
+  auto work = [&](float base, std::string &failure) {
+    SessionOptions options;
+    options.threads = 1;
+    std::unique_ptr<Session> session;
+    if (Status st = Session::create(path, options, session); !st) {
+      failure = st.toString();
+      return;
+    }
+    std::vector<NamedTensor> outputs;
+    for (int i = 0; i < 50 && failure.empty(); ++i) {
+      float v = base + float(i);
+      // out = max(a + [1, 1, 1, -5, -5, -5], 0); sum = 3 v per row.
+      Status st = session->run({{"a", f32({2, 3}, {v, v, v, v, v, v})},
+                                {"x", f32({2, 3}, {v, v, v, v, v, v})}},
+                               outputs);
+      if (!st)
+        failure = st.toString();
+      else if (values<float>(outputs[0].tensor) !=
+                   std::vector<float>{v + 1, v + 1, v + 1, v > 5 ? v - 5 : 0,
+                                      v > 5 ? v - 5 : 0, v > 5 ? v - 5 : 0} ||
+               values<float>(outputs[1].tensor) !=
+                   std::vector<float>{3 * v, 3 * v})
+        failure = "wrong values at run " + std::to_string(i);
+    }
+  };
+  std::string failure1, failure2;
+  std::thread t1(work, 0.0f, std::ref(failure1));
+  std::thread t2(work, 100.0f, std::ref(failure2));
+  t1.join();
+  t2.join();
+  EXPECT_EQ(failure1, "");
+  EXPECT_EQ(failure2, "");
+}
+
+TEST_F(SessionTest, OutputsThatAreInputsOrWeights) {
+  // The plan may name an input or a weight as an output directly.
+  BundleBuilder b;
+  uint32_t x = b.input("x", DType::I16, {3});
+  uint32_t w = b.weight<int16_t>("w", DType::I16, {2}, {-7, 9});
+  b.output("x_again", x);
+  b.output("w", w);
+  std::unique_ptr<Session> session;
+  ASSERT_TRUE(create(b, session));
+  std::vector<NamedTensor> outputs;
+  ASSERT_TRUE(session->run(
+      {{"x", makeTensor<int16_t>(DType::I16, {3}, {1, 2, 3})}}, outputs));
+  ASSERT_EQ(outputs.size(), 2u);
+  EXPECT_EQ(outputs[0].name, "x_again");
+  EXPECT_THAT(values<int16_t>(outputs[0].tensor), ElementsAre(1, 2, 3));
+  EXPECT_EQ(outputs[1].name, "w");
+  EXPECT_THAT(values<int16_t>(outputs[1].tensor), ElementsAre(-7, 9));
+}
+
+TEST(KernelLibrary, LoadsFromAMemfdAndLeavesNoFile) {
+  std::vector<uint8_t> bytes = readKernels();
+  std::unique_ptr<KernelLibrary> library;
+  ASSERT_TRUE(
+      KernelLibrary::load(bytes.data(), bytes.size(), "test kernels", library));
+  EXPECT_STREQ(library->loadedFrom(), "memfd");
+  KernelFunction fn = nullptr;
+  ASSERT_TRUE(library->lookup("double_and_sum_4", fn));
+  float in[4] = {1, 2, 3, 4}, doubled[4], total[1];
+  void *args[] = {in, doubled, total};
+  fn(args);
+  EXPECT_THAT(doubled, ElementsAre(2, 4, 6, 8));
+  EXPECT_EQ(total[0], 10);
+
+  Status st = library->lookup("no_such_kernel", fn);
+  EXPECT_EQ(st.code(), StatusCode::NotFound);
+  EXPECT_THAT(st.message(),
+              HasSubstr("test kernels has no kernel 'no_such_kernel': "));
+  EXPECT_THAT(st.message(), HasSubstr("undefined symbol: no_such_kernel"));
+}
+
+TEST(KernelLibrary, FallsBackToAnUnlinkedTemporaryFile) {
+  TempDir tmp;
+  const char *saved = std::getenv("TMPDIR");
+  std::string savedValue = saved ? saved : "";
+  setenv("TMPDIR", tmp.path().c_str(), 1);
+  std::vector<uint8_t> bytes = readKernels(true);
+  std::unique_ptr<KernelLibrary> library;
+  Status st = KernelLibrary::load(bytes.data(), bytes.size(), "test kernels",
+                                  library, /*allowMemfd=*/false);
+  if (saved)
+    setenv("TMPDIR", savedValue.c_str(), 1);
+  else
+    unsetenv("TMPDIR");
+  ASSERT_TRUE(st) << st.toString();
+  EXPECT_STREQ(library->loadedFrom(), "temporary file");
+  EXPECT_TRUE(listDir(tmp.path()).empty());
+  KernelFunction fn = nullptr;
+  ASSERT_TRUE(library->lookup("add_relu_6", fn));
+  float a[6] = {1, 2, 3, 4, 5, 6}, b[6] = {1, 1, 1, 1, 1, 1}, out[6];
+  void *args[] = {a, b, out};
+  fn(args);
+  EXPECT_THAT(out, ElementsAre(0, 1, 2, 3, 4, 5)); // the alternative: a - b
+}
+
+TEST_F(SessionTest, AttentionTwoHeadsCausal) {
+  // B = 1, Sq = Sk = 2, H = 2, D = 1. With q = 0 every score is 0, so each
+  // head averages the values it sees: query 0 sees key 0 only (causal),
+  // query 1 both. Head 0 reads v[:, 0] = [1, 3], head 1 v[:, 1] = [10, 30].
+  std::unique_ptr<Session> session;
+  Status st = create(attentionModel({1, 2, 2}, {1, 2, 2}, 2, 1.0, true, false),
+                     session);
+  ASSERT_TRUE(st) << st.toString();
+  std::vector<NamedTensor> outputs;
+  st = session->run({{"q", f32({1, 2, 2}, {0, 0, 0, 0})},
+                     {"k", f32({1, 2, 2}, {5, -1, 2, 7})},
+                     {"v", f32({1, 2, 2}, {1, 10, 3, 30})}},
+                    outputs);
+  ASSERT_TRUE(st) << st.toString();
+  EXPECT_THAT(values<float>(outputs[0].tensor), ElementsAre(1, 10, 2, 20));
+}
+
+TEST_F(SessionTest, AttentionScaleAndMasks) {
+  // One head, D = 1: score_j = q k_j scale = 2 k_j 0.5 = k_j. With
+  // k = [0, ln 3] the weights are [1/4, 3/4]: out = 4/4 + 3 x 8/4 = 7.
+  std::unique_ptr<Session> session;
+  ASSERT_TRUE(create(attentionModel({1, 1, 1}, {1, 2, 1}, 1, 0.5, false, false),
+                     session));
+  std::vector<NamedTensor> outputs;
+  ASSERT_TRUE(session->run({{"q", f32({1, 1, 1}, {2})},
+                            {"k", f32({1, 2, 1}, {0, std::log(3.0f)})},
+                            {"v", f32({1, 2, 1}, {4, 8})}},
+                           outputs));
+  EXPECT_NEAR(values<float>(outputs[0].tensor)[0], 7, 1e-5);
+
+  // The same weights from an additive mask [0, ln 3] with q = 0.
+  BundleBuilder additive =
+      attentionModel({1, 1, 1}, {1, 2, 1}, 1, 1.0, false, false);
+  additive.plan.steps[0].operands.push_back(
+      additive.input("mask", DType::F32, {1, 2}));
+  ASSERT_TRUE(create(additive, session));
+  ASSERT_TRUE(session->run({{"q", f32({1, 1, 1}, {0})},
+                            {"k", f32({1, 2, 1}, {1, 1})},
+                            {"v", f32({1, 2, 1}, {4, 8})},
+                            {"mask", f32({1, 2}, {0, std::log(3.0f)})}},
+                           outputs));
+  EXPECT_NEAR(values<float>(outputs[0].tensor)[0], 7, 1e-5);
+
+  // Keys and values split by head ([B, H, Sk, D]) and a bool mask [Sq, Sk]
+  // hiding key 1: each head returns its key-0 value.
+  BundleBuilder split =
+      attentionModel({1, 2, 2}, {1, 2, 2, 1}, 2, 1.0, false, true);
+  split.plan.steps[0].operands.push_back(
+      split.input("mask", DType::Bool, {2, 2}));
+  Status st = create(split, session);
+  ASSERT_TRUE(st) << st.toString();
+  ASSERT_TRUE(session->run(
+      {{"q", f32({1, 2, 2}, {1, 2, 3, 4})},
+       {"k", f32({1, 2, 2, 1}, {1, 2, 3, 4})},
+       {"v", f32({1, 2, 2, 1}, {5, 7, 6, 8})},
+       {"mask", makeTensor<uint8_t>(DType::Bool, {2, 2}, {1, 0, 1, 0})}},
+      outputs));
+  EXPECT_THAT(values<float>(outputs[0].tensor), ElementsAre(5, 6, 5, 6));
+}
+
+//===----------------------------------------------------------------------===//
+// C API
+//===----------------------------------------------------------------------===//
+
+TEST_F(SessionTest, CApiRunsAModel) {
+  std::string path = write(linearReluModel());
+  lmoptSession session = nullptr;
+  ASSERT_EQ(lmoptSessionCreate(path.c_str(), nullptr, &session), nullptr);
+  size_t count = 0;
+  ASSERT_EQ(lmoptSessionInputCount(session, &count), nullptr);
+  EXPECT_EQ(count, 1u);
+  ASSERT_EQ(lmoptSessionOutputCount(session, &count), nullptr);
+  EXPECT_EQ(count, 1u);
+  lmoptValueInfo info;
+  ASSERT_EQ(lmoptSessionInputInfo(session, 0, &info), nullptr);
+  EXPECT_STREQ(info.name, "x");
+  EXPECT_EQ(info.dtype, LMOPT_DTYPE_F32);
+  ASSERT_EQ(info.rank, 2);
+  EXPECT_EQ(info.dims[0], 2);
+  EXPECT_EQ(info.dims[1], 3);
+  ASSERT_EQ(lmoptSessionOutputInfo(session, 0, &info), nullptr);
+  EXPECT_STREQ(info.name, "y");
+  EXPECT_EQ(info.rank, 2);
+  EXPECT_EQ(info.dims[1], 4);
+
+  int64_t dims[] = {2, 3};
+  float x[] = {1, 2, 3, -1, 0, 1};
+  lmoptTensor input{LMOPT_DTYPE_F32, 2, dims, x, sizeof(x)};
+  const char *names[] = {"x"};
+  size_t numOutputs = 9;
+  lmoptTensor *outputs = nullptr;
+  ASSERT_EQ(lmoptSessionRun(session, 1, names, &input, &numOutputs, &outputs),
+            nullptr);
+  ASSERT_EQ(numOutputs, 1u);
+  EXPECT_EQ(outputs[0].dtype, LMOPT_DTYPE_F32);
+  ASSERT_EQ(outputs[0].rank, 2);
+  EXPECT_EQ(outputs[0].dims[0], 2);
+  EXPECT_EQ(outputs[0].dims[1], 4);
+  ASSERT_EQ(outputs[0].byteSize, 32u);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(outputs[0].data) % 64, 0u);
+  const float *y = static_cast<const float *>(outputs[0].data);
+  EXPECT_THAT(std::vector<float>(y, y + 8),
+              ElementsAre(4.5f, 4, 1, 1.5f, 0.5f, 0, 1, 0));
+  lmoptTensorArrayDestroy(outputs);
+  lmoptTensorArrayDestroy(nullptr);
+
+  lmoptSessionOptions options{2};
+  lmoptSession second = nullptr;
+  ASSERT_EQ(lmoptSessionCreate(path.c_str(), &options, &second), nullptr);
+  ASSERT_EQ(lmoptSessionRun(second, 1, names, &input, &numOutputs, &outputs),
+            nullptr);
+  EXPECT_EQ(static_cast<const float *>(outputs[0].data)[0], 4.5f);
+  lmoptTensorArrayDestroy(outputs);
+  EXPECT_EQ(lmoptSessionDestroy(second), nullptr);
+  EXPECT_EQ(lmoptSessionDestroy(session), nullptr);
+  EXPECT_EQ(lmoptSessionDestroy(nullptr), nullptr);
+}

@@ -1,0 +1,14 @@
+// RUN: rm -rf %t && mkdir -p %t
+// RUN: not lmopt-compile %s --target=cuda -o %t/model.lmopt 2>&1 | FileCheck %s
+// RUN: not lmopt-compile %s -O7 -o %t/model.lmopt 2>&1 | FileCheck %s --check-prefix=OPT
+// RUN: not lmopt-compile %s 2>&1 | FileCheck %s --check-prefix=NO-OUTPUT
+// RUN: ls %t | count 0
+
+// CHECK: error: target 'cuda' is not supported yet
+// OPT: error: unknown optimization level -O7; use -O0 to -O3
+// NO-OUTPUT: error: no output file; pass -o model.lmopt (or --dump-plan)
+
+func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
+  %y = lmopt.exp %x : tensor<2xf32>
+  return %y : tensor<2xf32>
+}

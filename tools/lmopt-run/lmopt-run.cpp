@@ -1,0 +1,495 @@
+//===- lmopt-run.cpp - Run a compiled .lmopt bundle -----------------------===//
+//
+// Runs a bundle on inputs from .npy/.npz files, prints or saves the outputs,
+// compares them with a reference, and measures latency. It links only the
+// runtime library, as an application embedding lmopt would. Every failure is
+// one line "lmopt-run: error: ..." and exit status 1; outputs are written
+// atomically, so a failed run leaves no output file.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lmopt/Runtime/Npy.h"
+#include "lmopt/Runtime/Session.h"
+
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <string>
+#include <vector>
+
+using namespace lmopt::runtime;
+
+static const char *const kUsage =
+    "usage: lmopt-run MODEL.lmopt [--input NAME=FILE.npy]... [--inputs "
+    "FILE.npz]\n"
+    "                 [--output OUT.npz] [--threads N] [--bench N [--warmup "
+    "N]]\n"
+    "                 [--compare REF.npz [--rtol X] [--atol X]] [--profile]\n"
+    "\n"
+    "Runs a compiled model on inputs from NumPy files and prints each "
+    "output's\n"
+    "name, dtype, shape and first values.\n"
+    "\n"
+    "  --input NAME=FILE.npy  the input NAME (repeatable)\n"
+    "  --inputs FILE.npz      every member is an input, named after it\n"
+    "  --output OUT.npz       also write the outputs (atomically)\n"
+    "  --threads N            threads for library steps (0: oneDNN's "
+    "default)\n"
+    "  --bench N              after --warmup runs (default 3), time N runs: "
+    "p50/p90\n"
+    "                         latency, throughput and peak RSS\n"
+    "  --compare REF.npz      compare every output with the member of the "
+    "same name\n"
+    "                         (|out - ref| <= atol + rtol |ref|, rtol 1e-4, "
+    "atol 1e-5);\n"
+    "                         exit status 1 when one differs\n"
+    "  --profile              time every step; print totals per step kind "
+    "and the\n"
+    "                         slowest steps\n";
+
+namespace {
+
+struct Options {
+  std::string model;
+  std::vector<std::pair<std::string, std::string>> inputFiles;
+  std::vector<std::string> inputArchives;
+  std::string output;
+  int threads = 0;
+  long bench = 0;
+  long warmup = 3;
+  std::string compare;
+  double rtol = 1e-4;
+  double atol = 1e-5;
+  bool profile = false;
+};
+
+} // namespace
+
+static bool parseLong(const std::string &text, long &out) {
+  if (text.empty())
+    return false;
+  char *end = nullptr;
+  errno = 0;
+  out = std::strtol(text.c_str(), &end, 10);
+  return errno == 0 && *end == '\0' && out >= 0;
+}
+
+static bool parseDouble(const std::string &text, double &out) {
+  if (text.empty())
+    return false;
+  char *end = nullptr;
+  errno = 0;
+  out = std::strtod(text.c_str(), &end);
+  return errno == 0 && *end == '\0' && out >= 0 && std::isfinite(out);
+}
+
+/// Parses the command line; false with `error` set on a bad one.
+static bool parseArgs(int argc, char **argv, Options &o, std::string &error,
+                      bool &help) {
+  help = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "-h" || arg == "--help") {
+      help = true;
+      return true;
+    }
+    if (arg.rfind("--", 0) != 0) {
+      if (!o.model.empty()) {
+        error = "unexpected argument '" + arg + "' (the model is '" + o.model +
+                "')";
+        return false;
+      }
+      o.model = arg;
+      continue;
+    }
+    std::string name = arg, value;
+    bool inlineValue = false;
+    if (size_t eq = arg.find('='); eq != std::string::npos) {
+      name = arg.substr(0, eq);
+      value = arg.substr(eq + 1);
+      inlineValue = true;
+    }
+    if (name == "--profile") {
+      if (inlineValue) {
+        error = "'--profile' takes no value";
+        return false;
+      }
+      o.profile = true;
+      continue;
+    }
+    static const char *const kValued[] = {"--input",   "--inputs", "--output",
+                                          "--threads", "--bench",  "--warmup",
+                                          "--compare", "--rtol",   "--atol"};
+    if (std::find_if(std::begin(kValued), std::end(kValued),
+                     [&](const char *v) { return name == v; }) ==
+        std::end(kValued)) {
+      error = "unknown option '" + name + "'";
+      return false;
+    }
+    if (!inlineValue) {
+      if (i + 1 >= argc) {
+        error = "'" + name + "' needs a value";
+        return false;
+      }
+      value = argv[++i];
+    }
+    long number = 0;
+    if (name == "--input") {
+      size_t eq = value.find('=');
+      if (eq == std::string::npos || eq == 0 || eq + 1 == value.size()) {
+        error = "'--input' expects NAME=FILE.npy, got '" + value + "'";
+        return false;
+      }
+      o.inputFiles.emplace_back(value.substr(0, eq), value.substr(eq + 1));
+    } else if (name == "--inputs") {
+      o.inputArchives.push_back(value);
+    } else if (name == "--output") {
+      o.output = value;
+    } else if (name == "--compare") {
+      o.compare = value;
+    } else if (name == "--rtol" || name == "--atol") {
+      if (!parseDouble(value, name == "--rtol" ? o.rtol : o.atol)) {
+        error =
+            "'" + name + "' expects a non-negative number, got '" + value + "'";
+        return false;
+      }
+    } else if (!parseLong(value, number) || number > (1 << 30)) {
+      error =
+          "'" + name + "' expects a non-negative integer, got '" + value + "'";
+      return false;
+    } else if (name == "--threads") {
+      o.threads = int(number);
+    } else if (name == "--bench") {
+      o.bench = number;
+    } else {
+      o.warmup = number;
+    }
+  }
+  if (o.model.empty()) {
+    error = "no model given";
+    return false;
+  }
+  return true;
+}
+
+static Status readInputs(const Options &o, std::vector<NamedTensor> &inputs) {
+  for (const std::string &archive : o.inputArchives) {
+    std::vector<NamedTensor> members;
+    if (Status st = readNpz(archive, members); !st)
+      return st;
+    for (NamedTensor &m : members)
+      inputs.push_back(std::move(m));
+  }
+  for (const auto &[name, file] : o.inputFiles) {
+    NamedTensor t;
+    t.name = name;
+    if (Status st = readNpy(file, t.tensor); !st)
+      return st;
+    inputs.push_back(std::move(t));
+  }
+  return Status::ok();
+}
+
+//===----------------------------------------------------------------------===//
+// Printing
+//===----------------------------------------------------------------------===//
+
+static double halfToDouble(uint16_t h) {
+  int exponent = (h >> 10) & 0x1f;
+  double mantissa = h & 0x3ff;
+  double sign = (h & 0x8000) ? -1 : 1;
+  if (exponent == 0)
+    return sign * std::ldexp(mantissa, -24);
+  if (exponent == 31)
+    return mantissa ? NAN : sign * INFINITY;
+  return sign * std::ldexp(1024 + mantissa, exponent - 25);
+}
+
+/// Element `i` of `t` as a double (exact for every dtype but 64-bit
+/// integers above 2^53).
+static double elementAt(const Tensor &t, size_t i) {
+  const uint8_t *p = t.data.data() + i * dtypeSize(t.dtype);
+  auto load = [p](auto value) {
+    std::memcpy(&value, p, sizeof(value));
+    return value;
+  };
+  switch (t.dtype) {
+  case DType::F32:
+    return load(float());
+  case DType::F64:
+    return load(double());
+  case DType::F16:
+    return halfToDouble(load(uint16_t()));
+  case DType::BF16: {
+    uint32_t bits = uint32_t(load(uint16_t())) << 16;
+    float f;
+    std::memcpy(&f, &bits, 4);
+    return f;
+  }
+  case DType::I8:
+    return load(int8_t());
+  case DType::U8:
+  case DType::Bool:
+    return load(uint8_t());
+  case DType::I16:
+    return load(int16_t());
+  case DType::U16:
+    return load(uint16_t());
+  case DType::I32:
+    return load(int32_t());
+  case DType::U32:
+    return load(uint32_t());
+  case DType::I64:
+    return double(load(int64_t()));
+  case DType::U64:
+    return double(load(uint64_t()));
+  }
+  return 0;
+}
+
+static std::string shapeString(const std::vector<int64_t> &dims) {
+  std::string s = "[";
+  for (size_t i = 0; i < dims.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(dims[i]);
+  return s + "]";
+}
+
+static std::string number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.6g", v);
+  return buf;
+}
+
+static void printOutputs(const std::vector<NamedTensor> &outputs) {
+  constexpr size_t kShown = 6;
+  for (const NamedTensor &o : outputs) {
+    const Tensor &t = o.tensor;
+    size_t count = t.elementCount();
+    std::string values;
+    for (size_t i = 0; i < count && i < kShown; ++i)
+      values += (i ? ", " : "") + number(elementAt(t, i));
+    if (count > kShown)
+      values += ", ... (" + std::to_string(count) + " values)";
+    std::printf("%s: %s %s = [%s]\n", o.name.c_str(), dtypeName(t.dtype),
+                shapeString(t.shape).c_str(), values.c_str());
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Comparing
+//===----------------------------------------------------------------------===//
+
+/// Compares `outputs` with the reference archive; `pass` tells whether all
+/// match.
+static Status compareOutputs(const std::vector<NamedTensor> &outputs,
+                             const Options &o, bool &pass) {
+  std::vector<NamedTensor> refs;
+  if (Status st = readNpz(o.compare, refs); !st)
+    return st;
+  std::printf("compare with '%s' (rtol %g, atol %g):\n", o.compare.c_str(),
+              o.rtol, o.atol);
+  size_t failures = 0;
+  for (const NamedTensor &out : outputs) {
+    auto ref = std::find_if(refs.begin(), refs.end(),
+                            [&](const auto &r) { return r.name == out.name; });
+    std::string verdict;
+    if (ref == refs.end()) {
+      verdict = "missing from the reference";
+    } else if (ref->tensor.dtype != out.tensor.dtype) {
+      verdict = std::string("dtype ") + dtypeName(out.tensor.dtype) +
+                ", the reference has " + dtypeName(ref->tensor.dtype);
+    } else if (ref->tensor.shape != out.tensor.shape) {
+      verdict = "shape " + shapeString(out.tensor.shape) +
+                ", the reference has " + shapeString(ref->tensor.shape);
+    }
+    if (!verdict.empty()) {
+      ++failures;
+      std::printf("  %s: %s: FAIL\n", out.name.c_str(), verdict.c_str());
+      continue;
+    }
+    double maxAbs = 0, maxRel = 0;
+    size_t bad = 0, count = out.tensor.elementCount(), worst = 0;
+    for (size_t i = 0; i < count; ++i) {
+      double a = elementAt(out.tensor, i), r = elementAt(ref->tensor, i);
+      if (std::isnan(a) && std::isnan(r))
+        continue;
+      double diff = std::fabs(a - r);
+      if (std::isnan(diff))
+        diff = INFINITY;
+      double rel = r != 0 ? diff / std::fabs(r) : (diff == 0 ? 0 : INFINITY);
+      if (!(diff <= o.atol + o.rtol * std::fabs(r)) && bad++ == 0)
+        worst = i;
+      if (diff > maxAbs)
+        maxAbs = diff;
+      maxRel = std::max(maxRel, rel);
+    }
+    std::printf("  %s: max abs error %s, max rel error %s", out.name.c_str(),
+                number(maxAbs).c_str(), number(maxRel).c_str());
+    if (bad) {
+      ++failures;
+      std::printf(", %zu of %zu elements differ (first at %zu: %s vs %s): "
+                  "FAIL\n",
+                  bad, count, worst,
+                  number(elementAt(out.tensor, worst)).c_str(),
+                  number(elementAt(ref->tensor, worst)).c_str());
+    } else {
+      std::printf(": PASS\n");
+    }
+  }
+  for (const NamedTensor &ref : refs)
+    if (std::none_of(outputs.begin(), outputs.end(),
+                     [&](const auto &out) { return out.name == ref.name; }))
+      std::printf("  %s: not an output of the model (ignored)\n",
+                  ref.name.c_str());
+  if (failures)
+    std::printf("FAIL: %zu of %zu outputs differ\n", failures, outputs.size());
+  else
+    std::printf("PASS: %zu outputs\n", outputs.size());
+  pass = failures == 0;
+  return Status::ok();
+}
+
+//===----------------------------------------------------------------------===//
+// Benchmarking and profiling
+//===----------------------------------------------------------------------===//
+
+static Status bench(Session &session, const std::vector<NamedTensorView> &views,
+                    std::vector<NamedTensor> &outputs, const Options &o) {
+  for (long i = 0; i < o.warmup; ++i)
+    if (Status st = session.run(views, outputs); !st)
+      return st;
+  session.resetProfile();
+  using Clock = std::chrono::steady_clock;
+  std::vector<double> ms;
+  Clock::time_point begin = Clock::now();
+  for (long i = 0; i < o.bench; ++i) {
+    Clock::time_point start = Clock::now();
+    if (Status st = session.run(views, outputs); !st)
+      return st;
+    ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - start)
+                     .count());
+  }
+  double total = std::chrono::duration<double>(Clock::now() - begin).count();
+  std::sort(ms.begin(), ms.end());
+  auto percentile = [&](double p) {
+    size_t rank = size_t(std::ceil(p * double(ms.size())));
+    return ms[std::min(ms.size() - 1, rank ? rank - 1 : 0)];
+  };
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  std::printf("bench: %ld warm-up runs, %ld timed runs, threads %s\n", o.warmup,
+              o.bench,
+              o.threads ? std::to_string(o.threads).c_str() : "default");
+  std::printf("  latency p50 %.3f ms, p90 %.3f ms, min %.3f ms, max %.3f "
+              "ms\n",
+              percentile(0.5), percentile(0.9), ms.front(), ms.back());
+  std::printf("  throughput %.1f runs/s\n", double(o.bench) / total);
+  std::printf("  peak RSS %.1f MiB\n", double(usage.ru_maxrss) / 1024);
+  return Status::ok();
+}
+
+static void printProfile(const Session &session) {
+  const std::vector<StepProfile> &steps = session.profile();
+  double total = 0;
+  uint64_t runs = 0;
+  std::map<std::string, std::pair<size_t, double>> byKind;
+  for (const StepProfile &p : steps) {
+    total += p.seconds;
+    runs = std::max(runs, p.calls);
+    auto &entry = byKind[stepKindName(p.kind)];
+    entry.first += 1;
+    entry.second += p.seconds;
+  }
+  std::printf("profile: %zu steps, %llu runs, %.3f ms per run in steps\n",
+              steps.size(), (unsigned long long)runs,
+              runs ? total * 1e3 / double(runs) : 0.0);
+  std::printf("  %-10s %6s %12s %7s\n", "kind", "steps", "ms per run", "share");
+  for (const auto &[kind, entry] : byKind)
+    std::printf("  %-10s %6zu %12.3f %6.1f%%\n", kind.c_str(), entry.first,
+                runs ? entry.second * 1e3 / double(runs) : 0.0,
+                total > 0 ? 100 * entry.second / total : 0.0);
+  std::vector<const StepProfile *> slowest;
+  for (const StepProfile &p : steps)
+    slowest.push_back(&p);
+  std::stable_sort(slowest.begin(), slowest.end(),
+                   [](const StepProfile *a, const StepProfile *b) {
+                     return a->seconds > b->seconds;
+                   });
+  slowest.resize(std::min<size_t>(slowest.size(), 5));
+  std::printf("  slowest steps:\n");
+  for (const StepProfile *p : slowest)
+    std::printf("    %-24s %-10s %10.3f ms per run\n", p->name.c_str(),
+                stepKindName(p->kind),
+                runs ? p->seconds * 1e3 / double(runs) : 0.0);
+}
+
+//===----------------------------------------------------------------------===//
+// Main
+//===----------------------------------------------------------------------===//
+
+/// Runs the tool; a failed status is the one error line, `pass` false a
+/// comparison that failed.
+static Status runTool(const Options &o, bool &pass) {
+  pass = true;
+  std::vector<NamedTensor> inputs;
+  if (Status st = readInputs(o, inputs); !st)
+    return st;
+  SessionOptions sessionOptions;
+  sessionOptions.threads = o.threads;
+  sessionOptions.profile = o.profile;
+  std::unique_ptr<Session> session;
+  if (Status st = Session::create(o.model, sessionOptions, session); !st)
+    return st;
+
+  std::vector<NamedTensorView> views;
+  for (const NamedTensor &input : inputs)
+    views.push_back({input.name, TensorView::of(input.tensor)});
+  std::vector<NamedTensor> outputs;
+  if (Status st = o.bench > 0 ? bench(*session, views, outputs, o)
+                              : session->run(views, outputs);
+      !st)
+    return st;
+
+  printOutputs(outputs);
+  if (!o.output.empty()) {
+    if (Status st = writeNpz(o.output, outputs); !st)
+      return st;
+    std::printf("wrote %zu outputs to '%s'\n", outputs.size(),
+                o.output.c_str());
+  }
+  if (o.profile)
+    printProfile(*session);
+  if (!o.compare.empty())
+    return compareOutputs(outputs, o, pass);
+  return Status::ok();
+}
+
+int main(int argc, char **argv) {
+  Options options;
+  std::string error;
+  bool help = false;
+  if (!parseArgs(argc, argv, options, error, help)) {
+    std::fprintf(stderr, "lmopt-run: error: %s (see 'lmopt-run --help')\n",
+                 error.c_str());
+    return 1;
+  }
+  if (help) {
+    std::fputs(kUsage, stdout);
+    return 0;
+  }
+  bool pass = true;
+  Status st = runTool(options, pass);
+  std::fflush(stdout);
+  if (!st) {
+    std::fprintf(stderr, "lmopt-run: error: %s\n", st.message().c_str());
+    return 1;
+  }
+  return pass ? 0 : 1;
+}
