@@ -10,6 +10,7 @@
 #include "lmopt/Dialect/Lmopt/IR/LmoptDialect.h"
 #include "lmopt/Dialect/Lmopt/Transforms/Passes.h"
 #include "lmopt/Importer/ONNX/Importer.h"
+#include "lmopt/Runtime/Npy.h"
 #include "lmopt/Target/CPU/BundleEmitter.h"
 #include "lmopt/Target/CPU/KernelCodegen.h"
 #include "lmopt/Target/CPU/PlanBuilder.h"
@@ -59,6 +60,12 @@ static cl::list<std::string>
                 cl::desc("For .onnx input: pin the shape of a graph input, "
                          "name:1x128 (repeatable)"),
                 cl::value_desc("name:shape"), cl::cat(category));
+static cl::opt<std::string> inputShapesFrom(
+    "input-shapes-from",
+    cl::desc("For .onnx input: pin every graph input to the shape of the "
+             "array of the same name in this .npz (e.g. the inputs lmopt-run "
+             "will get)"),
+    cl::value_desc("inputs.npz"), cl::cat(category));
 static cl::opt<bool> dumpPlan("dump-plan",
                               cl::desc("Print the plan to stdout (without -o, "
                                        "stop after planning)"),
@@ -184,15 +191,40 @@ static FailureOr<OwningOpRef<ModuleOp>> importModel(MLIRContext &context,
                                                     llvm::SourceMgr &sources) {
   if (llvm::StringRef(inputFile).ends_with(".onnx")) {
     mlir::lmopt::ImportOptions options;
-    for (const std::string &spec : inputShapes)
+    std::vector<std::string> specs(inputShapes.begin(), inputShapes.end());
+    if (!inputShapesFrom.empty()) {
+      std::vector<::lmopt::runtime::NamedTensor> arrays;
+      ::lmopt::runtime::Status status =
+          ::lmopt::runtime::readNpz(inputShapesFrom, arrays);
+      if (!status.isOk()) {
+        llvm::errs() << "error: --input-shapes-from: " << status.message()
+                     << "\n";
+        return failure();
+      }
+      for (const ::lmopt::runtime::NamedTensor &array : arrays) {
+        if (array.tensor.shape.empty()) {
+          llvm::errs() << "error: --input-shapes-from: '" << inputShapesFrom
+                       << "' member '" << array.name
+                       << "' is a scalar; graph inputs here have dims\n";
+          return failure();
+        }
+        specs.push_back(array.name + ":" +
+                        llvm::join(llvm::map_range(array.tensor.shape,
+                                                   [](int64_t d) {
+                                                     return std::to_string(d);
+                                                   }),
+                                   "x"));
+      }
+    }
+    for (const std::string &spec : specs)
       if (llvm::Error error = mlir::lmopt::parseInputShape(spec, options)) {
         llvm::errs() << "error: " << llvm::toString(std::move(error)) << "\n";
         return failure();
       }
     return mlir::lmopt::importONNXModel(context, inputFile, options);
   }
-  if (!inputShapes.empty()) {
-    llvm::errs() << "error: --input-shape applies to .onnx models; a .mlir "
+  if (!inputShapes.empty() || !inputShapesFrom.empty()) {
+    llvm::errs() << "error: --input-shape and --input-shapes-from apply to .onnx models; a .mlir "
                     "model states its shapes in @main's signature\n";
     return failure();
   }
