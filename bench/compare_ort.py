@@ -5,7 +5,7 @@ For each model and batch: compiles the ONNX model with `lmopt-compile`
 (shapes pinned to the inputs), then alternates rounds of `lmopt-run --bench`
 and `bench/ort_run.py` (onnxruntime, all graph optimizations) so that both
 see the same machine state, and prints per engine the median latency over
-all timed runs, the ratio lmopt / onnxruntime, the achieved matrix-product
+the rounds' medians, the ratio lmopt / onnxruntime, the achieved matrix-product
 GFLOP/s (and the fraction of the cores' FMA peak), peak RSS of each process,
 and how far lmopt's outputs are from onnxruntime's.
 
@@ -54,15 +54,15 @@ def run_measured(cmd):
     return out, err, usage.ru_maxrss
 
 
-LATENCY = re.compile(r"latencies_ms\s*[:=]\s*\[([^\]]*)\]")
+P50 = re.compile(r"latency p50 ([0-9.]+) ms")
 
 
-def lmopt_latencies(text):
-    """lmopt-run --bench prints every timed run as `latencies_ms: [...]`."""
-    match = LATENCY.search(text)
+def lmopt_p50(text):
+    """lmopt-run --bench prints `latency p50 X ms, p90 ...` per invocation."""
+    match = P50.search(text)
     if not match:
-        sys.exit("error: no 'latencies_ms' line in lmopt-run's output:\n" + text)
-    return [float(x) for x in match.group(1).split(",") if x.strip()]
+        sys.exit("error: no 'latency p50' line in lmopt-run's output:\n" + text)
+    return float(match.group(1))
 
 
 def compare(ref_path, got_path):
@@ -102,13 +102,14 @@ def bench_one(args, name, batch, work):
             [os.path.join(args.build, "bin", "lmopt-run"), bundle, "--inputs", inputs,
              "--threads", str(args.threads), "--bench", str(args.runs),
              "--output", lmopt_out])
-        lm += lmopt_latencies(out)
+        lm.append(lmopt_p50(out))
         lm_rss = max(lm_rss, rss)
         out, _, rss = run_measured(
             [sys.executable, os.path.join(ROOT, "bench", "ort_run.py"), onnx_path,
              inputs, "--threads", str(args.threads), "--runs", str(args.runs),
              "--output", ort_out])
-        ox += json.loads(out.strip().splitlines()[-1])["latencies_ms"]
+        ox.append(statistics.median(
+            json.loads(out.strip().splitlines()[-1])["latencies_ms"]))
         ort_rss = max(ort_rss, rss)
     lm_ms, ort_ms = statistics.median(lm), statistics.median(ox)
     gflops = matmul_flops(name, batch, 128) / 1e9
@@ -143,7 +144,7 @@ def main():
                 print(json.dumps(row), file=sys.stderr, flush=True)
 
     print(f"threads {args.threads}, sequence 128, {args.rounds} rounds x "
-          f"{args.runs} runs each, medians; GFLOP/s of matrix products, "
+          f"{args.runs} runs each, median of the rounds' medians; GFLOP/s of matrix products, "
           f"peak {args.peak_gflops:.0f}")
     print("| model | batch | lmopt ms | onnxruntime ms | ratio | lmopt GFLOP/s (of peak) "
           "| ORT GFLOP/s | lmopt RSS MiB | ORT RSS MiB | compile s (MiB) | lmopt vs ORT outputs |")
