@@ -64,11 +64,27 @@ enum class RowResult : uint8_t { Normal, Zero, NaN };
 
 } // namespace
 
-/// A softmax kernel: one row of `sk` scores, keys from `end` on hidden, the
-/// row's mask elements (or null), and the desc's zeroMaskedRows.
-using SoftmaxRowFn = RowResult (*)(float *, int64_t, int64_t, const void *,
-                                   bool);
-static SoftmaxRowFn selectSoftmaxRow(AttentionMask kind, bool broadcast);
+namespace {
+/// A block of query rows' scores for the softmax kernel.
+struct RowBlock {
+  float *scores;
+  int64_t rows, keys;
+  /// Keys the first row sees (past the causal limit they are hidden), and
+  /// how many more each next row sees: 1 with causal masking, else 0.
+  int64_t firstEnd, endStep;
+  /// The first row's mask elements (null without a mask), and the bytes
+  /// from one row's to the next's.
+  const uint8_t *mask;
+  int64_t maskRowBytes;
+  bool zeroMaskedRows;
+  /// Per row: its result, and scratch for the kernel.
+  RowResult *results;
+  float *stats;
+};
+} // namespace
+
+using SoftmaxBlockFn = void (*)(const RowBlock &);
+static SoftmaxBlockFn selectSoftmaxBlock(AttentionMask kind, bool broadcast);
 
 struct AttentionStep::Impl {
   /// Threads in the team, work items per (batch, head), rows per item.
@@ -82,10 +98,11 @@ struct AttentionStep::Impl {
   int64_t maskStrides[4] = {0, 0, 0, 0};
   /// Bytes the mask spans (its dims' product times the element size).
   size_t maskBytes = 0;
-  SoftmaxRowFn softmax = nullptr;
+  SoftmaxBlockFn softmax = nullptr;
   AlignedFloats scores;
-  /// One RowResult per row of each thread's block.
+  /// One RowResult and one float per row of each thread's block.
   std::vector<RowResult> rowResults;
+  std::vector<float> rowStats;
 };
 
 AttentionStep::AttentionStep(const CpuContext &context) : context_(context) {}
@@ -211,7 +228,8 @@ Status AttentionStep::create(const CpuContext &context,
                              std::to_string(floats * sizeof(float)) +
                              " bytes of scratch for scores");
   impl->rowResults.assign(size_t(team * rowBlock), RowResult::Normal);
-  impl->softmax = selectSoftmaxRow(desc.mask, impl->maskStrides[3] == 0);
+  impl->rowStats.assign(size_t(team * rowBlock), 0.0f);
+  impl->softmax = selectSoftmaxBlock(desc.mask, impl->maskStrides[3] == 0);
   if (desc.mask != AttentionMask::None) {
     size_t count = 1;
     for (int64_t dim : desc.maskDims)
@@ -231,15 +249,20 @@ Status AttentionStep::create(const CpuContext &context,
 // Softmax rows
 //===----------------------------------------------------------------------===//
 //
-// One row of scaled scores becomes probabilities in place: the mask row is
-// added or applied (`Broadcast`: one mask element for every key), keys from
-// `end` on are hidden (causal), then a max-subtracted softmax. Two kernels
-// with the same arithmetic: AVX-512 intrinsics (masked loads handle the
-// row's tail), and portable loops for other CPUs. Both compute exp(x) for
-// x <= 0 with Cephes' expf polynomial on x - n ln 2, scaled by 2^n, within
-// 2 ulp, and flush values below e^-80 to zero (they are added to a row sum
-// of at least 1): every intermediate stays a normal number, as a denormal
-// costs a microcode assist per element on x86.
+// A block of rows of scaled scores becomes probabilities in place: each
+// row's mask row is added or applied (`Broadcast`: one mask element for
+// every key), keys from the causal limit on are hidden, then a max-subtracted
+// softmax. The passes (mask and maximum, exp and sum, normalization) are
+// per ISA; the bookkeeping around them (each row's causal limit and mask
+// row, its verdict) is shared.
+//
+// The passes exist twice with the same arithmetic: AVX-512 intrinsics
+// (masked loads handle a row's tail), and portable loops for other CPUs.
+// Both compute exp(x) for x <= 0 with Cephes' expf polynomial on
+// x - n ln 2, scaled by 2^n, within 2 ulp, and flush values below e^-80 to
+// zero (they are added to a row sum of at least 1): every intermediate
+// stays a normal number, as a denormal costs a microcode assist per element
+// on x86.
 
 namespace {
 /// Cephes' expf constants: ln 2 split in two, and the polynomial.
@@ -250,19 +273,22 @@ constexpr float kLn2Lo = -2.12194440e-4f;
 constexpr float kExpPoly[6] = {1.9875691500e-4f, 1.3981999507e-3f,
                                8.3334519073e-3f, 4.1665795894e-2f,
                                1.6666665459e-1f, 5.0000001201e-1f};
+
+/// What the first pass learns about a row.
+struct RowStats {
+  float max;
+  /// Keys neither hidden nor masked by -inf.
+  int64_t shown;
+};
+
+/// The portable passes.
+struct PortablePasses {
+  template <AttentionMask Kind, bool Broadcast>
+  static RowStats mask(float *s, int64_t sk, int64_t end, const void *mask);
+  static float exp(float *s, int64_t sk, float max);
+  static void scale(float *s, int64_t sk, float factor);
+};
 } // namespace
-
-/// Picks the row's verdict once its maximum and visible keys are known.
-static RowResult rowVerdict(float max, int64_t shownKeys, bool zeroMaskedRows) {
-  if (zeroMaskedRows && shownKeys == 0)
-    return RowResult::Zero;
-  if (!std::isfinite(max))
-    return RowResult::NaN;
-  return RowResult::Normal;
-}
-
-//===--- Portable kernel
-//---------------------------------------------------===//
 
 static inline float expNonPositive(float x) {
   float clamped = x > kExpLowest ? x : kExpLowest;
@@ -284,8 +310,8 @@ static inline float expNonPositive(float x) {
 }
 
 template <AttentionMask Kind, bool Broadcast>
-static RowResult softmaxRowPortable(float *s, int64_t sk, int64_t end,
-                                    const void *mask, bool zeroMaskedRows) {
+RowStats PortablePasses::mask(float *s, int64_t sk, int64_t end,
+                              const void *mask) {
   const float hidden = -FLT_MAX;
   const float minusInf = -std::numeric_limits<float>::infinity();
   const auto *additive = static_cast<const float *>(mask);
@@ -309,11 +335,10 @@ static RowResult softmaxRowPortable(float *s, int64_t sk, int64_t end,
     max = std::max(max, v);
     shownKeys += shown;
   }
-  RowResult result = rowVerdict(max, shownKeys, zeroMaskedRows);
-  if (result != RowResult::Normal) {
-    std::fill(s, s + sk, 0.0f);
-    return result;
-  }
+  return {max, shownKeys};
+}
+
+float PortablePasses::exp(float *s, int64_t sk, float max) {
   // Separate loops: the exp loop vectorizes, a float sum only does with
   // reassociation, which the OpenMP simd reduction allows.
 #pragma omp simd
@@ -323,24 +348,36 @@ static RowResult softmaxRowPortable(float *s, int64_t sk, int64_t end,
 #pragma omp simd reduction(+ : sum)
   for (int64_t j = 0; j < sk; ++j)
     sum += s[j];
-  const float inv = 1.0f / sum;
-  for (int64_t j = 0; j < sk; ++j)
-    s[j] *= inv;
-  return RowResult::Normal;
+  return sum;
 }
 
-//===--- AVX-512 kernel
-//----------------------------------------------------===//
+void PortablePasses::scale(float *s, int64_t sk, float factor) {
+#pragma omp simd
+  for (int64_t j = 0; j < sk; ++j)
+    s[j] *= factor;
+}
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define LMOPT_ATTENTION_AVX512 1
-#define LMOPT_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl")))
+#define LMOPT_AVX512                                                           \
+  __attribute__((target("avx512f,avx512dq,avx512bw,avx512vl")))
 // GCC 12 flags the deliberately undefined pass-through operand inside its
 // own AVX-512 intrinsics (_mm512_undefined_ps) as maybe uninitialized.
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
+
+namespace {
+/// The AVX-512 passes.
+struct Avx512Passes {
+  template <AttentionMask Kind, bool Broadcast>
+  LMOPT_AVX512 static RowStats mask(float *s, int64_t sk, int64_t end,
+                                    const void *mask);
+  LMOPT_AVX512 static float exp(float *s, int64_t sk, float max);
+  LMOPT_AVX512 static void scale(float *s, int64_t sk, float factor);
+};
+} // namespace
 
 LMOPT_AVX512 static inline __m512 expNonPositive16(__m512 x) {
   const __m512 lowest = _mm512_set1_ps(kExpLowest);
@@ -361,15 +398,34 @@ LMOPT_AVX512 static inline __m512 expNonPositive16(__m512 x) {
   return _mm512_mask_blend_ps(nan, y, x);
 }
 
+// Horizontal reductions through AVX-512DQ's extract, whose pass-through
+// operand is zero: _mm512_reduce_*_ps and even _mm512_castps512_ps256 use an
+// undefined one, which GCC 12 reports as used uninitialized wherever they
+// are inlined.
+LMOPT_AVX512 static inline float reduceMax(__m512 v) {
+  __m256 a =
+      _mm256_max_ps(_mm512_extractf32x8_ps(v, 0), _mm512_extractf32x8_ps(v, 1));
+  __m128 b = _mm_max_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
+  b = _mm_max_ps(b, _mm_movehl_ps(b, b));
+  return _mm_cvtss_f32(_mm_max_ss(b, _mm_movehdup_ps(b)));
+}
+
+LMOPT_AVX512 static inline float reduceAdd(__m512 v) {
+  __m256 a =
+      _mm256_add_ps(_mm512_extractf32x8_ps(v, 0), _mm512_extractf32x8_ps(v, 1));
+  __m128 b = _mm_add_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
+  b = _mm_add_ps(b, _mm_movehl_ps(b, b));
+  return _mm_cvtss_f32(_mm_add_ss(b, _mm_movehdup_ps(b)));
+}
+
 /// The first `count` lanes (0 <= count <= 16).
 LMOPT_AVX512 static inline __mmask16 firstLanes(int64_t count) {
   return __mmask16((uint32_t(1) << count) - 1);
 }
 
 template <AttentionMask Kind, bool Broadcast>
-LMOPT_AVX512 static RowResult softmaxRowAvx512(float *s, int64_t sk,
-                                               int64_t end, const void *mask,
-                                               bool zeroMaskedRows) {
+LMOPT_AVX512 RowStats Avx512Passes::mask(float *s, int64_t sk, int64_t end,
+                                         const void *mask) {
   const __m512 hidden = _mm512_set1_ps(-FLT_MAX);
   const __m512 minusInf =
       _mm512_set1_ps(-std::numeric_limits<float>::infinity());
@@ -403,13 +459,13 @@ LMOPT_AVX512 static RowResult softmaxRowAvx512(float *s, int64_t sk,
     shownKeys += __builtin_popcount(unsigned(shown & valid));
     _mm512_mask_storeu_ps(s + j, valid, v);
   }
-  const float max = _mm512_reduce_max_ps(maxes);
-  RowResult result = rowVerdict(max, shownKeys, zeroMaskedRows);
-  if (result != RowResult::Normal) {
-    std::fill(s, s + sk, 0.0f);
-    return result;
-  }
+  return {reduceMax(maxes), shownKeys};
+}
+
+LMOPT_AVX512 float Avx512Passes::exp(float *s, int64_t sk, float max) {
   const __m512 maxVec = _mm512_set1_ps(max);
+  const __m512 minusInf =
+      _mm512_set1_ps(-std::numeric_limits<float>::infinity());
   __m512 sums = _mm512_setzero_ps();
   for (int64_t j = 0; j < sk; j += 16) {
     __mmask16 valid = firstLanes(std::min<int64_t>(16, sk - j));
@@ -418,13 +474,16 @@ LMOPT_AVX512 static RowResult softmaxRowAvx512(float *s, int64_t sk,
     sums = _mm512_add_ps(sums, p);
     _mm512_mask_storeu_ps(s + j, valid, p);
   }
-  const __m512 inv = _mm512_set1_ps(1.0f / _mm512_reduce_add_ps(sums));
+  return reduceAdd(sums);
+}
+
+LMOPT_AVX512 void Avx512Passes::scale(float *s, int64_t sk, float factor) {
+  const __m512 f = _mm512_set1_ps(factor);
   for (int64_t j = 0; j < sk; j += 16) {
     __mmask16 valid = firstLanes(std::min<int64_t>(16, sk - j));
     _mm512_mask_storeu_ps(
-        s + j, valid, _mm512_mul_ps(_mm512_maskz_loadu_ps(valid, s + j), inv));
+        s + j, valid, _mm512_mul_ps(_mm512_maskz_loadu_ps(valid, s + j), f));
   }
-  return RowResult::Normal;
 }
 
 /// True when the CPU has the kernel's instructions and oneDNN may use them
@@ -433,6 +492,7 @@ static bool useAvx512() {
   unsigned isa = unsigned(dnnl_get_effective_cpu_isa());
   unsigned avx512 = unsigned(dnnl_cpu_isa_avx512_core);
   return __builtin_cpu_supports("avx512f") &&
+         __builtin_cpu_supports("avx512dq") &&
          __builtin_cpu_supports("avx512bw") &&
          __builtin_cpu_supports("avx512vl") && (isa & avx512) == avx512;
 }
@@ -441,39 +501,60 @@ static bool useAvx512() {
 #endif
 #endif
 
-/// The row kernel for the mask kind and layout, in the widest ISA allowed.
-template <template <AttentionMask, bool> class Kernel>
-static SoftmaxRowFn pickKernel(AttentionMask kind, bool broadcast) {
+/// The three passes over a block of rows; `Passes` holds one ISA's.
+template <class Passes, AttentionMask Kind, bool Broadcast>
+static void softmaxBlock(const RowBlock &block) {
+  const int64_t sk = block.keys;
+  for (int64_t r = 0; r < block.rows; ++r) {
+    float *s = block.scores + r * sk;
+    int64_t end =
+        std::clamp<int64_t>(block.firstEnd + r * block.endStep, 0, sk);
+    const void *mask =
+        block.mask ? block.mask + r * block.maskRowBytes : nullptr;
+    RowStats stats = Passes::template mask<Kind, Broadcast>(s, sk, end, mask);
+    RowResult &result = block.results[r];
+    if (block.zeroMaskedRows && stats.shown == 0)
+      result = RowResult::Zero;
+    else if (!std::isfinite(stats.max))
+      result = RowResult::NaN;
+    else
+      result = RowResult::Normal;
+    block.stats[r] = stats.max;
+    if (result != RowResult::Normal)
+      std::fill(s, s + sk, 0.0f);
+  }
+  for (int64_t r = 0; r < block.rows; ++r)
+    if (block.results[r] == RowResult::Normal)
+      block.stats[r] =
+          1.0f / Passes::exp(block.scores + r * sk, sk, block.stats[r]);
+  for (int64_t r = 0; r < block.rows; ++r)
+    if (block.results[r] == RowResult::Normal)
+      Passes::scale(block.scores + r * sk, sk, block.stats[r]);
+}
+
+/// The block kernel for the mask kind and layout.
+template <class Passes>
+static SoftmaxBlockFn pickKernel(AttentionMask kind, bool broadcast) {
   switch (kind) {
   case AttentionMask::None:
-    return Kernel<AttentionMask::None, false>::fn;
+    return softmaxBlock<Passes, AttentionMask::None, false>;
   case AttentionMask::Additive:
-    return broadcast ? Kernel<AttentionMask::Additive, true>::fn
-                     : Kernel<AttentionMask::Additive, false>::fn;
+    return broadcast ? softmaxBlock<Passes, AttentionMask::Additive, true>
+                     : softmaxBlock<Passes, AttentionMask::Additive, false>;
   case AttentionMask::Bool:
-    return broadcast ? Kernel<AttentionMask::Bool, true>::fn
-                     : Kernel<AttentionMask::Bool, false>::fn;
+    return broadcast ? softmaxBlock<Passes, AttentionMask::Bool, true>
+                     : softmaxBlock<Passes, AttentionMask::Bool, false>;
   }
   return nullptr;
 }
 
-namespace {
-template <AttentionMask Kind, bool Broadcast> struct PortableKernel {
-  static constexpr SoftmaxRowFn fn = softmaxRowPortable<Kind, Broadcast>;
-};
-#ifdef LMOPT_ATTENTION_AVX512
-template <AttentionMask Kind, bool Broadcast> struct Avx512Kernel {
-  static constexpr SoftmaxRowFn fn = softmaxRowAvx512<Kind, Broadcast>;
-};
-#endif
-} // namespace
-
-static SoftmaxRowFn selectSoftmaxRow(AttentionMask kind, bool broadcast) {
+/// The kernel in the widest ISA the CPU has and oneDNN allows.
+static SoftmaxBlockFn selectSoftmaxBlock(AttentionMask kind, bool broadcast) {
 #ifdef LMOPT_ATTENTION_AVX512
   if (useAvx512())
-    return pickKernel<Avx512Kernel>(kind, broadcast);
+    return pickKernel<Avx512Passes>(kind, broadcast);
 #endif
-  return pickKernel<PortableKernel>(kind, broadcast);
+  return pickKernel<PortablePasses>(kind, broadcast);
 }
 
 //===----------------------------------------------------------------------===//
@@ -527,7 +608,7 @@ Status AttentionStep::run(const float *query, const float *key,
     return Status::error(StatusCode::InvalidArgument,
                          prefix + "output overlaps mask");
   const int64_t *ms = impl.maskStrides;
-  const SoftmaxRowFn softmax = impl.softmax;
+  const SoftmaxBlockFn softmax = impl.softmax;
   const size_t maskElementSize =
       desc_.mask == AttentionMask::Additive ? sizeof(float) : 1;
   const int64_t kvHeadStride = desc_.kvHeadsSplit ? sk * d : d;
@@ -546,6 +627,7 @@ Status AttentionStep::run(const float *query, const float *key,
     const int64_t thread = omp_get_thread_num();
     float *scores = impl.scores.get() + thread * impl.blockStride;
     RowResult *results = impl.rowResults.data() + thread * impl.rowBlock;
+    float *stats = impl.rowStats.data() + thread * impl.rowBlock;
 #pragma omp for schedule(static)
     for (int64_t item = 0; item < items; ++item) {
       if (failure.load(std::memory_order_relaxed) != int(dnnl_success))
@@ -566,19 +648,25 @@ Status AttentionStep::run(const float *query, const float *key,
         failure.compare_exchange_strong(expected, int(st));
         continue;
       }
+      RowBlock block;
+      block.scores = scores;
+      block.rows = rows;
+      block.keys = sk;
+      block.firstEnd = causal ? row0 + sk - sq + 1 : sk;
+      block.endStep = causal ? 1 : 0;
+      block.mask = hasMask
+                       ? static_cast<const uint8_t *>(mask) +
+                             size_t(bi * ms[0] + hi * ms[1] + row0 * ms[2]) *
+                                 maskElementSize
+                       : nullptr;
+      block.maskRowBytes = ms[2] * int64_t(maskElementSize);
+      block.zeroMaskedRows = zeroMaskedRows;
+      block.results = results;
+      block.stats = stats;
+      softmax(block);
       bool special = false;
-      for (int64_t r = 0; r < rows; ++r) {
-        const int64_t i = row0 + r;
-        int64_t end = causal ? std::clamp<int64_t>(i + sk - sq + 1, 0, sk) : sk;
-        const void *maskRowPtr =
-            hasMask ? static_cast<const uint8_t *>(mask) +
-                          size_t(bi * ms[0] + hi * ms[1] + i * ms[2]) *
-                              maskElementSize
-                    : nullptr;
-        results[r] =
-            softmax(scores + r * sk, sk, end, maskRowPtr, zeroMaskedRows);
+      for (int64_t r = 0; r < rows; ++r)
         special |= results[r] != RowResult::Normal;
-      }
       st = dnnl_sgemm('N', 'N', rows, d, sk, 1.0f, scores, sk, v, kvRowStride,
                       0.0f, o, width);
       if (st != dnnl_success) {
