@@ -15,8 +15,9 @@
 #include "lmopt/Runtime/CPU/KernelLibrary.h"
 #include "lmopt/Runtime/CPU/LinearStep.h"
 
+#include <sys/mman.h>
+
 #include <chrono>
-#include <cstdlib>
 #include <cstring>
 #include <new>
 
@@ -25,24 +26,32 @@ using namespace lmopt::runtime;
 /// Generated kernels expect 64-byte aligned buffers (KernelCodegen.h).
 static constexpr size_t kKernelAlignment = 64;
 
+/// Anonymous pages: zero-filled and page-aligned, and only the pages a run
+/// touches take memory, so a generous arena bound costs address space only.
 struct Session::AlignedBuffer {
   AlignedBuffer() = default;
   AlignedBuffer(const AlignedBuffer &) = delete;
   AlignedBuffer &operator=(const AlignedBuffer &) = delete;
-  ~AlignedBuffer() { std::free(data); }
-
-  /// Zero-filled; false when the allocation fails.
-  bool allocate(uint64_t bytes) {
-    uint64_t rounded = (bytes + 63) & ~uint64_t(63);
-    if (rounded < bytes || rounded > SIZE_MAX)
-      return false;
-    data = static_cast<uint8_t *>(std::aligned_alloc(64, size_t(rounded)));
+  ~AlignedBuffer() {
     if (data)
-      std::memset(data, 0, size_t(rounded));
-    return data != nullptr;
+      munmap(data, size);
+  }
+
+  /// False when the mapping fails.
+  bool allocate(uint64_t bytes) {
+    if (bytes == 0 || bytes > SIZE_MAX)
+      return bytes == 0;
+    void *p = mmap(nullptr, size_t(bytes), PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED)
+      return false;
+    data = static_cast<uint8_t *>(p);
+    size = size_t(bytes);
+    return true;
   }
 
   uint8_t *data = nullptr;
+  size_t size = 0;
 };
 
 TensorView TensorView::of(const Tensor &tensor) {

@@ -18,12 +18,10 @@
 using namespace lmopt::runtime;
 using ::testing::HasSubstr;
 
-namespace {
-
-constexpr uint64_t kWeightsSize = 256;
+static constexpr uint64_t kWeightsSize = 256;
 
 /// A plan using every storage kind, step kind and attribute kind.
-Plan samplePlan() {
+static Plan samplePlan() {
   Plan p;
   p.arenaSize = 192;
   uint32_t x = p.addTensor({"x", DType::F32, {2, 3}, TensorStorage::Input, 0});
@@ -68,14 +66,14 @@ Plan samplePlan() {
   return p;
 }
 
-Status parse(const std::vector<uint8_t> &bytes, Plan &out,
-             uint64_t weightsSize = kWeightsSize) {
+static Status parse(const std::vector<uint8_t> &bytes, Plan &out,
+                    uint64_t weightsSize = kWeightsSize) {
   return parsePlan(bytes.data(), bytes.size(), weightsSize, "m.lmopt", out);
 }
 
 /// Serializes `plan`, parses it and returns the failure's message.
-std::string parseError(const Plan &plan,
-                       StatusCode code = StatusCode::InvalidFormat) {
+static std::string parseError(const Plan &plan,
+                              StatusCode code = StatusCode::InvalidFormat) {
   Plan out;
   Status st = parse(serializePlan(plan), out);
   EXPECT_FALSE(st);
@@ -84,7 +82,7 @@ std::string parseError(const Plan &plan,
   return st.message();
 }
 
-void expectSamePlan(const Plan &a, const Plan &b) {
+static void expectSamePlan(const Plan &a, const Plan &b) {
   EXPECT_EQ(a.arenaSize, b.arenaSize);
   ASSERT_EQ(a.tensors.size(), b.tensors.size());
   for (size_t i = 0; i < a.tensors.size(); ++i) {
@@ -119,8 +117,6 @@ void expectSamePlan(const Plan &a, const Plan &b) {
     }
   }
 }
-
-} // namespace
 
 TEST(Plan, RoundTrip) {
   Plan plan = samplePlan();
