@@ -1,8 +1,9 @@
 //===- IndexingToLinalg.cpp - mod, range, cumsum, gathers -----------------===//
 //
 // The ops of the dialect's "indexing, scans and integer arithmetic" group
-// that models compute position ids with (roberta's cumsum of the mask, the
-// range of an ONNX Runtime export), each one `linalg.generic`. Semantics
+// that models compute position ids and masks with (roberta's cumsum of the
+// mask, the range of an ONNX Runtime export, the dynamo exports' GatherND
+// of the attention mask), each one `linalg.generic`. Semantics
 // follow the reference evaluator; where the evaluator reports an error for
 // a value (a zero divisor, an index out of range), the kernel, which cannot,
 // produces a defined value instead and says so below.
