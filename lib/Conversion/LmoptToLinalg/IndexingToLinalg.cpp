@@ -1,8 +1,9 @@
-//===- IndexingToLinalg.cpp - mod, range, cumsum, gather_elements ---------===//
+//===- IndexingToLinalg.cpp - mod, range, cumsum, gathers -----------------===//
 //
 // The ops of the dialect's "indexing, scans and integer arithmetic" group
-// that models compute position ids with (roberta's cumsum of the mask, the
-// range of an ONNX Runtime export), each one `linalg.generic`. Semantics
+// that models compute position ids and masks with (roberta's cumsum of the
+// mask, the range of an ONNX Runtime export, the dynamo exports' GatherND
+// of the attention mask), each one `linalg.generic`. Semantics
 // follow the reference evaluator; where the evaluator reports an error for
 // a value (a zero divisor, an index out of range), the kernel, which cannot,
 // produces a defined value instead and says so below.
@@ -31,6 +32,25 @@ static Value intConstant(OpBuilder &b, Location loc, Type type, int64_t value) {
 
 static SmallVector<utils::IteratorType> getParallel(int64_t rank) {
   return SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel);
+}
+
+/// An `index` into a dim of static size `size` > 0 mapped into [0, size):
+/// negative counts from the end, and what is still outside is clamped into
+/// it (the evaluator rejects such an index; a kernel cannot report it and
+/// must not read out of bounds).
+static Value buildClampedIndex(OpBuilder &b, Location loc, Value index,
+                               int64_t size) {
+  Type type = index.getType();
+  Value zero = intConstant(b, loc, type, 0);
+  Value negative =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, index, zero);
+  index = arith::SelectOp::create(
+      b, loc, negative,
+      arith::AddIOp::create(b, loc, index, intConstant(b, loc, type, size)),
+      index);
+  index = arith::MaxSIOp::create(b, loc, index, zero);
+  return arith::MinSIOp::create(b, loc, index,
+                                intConstant(b, loc, type, size - 1));
 }
 
 //===----------------------------------------------------------------------===//
@@ -233,9 +253,9 @@ struct CumSumToLinalg : OpRewritePattern<CumSumOp> {
 
 /// A generic over the indices reading `data` with `tensor.extract` at the
 /// output's own position, the axis replaced by the index (negative counts
-/// from the end). Indices outside the axis are clamped into it (the
-/// evaluator rejects them; a kernel must not read out of bounds). Static
-/// shapes only, so that indices fit data off the axis by construction.
+/// from the end). Indices outside the axis are clamped into it
+/// (`buildClampedIndex`). Static shapes only, so that indices fit data
+/// off the axis by construction.
 struct GatherElementsToLinalg : OpRewritePattern<GatherElementsOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -269,20 +289,7 @@ struct GatherElementsToLinalg : OpRewritePattern<GatherElementsOp> {
         rewriter, loc, TypeRange{resultType}, op.getIndices(), init, maps,
         getParallel(rank),
         [&](OpBuilder &b, Location nestedLoc, ValueRange args) {
-          Type indexType = args[0].getType();
-          Value index = args[0];
-          Value size = intConstant(b, nestedLoc, indexType, axisSize);
-          Value negative = arith::CmpIOp::create(
-              b, nestedLoc, arith::CmpIPredicate::slt, index,
-              intConstant(b, nestedLoc, indexType, 0));
-          index = arith::SelectOp::create(
-              b, nestedLoc, negative,
-              arith::AddIOp::create(b, nestedLoc, index, size), index);
-          index = arith::MaxSIOp::create(
-              b, nestedLoc, index, intConstant(b, nestedLoc, indexType, 0));
-          index = arith::MinSIOp::create(
-              b, nestedLoc, index,
-              intConstant(b, nestedLoc, indexType, axisSize - 1));
+          Value index = buildClampedIndex(b, nestedLoc, args[0], axisSize);
           SmallVector<Value> position;
           for (int64_t d = 0; d < rank; ++d)
             position.push_back(
@@ -299,11 +306,86 @@ struct GatherElementsToLinalg : OpRewritePattern<GatherElementsOp> {
   }
 };
 
+//===----------------------------------------------------------------------===//
+// GatherND
+//===----------------------------------------------------------------------===//
+
+/// A generic over the output, which is `indices.shape[:-1] +
+/// data.shape[batch_dims + r:]`. At each position the body reads the `r`
+/// entries of the index tuple with `tensor.extract` (indices at the output's
+/// leading position, then `k`), maps each into its data dim
+/// (`buildClampedIndex`), and extracts `data` at the batch dims, the tuple
+/// and the output's trailing dims. Static shapes only: batch dims must match
+/// and no indexed dim may be empty.
+struct GatherNDToLinalg : OpRewritePattern<GatherNDOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(GatherNDOp op,
+                                PatternRewriter &rewriter) const override {
+    auto dataType = llvm::cast<RankedTensorType>(op.getData().getType());
+    auto indicesType = llvm::cast<RankedTensorType>(op.getIndices().getType());
+    auto resultType = llvm::cast<RankedTensorType>(op.getType());
+    if (!dataType.hasStaticShape() || !indicesType.hasStaticShape() ||
+        !resultType.hasStaticShape())
+      return rewriter.notifyMatchFailure(op, "dynamic shapes");
+    ArrayRef<int64_t> dataShape = dataType.getShape();
+    ArrayRef<int64_t> indicesShape = indicesType.getShape();
+    int64_t batchDims = op.getBatchDims();
+    int64_t tuple = indicesShape.back();
+    for (int64_t d = 0; d < batchDims; ++d)
+      if (indicesShape[d] != dataShape[d])
+        return rewriter.notifyMatchFailure(
+            op, "batch dim " + std::to_string(d) + " differs: " +
+                    std::to_string(indicesShape[d]) + " in indices, " +
+                    std::to_string(dataShape[d]) + " in data");
+    for (int64_t k = 0; k < tuple; ++k)
+      if (dataShape[batchDims + k] == 0)
+        return rewriter.notifyMatchFailure(
+            op, "gathering from empty dim " + std::to_string(batchDims + k));
+
+    Location loc = op.getLoc();
+    Value data = op.getData();
+    Value indices = op.getIndices();
+    int64_t leading = indicesType.getRank() - 1;
+    int64_t dataRank = dataType.getRank();
+    Value init = tensor::EmptyOp::create(rewriter, loc, resultType.getShape(),
+                                         resultType.getElementType());
+    int64_t rank = resultType.getRank();
+    auto generic = linalg::GenericOp::create(
+        rewriter, loc, TypeRange{resultType}, ValueRange{}, init,
+        rewriter.getMultiDimIdentityMap(rank), getParallel(rank),
+        [&](OpBuilder &b, Location nestedLoc, ValueRange) {
+          SmallVector<Value> outputIndex;
+          for (int64_t d = 0; d < rank; ++d)
+            outputIndex.push_back(linalg::IndexOp::create(b, nestedLoc, d));
+          SmallVector<Value> position(outputIndex.begin(),
+                                      outputIndex.begin() + batchDims);
+          SmallVector<Value> tupleEntry(outputIndex.begin(),
+                                        outputIndex.begin() + leading);
+          tupleEntry.push_back(Value());
+          for (int64_t k = 0; k < tuple; ++k) {
+            tupleEntry.back() = arith::ConstantIndexOp::create(b, nestedLoc, k);
+            Value index =
+                tensor::ExtractOp::create(b, nestedLoc, indices, tupleEntry);
+            index = buildClampedIndex(b, nestedLoc, index,
+                                      dataShape[batchDims + k]);
+            position.push_back(arith::IndexCastOp::create(
+                b, nestedLoc, b.getIndexType(), index));
+          }
+          for (int64_t d = batchDims + tuple; d < dataRank; ++d)
+            position.push_back(outputIndex[leading + d - batchDims - tuple]);
+          Value value = tensor::ExtractOp::create(b, nestedLoc, data, position);
+          linalg::YieldOp::create(b, nestedLoc, value);
+        });
+    rewriter.replaceOp(op, generic.getResult(0));
+    return success();
+  }
+};
+
 } // namespace
 
 void mlir::lmopt::populateLmoptIndexingToLinalgPatterns(
     RewritePatternSet &patterns) {
-  patterns
-      .add<ModToLinalg, RangeToLinalg, CumSumToLinalg, GatherElementsToLinalg>(
-          patterns.getContext());
+  patterns.add<ModToLinalg, RangeToLinalg, CumSumToLinalg,
+               GatherElementsToLinalg, GatherNDToLinalg>(patterns.getContext());
 }
