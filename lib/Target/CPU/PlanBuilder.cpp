@@ -44,7 +44,7 @@ static constexpr uint64_t kWeightAlignment = 64;
 // Types and constant bytes
 //===----------------------------------------------------------------------===//
 
-static std::optional<rt::DType> getDType(Type type) {
+std::optional<rt::DType> mlir::lmopt::cpu::getRuntimeDType(Type type) {
   if (type.isF32())
     return rt::DType::F32;
   if (type.isF64())
@@ -77,11 +77,13 @@ static std::optional<rt::DType> getDType(Type type) {
 static bool isPlannable(Type type) {
   auto tensor = llvm::dyn_cast<RankedTensorType>(type);
   return tensor && tensor.hasStaticShape() &&
-         getDType(tensor.getElementType()).has_value();
+         getRuntimeDType(tensor.getElementType()).has_value();
 }
 
 /// Bytes per element in the plan (i1 takes one byte).
-static size_t elementBytes(Type type) { return rt::dtypeSize(*getDType(type)); }
+static size_t elementBytes(Type type) {
+  return rt::dtypeSize(*getRuntimeDType(type));
+}
 
 /// The constant's elements as the plan stores them: dense, little-endian,
 /// one byte per i1. `storage` holds them unless they can be used in place.
@@ -306,7 +308,7 @@ uint32_t PlanBuilder::addTensor(std::string name, Value value,
   auto type = llvm::cast<RankedTensorType>(value.getType());
   rt::PlanTensor tensor;
   tensor.name = std::move(name);
-  tensor.dtype = *getDType(type.getElementType());
+  tensor.dtype = *getRuntimeDType(type.getElementType());
   tensor.dims.assign(type.getShape().begin(), type.getShape().end());
   tensor.storage = storage;
   tensor.offset = offset;
