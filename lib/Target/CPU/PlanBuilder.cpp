@@ -263,6 +263,8 @@ private:
   bool isInlineConstant(Value value) const;
 
   LogicalResult emitAlias(Operation *op);
+  FailureOr<rt::PlanStep *> addLibraryStep(Operation *op, Value output,
+                                           rt::StepKind kind);
   LogicalResult emitLinear(LinearOp op);
   LogicalResult emitAttention(AttentionOp op);
   LogicalResult emitGather(GatherOp op);
@@ -413,7 +415,10 @@ LogicalResult PlanBuilder::emitAlias(Operation *op) {
   llvm_unreachable("unknown tensor storage");
 }
 
-LogicalResult PlanBuilder::emitLinear(LinearOp op) {
+/// A step of `kind` reading all of `op`'s operands and writing `output` to
+/// the arena.
+FailureOr<rt::PlanStep *>
+PlanBuilder::addLibraryStep(Operation *op, Value output, rt::StepKind kind) {
   SmallVector<uint32_t> operands;
   for (Value value : op->getOperands()) {
     FailureOr<uint32_t> id = getTensor(value);
@@ -421,13 +426,21 @@ LogicalResult PlanBuilder::emitLinear(LinearOp op) {
       return failure();
     operands.push_back(*id);
   }
-  std::string name = describeNode(op.getLoc());
-  uint32_t output =
-      addTensor(name, op.getOutput(), rt::TensorStorage::Arena, 0, ~0u);
-  tensors[op.getOutput()] = output;
-  rt::PlanStep &step = result.plan.addStep(rt::StepKind::Linear, name);
+  std::string name = describeNode(op->getLoc());
+  uint32_t outputId = addTensor(name, output, rt::TensorStorage::Arena, 0, ~0u);
+  tensors[output] = outputId;
+  rt::PlanStep &step = result.plan.addStep(kind, name);
   step.operands.assign(operands.begin(), operands.end());
-  step.results = {output};
+  step.results = {outputId};
+  return &step;
+}
+
+LogicalResult PlanBuilder::emitLinear(LinearOp op) {
+  FailureOr<rt::PlanStep *> added =
+      addLibraryStep(op, op.getOutput(), rt::StepKind::Linear);
+  if (failed(added))
+    return failure();
+  rt::PlanStep &step = **added;
   addInt(step, "transpose_weight", op.getTransposeWeight());
   addInt(step, "activation", static_cast<int64_t>(op.getActivation()));
   addInt(step, "has_bias", op.getBias() != nullptr);
@@ -436,20 +449,11 @@ LogicalResult PlanBuilder::emitLinear(LinearOp op) {
 }
 
 LogicalResult PlanBuilder::emitAttention(AttentionOp op) {
-  SmallVector<uint32_t> operands;
-  for (Value value : op->getOperands()) {
-    FailureOr<uint32_t> id = getTensor(value);
-    if (failed(id))
-      return failure();
-    operands.push_back(*id);
-  }
-  std::string name = describeNode(op.getLoc());
-  uint32_t output =
-      addTensor(name, op.getOutput(), rt::TensorStorage::Arena, 0, ~0u);
-  tensors[op.getOutput()] = output;
-  rt::PlanStep &step = result.plan.addStep(rt::StepKind::Attention, name);
-  step.operands.assign(operands.begin(), operands.end());
-  step.results = {output};
+  FailureOr<rt::PlanStep *> added =
+      addLibraryStep(op, op.getOutput(), rt::StepKind::Attention);
+  if (failed(added))
+    return failure();
+  rt::PlanStep &step = **added;
   int64_t numHeads = op.getNumHeads();
   int64_t hidden =
       llvm::cast<RankedTensorType>(op.getQuery().getType()).getShape().back();
