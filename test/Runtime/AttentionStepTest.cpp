@@ -2,7 +2,7 @@
 //
 // Expected values come from make_attention_fixtures.py (NumPy, float64, with
 // the reference evaluator's rules for hidden keys and masked rows). Query,
-// key and value are regenerated here from make_linear_fixtures.py's counter
+// key and value are regenerated here from fixture_util.py's counter
 // hash, bit for bit; masks are stored in the fixtures. Each case runs with 1,
 // 2 and 3 threads, which also changes how query rows are split into work
 // items when there are fewer (batch, head) pairs than threads.

@@ -54,7 +54,7 @@ struct Json {
 /// expected.json, parsed once.
 const Json &expectedJson();
 
-/// make_linear_fixtures.py's hash_values(), in the same arithmetic: the
+/// fixture_util.py's hash_values(), in the same arithmetic: the
 /// step tests regenerate their inputs with it, bit for bit.
 std::vector<float> hashValues(uint32_t seed, int64_t count, double scale);
 
