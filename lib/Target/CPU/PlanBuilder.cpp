@@ -14,6 +14,7 @@
 
 #include "lmopt/Dialect/Lmopt/IR/LmoptOps.h"
 #include "lmopt/Support/FusionReport.h"
+#include "lmopt/Support/ResourceBlob.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -95,12 +96,10 @@ getConstantBytes(ElementsAttr attr, Location loc,
   size_t itemSize = elementBytes(elementType);
   size_t count = type.getNumElements();
   if (auto resource = llvm::dyn_cast<DenseResourceElementsAttr>(attr)) {
-    AsmResourceBlob *blob = resource.getRawHandle().getBlob();
-    if (!blob)
-      return emitError(loc)
-             << "constant's dense_resource blob '"
-             << resource.getRawHandle().getKey() << "' has no data";
-    ArrayRef<char> data = blob->getData();
+    FailureOr<ArrayRef<char>> blobData = getResourceBlobData(resource, loc);
+    if (failed(blobData))
+      return failure();
+    ArrayRef<char> data = *blobData;
     if (data.size() != itemSize * count)
       return emitError(loc)
              << "constant's dense_resource blob '"
