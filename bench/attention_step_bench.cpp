@@ -16,33 +16,21 @@
 
 #include "lmopt/Runtime/CPU/AttentionStep.h"
 
+#include "bench_util.h"
+
 #include <omp.h>
 #include <oneapi/dnnl/dnnl.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <vector>
 
 using namespace lmopt::runtime;
+using lmopt::bench::bestOf;
 
 namespace {
-/// Best time of `repeats` runs of `fn` after 3 warm-up runs; -1 on failure.
-template <typename Fn> double bestOf(int repeats, Fn fn) {
-  double best = 1e30;
-  for (int i = 0; i < repeats + 3; ++i) {
-    auto t0 = std::chrono::steady_clock::now();
-    if (!fn())
-      return -1;
-    auto t1 = std::chrono::steady_clock::now();
-    if (i >= 3)
-      best = std::min(best, std::chrono::duration<double>(t1 - t0).count());
-  }
-  return best;
-}
-
 struct Shape {
   const char *label;
   int64_t batch, heads, seq, dim;
@@ -53,11 +41,9 @@ struct Shape {
 int main(int argc, char **argv) {
   int threads = argc > 1 ? std::atoi(argv[1]) : 2;
   int repeats = argc > 2 ? std::atoi(argv[2]) : 30;
-  std::unique_ptr<CpuContext> ctx;
-  if (Status st = CpuContext::create({threads}, ctx); !st) {
-    std::fprintf(stderr, "%s\n", st.toString().c_str());
+  std::unique_ptr<CpuContext> ctx = lmopt::bench::createContext(threads);
+  if (!ctx)
     return 1;
-  }
   const Shape shapes[] = {
       {"BERT padding mask", 1, 12, 128, 64, false},
       {"BERT padding mask", 8, 12, 128, 64, false},

@@ -2,7 +2,8 @@
 //
 // GFLOP/s of the runtime's LinearStep at BERT-base shapes, to compare with
 // the dnnl_sgemm figures in TOOLCHAIN.md. Not built by CMake and not in CI;
-// after building LmoptRuntime in build/:
+// after building LmoptRuntime in build/ (bench_util.h is found next to
+// this file):
 //
 //   c++ -O2 -std=c++17 -Iinclude bench/linear_step_bench.cpp
 //       build/lib/libLmoptRuntime.a -ldnnl -lz -fopenmp -o /tmp/linear_bench
@@ -13,10 +14,11 @@
 
 #include "lmopt/Runtime/CPU/LinearStep.h"
 
+#include "bench_util.h"
+
 #include <oneapi/dnnl/dnnl.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -24,22 +26,9 @@
 #include <vector>
 
 using namespace lmopt::runtime;
+using lmopt::bench::bestOf;
 
 namespace {
-/// Best time of `repeats` runs of `fn` after 3 warm-up runs; -1 on failure.
-template <typename Fn> double bestOf(int repeats, Fn fn) {
-  double best = 1e30;
-  for (int i = 0; i < repeats + 3; ++i) {
-    auto t0 = std::chrono::steady_clock::now();
-    if (!fn())
-      return -1;
-    auto t1 = std::chrono::steady_clock::now();
-    if (i >= 3)
-      best = std::min(best, std::chrono::duration<double>(t1 - t0).count());
-  }
-  return best;
-}
-
 struct Shape {
   const char *what;
   int64_t m, n, k;
@@ -51,11 +40,9 @@ struct Shape {
 int main(int argc, char **argv) {
   int threads = argc > 1 ? std::atoi(argv[1]) : 2;
   int repeats = argc > 2 ? std::atoi(argv[2]) : 20;
-  std::unique_ptr<CpuContext> ctx;
-  if (Status st = CpuContext::create({threads}, ctx); !st) {
-    std::fprintf(stderr, "%s\n", st.toString().c_str());
+  std::unique_ptr<CpuContext> ctx = lmopt::bench::createContext(threads);
+  if (!ctx)
     return 1;
-  }
   const Shape shapes[] = {
       {"plain", 128, 768, 768, false, false, LinearActivation::None},
       {"attn out: bias+residual", 128, 768, 768, true, true,

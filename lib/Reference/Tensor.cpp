@@ -2,13 +2,14 @@
 
 #include "lmopt/Reference/Tensor.h"
 
+#include "lmopt/Support/ResourceBlob.h"
+
 #include "mlir/Dialect/Quant/IR/QuantTypes.h"
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinDialect.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Diagnostics.h"
-#include "mlir/IR/DialectResourceBlobManager.h"
 #include "llvm/ADT/APFloat.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/raw_ostream.h"
@@ -257,13 +258,10 @@ FailureOr<Tensor> Tensor::fromAttr(ElementsAttr attr, Location loc) {
     return tensor;
   }
   if (auto resource = llvm::dyn_cast<DenseResourceElementsAttr>(attr)) {
-    AsmResourceBlob *blob = resource.getRawHandle().getBlob();
-    if (!blob)
-      return emitError(loc)
-             << "constant's dense_resource blob '"
-             << resource.getRawHandle().getKey() << "' has no data";
-    if (failed(readRawElements(blob->getData(), elementType,
-                               tensor.getNumElements(), tensor, loc)))
+    FailureOr<ArrayRef<char>> data = getResourceBlobData(resource, loc);
+    if (failed(data) ||
+        failed(readRawElements(*data, elementType, tensor.getNumElements(),
+                               tensor, loc)))
       return failure();
     return tensor;
   }

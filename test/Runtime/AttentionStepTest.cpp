@@ -2,7 +2,7 @@
 //
 // Expected values come from make_attention_fixtures.py (NumPy, float64, with
 // the reference evaluator's rules for hidden keys and masked rows). Query,
-// key and value are regenerated here from make_linear_fixtures.py's counter
+// key and value are regenerated here from fixture_util.py's counter
 // hash, bit for bit; masks are stored in the fixtures. Each case runs with 1,
 // 2 and 3 threads, which also changes how query rows are split into work
 // items when there are fewer (batch, head) pairs than threads.
@@ -44,36 +44,6 @@ struct AttentionFixture {
   int64_t rows() const { return desc.batch * desc.queryLength; }
   int64_t width() const { return desc.numHeads * desc.headDim; }
 };
-
-/// make_linear_fixtures.py's hash_values(), in the same arithmetic.
-std::vector<float> hashValues(uint32_t seed, int64_t count, double scale) {
-  std::vector<float> out(static_cast<size_t>(count));
-  for (int64_t i = 0; i < count; ++i) {
-    uint32_t h = uint32_t(uint64_t(i) * 0x9E3779B9u + seed * 0x632BE5ABu);
-    h ^= h >> 16;
-    h *= 0x85EBCA6Bu;
-    h ^= h >> 13;
-    h *= 0xC2B2AE35u;
-    h ^= h >> 16;
-    out[size_t(i)] = float((double(h) / 4294967296.0 - 0.5) * scale);
-  }
-  return out;
-}
-
-const Tensor *member(const std::vector<NamedTensor> &all, const char *name) {
-  for (const NamedTensor &t : all)
-    if (t.name == name)
-      return &t.tensor;
-  return nullptr;
-}
-
-template <typename T>
-std::vector<T> values(const std::vector<NamedTensor> &all, const char *name) {
-  const Tensor *t = member(all, name);
-  if (!t)
-    return {};
-  return std::vector<T>(t->as<T>(), t->as<T>() + t->elementCount());
-}
 
 /// Loads (once) attention_<name>.npz and generates its inputs.
 const AttentionFixture &fixture(const std::string &name) {
@@ -126,13 +96,6 @@ const AttentionFixture &fixture(const std::string &name) {
   EXPECT_EQ(f.want.size(), f.index.size());
   EXPECT_EQ(f.rowsum.size(), size_t(f.rows()));
   return f;
-}
-
-std::unique_ptr<CpuContext> makeContext(int threads) {
-  std::unique_ptr<CpuContext> ctx;
-  Status st = CpuContext::create({threads}, ctx);
-  EXPECT_TRUE(st) << st.toString();
-  return ctx;
 }
 
 /// Checks `out` against the fixture's samples (NaN where NumPy has NaN) and

@@ -37,36 +37,6 @@ struct LinearFixture {
   size_t caseCount() const { return cases.size() / 4; }
 };
 
-/// The fixture script's hash_values(), in the same arithmetic.
-std::vector<float> hashValues(uint32_t seed, int64_t count, double scale) {
-  std::vector<float> out(static_cast<size_t>(count));
-  for (int64_t i = 0; i < count; ++i) {
-    uint32_t h = uint32_t(uint64_t(i) * 0x9E3779B9u + seed * 0x632BE5ABu);
-    h ^= h >> 16;
-    h *= 0x85EBCA6Bu;
-    h ^= h >> 13;
-    h *= 0xC2B2AE35u;
-    h ^= h >> 16;
-    out[size_t(i)] = float((double(h) / 4294967296.0 - 0.5) * scale);
-  }
-  return out;
-}
-
-const Tensor *member(const std::vector<NamedTensor> &all, const char *name) {
-  for (const NamedTensor &t : all)
-    if (t.name == name)
-      return &t.tensor;
-  return nullptr;
-}
-
-template <typename T>
-std::vector<T> values(const std::vector<NamedTensor> &all, const char *name) {
-  const Tensor *t = member(all, name);
-  if (!t)
-    return {};
-  return std::vector<T>(t->as<T>(), t->as<T>() + t->elementCount());
-}
-
 /// Loads (once) the fixture for M x K x N and generates its inputs.
 const LinearFixture &fixture(const std::string &shape) {
   static std::map<std::string, std::unique_ptr<LinearFixture>> cache;
@@ -99,13 +69,6 @@ const LinearFixture &fixture(const std::string &shape) {
   EXPECT_EQ(f.want.size(), f.caseCount() * f.index.size());
   EXPECT_EQ(f.rowsum.size(), f.caseCount() * size_t(f.m));
   return f;
-}
-
-std::unique_ptr<CpuContext> makeContext(int threads = 0) {
-  std::unique_ptr<CpuContext> ctx;
-  Status st = CpuContext::create({threads}, ctx);
-  EXPECT_TRUE(st) << st.toString();
-  return ctx;
 }
 
 LinearStepDesc makeDesc(int64_t k, int64_t n, bool transpose, bool bias,

@@ -202,3 +202,35 @@ const Json &lmopt::runtime::test::expectedJson() {
   }();
   return json;
 }
+
+std::vector<float>
+lmopt::runtime::test::hashValues(uint32_t seed, int64_t count, double scale) {
+  std::vector<float> out(static_cast<size_t>(count));
+  for (int64_t i = 0; i < count; ++i) {
+    uint32_t h = uint32_t(uint64_t(i) * 0x9E3779B9u + seed * 0x632BE5ABu);
+    h ^= h >> 16;
+    h *= 0x85EBCA6Bu;
+    h ^= h >> 13;
+    h *= 0xC2B2AE35u;
+    h ^= h >> 16;
+    out[size_t(i)] = float((double(h) / 4294967296.0 - 0.5) * scale);
+  }
+  return out;
+}
+
+const lmopt::runtime::Tensor *
+lmopt::runtime::test::member(const std::vector<NamedTensor> &all,
+                             const char *name) {
+  for (const NamedTensor &t : all)
+    if (t.name == name)
+      return &t.tensor;
+  return nullptr;
+}
+
+std::unique_ptr<lmopt::runtime::CpuContext>
+lmopt::runtime::test::makeContext(int threads) {
+  std::unique_ptr<CpuContext> ctx;
+  Status st = CpuContext::create({threads}, ctx);
+  EXPECT_TRUE(st) << st.toString();
+  return ctx;
+}

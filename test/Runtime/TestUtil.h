@@ -3,12 +3,15 @@
 #ifndef LMOPT_TEST_RUNTIME_TESTUTIL_H
 #define LMOPT_TEST_RUNTIME_TESTUTIL_H
 
+#include "lmopt/Runtime/CPU/LinearStep.h"
+#include "lmopt/Runtime/Npy.h"
 #include "lmopt/Runtime/Status.h"
 
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -50,6 +53,26 @@ struct Json {
 
 /// expected.json, parsed once.
 const Json &expectedJson();
+
+/// fixture_util.py's hash_values(), in the same arithmetic: the
+/// step tests regenerate their inputs with it, bit for bit.
+std::vector<float> hashValues(uint32_t seed, int64_t count, double scale);
+
+/// The fixture array `name`, or null.
+const Tensor *member(const std::vector<NamedTensor> &all, const char *name);
+
+/// The fixture array `name`'s elements (empty if there is none).
+template <typename T>
+std::vector<T> values(const std::vector<NamedTensor> &all, const char *name) {
+  const Tensor *t = member(all, name);
+  if (!t)
+    return {};
+  return std::vector<T>(t->as<T>(), t->as<T>() + t->elementCount());
+}
+
+/// A CPU context with `threads` threads (0: the default); null on failure,
+/// which the test reports.
+std::unique_ptr<CpuContext> makeContext(int threads = 0);
 
 } // namespace lmopt::runtime::test
 

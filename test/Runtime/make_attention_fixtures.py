@@ -7,7 +7,7 @@ false bool mask, causal masking aligned to the end of the keys) score
 -FLT_MAX, so a row with every key hidden averages the values uniformly, and
 a row whose scores are all -inf is NaN; with zero_masked_rows a row whose
 every key is hidden or masked by -inf is zero. Query, key and value are not
-stored: they come from the counter hash of make_linear_fixtures.py, which
+stored: they come from the counter hash of fixture_util.py, which
 AttentionStepTest.cpp evaluates bit for bit the same way. Masks are small and
 stored as they are. Each fixture holds the expected values at sampled
 positions (every output row, several columns; all positions for small
@@ -16,13 +16,11 @@ outputs) and every output row's sum.
     python3 test/Runtime/make_attention_fixtures.py [--out test/Runtime/Inputs]
 """
 
-import argparse
 import math
-import os
 
 import numpy as np
 
-from make_linear_fixtures import hash_values
+from fixture_util import hash_values, sample_positions, write_fixtures
 
 # Mask kinds, as AttentionMask numbers them.
 NONE, ADDITIVE, BOOL = 0, 1, 2
@@ -31,8 +29,6 @@ NONE, ADDITIVE, BOOL = 0, 1, 2
 # units, and [-1, 1) for values.
 SEEDS = [11, 12, 13]
 SCALES = [3.0, 3.0, 2.0]
-SAMPLES_PER_ROW = 8
-FULL_LIMIT = 4096
 FLT_MAX = float(np.finfo(np.float32).max)
 
 
@@ -148,17 +144,6 @@ def attention(c, q, k, v):
     return out.transpose(0, 2, 1, 3).reshape(b * sq, h * d)
 
 
-def sample_positions(rows, cols, rng):
-    if rows * cols <= FULL_LIMIT:
-        return np.arange(rows * cols, dtype=np.int64)
-    flat = []
-    for row in range(rows):
-        picked = rng.choice(cols, SAMPLES_PER_ROW, replace=False)
-        flat.extend(row * cols + int(col) for col in picked)
-    flat.extend([0, cols - 1, (rows - 1) * cols, rows * cols - 1])
-    return np.unique(np.array(flat, dtype=np.int64))
-
-
 def make_case(c):
     b, h, sq, sk, d = c["dims"]
     q = hash_values(SEEDS[0], b * sq * h * d, SCALES[0]).astype(np.float64)
@@ -186,18 +171,9 @@ def make_case(c):
 
 
 def main():
-    here = os.path.dirname(os.path.abspath(__file__))
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--out", default=os.path.join(here, "Inputs"))
-    args = parser.parse_args()
-    total = 0
-    for c in cases():
-        path = os.path.join(args.out, f"attention_{c['name']}.npz")
-        np.savez_compressed(path, **make_case(c))
-        size = os.path.getsize(path)
-        total += size
-        print(f"{os.path.relpath(path, here)}: {size} bytes")
-    print(f"total {total} bytes")
+    write_fixtures(__doc__.split("\n")[0],
+                   ((f"attention_{c['name']}.npz", lambda c=c: make_case(c))
+                    for c in cases()))
 
 
 if __name__ == "__main__":

@@ -3,8 +3,8 @@
 
 For each shape M x K x N, every combination of transpose_weight, bias,
 activation and residual is computed with NumPy in float64 from float32
-inputs. The inputs are not stored: they come from a counter hash that
-LinearStepTest.cpp evaluates bit for bit the same way (values are exact
+inputs. The inputs are not stored: they come from a counter hash
+(fixture_util.py) that LinearStepTest.cpp evaluates bit for bit the same way (values are exact
 functions of the index, rounded once to float32), so BERT-sized weights need
 no megabytes in the repository. Each fixture holds, per case, the expected
 values at sampled positions (every row, several columns, the corners; all
@@ -13,11 +13,11 @@ positions for small outputs) and every row's sum.
     python3 test/Runtime/make_linear_fixtures.py [--out test/Runtime/Inputs]
 """
 
-import argparse
 import math
-import os
 
 import numpy as np
+
+from fixture_util import hash_values, sample_positions, write_fixtures
 
 # (M, K, N): small, batch-1 decode, BERT-base attention output / FFN in / out.
 SHAPES = [(7, 64, 64), (1, 768, 768), (128, 768, 768), (128, 768, 3072),
@@ -28,25 +28,6 @@ ACTIVATIONS = ["none", "relu", "gelu", "gelu_tanh"]
 # products have a standard deviation near 1 and reach into every part of the
 # activations.
 SEEDS = [1, 2, 3, 4]
-SAMPLES_PER_ROW = 8
-FULL_LIMIT = 4096
-
-M32 = 0xFFFFFFFF
-
-
-def hash_values(seed, count, scale):
-    """float32((fmix32(i * 0x9E3779B9 + seed * 0x632BE5AB) / 2^32 - 0.5) * scale)."""
-    h = (np.arange(count, dtype=np.uint64) * 0x9E3779B9 +
-         seed * 0x632BE5AB) & M32
-    h ^= h >> 16
-    h = (h * 0x85EBCA6B) & M32
-    h ^= h >> 13
-    h = (h * 0xC2B2AE35) & M32
-    h ^= h >> 16
-    return ((h.astype(np.float64) / 4294967296.0 - 0.5) * scale).astype(
-        np.float32)
-
-
 def scales(k):
     return np.array([6.0, 2.0 / math.sqrt(k), 1.0, 2.0], dtype=np.float64)
 
@@ -64,17 +45,6 @@ def activate(y, name):
     # oneDNN's eltwise_gelu_tanh is this same approximation.
     return 0.5 * y * (1.0 + np.tanh(
         math.sqrt(2.0 / math.pi) * (y + 0.044715 * y ** 3)))
-
-
-def sample_positions(m, n, rng):
-    if m * n <= FULL_LIMIT:
-        return np.arange(m * n, dtype=np.int64)
-    flat = []
-    for row in range(m):
-        cols = rng.choice(n, SAMPLES_PER_ROW, replace=False)
-        flat.extend(row * n + int(c) for c in cols)
-    flat.extend([0, n - 1, (m - 1) * n, m * n - 1])
-    return np.unique(np.array(flat, dtype=np.int64))
 
 
 def make_shape(m, k, n):
@@ -113,18 +83,10 @@ def make_shape(m, k, n):
 
 
 def main():
-    here = os.path.dirname(os.path.abspath(__file__))
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--out", default=os.path.join(here, "Inputs"))
-    args = parser.parse_args()
-    total = 0
-    for m, k, n in SHAPES:
-        path = os.path.join(args.out, f"linear_{m}x{k}x{n}.npz")
-        np.savez_compressed(path, **make_shape(m, k, n))
-        size = os.path.getsize(path)
-        total += size
-        print(f"{os.path.relpath(path, here)}: {size} bytes")
-    print(f"total {total} bytes")
+    write_fixtures(__doc__.split("\n")[0],
+                   ((f"linear_{m}x{k}x{n}.npz",
+                     lambda m=m, k=k, n=n: make_shape(m, k, n))
+                    for m, k, n in SHAPES))
 
 
 if __name__ == "__main__":

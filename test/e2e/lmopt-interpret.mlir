@@ -38,6 +38,14 @@ func.func @gather_out_of_range() -> tensor<1xf32> {
   return %out : tensor<1xf32>
 }
 
+// A dense_resource constant whose blob the file does not define.
+// RUN: not lmopt-interpret %s --function=missing_blob 2>&1 | FileCheck %s --check-prefix=BLOB
+// BLOB: error: constant's dense_resource blob 'missing' has no data
+func.func @missing_blob() -> tensor<2xf32> {
+  %a = lmopt.constant dense_resource<missing> : tensor<2xf32>
+  return %a : tensor<2xf32>
+}
+
 // A result whose computed shape contradicts its declared type: the
 // reshape's shape operand is only known at run time.
 // RUN: not lmopt-interpret %s --function=declared_shape 2>&1 | FileCheck %s --check-prefix=SHAPE

@@ -13,6 +13,7 @@
 #include "lmopt/Reference/Evaluator.h"
 #include "lmopt/Runtime/Npy.h"
 #include "lmopt/Target/CPU/KernelCodegen.h"
+#include "lmopt/Target/CPU/PlanBuilder.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -84,32 +85,12 @@ static int fail(const llvm::Twine &message) {
   return 1;
 }
 
-/// The NumPy dtype that holds `type`, if any.
+/// The NumPy dtype that holds `type`, if any: NumPy has no bf16.
 static std::optional<rt::DType> getDType(Type type) {
-  if (type.isF32())
-    return rt::DType::F32;
-  if (type.isF64())
-    return rt::DType::F64;
-  if (type.isF16())
-    return rt::DType::F16;
-  auto intType = llvm::dyn_cast<IntegerType>(type);
-  if (!intType)
+  std::optional<rt::DType> dtype = mlir::lmopt::cpu::getRuntimeDType(type);
+  if (dtype == rt::DType::BF16)
     return std::nullopt;
-  bool isUnsigned = intType.isUnsigned();
-  switch (intType.getWidth()) {
-  case 1:
-    return rt::DType::Bool;
-  case 8:
-    return isUnsigned ? rt::DType::U8 : rt::DType::I8;
-  case 16:
-    return isUnsigned ? rt::DType::U16 : rt::DType::I16;
-  case 32:
-    return isUnsigned ? rt::DType::U32 : rt::DType::I32;
-  case 64:
-    return isUnsigned ? rt::DType::U64 : rt::DType::I64;
-  default:
-    return std::nullopt;
-  }
+  return dtype;
 }
 
 /// Element `i` of `tensor` as a double (f16 decoded).

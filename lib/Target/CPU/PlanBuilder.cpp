@@ -14,6 +14,7 @@
 
 #include "lmopt/Dialect/Lmopt/IR/LmoptOps.h"
 #include "lmopt/Support/FusionReport.h"
+#include "lmopt/Support/ResourceBlob.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -44,7 +45,7 @@ static constexpr uint64_t kWeightAlignment = 64;
 // Types and constant bytes
 //===----------------------------------------------------------------------===//
 
-static std::optional<rt::DType> getDType(Type type) {
+std::optional<rt::DType> mlir::lmopt::cpu::getRuntimeDType(Type type) {
   if (type.isF32())
     return rt::DType::F32;
   if (type.isF64())
@@ -77,11 +78,13 @@ static std::optional<rt::DType> getDType(Type type) {
 static bool isPlannable(Type type) {
   auto tensor = llvm::dyn_cast<RankedTensorType>(type);
   return tensor && tensor.hasStaticShape() &&
-         getDType(tensor.getElementType()).has_value();
+         getRuntimeDType(tensor.getElementType()).has_value();
 }
 
 /// Bytes per element in the plan (i1 takes one byte).
-static size_t elementBytes(Type type) { return rt::dtypeSize(*getDType(type)); }
+static size_t elementBytes(Type type) {
+  return rt::dtypeSize(*getRuntimeDType(type));
+}
 
 /// The constant's elements as the plan stores them: dense, little-endian,
 /// one byte per i1. `storage` holds them unless they can be used in place.
@@ -93,12 +96,10 @@ getConstantBytes(ElementsAttr attr, Location loc,
   size_t itemSize = elementBytes(elementType);
   size_t count = type.getNumElements();
   if (auto resource = llvm::dyn_cast<DenseResourceElementsAttr>(attr)) {
-    AsmResourceBlob *blob = resource.getRawHandle().getBlob();
-    if (!blob)
-      return emitError(loc)
-             << "constant's dense_resource blob '"
-             << resource.getRawHandle().getKey() << "' has no data";
-    ArrayRef<char> data = blob->getData();
+    FailureOr<ArrayRef<char>> blobData = getResourceBlobData(resource, loc);
+    if (failed(blobData))
+      return failure();
+    ArrayRef<char> data = *blobData;
     if (data.size() != itemSize * count)
       return emitError(loc)
              << "constant's dense_resource blob '"
@@ -261,6 +262,8 @@ private:
   bool isInlineConstant(Value value) const;
 
   LogicalResult emitAlias(Operation *op);
+  FailureOr<rt::PlanStep *> addLibraryStep(Operation *op, Value output,
+                                           rt::StepKind kind);
   LogicalResult emitLinear(LinearOp op);
   LogicalResult emitAttention(AttentionOp op);
   LogicalResult emitGather(GatherOp op);
@@ -306,7 +309,7 @@ uint32_t PlanBuilder::addTensor(std::string name, Value value,
   auto type = llvm::cast<RankedTensorType>(value.getType());
   rt::PlanTensor tensor;
   tensor.name = std::move(name);
-  tensor.dtype = *getDType(type.getElementType());
+  tensor.dtype = *getRuntimeDType(type.getElementType());
   tensor.dims.assign(type.getShape().begin(), type.getShape().end());
   tensor.storage = storage;
   tensor.offset = offset;
@@ -411,7 +414,10 @@ LogicalResult PlanBuilder::emitAlias(Operation *op) {
   llvm_unreachable("unknown tensor storage");
 }
 
-LogicalResult PlanBuilder::emitLinear(LinearOp op) {
+/// A step of `kind` reading all of `op`'s operands and writing `output` to
+/// the arena.
+FailureOr<rt::PlanStep *>
+PlanBuilder::addLibraryStep(Operation *op, Value output, rt::StepKind kind) {
   SmallVector<uint32_t> operands;
   for (Value value : op->getOperands()) {
     FailureOr<uint32_t> id = getTensor(value);
@@ -419,13 +425,21 @@ LogicalResult PlanBuilder::emitLinear(LinearOp op) {
       return failure();
     operands.push_back(*id);
   }
-  std::string name = describeNode(op.getLoc());
-  uint32_t output =
-      addTensor(name, op.getOutput(), rt::TensorStorage::Arena, 0, ~0u);
-  tensors[op.getOutput()] = output;
-  rt::PlanStep &step = result.plan.addStep(rt::StepKind::Linear, name);
+  std::string name = describeNode(op->getLoc());
+  uint32_t outputId = addTensor(name, output, rt::TensorStorage::Arena, 0, ~0u);
+  tensors[output] = outputId;
+  rt::PlanStep &step = result.plan.addStep(kind, name);
   step.operands.assign(operands.begin(), operands.end());
-  step.results = {output};
+  step.results = {outputId};
+  return &step;
+}
+
+LogicalResult PlanBuilder::emitLinear(LinearOp op) {
+  FailureOr<rt::PlanStep *> added =
+      addLibraryStep(op, op.getOutput(), rt::StepKind::Linear);
+  if (failed(added))
+    return failure();
+  rt::PlanStep &step = **added;
   addInt(step, "transpose_weight", op.getTransposeWeight());
   addInt(step, "activation", static_cast<int64_t>(op.getActivation()));
   addInt(step, "has_bias", op.getBias() != nullptr);
@@ -434,20 +448,11 @@ LogicalResult PlanBuilder::emitLinear(LinearOp op) {
 }
 
 LogicalResult PlanBuilder::emitAttention(AttentionOp op) {
-  SmallVector<uint32_t> operands;
-  for (Value value : op->getOperands()) {
-    FailureOr<uint32_t> id = getTensor(value);
-    if (failed(id))
-      return failure();
-    operands.push_back(*id);
-  }
-  std::string name = describeNode(op.getLoc());
-  uint32_t output =
-      addTensor(name, op.getOutput(), rt::TensorStorage::Arena, 0, ~0u);
-  tensors[op.getOutput()] = output;
-  rt::PlanStep &step = result.plan.addStep(rt::StepKind::Attention, name);
-  step.operands.assign(operands.begin(), operands.end());
-  step.results = {output};
+  FailureOr<rt::PlanStep *> added =
+      addLibraryStep(op, op.getOutput(), rt::StepKind::Attention);
+  if (failed(added))
+    return failure();
+  rt::PlanStep &step = **added;
   int64_t numHeads = op.getNumHeads();
   int64_t hidden =
       llvm::cast<RankedTensorType>(op.getQuery().getType()).getShape().back();

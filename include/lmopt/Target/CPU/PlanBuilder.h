@@ -16,12 +16,17 @@
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
+#include "mlir/IR/Types.h"
 #include "mlir/Support/LLVM.h"
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 namespace mlir::lmopt::cpu {
+
+/// The runtime dtype that holds elements of `type` (i1 as Bool), if any.
+std::optional<::lmopt::runtime::DType> getRuntimeDType(Type type);
 
 struct PlanBuildOptions {
   /// Constants of at most this many elements (and splats) are cloned into
