@@ -44,6 +44,8 @@ const char *lmopt::runtime::stepKindName(StepKind kind) {
     return "gather";
   case StepKind::Copy:
     return "copy";
+  case StepKind::MatMul:
+    return "matmul";
   }
   return "invalid";
 }

@@ -90,6 +90,9 @@ enum class StepKind : uint32_t {
   Gather = 4,
   /// Copies operand 0's bytes to result 0 (same byte size).
   Copy = 5,
+  /// A bare `lmopt.matmul` (numpy semantics, f32): operands lhs, rhs
+  /// (runtime/CPU/MatMulStep.h).
+  MatMul = 6,
 };
 
 const char *stepKindName(StepKind kind);

@@ -16,6 +16,7 @@
 #include "lmopt/Runtime/CPU/GatherStep.h"
 #include "lmopt/Runtime/CPU/KernelLibrary.h"
 #include "lmopt/Runtime/CPU/LinearStep.h"
+#include "lmopt/Runtime/CPU/MatMulStep.h"
 
 #include <algorithm>
 #include <cstring>
@@ -178,6 +179,18 @@ public:
 
   std::unique_ptr<GatherStep> step;
   int64_t data = 0, indices = 0, output = 0;
+};
+
+class MatMulExecutor : public StepExecutor {
+public:
+  Status run(void *const *tensors) const override {
+    return step->run(static_cast<const float *>(tensors[lhs]),
+                     static_cast<const float *>(tensors[rhs]),
+                     static_cast<float *>(tensors[output]));
+  }
+
+  std::unique_ptr<MatMulStep> step;
+  int64_t lhs = 0, rhs = 0, output = 0;
 };
 
 class CopyExecutor : public StepExecutor {
@@ -445,6 +458,37 @@ static Status buildGather(const StepChecker &c,
   return Status::ok();
 }
 
+static Status buildMatMul(const StepChecker &c,
+                          std::unique_ptr<StepExecutor> &out) {
+  if (Status st = c.expectAttrs({}); !st)
+    return st;
+  if (Status st = c.expectCounts(2, "lhs, rhs", 1); !st)
+    return st;
+  const PlanTensor &lhs = c.operand(0), &rhs = c.operand(1),
+                   &output = c.result(0);
+  for (auto [role, t] : {std::pair<const char *, const PlanTensor *>{"lhs", &lhs},
+                         {"rhs", &rhs},
+                         {"output", &output}})
+    if (Status st = c.expectDType(role, *t, DType::F32); !st)
+      return st;
+  MatMulStepDesc desc;
+  desc.name = c.step.name;
+  desc.lhsDims = lhs.dims;
+  desc.rhsDims = rhs.dims;
+  auto exec = std::make_unique<MatMulExecutor>();
+  if (Status st = MatMulStep::create(c.context.cpu, desc, exec->step); !st)
+    return c.withSource(st);
+  if (Status st = c.expectDims("output", output, exec->step->outputDims(),
+                               "numpy.matmul of lhs and rhs");
+      !st)
+    return st;
+  exec->lhs = c.step.operands[0];
+  exec->rhs = c.step.operands[1];
+  exec->output = c.step.results[0];
+  out = std::move(exec);
+  return Status::ok();
+}
+
 static Status buildCopy(const StepChecker &c,
                         std::unique_ptr<StepExecutor> &out) {
   if (Status st = c.expectAttrs({}); !st)
@@ -501,7 +545,7 @@ struct StepKindEntry {
 static const StepKindEntry kStepKinds[] = {
     {StepKind::Kernel, buildKernel},       {StepKind::Linear, buildLinear},
     {StepKind::Attention, buildAttention}, {StepKind::Gather, buildGather},
-    {StepKind::Copy, buildCopy},
+    {StepKind::Copy, buildCopy},           {StepKind::MatMul, buildMatMul},
 };
 
 /// True when two arena tensors share a byte.

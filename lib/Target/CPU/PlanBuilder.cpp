@@ -171,7 +171,7 @@ static FailureOr<DenseElementsAttr> getDenseAttr(ElementsAttr attr,
 //===----------------------------------------------------------------------===//
 
 namespace {
-enum class Role { Constant, Alias, Linear, Attention, Gather, Kernel };
+enum class Role { Constant, Alias, Linear, Attention, Gather, MatMul, Kernel };
 } // namespace
 
 static ElementsAttr getConstantValue(Operation *op) {
@@ -230,11 +230,16 @@ static FailureOr<Role> classify(Operation *op) {
   }
   if (isa<GatherOp>(op))
     return Role::Gather;
-  // Products other than lmopt.linear and the quantized forms need library
-  // steps that do not exist yet; everything else in lmopt and arith is left
-  // to the kernel generator, which diagnoses what it cannot lower.
-  if (isa<MatMulOp, GemmOp, MatMulIntegerOp, DynamicQuantizeLinearOp,
-          DropoutOp>(op))
+  if (auto matmul = dyn_cast<MatMulOp>(op)) {
+    if (!isF32(matmul.getLhs()) || !isF32(matmul.getRhs()))
+      return unsupported("only f32 matmuls run on the CPU so far");
+    return Role::MatMul;
+  }
+  // Gemm (fused into linears unless its alpha/beta/transposes say
+  // otherwise) and the quantized products need library steps that do not
+  // exist yet; everything else in lmopt and arith is left to the kernel
+  // generator, which diagnoses what it cannot lower.
+  if (isa<GemmOp, MatMulIntegerOp, DynamicQuantizeLinearOp, DropoutOp>(op))
     return unsupported("");
   if (op->getNumRegions() != 0 || op->getNumResults() == 0 ||
       !isa<LmoptDialect, arith::ArithDialect>(op->getDialect()))
@@ -660,6 +665,11 @@ FailureOr<CpuPlan> PlanBuilder::build() {
     case Role::Gather:
       emitted =
           succeeded(flushGroup()) ? emitGather(cast<GatherOp>(op)) : failure();
+      break;
+    case Role::MatMul:
+      emitted = success(succeeded(flushGroup()) &&
+                        succeeded(addLibraryStep(&op, op.getResult(0),
+                                                 rt::StepKind::MatMul)));
       break;
     }
     if (failed(emitted))
