@@ -339,11 +339,13 @@ static FailureOr<bool> compareOutputs(ArrayRef<std::string> names,
     bool match = true;
     for (int64_t i = 0, e = actual.getNumElements(); i < e; ++i) {
       double a = actual.getDouble(i), b = want->getDouble(i);
+      // Equal values match, infinities included (inf - inf is NaN); NaN
+      // matches only NaN, and an infinity only the same infinity.
       double diff = std::fabs(a - b);
-      if (std::isnan(a) || std::isnan(b))
-        diff = std::isnan(a) && std::isnan(b)
-                   ? 0.0
-                   : std::numeric_limits<double>::infinity();
+      if (a == b || (std::isnan(a) && std::isnan(b)))
+        diff = 0.0;
+      else if (!std::isfinite(a) || !std::isfinite(b))
+        diff = std::numeric_limits<double>::infinity();
       maxAbs = std::max(maxAbs, diff);
       if (std::fabs(b) >= relFloor && b != 0.0)
         maxRel = std::max(maxRel, diff / std::fabs(b));
@@ -351,7 +353,7 @@ static FailureOr<bool> compareOutputs(ArrayRef<std::string> names,
       worst = std::max(worst, allowed > 0 ? diff / allowed
                               : diff > 0  ? INFINITY
                                           : 0.0);
-      match &= diff <= allowed;
+      match &= std::isfinite(diff) && diff <= allowed;
     }
     llvm::outs() << name << ": shape " << ref::formatShape(actual.getShape())
                  << ", max abs error " << llvm::format("%.3e", maxAbs)

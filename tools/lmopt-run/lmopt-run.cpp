@@ -318,13 +318,16 @@ static Status compareOutputs(const std::vector<NamedTensor> &outputs,
     size_t bad = 0, count = out.tensor.elementCount(), worst = 0;
     for (size_t i = 0; i < count; ++i) {
       double a = elementAt(out.tensor, i), r = elementAt(ref->tensor, i);
-      if (std::isnan(a) && std::isnan(r))
+      // Equal values match, infinities included; NaN matches only NaN and
+      // an infinity only the same infinity.
+      if (a == r || (std::isnan(a) && std::isnan(r)))
         continue;
       double diff = std::fabs(a - r);
-      if (std::isnan(diff))
+      if (!std::isfinite(a) || !std::isfinite(r))
         diff = INFINITY;
       double rel = r != 0 ? diff / std::fabs(r) : (diff == 0 ? 0 : INFINITY);
-      if (!(diff <= o.atol + o.rtol * std::fabs(r)) && bad++ == 0)
+      if (!(std::isfinite(diff) && diff <= o.atol + o.rtol * std::fabs(r)) &&
+          bad++ == 0)
         worst = i;
       if (diff > maxAbs)
         maxAbs = diff;

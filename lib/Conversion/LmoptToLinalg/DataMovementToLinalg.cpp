@@ -103,8 +103,17 @@ struct SplitToTensor : OpRewritePattern<SplitOp> {
          llvm::zip_equal(op.getOutputs(), op.getSplitSizes())) {
       offsets[*axis] = rewriter.getIndexAttr(offset);
       sizes[*axis] = rewriter.getIndexAttr(size);
-      Value slice = tensor::ExtractSliceOp::create(rewriter, loc, input,
-                                                   offsets, sizes, strides);
+      // An empty piece at the end would start one past the axis, which
+      // extract_slice's verifier refuses: it is just an empty tensor.
+      Value slice =
+          size == 0
+              ? tensor::EmptyOp::create(
+                    rewriter, loc, sizes,
+                    llvm::cast<ShapedType>(input.getType()).getElementType())
+                    .getResult()
+              : tensor::ExtractSliceOp::create(rewriter, loc, input, offsets,
+                                               sizes, strides)
+                    .getResult();
       results.push_back(castTo(rewriter, loc, slice, result.getType()));
       offset += size;
     }

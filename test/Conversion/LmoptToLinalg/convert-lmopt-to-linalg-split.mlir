@@ -41,3 +41,18 @@ func.func @split_refined_result(%x: tensor<?x4xf32>) -> tensor<3x4xf32> {
   %0 = lmopt.split %x {axis = 1 : i64, split_sizes = array<i64: 4>} : (tensor<?x4xf32>) -> tensor<3x4xf32>
   return %0 : tensor<3x4xf32>
 }
+
+// -----
+
+// A zero-size piece (ONNX allows split sizes of 0; the rotary-embedding
+// expansion splits [8] into [8, 0]) is an empty tensor, not a slice that
+// starts one past the axis.
+// CHECK-LABEL: func.func @split_empty_piece
+// CHECK-SAME: (%[[X:.*]]: tensor<2x8xf32>)
+// CHECK: %[[ALL:.*]] = tensor.extract_slice %[[X]][0, 0] [2, 8] [1, 1]
+// CHECK: %[[NONE:.*]] = tensor.empty() : tensor<2x0xf32>
+// CHECK: return %[[ALL]], %[[NONE]]
+func.func @split_empty_piece(%x: tensor<2x8xf32>) -> (tensor<2x8xf32>, tensor<2x0xf32>) {
+  %0:2 = lmopt.split %x {axis = 1 : i64, split_sizes = array<i64: 8, 0>} : (tensor<2x8xf32>) -> (tensor<2x8xf32>, tensor<2x0xf32>)
+  return %0#0, %0#1 : tensor<2x8xf32>, tensor<2x0xf32>
+}
