@@ -9,8 +9,9 @@
 // best of its rounds. Not built by CMake and not in CI; after building
 // LmoptRuntime in build/:
 //
-//   c++ -O2 -std=c++17 -Iinclude bench/linear_step_bench.cpp build/lib/libLmoptRuntime.a -ldnnl -lz -fopenmp -o /tmp/linear_bench
-//   /tmp/linear_bench [threads=2] [rounds=30] [transpose=0]
+//   c++ -O2 -std=c++17 -Iinclude bench/linear_step_bench.cpp
+//   build/lib/libLmoptRuntime.a -ldnnl -lz -fopenmp -o /tmp/linear_bench
+//   /tmp/linear_bench [threads=2] [rounds=30] [transpose=0] [rows=128,1024]
 //
 //===----------------------------------------------------------------------===//
 
@@ -75,6 +76,17 @@ int main(int argc, char **argv) {
   int threads = argc > 1 ? std::atoi(argv[1]) : 2;
   int rounds = argc > 2 ? std::atoi(argv[2]) : 30;
   bool transpose = argc > 3 && std::atoi(argv[3]) != 0;
+  std::vector<int64_t> rowCounts;
+  for (const char *p = argc > 4 ? argv[4] : "128,1024"; *p;) {
+    char *end = nullptr;
+    rowCounts.push_back(std::strtol(p, &end, 10));
+    if (end == p || rowCounts.back() <= 0) {
+      std::fprintf(stderr, "rows: expected positive integers, got '%s'\n",
+                   argv[4]);
+      return 1;
+    }
+    p = *end == ',' ? end + 1 : end;
+  }
   std::unique_ptr<CpuContext> ctx;
   if (Status st = CpuContext::create({threads}, ctx); !st) {
     std::fprintf(stderr, "%s\n", st.toString().c_str());
@@ -90,8 +102,9 @@ int main(int argc, char **argv) {
               "/ best\n",
               threads, rounds, transpose ? "[N, K]" : "[K, N]");
   std::printf("%-6s %-5s %-5s %-28s %15s %15s %15s  %s\n", "M", "K", "N",
-              "epilogue", "packed", "plain", "dnnl_sgemm", "impl packed | plain");
-  for (int64_t m : {128, 1024}) {
+              "epilogue", "packed", "plain", "dnnl_sgemm",
+              "impl packed | plain");
+  for (int64_t m : rowCounts) {
     for (const Shape &s : shapes) {
       for (bool epilogue : {false, true}) {
         LinearStepDesc d;
@@ -130,9 +143,8 @@ int main(int argc, char **argv) {
                // dnnl_sgemm follows the caller's OpenMP thread count.
                omp_set_num_threads(threads);
                return dnnl_sgemm('N', transpose ? 'T' : 'N', m, s.n, s.k, 1.0f,
-                                 x.data(), s.k, w.data(),
-                                 transpose ? s.k : s.n, 0.0f, c.data(),
-                                 s.n) == dnnl_success;
+                                 x.data(), s.k, w.data(), transpose ? s.k : s.n,
+                                 0.0f, c.data(), s.n) == dnnl_success;
              },
              {}},
         };
@@ -141,15 +153,14 @@ int main(int argc, char **argv) {
           return 1;
         }
         double flop = 2.0 * double(m) * double(s.n) * double(s.k);
-        std::string what = epilogue ? std::string(s.what) + ":" +
-                                          (d.hasBias ? " bias" : "") +
-                                          (d.activation != LinearActivation::None
-                                               ? std::string(" ") +
-                                                     linearActivationName(
-                                                         d.activation)
-                                               : "") +
-                                          (d.hasResidual ? " residual" : "")
-                                    : "none";
+        std::string what =
+            epilogue ? std::string(s.what) + ":" + (d.hasBias ? " bias" : "") +
+                           (d.activation != LinearActivation::None
+                                ? std::string(" ") +
+                                      linearActivationName(d.activation)
+                                : "") +
+                           (d.hasResidual ? " residual" : "")
+                     : "none";
         std::printf("%-6ld %-5ld %-5ld %-28s", long(m), long(s.k), long(s.n),
                     what.c_str());
         for (const Variant &v : variants) {
