@@ -1,14 +1,17 @@
 //===- linear_step_bench.cpp - LinearStep throughput ----------------------===//
 //
-// GFLOP/s of the runtime's LinearStep at BERT-base shapes, to compare with
-// the dnnl_sgemm figures in TOOLCHAIN.md. Not built by CMake and not in CI;
-// after building LmoptRuntime in build/ (bench_util.h is found next to
-// this file):
+// GFLOP/s of the runtime's LinearStep at BERT-base shapes, packed weights
+// (createPacked: static rows, weight reordered once) against plain ones
+// (create: run-time rows, weight read in its stored layout), with
+// dnnl_sgemm on the same product as a yardstick. The three run interleaved
+// in one process (A, B, C, A, B, C, ..., the order rotating every round), so
+// that a loaded machine slows them alike; each prints the median and the
+// best of its rounds. Not built by CMake and not in CI; after building
+// LmoptRuntime in build/ (bench_util.h is found next to this file):
 //
 //   c++ -O2 -std=c++17 -Iinclude bench/linear_step_bench.cpp
-//       build/lib/libLmoptRuntime.a -ldnnl -lz -fopenmp -o /tmp/linear_bench
-//   (one command line)
-//   /tmp/linear_bench [threads=2] [repeats=20]
+//   build/lib/libLmoptRuntime.a -ldnnl -lz -fopenmp -o /tmp/linear_bench
+//   /tmp/linear_bench [threads=2] [rounds=30] [transpose=0] [rows=128,1024]
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,98 +22,159 @@
 #include <oneapi/dnnl/dnnl.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <memory>
 #include <omp.h>
+#include <string>
 #include <vector>
 
 using namespace lmopt::runtime;
-using lmopt::bench::bestOf;
 
 namespace {
+
 struct Shape {
+  int64_t k, n;
+  /// The epilogue BERT-base gives this product.
   const char *what;
-  int64_t m, n, k;
   bool bias, residual;
   LinearActivation act;
 };
+
+struct Variant {
+  std::string name;
+  std::function<bool()> run;
+  std::vector<double> seconds;
+};
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/// 3 warm-up rounds, then `rounds` timed ones; in round r the variants run
+/// starting from variant r mod count. False when a run fails.
+bool interleave(std::vector<Variant> &variants, int rounds) {
+  size_t count = variants.size();
+  for (int r = 0; r < rounds + 3; ++r)
+    for (size_t i = 0; i < count; ++i) {
+      Variant &v = variants[(size_t(r) + i) % count];
+      auto t0 = std::chrono::steady_clock::now();
+      if (!v.run())
+        return false;
+      auto t1 = std::chrono::steady_clock::now();
+      if (r >= 3)
+        v.seconds.push_back(std::chrono::duration<double>(t1 - t0).count());
+    }
+  return true;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
   int threads = argc > 1 ? std::atoi(argv[1]) : 2;
-  int repeats = argc > 2 ? std::atoi(argv[2]) : 20;
+  int rounds = argc > 2 ? std::atoi(argv[2]) : 30;
+  bool transpose = argc > 3 && std::atoi(argv[3]) != 0;
+  std::vector<int64_t> rowCounts;
+  for (const char *p = argc > 4 ? argv[4] : "128,1024"; *p;) {
+    char *end = nullptr;
+    rowCounts.push_back(std::strtol(p, &end, 10));
+    if (end == p || rowCounts.back() <= 0) {
+      std::fprintf(stderr, "rows: expected positive integers, got '%s'\n",
+                   argv[4]);
+      return 1;
+    }
+    p = *end == ',' ? end + 1 : end;
+  }
   std::unique_ptr<CpuContext> ctx = lmopt::bench::createContext(threads);
   if (!ctx)
     return 1;
   const Shape shapes[] = {
-      {"plain", 128, 768, 768, false, false, LinearActivation::None},
-      {"attn out: bias+residual", 128, 768, 768, true, true,
-       LinearActivation::None},
-      {"plain", 128, 3072, 768, false, false, LinearActivation::None},
-      {"ffn in: bias+gelu", 128, 3072, 768, true, false,
-       LinearActivation::Gelu},
-      {"plain", 128, 768, 3072, false, false, LinearActivation::None},
-      {"ffn out: bias+residual", 128, 768, 3072, true, true,
-       LinearActivation::None},
+      {768, 768, "attn out", true, true, LinearActivation::None},
+      {768, 2304, "qkv", true, false, LinearActivation::None},
+      {768, 3072, "ffn in", true, false, LinearActivation::Gelu},
+      {3072, 768, "ffn out", true, true, LinearActivation::None},
   };
-  std::printf("threads %d, best of %d\n%-26s %-16s %9s %9s  %s\n", threads,
-              repeats, "step", "M x N x K", "ms", "GFLOP/s", "oneDNN impl");
-  for (const Shape &s : shapes) {
-    for (bool transpose : {false, true}) {
-      LinearStepDesc d;
-      d.name = s.what;
-      d.inputFeatures = s.k;
-      d.weightShape = transpose ? std::vector<int64_t>{s.n, s.k}
-                                : std::vector<int64_t>{s.k, s.n};
-      d.transposeWeight = transpose;
-      d.hasBias = s.bias;
-      d.hasResidual = s.residual;
-      d.activation = s.act;
-      std::unique_ptr<LinearStep> step;
-      if (Status st = LinearStep::create(*ctx, d, s.m, step); !st) {
-        std::fprintf(stderr, "%s\n", st.toString().c_str());
-        return 1;
+  std::printf("threads %d, %d interleaved rounds, weight %s; GFLOP/s median "
+              "/ best\n",
+              threads, rounds, transpose ? "[N, K]" : "[K, N]");
+  std::printf("%-6s %-5s %-5s %-28s %15s %15s %15s  %s\n", "M", "K", "N",
+              "epilogue", "packed", "plain", "dnnl_sgemm",
+              "impl packed | plain");
+  for (int64_t m : rowCounts) {
+    for (const Shape &s : shapes) {
+      for (bool epilogue : {false, true}) {
+        LinearStepDesc d;
+        d.name = s.what;
+        d.inputFeatures = s.k;
+        d.weightShape = transpose ? std::vector<int64_t>{s.n, s.k}
+                                  : std::vector<int64_t>{s.k, s.n};
+        d.transposeWeight = transpose;
+        d.hasBias = epilogue && s.bias;
+        d.hasResidual = epilogue && s.residual;
+        d.activation = epilogue ? s.act : LinearActivation::None;
+        std::vector<float> x(size_t(m * s.k), 0.5f),
+            w(size_t(s.k * s.n), 0.01f), b(size_t(s.n), 0.1f),
+            r(size_t(m * s.n), 1.0f), y(size_t(m * s.n)), c(size_t(m * s.n));
+        std::unique_ptr<LinearStep> packed, plain;
+        Status st = LinearStep::createPacked(*ctx, d, m, w.data(), packed);
+        if (st)
+          st = LinearStep::create(*ctx, d, m, plain);
+        if (!st) {
+          std::fprintf(stderr, "%s\n", st.toString().c_str());
+          return 1;
+        }
+        auto stepRun = [&](const LinearStep &step) {
+          return [&, stepPtr = &step] {
+            st = stepPtr->run(x.data(), m, w.data(),
+                              d.hasBias ? b.data() : nullptr,
+                              d.hasResidual ? r.data() : nullptr, y.data());
+            return bool(st);
+          };
+        };
+        std::vector<Variant> variants = {
+            {"packed", stepRun(*packed), {}},
+            {"plain", stepRun(*plain), {}},
+            {"dnnl_sgemm",
+             [&] {
+               // dnnl_sgemm follows the caller's OpenMP thread count.
+               omp_set_num_threads(threads);
+               return dnnl_sgemm('N', transpose ? 'T' : 'N', m, s.n, s.k, 1.0f,
+                                 x.data(), s.k, w.data(), transpose ? s.k : s.n,
+                                 0.0f, c.data(), s.n) == dnnl_success;
+             },
+             {}},
+        };
+        if (!interleave(variants, rounds)) {
+          std::fprintf(stderr, "%s\n", st.toString().c_str());
+          return 1;
+        }
+        double flop = 2.0 * double(m) * double(s.n) * double(s.k);
+        std::string what =
+            epilogue ? std::string(s.what) + ":" + (d.hasBias ? " bias" : "") +
+                           (d.activation != LinearActivation::None
+                                ? std::string(" ") +
+                                      linearActivationName(d.activation)
+                                : "") +
+                           (d.hasResidual ? " residual" : "")
+                     : "none";
+        std::printf("%-6ld %-5ld %-5ld %-28s", long(m), long(s.k), long(s.n),
+                    what.c_str());
+        for (const Variant &v : variants) {
+          double best = *std::min_element(v.seconds.begin(), v.seconds.end());
+          char cell[32];
+          std::snprintf(cell, sizeof(cell), "%.0f / %.0f",
+                        flop / median(v.seconds) / 1e9, flop / best / 1e9);
+          std::printf(" %15s", cell);
+        }
+        std::printf("  %s | %s\n", packed->implementation().c_str(),
+                    plain->implementation().c_str());
+        std::fflush(stdout);
       }
-      std::vector<float> x(size_t(s.m * s.k), 0.5f),
-          w(size_t(s.k * s.n), 0.01f), b(size_t(s.n), 0.1f),
-          r(size_t(s.m * s.n), 1.0f), y(size_t(s.m * s.n));
-      Status st;
-      double best = bestOf(repeats, [&] {
-        st = step->run(x.data(), s.m, w.data(), s.bias ? b.data() : nullptr,
-                       s.residual ? r.data() : nullptr, y.data());
-        return bool(st);
-      });
-      if (!st) {
-        std::fprintf(stderr, "%s\n", st.toString().c_str());
-        return 1;
-      }
-      double gflops =
-          2.0 * double(s.m) * double(s.n) * double(s.k) / best / 1e9;
-      char dims[48];
-      std::snprintf(dims, sizeof(dims), "%ldx%ldx%ld%s", long(s.m), long(s.n),
-                    long(s.k), transpose ? " (W^T)" : "");
-      std::printf("%-26s %-16s %9.3f %9.1f  %s\n", s.what, dims, best * 1e3,
-                  gflops, step->implementation().c_str());
     }
-  }
-  // The same products through dnnl_sgemm, as TOOLCHAIN.md measured them
-  // (dnnl_sgemm follows the OpenMP thread count of the caller).
-  omp_set_num_threads(threads);
-  for (const Shape &s : shapes) {
-    if (s.bias)
-      continue;
-    std::vector<float> a(size_t(s.m * s.k), 0.5f), w(size_t(s.k * s.n), 0.01f),
-        c(size_t(s.m * s.n));
-    double best = bestOf(repeats, [&] {
-      return dnnl_sgemm('N', 'N', s.m, s.n, s.k, 1.0f, a.data(), s.k, w.data(),
-                        s.n, 0.0f, c.data(), s.n) == dnnl_success;
-    });
-    char dims[48];
-    std::snprintf(dims, sizeof(dims), "%ldx%ldx%ld", long(s.m), long(s.n),
-                  long(s.k));
-    std::printf("%-26s %-16s %9.3f %9.1f\n", "dnnl_sgemm", dims, best * 1e3,
-                2.0 * double(s.m) * double(s.n) * double(s.k) / best / 1e9);
   }
   return 0;
 }

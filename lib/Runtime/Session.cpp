@@ -16,6 +16,7 @@
 #include "lmopt/Runtime/CPU/LinearStep.h"
 
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstring>
@@ -76,6 +77,52 @@ static std::string describe(const ValueInfo &info) {
          dimsString(info.dims.data(), info.dims.size());
 }
 
+namespace {
+struct ByteRange {
+  uint64_t begin, end;
+};
+} // namespace
+
+/// The byte ranges of the weights section that something reads at run time
+/// in place: every weight tensor that is an operand of a step, except as a
+/// linear step's weight (which the step may have copied), or a plan output.
+static std::vector<ByteRange> weightsReadInPlace(const Plan &plan) {
+  std::vector<ByteRange> ranges;
+  auto add = [&](uint32_t id) {
+    const PlanTensor &t = plan.tensors[id];
+    if (t.storage == TensorStorage::Weight && t.byteSize())
+      ranges.push_back({t.offset, t.offset + t.byteSize()});
+  };
+  for (const PlanStep &step : plan.steps)
+    for (size_t i = 0; i < step.operands.size(); ++i)
+      if (step.kind != StepKind::Linear || i != 1)
+        add(step.operands[i]);
+  for (const PlanValue &v : plan.outputs)
+    add(v.tensor);
+  return ranges;
+}
+
+/// Drops the resident pages that lie wholly inside `weight` and hold no byte
+/// of `stillRead` from the process. The mapping is a private, read-only map
+/// of the file, so a page touched again is read again from the file; the
+/// section's checksum was verified before any step copied from it.
+static void releaseWeightPages(const uint8_t *weights, const PlanTensor &weight,
+                               const std::vector<ByteRange> &stillRead) {
+  static const uint64_t page = uint64_t(sysconf(_SC_PAGESIZE));
+  uint64_t base = reinterpret_cast<uintptr_t>(weights);
+  uint64_t begin = (base + weight.offset + page - 1) / page * page - base;
+  uint64_t end =
+      (base + weight.offset + weight.byteSize()) / page * page - base;
+  if (begin >= end)
+    return;
+  for (const ByteRange &r : stillRead)
+    if (r.begin < end && begin < r.end)
+      return;
+  // Advice only: a failure leaves the pages resident, which is harmless.
+  madvise(const_cast<uint8_t *>(weights + begin), size_t(end - begin),
+          MADV_DONTNEED);
+}
+
 Session::Session() = default;
 Session::~Session() = default;
 
@@ -130,11 +177,18 @@ Status Session::create(const std::string &path, const SessionOptions &options,
       return st;
   }
 
-  StepBuildContext context{plan, *session->cpu_, session->kernels_.get(), path};
+  StepBuildContext context{plan, *session->cpu_,   session->kernels_.get(),
+                           path, weightsView.data, options.packLinearWeights};
+  std::vector<ByteRange> weightsStillRead = weightsReadInPlace(plan);
   for (const PlanStep &step : plan.steps) {
     std::unique_ptr<StepExecutor> executor;
     if (Status st = createStepExecutor(context, step, executor); !st)
       return st;
+    // Released step by step, so that the copies and the mapped originals are
+    // not resident together.
+    if (int64_t copied = executor->copiedWeight(); copied >= 0)
+      releaseWeightPages(weightsView.data, plan.tensors[size_t(copied)],
+                         weightsStillRead);
     session->steps_.push_back(std::move(executor));
   }
 

@@ -12,6 +12,7 @@
 
 #include "TestUtil.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <map>
@@ -85,12 +86,28 @@ LinearStepDesc makeDesc(int64_t k, int64_t n, bool transpose, bool bias,
   return d;
 }
 
+/// Builds the step in either form: packed for exactly `rows` rows from
+/// `weight`, or with `rows` as the bound of a run-time row count.
+Status makeStep(const CpuContext &ctx, const LinearStepDesc &desc, int64_t rows,
+                const std::vector<float> &weight, bool packed,
+                std::unique_ptr<LinearStep> &step) {
+  return packed ? LinearStep::createPacked(ctx, desc, rows, weight.data(), step)
+                : LinearStep::create(ctx, desc, rows, step);
+}
+
+std::string formName(const ::testing::TestParamInfo<bool> &info) {
+  return info.param ? "Packed" : "Plain";
+}
+
 const char *const kShapes[] = {"7x64x64", "1x768x768", "128x768x768",
                                "128x768x3072", "128x3072x768"};
 constexpr int kCaseCount = 32;
 
 class LinearStepNumpy
-    : public ::testing::TestWithParam<std::tuple<const char *, int>> {};
+    : public ::testing::TestWithParam<std::tuple<const char *, int, bool>> {};
+
+/// Tests run in both forms of the step (packed weights or not).
+class LinearStepForms : public ::testing::TestWithParam<bool> {};
 
 } // namespace
 
@@ -106,6 +123,7 @@ TEST(LinearStepFixtures, HashMatchesNumpy) {
 TEST_P(LinearStepNumpy, MatchesNumpy) {
   const LinearFixture &f = fixture(std::get<0>(GetParam()));
   size_t c = size_t(std::get<1>(GetParam()));
+  bool packed = std::get<2>(GetParam());
   ASSERT_EQ(f.caseCount(), size_t(kCaseCount));
   const int64_t *cs = &f.cases[4 * c];
   bool transpose = cs[0], hasBias = cs[1], hasResidual = cs[3];
@@ -113,19 +131,24 @@ TEST_P(LinearStepNumpy, MatchesNumpy) {
   SCOPED_TRACE(::testing::Message()
                << f.m << "x" << f.k << "x" << f.n << " transpose=" << transpose
                << " bias=" << hasBias << " act=" << linearActivationName(act)
-               << " residual=" << hasResidual);
+               << " residual=" << hasResidual << " packed=" << packed);
 
   std::unique_ptr<CpuContext> ctx = makeContext();
   ASSERT_TRUE(ctx);
   std::unique_ptr<LinearStep> step;
-  // The bound is above the rows run, as in a plan compiled for a maximum.
-  Status st = LinearStep::create(
-      *ctx, makeDesc(f.k, f.n, transpose, hasBias, act, hasResidual), f.m + 3,
-      step);
+  // Unpacked, the bound is above the rows run, as in a plan compiled for a
+  // maximum; packed, the rows are exact.
+  Status st =
+      makeStep(*ctx, makeDesc(f.k, f.n, transpose, hasBias, act, hasResidual),
+               packed ? f.m : f.m + 3, f.weight, packed, step);
   ASSERT_TRUE(st) << st.toString();
+  ASSERT_EQ(step->packed(), packed);
+  ASSERT_NE(step->implementation().rfind("ref", 0), 0u)
+      << step->implementation();
 
   std::vector<float> out(size_t(f.m * f.n), NAN);
-  st = step->run(f.input.data(), f.m, f.weight.data(),
+  // A packed step does not read the weight it is passed.
+  st = step->run(f.input.data(), f.m, packed ? nullptr : f.weight.data(),
                  hasBias ? f.bias.data() : nullptr,
                  hasResidual ? f.residual.data() : nullptr, out.data());
   ASSERT_TRUE(st) << st.toString();
@@ -160,10 +183,11 @@ TEST_P(LinearStepNumpy, MatchesNumpy) {
 INSTANTIATE_TEST_SUITE_P(
     AllCases, LinearStepNumpy,
     ::testing::Combine(::testing::ValuesIn(kShapes),
-                       ::testing::Range(0, kCaseCount)),
+                       ::testing::Range(0, kCaseCount), ::testing::Bool()),
     [](const ::testing::TestParamInfo<LinearStepNumpy::ParamType> &info) {
       return std::string(std::get<0>(info.param)) + "_case" +
-             std::to_string(std::get<1>(info.param));
+             std::to_string(std::get<1>(info.param)) +
+             (std::get<2>(info.param) ? "_packed" : "");
     });
 
 // Fewer rows than the bound, through the same primitive: a prefix of the
@@ -199,7 +223,7 @@ TEST(LinearStep, RowsBelowBoundArePrefix) {
 
 // The residual may be the output buffer itself, both when a post-op adds it
 // and when the step adds it after the primitive (with an activation).
-TEST(LinearStep, InPlaceResidual) {
+TEST_P(LinearStepForms, InPlaceResidual) {
   const LinearFixture &f = fixture("7x64x64");
   std::unique_ptr<CpuContext> ctx = makeContext();
   ASSERT_TRUE(ctx);
@@ -210,8 +234,8 @@ TEST(LinearStep, InPlaceResidual) {
     auto act = static_cast<LinearActivation>(cs[2]);
     SCOPED_TRACE(::testing::Message() << "case " << c);
     std::unique_ptr<LinearStep> step;
-    ASSERT_TRUE(LinearStep::create(
-        *ctx, makeDesc(f.k, f.n, cs[0], cs[1], act, true), f.m, step));
+    ASSERT_TRUE(makeStep(*ctx, makeDesc(f.k, f.n, cs[0], cs[1], act, true), f.m,
+                         f.weight, GetParam(), step));
     std::vector<float> out = f.residual;
     ASSERT_TRUE(step->run(f.input.data(), f.m, f.weight.data(),
                           cs[1] ? f.bias.data() : nullptr, out.data(),
@@ -222,6 +246,83 @@ TEST(LinearStep, InPlaceResidual) {
           << "element " << i;
     }
   }
+}
+
+INSTANTIATE_TEST_SUITE_P(BothForms, LinearStepForms, ::testing::Bool(),
+                         formName);
+
+// A packed step reads its own copy: the caller's weight can change or go
+// away after creation, and the weight passed to run() is not read.
+TEST(LinearStep, PackedWeightIsACopy) {
+  const LinearFixture &f = fixture("7x64x64");
+  std::unique_ptr<CpuContext> ctx = makeContext();
+  ASSERT_TRUE(ctx);
+  // Case 1*16 + 1*8 + 2*2 + 1: transpose, bias, gelu, residual.
+  size_t c = 16 + 8 + 4 + 1;
+  ASSERT_EQ(std::vector<int64_t>(&f.cases[4 * c], &f.cases[4 * c + 4]),
+            (std::vector<int64_t>{1, 1, 2, 1}));
+  std::vector<float> weight = f.weight;
+  std::unique_ptr<LinearStep> step;
+  ASSERT_TRUE(LinearStep::createPacked(
+      *ctx, makeDesc(f.k, f.n, true, true, LinearActivation::Gelu, true), f.m,
+      weight.data(), step));
+  EXPECT_TRUE(step->packed());
+  EXPECT_GE(step->packedBytes(), uint64_t(f.k * f.n) * sizeof(float));
+  std::fill(weight.begin(), weight.end(), NAN);
+  std::vector<float> out(size_t(f.m * f.n));
+  ASSERT_TRUE(step->run(f.input.data(), f.m, weight.data(), f.bias.data(),
+                        f.residual.data(), out.data()));
+  for (size_t i = 0; i < out.size(); ++i) {
+    double want = f.want[c * f.index.size() + i];
+    ASSERT_NEAR(out[i], want, kAtol + kRtol * std::fabs(want))
+        << "element " << i;
+  }
+}
+
+// Packed, the primitive is built for one row count: fewer rows are refused
+// (zero rows still run as a no-op).
+TEST(LinearStep, PackedRowsAreExact) {
+  std::unique_ptr<CpuContext> ctx = makeContext();
+  std::vector<float> in(9 * 4), w(8), out(9 * 2);
+  std::unique_ptr<LinearStep> step;
+  ASSERT_TRUE(LinearStep::createPacked(
+      *ctx, makeDesc(4, 2, false, false, LinearActivation::None, false), 8,
+      w.data(), step));
+  EXPECT_STATUS(
+      step->run(in.data(), 3, nullptr, nullptr, nullptr, out.data()),
+      StatusCode::InvalidArgument,
+      "linear step 'dense_0': 3 rows, but the step was built with packed "
+      "weights for exactly 8");
+  EXPECT_STATUS(step->run(in.data(), 9, nullptr, nullptr, nullptr, out.data()),
+                StatusCode::InvalidArgument,
+                "linear step 'dense_0': 9 rows is outside the bound [0, 8] "
+                "the step was created for");
+  EXPECT_STATUS(step->run(in.data(), 8, nullptr, nullptr, nullptr, nullptr),
+                StatusCode::InvalidArgument,
+                "linear step 'dense_0': null output pointer");
+  float untouched = 42;
+  EXPECT_TRUE(step->run(in.data(), 0, nullptr, nullptr, nullptr, &untouched));
+  EXPECT_EQ(untouched, 42);
+}
+
+TEST(LinearStep, PackedNeedsWeight) {
+  std::unique_ptr<CpuContext> ctx = makeContext();
+  std::unique_ptr<LinearStep> step;
+  EXPECT_STATUS(LinearStep::createPacked(
+                    *ctx,
+                    makeDesc(4, 2, false, false, LinearActivation::None, false),
+                    8, nullptr, step),
+                StatusCode::InvalidArgument,
+                "linear step 'dense_0': null weight pointer to pack");
+  std::vector<float> w(8);
+  LinearStepDesc d =
+      makeDesc(4, 2, false, false, LinearActivation::None, false);
+  d.inputFeatures = 3;
+  EXPECT_STATUS(LinearStep::createPacked(*ctx, d, 8, w.data(), step),
+                StatusCode::InvalidArgument,
+                "linear step 'dense_0': input has 3 features but weight "
+                "[4, 2] ([K, N]) has K = 4");
+  EXPECT_FALSE(step);
 }
 
 TEST(LinearStep, RowsAboveBound) {

@@ -14,10 +14,13 @@
 
 #include <gmock/gmock.h>
 
+#include <climits>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <thread>
+#include <tuple>
 
 using namespace lmopt::runtime;
 using namespace lmopt::runtime::test;
@@ -80,6 +83,119 @@ TEST_F(SessionTest, LinearTransposedWithInPlaceResidual) {
   EXPECT_THAT(outputs[0].tensor.shape, ElementsAre(2, 1, 3));
   EXPECT_THAT(values<float>(outputs[0].tensor),
               ElementsAre(1.5f, 2.5f, 3.5f, 13, 19, 32));
+}
+
+/// Resident KiB of this process's mappings of the file at `path`
+/// (/proc/self/smaps), or -1 when it cannot be read.
+static long mappedResidentKiB(const std::string &path) {
+  char resolved[PATH_MAX];
+  if (!realpath(path.c_str(), resolved))
+    return -1;
+  std::FILE *f = std::fopen("/proc/self/smaps", "r");
+  if (!f)
+    return -1;
+  long total = 0;
+  bool inFile = false;
+  char line[4096];
+  while (std::fgets(line, sizeof(line), f)) {
+    std::string text(line);
+    if (!text.empty() && text.back() == '\n')
+      text.pop_back();
+    long kib = 0;
+    if (std::sscanf(line, "Rss: %ld kB", &kib) == 1) {
+      if (inFile)
+        total += kib;
+    } else if (text.find('-') < text.find(' ')) {
+      // A mapping's first line: "start-end perms offset dev inode  path".
+      inFile = text.size() >= std::strlen(resolved) &&
+               text.compare(text.size() - std::strlen(resolved),
+                            std::string::npos, resolved) == 0;
+    }
+  }
+  std::fclose(f);
+  return total;
+}
+
+// Two linears share a 256 KiB weight (one reads it transposed); both forms
+// give the same values, and packed, the weight's mapped pages are released
+// while a weight that is also a plan output stays resident and readable.
+TEST_F(SessionTest, PackedLinearWeightsAndReleasedPages) {
+  constexpr int64_t kDim = 256, kRows = 3;
+  std::vector<float> weight(size_t(kDim * kDim)), input(size_t(kRows * kDim));
+  for (size_t i = 0; i < weight.size(); ++i)
+    weight[i] = float(int(i % 7) - 3) / 8;
+  for (size_t i = 0; i < input.size(); ++i)
+    input[i] = float(int(i % 5) - 2) / 4;
+  BundleBuilder b;
+  uint32_t x = b.input("x", DType::F32, {kRows, kDim});
+  uint32_t w = b.weight<float>("w", DType::F32, {kDim, kDim}, weight);
+  uint32_t small =
+      b.weight<float>("small", DType::F32, {4, 2}, {1, 2, 3, 4, 5, 6, 7, 8});
+  uint32_t x4 = b.input("x4", DType::F32, {1, 4});
+  uint32_t y = b.arena("y", DType::F32, {kRows, kDim});
+  uint32_t yt = b.arena("yt", DType::F32, {kRows, kDim});
+  uint32_t z = b.arena("z", DType::F32, {1, 2});
+  for (auto [name, out, transpose] :
+       {std::tuple<const char *, uint32_t, int>{"dense", y, 0},
+        {"dense_t", yt, 1}}) {
+    PlanStep &s = b.step(StepKind::Linear, name, {x, w}, {out});
+    addInt(s, "transpose_weight", transpose);
+    addInt(s, "has_bias", 0);
+    addInt(s, "has_residual", 0);
+  }
+  PlanStep &s = b.step(StepKind::Linear, "dense_small", {x4, small}, {z});
+  addInt(s, "has_bias", 0);
+  addInt(s, "has_residual", 0);
+  b.output("y", y);
+  b.output("yt", yt);
+  b.output("z", z);
+  b.output("small", small);
+  std::string path = write(b);
+
+  std::vector<std::vector<NamedTensor>> results;
+  std::vector<long> resident;
+  for (bool pack : {true, false}) {
+    SCOPED_TRACE(pack ? "packed" : "in place");
+    SessionOptions options;
+    options.packLinearWeights = pack;
+    std::unique_ptr<Session> session;
+    Status st = Session::create(path, options, session);
+    ASSERT_TRUE(st) << st.toString();
+    resident.push_back(mappedResidentKiB(path));
+    std::vector<NamedTensor> outputs;
+    st = session->run(
+        {{"x", f32({kRows, kDim}, input)}, {"x4", f32({1, 4}, {1, 0, -1, 2})}},
+        outputs);
+    ASSERT_TRUE(st) << st.toString();
+    ASSERT_EQ(outputs.size(), 4u);
+    // x W and x W^T at a few elements, in double.
+    for (auto [row, col] :
+         {std::pair<int64_t, int64_t>{0, 0}, {1, 77}, {2, 255}}) {
+      double want = 0, wantT = 0;
+      for (int64_t k = 0; k < kDim; ++k) {
+        want += double(input[size_t(row * kDim + k)]) *
+                weight[size_t(k * kDim + col)];
+        wantT += double(input[size_t(row * kDim + k)]) *
+                 weight[size_t(col * kDim + k)];
+      }
+      EXPECT_NEAR(values<float>(outputs[0].tensor)[size_t(row * kDim + col)],
+                  want, 1e-4);
+      EXPECT_NEAR(values<float>(outputs[1].tensor)[size_t(row * kDim + col)],
+                  wantT, 1e-4);
+    }
+    // [1 0 -1 2] [[1 2] [3 4] [5 6] [7 8]] = [10, 12].
+    EXPECT_THAT(values<float>(outputs[2].tensor), ElementsAre(10, 12));
+    EXPECT_THAT(values<float>(outputs[3].tensor),
+                ElementsAre(1, 2, 3, 4, 5, 6, 7, 8));
+    results.push_back(std::move(outputs));
+  }
+  EXPECT_EQ(results[0][0].tensor.data, results[1][0].tensor.data);
+  EXPECT_EQ(results[0][1].tensor.data, results[1][1].tensor.data);
+  // The 256 KiB weight minus its two edge pages at most, in 4 KiB pages.
+  ASSERT_GE(resident[0], 0);
+  EXPECT_LE(resident[0] + 240, resident[1])
+      << "packed " << resident[0] << " KiB, in place " << resident[1]
+      << " KiB resident";
 }
 
 TEST_F(SessionTest, GatherRowsAndColumns) {

@@ -12,6 +12,7 @@
 #include "lmopt/Runtime/Session.h"
 
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -32,6 +33,7 @@ static const char *const kUsage =
     "                 [--output OUT.npz] [--threads N] [--bench N [--warmup "
     "N]]\n"
     "                 [--compare REF.npz [--rtol X] [--atol X]] [--profile]\n"
+    "                 [--no-pack-weights]\n"
     "\n"
     "Runs a compiled model on inputs from NumPy files and prints each "
     "output's\n"
@@ -52,7 +54,10 @@ static const char *const kUsage =
     "                         exit status 1 when one differs\n"
     "  --profile              time every step; print totals per step kind "
     "and the\n"
-    "                         slowest steps\n";
+    "                         slowest steps\n"
+    "  --no-pack-weights      linear steps read their weights in place on "
+    "every run\n"
+    "                         instead of packing a copy once (to compare)\n";
 
 namespace {
 
@@ -68,6 +73,7 @@ struct Options {
   double rtol = 1e-4;
   double atol = 1e-5;
   bool profile = false;
+  bool packWeights = true;
 };
 
 } // namespace
@@ -116,12 +122,15 @@ static bool parseArgs(int argc, char **argv, Options &o, std::string &error,
       value = arg.substr(eq + 1);
       inlineValue = true;
     }
-    if (name == "--profile") {
+    if (name == "--profile" || name == "--no-pack-weights") {
       if (inlineValue) {
-        error = "'--profile' takes no value";
+        error = "'" + name + "' takes no value";
         return false;
       }
-      o.profile = true;
+      if (name == "--profile")
+        o.profile = true;
+      else
+        o.packWeights = false;
       continue;
     }
     static const char *const kValued[] = {"--input",   "--inputs", "--output",
@@ -363,8 +372,22 @@ static Status compareOutputs(const std::vector<NamedTensor> &outputs,
 // Benchmarking and profiling
 //===----------------------------------------------------------------------===//
 
+/// The process's resident set now, from /proc (0 where it cannot be read).
+static double residentMiB() {
+  FILE *f = std::fopen("/proc/self/statm", "r");
+  if (!f)
+    return 0;
+  unsigned long size = 0, resident = 0;
+  int read = std::fscanf(f, "%lu %lu", &size, &resident);
+  std::fclose(f);
+  return read == 2 ? double(resident) * double(sysconf(_SC_PAGESIZE)) /
+                         (1024.0 * 1024.0)
+                   : 0;
+}
+
 static Status bench(Session &session, const std::vector<NamedTensorView> &views,
-                    std::vector<NamedTensor> &outputs, const Options &o) {
+                    std::vector<NamedTensor> &outputs, const Options &o,
+                    double createMs) {
   for (long i = 0; i < o.warmup; ++i)
     if (Status st = session.run(views, outputs); !st)
       return st;
@@ -387,14 +410,17 @@ static Status bench(Session &session, const std::vector<NamedTensorView> &views,
   };
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
-  std::printf("bench: %ld warm-up runs, %ld timed runs, threads %s\n", o.warmup,
-              o.bench,
-              o.threads ? std::to_string(o.threads).c_str() : "default");
+  std::printf("bench: %ld warm-up runs, %ld timed runs, threads %s, %s\n",
+              o.warmup, o.bench,
+              o.threads ? std::to_string(o.threads).c_str() : "default",
+              o.packWeights ? "packed weights" : "weights in place");
   std::printf("  latency p50 %.3f ms, p90 %.3f ms, min %.3f ms, max %.3f "
               "ms\n",
               percentile(0.5), percentile(0.9), ms.front(), ms.back());
   std::printf("  throughput %.1f runs/s\n", double(o.bench) / total);
-  std::printf("  peak RSS %.1f MiB\n", double(usage.ru_maxrss) / 1024);
+  std::printf("  peak RSS %.1f MiB, RSS now %.1f MiB\n",
+              double(usage.ru_maxrss) / 1024, residentMiB());
+  std::printf("  session creation %.1f ms\n", createMs);
   return Status::ok();
 }
 
@@ -447,15 +473,20 @@ static Status runTool(const Options &o, bool &pass) {
   SessionOptions sessionOptions;
   sessionOptions.threads = o.threads;
   sessionOptions.profile = o.profile;
+  sessionOptions.packLinearWeights = o.packWeights;
   std::unique_ptr<Session> session;
+  auto createStart = std::chrono::steady_clock::now();
   if (Status st = Session::create(o.model, sessionOptions, session); !st)
     return st;
+  double createMs = std::chrono::duration<double, std::milli>(
+                        std::chrono::steady_clock::now() - createStart)
+                        .count();
 
   std::vector<NamedTensorView> views;
   for (const NamedTensor &input : inputs)
     views.push_back({input.name, TensorView::of(input.tensor)});
   std::vector<NamedTensor> outputs;
-  if (Status st = o.bench > 0 ? bench(*session, views, outputs, o)
+  if (Status st = o.bench > 0 ? bench(*session, views, outputs, o, createMs)
                               : session->run(views, outputs);
       !st)
     return st;

@@ -32,6 +32,11 @@ struct SessionOptions {
   int threads = 0;
   /// Time every step (Session::profile()).
   bool profile = false;
+  /// Linear steps copy their weight, reordered for oneDNN's kernel, when the
+  /// session is created (LinearStep::createPacked); the mapped pages of a
+  /// weight that nothing else reads are then released. Off: every call reads
+  /// the weight in place and oneDNN repacks it each time.
+  bool packLinearWeights = true;
 };
 
 /// A caller's tensor, read in place by run(): nothing is copied unless its

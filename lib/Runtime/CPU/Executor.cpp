@@ -148,9 +148,11 @@ public:
     auto f32 = [&](int64_t id) {
       return id < 0 ? nullptr : static_cast<const float *>(tensors[id]);
     };
-    return step->run(f32(input), rows, f32(weight), f32(bias), f32(residual),
+    return step->run(f32(input), rows, step->packed() ? nullptr : f32(weight),
+                     f32(bias), f32(residual),
                      static_cast<float *>(tensors[output]));
   }
+  int64_t copiedWeight() const override { return step->packed() ? weight : -1; }
 
   std::unique_ptr<LinearStep> step;
   int64_t input = 0, weight = 0, bias = -1, residual = -1, output = 0;
@@ -314,6 +316,17 @@ static Status buildLinear(const StepChecker &c,
   desc.hasBias = hasBias;
   desc.activation = LinearActivation(activation);
   desc.hasResidual = hasResidual;
+  // Static rows and a weight from the weights section: pack it once. Should
+  // oneDNN refuse that form, the plain one still runs the step.
+  if (c.context.packLinearWeights && c.context.weights &&
+      weight.storage == TensorStorage::Weight && exec->rows > 0 &&
+      LinearStep::createPacked(
+          c.context.cpu, desc, exec->rows,
+          reinterpret_cast<const float *>(c.context.weights + weight.offset),
+          exec->step)) {
+    out = std::move(exec);
+    return Status::ok();
+  }
   // A primitive needs a positive row bound; zero rows run as a no-op.
   if (Status st = LinearStep::create(
           c.context.cpu, desc, std::max<int64_t>(exec->rows, 1), exec->step);

@@ -16,6 +16,7 @@
 #endif
 
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -123,12 +124,10 @@ static dnnl_status_t initMatrix(dnnl_memory_desc_t &md, int64_t rows,
 /// concrete count, or DNNL_RUNTIME_DIM_VAL when building the primitive); a
 /// [N, K] weight is read as [K, N] through its strides, so the primitive uses
 /// the stored bytes as they are.
-static dnnl_status_t initLinearDescs(dnnl_memory_desc_t &srcMd,
-                                     dnnl_memory_desc_t &weightMd,
-                                     dnnl_memory_desc_t &biasMd,
-                                     dnnl_memory_desc_t &dstMd, int64_t rows,
-                                     int64_t k, int64_t n,
-                                     bool transposeWeight) {
+static dnnl_status_t
+initLinearDescs(dnnl_memory_desc_t &srcMd, dnnl_memory_desc_t &weightMd,
+                dnnl_memory_desc_t &biasMd, dnnl_memory_desc_t &dstMd,
+                int64_t rows, int64_t k, int64_t n, bool transposeWeight) {
   dnnl_status_t st = initMatrix(srcMd, rows, k, k, 1);
   if (st == dnnl_success)
     st = transposeWeight ? initMatrix(weightMd, k, n, 1, k)
@@ -199,6 +198,9 @@ const char *lmopt::runtime::linearActivationName(LinearActivation activation) {
 }
 
 LinearStep::~LinearStep() {
+  if (packedMemory_)
+    dnnl_memory_destroy(packedMemory_);
+  std::free(packedWeight_);
   if (primitive_)
     dnnl_primitive_destroy(primitive_);
 }
@@ -295,21 +297,92 @@ static Status selectPrimitive(const CpuContext &context,
 
 Status LinearStep::create(const CpuContext &context, const LinearStepDesc &desc,
                           int64_t maxRows, std::unique_ptr<LinearStep> &out) {
+  return build(context, desc, maxRows, nullptr, out);
+}
+
+Status LinearStep::createPacked(const CpuContext &context,
+                                const LinearStepDesc &desc, int64_t rows,
+                                const float *weight,
+                                std::unique_ptr<LinearStep> &out) {
+  if (!weight)
+    return Status::error(StatusCode::InvalidArgument,
+                         "linear step " + quoted(desc.name) +
+                             ": null weight pointer to pack");
+  return build(context, desc, rows, weight, out);
+}
+
+/// Reorders the plain weight described by `plainMd` at `weight` into
+/// `packedMd`, in a new 64-byte aligned buffer owned by the caller.
+static Status packWeight(const CpuContext &context,
+                         const dnnl_memory_desc_t &plainMd,
+                         const dnnl_memory_desc_t &packedMd,
+                         const float *weight, const std::string &prefix,
+                         void *&buffer, uint64_t &bytes) {
+  size_t size = dnnl_memory_desc_get_size(&packedMd);
+  void *data = nullptr;
+  if (size == 0 || posix_memalign(&data, 64, (size + 63) / 64 * 64) != 0 ||
+      !data)
+    return Status::error(StatusCode::IoError,
+                         prefix + "cannot allocate " + std::to_string(size) +
+                             " bytes for the packed weight");
+  dnnl_engine_t engine = context.engine();
+  PrimitiveDescHandle reorderPd;
+  Handle<dnnl_primitive_t, dnnl_primitive_destroy> reorder;
+  MemoryHandle from, to;
+  dnnl_status_t st = dnnl_reorder_primitive_desc_create(
+      reorderPd.put(), &plainMd, engine, &packedMd, engine, nullptr);
+  if (st == dnnl_success)
+    st = dnnl_primitive_create(reorder.put(), reorderPd.get());
+  if (st == dnnl_success)
+    st = dnnl_memory_create(from.put(), &plainMd, engine,
+                            const_cast<float *>(weight));
+  if (st == dnnl_success)
+    st = dnnl_memory_create(to.put(), &packedMd, engine, data);
+  if (st == dnnl_success) {
+    ScopedThreads threads(context.threads());
+    dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, from.get()},
+                               {DNNL_ARG_TO, to.get()}};
+    st = dnnl_primitive_execute(reorder.get(), context.stream(), 2, args);
+    if (st == dnnl_success)
+      st = dnnl_stream_wait(context.stream());
+  }
+  if (st != dnnl_success) {
+    std::free(data);
+    return check(st, prefix, "weight reorder");
+  }
+  buffer = data;
+  bytes = size;
+  return Status::ok();
+}
+
+Status LinearStep::build(const CpuContext &context, const LinearStepDesc &desc,
+                         int64_t rows, const float *weight,
+                         std::unique_ptr<LinearStep> &out) {
   const std::string prefix = "linear step " + quoted(desc.name) + ": ";
   int64_t k = 0, n = 0;
-  if (Status st = validateDesc(desc, maxRows, prefix, k, n); !st)
+  if (Status st = validateDesc(desc, rows, prefix, k, n); !st)
     return st;
 
-  dnnl_memory_desc_t srcMd, weightMd, biasMd, dstMd;
-  dnnl_status_t st =
-      initLinearDescs(srcMd, weightMd, biasMd, dstMd, DNNL_RUNTIME_DIM_VAL, k,
-                      n, desc.transposeWeight);
+  // Without a weight to pack, the row count is a run-time dim and the weight
+  // is described as stored; with one, the rows are fixed and oneDNN chooses
+  // the weight's layout.
+  bool packing = weight != nullptr;
+  dnnl_memory_desc_t srcMd, weightMd, biasMd, dstMd, anyWeightMd;
+  dnnl_status_t st = initLinearDescs(srcMd, weightMd, biasMd, dstMd,
+                                     packing ? rows : DNNL_RUNTIME_DIM_VAL, k,
+                                     n, desc.transposeWeight);
+  if (st == dnnl_success && packing) {
+    dnnl_dims_t dims = {k, n};
+    st = dnnl_memory_desc_init_by_tag(&anyWeightMd, 2, dims, dnnl_f32,
+                                      dnnl_format_tag_any);
+  }
   if (Status s = check(st, prefix, "memory descriptor setup"); !s)
     return s;
 
   dnnl_matmul_desc_t matmulDesc;
   if (Status s =
-          check(dnnl_matmul_desc_init(&matmulDesc, &srcMd, &weightMd,
+          check(dnnl_matmul_desc_init(&matmulDesc, &srcMd,
+                                      packing ? &anyWeightMd : &weightMd,
                                       desc.hasBias ? &biasMd : nullptr, &dstMd),
                 prefix, "matmul descriptor setup");
       !s)
@@ -346,8 +419,25 @@ Status LinearStep::create(const CpuContext &context, const LinearStepDesc &desc,
                        prefix, "matmul primitive creation");
       !s)
     return s;
+  if (packing) {
+    const dnnl_memory_desc_t *packedMd =
+        dnnl_primitive_desc_query_md(pd.get(), dnnl_query_weights_md, 0);
+    if (!packedMd)
+      return Status::error(StatusCode::InvalidFormat,
+                           prefix + "oneDNN chose no weight layout");
+    if (Status s = packWeight(context, weightMd, *packedMd, weight, prefix,
+                              step->packedWeight_, step->packedBytes_);
+        !s)
+      return s;
+    if (Status s =
+            check(dnnl_memory_create(&step->packedMemory_, packedMd,
+                                     context.engine(), step->packedWeight_),
+                  prefix, "memory creation");
+        !s)
+      return s;
+  }
   step->desc_ = desc;
-  step->maxRows_ = maxRows;
+  step->maxRows_ = rows;
   step->k_ = k;
   step->n_ = n;
   step->residualAfter_ = residualAfter;
@@ -377,12 +467,18 @@ Status LinearStep::run(const float *input, int64_t rows, const float *weight,
         StatusCode::InvalidArgument,
         prefix + std::to_string(rows) + " rows is outside the bound [0, " +
             std::to_string(maxRows_) + "] the step was created for");
-  if (!input || !weight || !output)
+  if (packed() && rows != 0 && rows != maxRows_)
+    return Status::error(StatusCode::InvalidArgument,
+                         prefix + std::to_string(rows) +
+                             " rows, but the step was built with packed "
+                             "weights for exactly " +
+                             std::to_string(maxRows_));
+  if (!input || (!weight && !packed()) || !output)
     return Status::error(StatusCode::InvalidArgument,
                          prefix + std::string("null ") +
                              (!input    ? "input"
-                              : !weight ? "weight"
-                                        : "output") +
+                              : !output ? "output"
+                                        : "weight") +
                              " pointer");
   if (Status st = checkOptional(bias, desc_.hasBias, "bias", prefix); !st)
     return st;
@@ -423,7 +519,7 @@ Status LinearStep::run(const float *input, int64_t rows, const float *weight,
   MemoryHandle src, wei, bia, dst;
   st =
       dnnl_memory_create(src.put(), &srcMd, engine, const_cast<float *>(input));
-  if (st == dnnl_success)
+  if (st == dnnl_success && !packed())
     st = dnnl_memory_create(wei.put(), &weightMd, engine,
                             const_cast<float *>(weight));
   if (st == dnnl_success && bias)
@@ -437,7 +533,7 @@ Status LinearStep::run(const float *input, int64_t rows, const float *weight,
   dnnl_exec_arg_t args[4];
   int nargs = 0;
   args[nargs++] = {DNNL_ARG_SRC, src.get()};
-  args[nargs++] = {DNNL_ARG_WEIGHTS, wei.get()};
+  args[nargs++] = {DNNL_ARG_WEIGHTS, packed() ? packedMemory_ : wei.get()};
   if (bias)
     args[nargs++] = {DNNL_ARG_BIAS, bia.get()};
   args[nargs++] = {DNNL_ARG_DST, dst.get()};

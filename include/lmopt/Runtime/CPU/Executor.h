@@ -14,6 +14,7 @@
 #include "lmopt/Runtime/Plan.h"
 #include "lmopt/Runtime/Status.h"
 
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -30,6 +31,12 @@ struct StepBuildContext {
   const KernelLibrary *kernels = nullptr;
   /// Names the bundle in messages.
   std::string source;
+  /// The weights section (verified), for steps that copy a weight when they
+  /// are built; null when the bundle has none.
+  const uint8_t *weights = nullptr;
+  /// Build linear steps whose weight is in the weights section with that
+  /// weight packed (LinearStep::createPacked) for their static row count.
+  bool packLinearWeights = true;
 };
 
 class StepExecutor {
@@ -39,6 +46,9 @@ public:
   /// (inputs bound, weights mapped, arena tensors in the arena); results are
   /// written through them.
   virtual Status run(void *const *tensors) const = 0;
+  /// The plan tensor (a weight) whose bytes the executor copied when it was
+  /// built and does not read again, or -1.
+  virtual int64_t copiedWeight() const { return -1; }
 };
 
 /// Validates `step` against `context.plan` and builds its executor. Messages

@@ -3,10 +3,12 @@
 // The runtime's library step for `lmopt.linear`:
 // `output = activation(input x W + bias) + residual`, f32, executed as one
 // oneDNN matmul primitive whose epilogue (activation, residual add) runs as
-// post-ops. The primitive is built once with a run-time row count, so one
-// step serves every batch and sequence length up to the bound it was created
-// for. Weights are read in place from the caller's buffer (the mapped weights
-// section): no copy, no reordering. docs/cpu-backend.md describes the step.
+// post-ops. Two forms: create() builds the primitive with a run-time row
+// count, so one step serves every row count up to a bound, and reads the
+// weight in place from the caller's buffer (no copy, but oneDNN repacks it
+// on every call); createPacked() builds it for one exact row count and
+// reorders the weight once, at creation, into the layout oneDNN's kernel
+// prefers, in a buffer the step owns. docs/cpu-backend.md describes both.
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,6 +27,7 @@
 struct dnnl_engine;
 struct dnnl_stream;
 struct dnnl_primitive;
+struct dnnl_memory;
 
 namespace lmopt::runtime {
 
@@ -95,22 +98,37 @@ public:
   LinearStep &operator=(const LinearStep &) = delete;
   ~LinearStep();
 
-  /// Validates `desc` and builds the primitive for up to `maxRows` rows.
+  /// Validates `desc` and builds the primitive for up to `maxRows` rows; the
+  /// weight is passed to every run and read where it lies.
   static Status create(const CpuContext &context, const LinearStepDesc &desc,
                        int64_t maxRows, std::unique_ptr<LinearStep> &out);
 
-  /// Computes `rows` rows (0 <= rows <= maxRows). `input` is [rows, K],
-  /// `weight` as in the desc, `bias` [N] and `residual` [rows, N] exactly
-  /// when the desc has them (null otherwise), `output` [rows, N], dense and
-  /// row-major. `residual` may be `output` itself (accumulated in place, the
-  /// cheapest form); otherwise it is copied into `output` first and must not
-  /// overlap it. Runs on the context's stream and returns when the output is
-  /// written.
+  /// Validates `desc` and builds the primitive for exactly `rows` rows with
+  /// the weight in the layout oneDNN chooses for it; `weight` (as in the
+  /// desc) is reordered into that layout now, into a 64-byte aligned buffer
+  /// the step owns, and is not read again.
+  static Status createPacked(const CpuContext &context,
+                             const LinearStepDesc &desc, int64_t rows,
+                             const float *weight,
+                             std::unique_ptr<LinearStep> &out);
+
+  /// Computes `rows` rows (0 <= rows <= maxRows; with packed weights, 0 or
+  /// exactly maxRows). `input` is [rows, K], `weight` as in the desc (with
+  /// packed weights it is not read and may be null), `bias` [N] and
+  /// `residual` [rows, N] exactly when the desc has them (null otherwise),
+  /// `output` [rows, N], dense and row-major. `residual` may be `output`
+  /// itself (accumulated in place, the cheapest form); otherwise it is
+  /// copied into `output` first and must not overlap it. Runs on the
+  /// context's stream and returns when the output is written.
   Status run(const float *input, int64_t rows, const float *weight,
              const float *bias, const float *residual, float *output) const;
 
   const LinearStepDesc &desc() const { return desc_; }
   int64_t maxRows() const { return maxRows_; }
+  /// Whether the step holds its own reordered copy of the weight.
+  bool packed() const { return packedWeight_ != nullptr; }
+  /// Bytes of that copy (0 when not packed).
+  uint64_t packedBytes() const { return packedBytes_; }
   int64_t inputFeatures() const { return k_; }
   int64_t outputFeatures() const { return n_; }
   /// The oneDNN implementation chosen for the primitive ("brg:avx512_core",
@@ -119,6 +137,9 @@ public:
 
 private:
   LinearStep(const CpuContext &context) : context_(context) {}
+  static Status build(const CpuContext &context, const LinearStepDesc &desc,
+                      int64_t rows, const float *weight,
+                      std::unique_ptr<LinearStep> &out);
 
   const CpuContext &context_;
   LinearStepDesc desc_;
@@ -129,6 +150,11 @@ private:
   bool residualAfter_ = false;
   std::string implementation_;
   dnnl_primitive *primitive_ = nullptr;
+  /// With packed weights: the reordered weight and a memory object over it,
+  /// built once and passed to every execution.
+  void *packedWeight_ = nullptr;
+  uint64_t packedBytes_ = 0;
+  dnnl_memory *packedMemory_ = nullptr;
 };
 
 } // namespace lmopt::runtime
