@@ -118,6 +118,8 @@ const char *lmopt::runtime::sectionKindName(SectionKind kind) {
     return "kernels";
   case SectionKind::Meta:
     return "meta";
+  case SectionKind::Requirements:
+    return "requires";
   case SectionKind::Unknown:
     break;
   }

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "lmopt/Runtime/Session.h"
+#include "lmopt/Runtime/Requirements.h"
 
 #include "lmopt/Runtime/Bundle.h"
 #include "lmopt/Runtime/CPU/Executor.h"
@@ -139,6 +140,17 @@ Status Session::create(const std::string &path, const SessionOptions &options,
 
   if (reader.findSection("plan") < 0)
     return bundleError(StatusCode::NotFound, "has no 'plan' section");
+  // Before any code of the bundle is loaded: a kernel built for a newer CPU
+  // must fail here, not with an illegal instruction.
+  if (reader.findSection("requires") >= 0) {
+    SectionView requiresView;
+    if (Status st = reader.section("requires", requiresView); !st)
+      return st;
+    if (Status st =
+            checkRequirements(requiresView.data, requiresView.size, path);
+        !st)
+      return st;
+  }
   SectionView planView, weightsView;
   if (Status st = reader.section("plan", planView); !st)
     return st;

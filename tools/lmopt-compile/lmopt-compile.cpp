@@ -55,6 +55,12 @@ static cl::opt<char>
              cl::desc("Kernel optimization level: -O0, -O1, -O2 (default) "
                       "or -O3"),
              cl::cat(category));
+static cl::opt<std::string>
+    cpuName("cpu",
+            cl::desc("CPU the generated kernels are compiled for (an LLVM "
+                     "name such as x86-64-v3 or sapphirerapids); default: "
+                     "this machine's"),
+            cl::init("host"), cl::cat(category));
 static cl::list<std::string>
     inputShapes("input-shape",
                 cl::desc("For .onnx input: pin the shape of a graph input, "
@@ -438,16 +444,26 @@ int main(int argc, char **argv) {
   // 4. Kernels.
   Phase kernelPhase(4, "kernels");
   std::vector<uint8_t> kernels;
+  std::vector<std::string> cpuFeatures;
   if (plan->numKernels > 0) {
     mlir::lmopt::cpu::KernelCodegenOptions codegen;
     codegen.optLevel = unsigned(optLevel - '0');
+    codegen.cpu = cpuName;
     FailureOr<std::vector<uint8_t>> compiled =
         mlir::lmopt::cpu::compileKernels(*plan->kernels, codegen);
     if (failed(compiled))
       return EXIT_FAILURE;
     kernels = std::move(*compiled);
+    llvm::Expected<std::vector<std::string>> features =
+        mlir::lmopt::cpu::getKernelCpuFeatures(codegen);
+    if (!features)
+      return fail(llvm::toString(features.takeError()));
+    cpuFeatures = std::move(*features);
   }
   kernelPhase.done(std::to_string(plan->numKernels) + " kernels");
+  if (!cpuFeatures.empty())
+    llvm::errs() << "kernels need CPU features: "
+                 << llvm::join(cpuFeatures, ", ") << "\n";
 
   // 5. Bundle.
   Phase writePhase(5, "write");
@@ -456,7 +472,7 @@ int main(int argc, char **argv) {
   meta.fusions = llvm::json::Object(fusions.counts);
   llvm::Expected<uint64_t> bundleBytes = mlir::lmopt::cpu::writeCpuBundle(
       outputFile, *plan, kernels,
-      mlir::lmopt::cpu::buildMetaJSON(plan->plan, meta));
+      mlir::lmopt::cpu::buildMetaJSON(plan->plan, meta), cpuFeatures);
   if (!bundleBytes)
     return fail("cannot write '" + outputFile +
                 "': " + llvm::toString(bundleBytes.takeError()));

@@ -54,6 +54,9 @@ enum class SectionKind : uint32_t {
   /// JSON text: model name, inputs and outputs with names, dtypes, shape
   /// bounds.
   Meta = 4,
+  /// Text lines: what the bundle needs of the machine (`cpu-feature <name>`),
+  /// checked before any code is loaded (Requirements.h).
+  Requirements = 5,
 };
 
 /// Returns "plan", "weights", "kernels", "meta" or "unknown".

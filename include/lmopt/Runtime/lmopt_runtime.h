@@ -53,6 +53,7 @@ typedef enum lmoptSectionKind {
   LMOPT_SECTION_WEIGHTS = 2,
   LMOPT_SECTION_KERNELS = 3,
   LMOPT_SECTION_META = 4,
+  LMOPT_SECTION_REQUIREMENTS = 5,
 } lmoptSectionKind;
 
 typedef struct lmoptSectionInfo {

@@ -43,7 +43,8 @@ std::string mlir::lmopt::cpu::buildMetaJSON(const rt::Plan &plan,
 llvm::Expected<uint64_t>
 mlir::lmopt::cpu::writeCpuBundle(StringRef path, const CpuPlan &plan,
                                  ArrayRef<uint8_t> kernels,
-                                 const std::string &metaJSON) {
+                                 const std::string &metaJSON,
+                                 ArrayRef<std::string> cpuFeatures) {
   rt::BundleWriter writer;
   std::vector<uint8_t> meta(metaJSON.begin(), metaJSON.end());
   uint64_t size = rt::bundle_format::kHeaderSize;
@@ -79,6 +80,15 @@ mlir::lmopt::cpu::writeCpuBundle(StringRef path, const CpuPlan &plan,
             add("kernels", rt::SectionKind::Kernels,
                 std::vector<uint8_t>(kernels.begin(), kernels.end())))
       return std::move(error);
+  if (!cpuFeatures.empty()) {
+    std::string lines;
+    for (const std::string &feature : cpuFeatures)
+      lines += "cpu-feature " + feature + "\n";
+    if (llvm::Error error =
+            add("requires", rt::SectionKind::Requirements,
+                std::vector<uint8_t>(lines.begin(), lines.end())))
+      return std::move(error);
+  }
   status = writer.write(path.str());
   if (!status.isOk())
     return llvm::createStringError(status.message());

@@ -11,6 +11,8 @@
 #include "KernelPipeline.h"
 #include "ObjectEmission.h"
 
+#include "lmopt/Runtime/Requirements.h"
+
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
@@ -18,6 +20,7 @@
 #include "mlir/Target/LLVMIR/Export.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
+#include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
 
@@ -87,4 +90,18 @@ mlir::lmopt::cpu::compileKernels(ModuleOp kernels,
   if (!library)
     return emitLLVMError(kernels, library.takeError());
   return std::move(*library);
+}
+
+llvm::Expected<std::vector<std::string>>
+mlir::lmopt::cpu::getKernelCpuFeatures(const KernelCodegenOptions &options) {
+  llvm::Expected<std::unique_ptr<llvm::TargetMachine>> machine =
+      createKernelTargetMachine(options.cpu, options.optLevel);
+  if (!machine)
+    return machine.takeError();
+  const llvm::MCSubtargetInfo *info = (*machine)->getMCSubtargetInfo();
+  std::vector<std::string> features;
+  for (const char *name : ::lmopt::runtime::checkableCpuFeatures())
+    if (info->checkFeatures(std::string("+") + name))
+      features.push_back(name);
+  return features;
 }

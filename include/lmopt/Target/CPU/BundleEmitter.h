@@ -37,12 +37,14 @@ struct BundleMeta {
 std::string buildMetaJSON(const ::lmopt::runtime::Plan &plan,
                           const BundleMeta &meta);
 
-/// Writes `path` with the plan, weights, `kernels` (omitted when empty) and
-/// meta sections; never leaves a partial file. Returns the file's size.
-llvm::Expected<uint64_t> writeCpuBundle(llvm::StringRef path,
-                                        const CpuPlan &plan,
-                                        llvm::ArrayRef<uint8_t> kernels,
-                                        const std::string &metaJSON);
+/// Writes `path` with the plan, weights, `kernels` (omitted when empty),
+/// `requires` (one `cpu-feature <name>` line per entry of `cpuFeatures`,
+/// omitted when empty) and meta sections; never leaves a partial file.
+/// Returns the file's size.
+llvm::Expected<uint64_t>
+writeCpuBundle(llvm::StringRef path, const CpuPlan &plan,
+               llvm::ArrayRef<uint8_t> kernels, const std::string &metaJSON,
+               llvm::ArrayRef<std::string> cpuFeatures = {});
 
 /// One line per tensor, value and step, for `lmopt-compile --dump-plan`.
 void printPlan(llvm::raw_ostream &os, const CpuPlan &plan);

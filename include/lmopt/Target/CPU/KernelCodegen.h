@@ -12,6 +12,7 @@
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/LLVM.h"
+#include "llvm/Support/Error.h"
 
 #include <cstdint>
 #include <string>
@@ -56,6 +57,13 @@ struct KernelCodegenOptions {
 /// so calls sharing a context must not run concurrently.
 FailureOr<std::vector<uint8_t>>
 compileKernels(ModuleOp kernels, const KernelCodegenOptions &options);
+
+/// The CPU features (of those the runtime can check,
+/// lmopt::runtime::checkableCpuFeatures()) that kernels compiled with
+/// `options` may use: the bundle's `requires` section lists them so that a
+/// machine without one refuses the bundle instead of crashing.
+llvm::Expected<std::vector<std::string>>
+getKernelCpuFeatures(const KernelCodegenOptions &options);
 
 } // namespace mlir::lmopt::cpu
 

@@ -2,7 +2,8 @@
 library only (docs/bundle-format.md), for FileCheck.
 
 One line per section: `section <name> kind <n> size <bytes> align <n>`,
-then `plan magic <8 bytes>` and `meta <compact JSON, keys sorted>`.
+then `plan magic <8 bytes>`, `meta <compact JSON, keys sorted>` and, when
+the bundle has one, `requires <its lines>`.
 """
 
 import json
@@ -24,3 +25,5 @@ for i in range(count):
     sections[name] = data[offset:offset + size]
 print("plan magic", sections["plan"][:8].decode())
 print("meta", json.dumps(json.loads(sections["meta"]), sort_keys=True))
+if "requires" in sections:
+    print("requires", sections["requires"].decode().replace("\n", " ").strip())
