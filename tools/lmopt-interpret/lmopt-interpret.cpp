@@ -353,7 +353,9 @@ static FailureOr<bool> compareOutputs(ArrayRef<std::string> names,
       worst = std::max(worst, allowed > 0 ? diff / allowed
                               : diff > 0  ? INFINITY
                                           : 0.0);
-      match &= std::isfinite(diff) && diff <= allowed;
+      // An expected NaN or infinity makes `allowed` NaN or infinite, so exact
+      // agreement is checked first.
+      match &= diff == 0.0 || (std::isfinite(diff) && diff <= allowed);
     }
     llvm::outs() << name << ": shape " << ref::formatShape(actual.getShape())
                  << ", max abs error " << llvm::format("%.3e", maxAbs)

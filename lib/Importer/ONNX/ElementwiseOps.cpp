@@ -162,8 +162,14 @@ static LogicalResult convertMod(NodeContext &ctx) {
   if (failed(fmod))
     return failure();
   Value lhs = ctx.getInput(0), rhs = ctx.getInput(1);
-  if (!*fmod && llvm::isa<FloatType>(typeOf(lhs).getElementType()))
-    return ctx.emitError() << "attribute 'fmod' must be 1 for float operands";
+  // Opset 28 defines `fmod = 0` on floats (floor remainder, with special
+  // cases for zeros and infinities); lmopt.mod implements it for integers.
+  Type elementType = typeOf(lhs).getElementType();
+  if (!*fmod && llvm::isa<FloatType>(elementType))
+    return ctx.emitError() << "attribute 'fmod' = 0 is not supported for "
+                           << elementType
+                           << " operands (floor remainder on floats); it "
+                              "must be 1";
   std::optional<KnownInts> known;
   if (!*fmod)
     known = foldBroadcast({ctx.getKnown(0), ctx.getKnown(1)}, strict<modInts>);
@@ -265,6 +271,40 @@ static LogicalResult convertIdentity(NodeContext &ctx) {
   return success();
 }
 
+/// `lmopt.cast` rounds to nearest even and never saturates: out-of-range
+/// values become infinity or NaN, which is ONNX's `saturate = 0` for the
+/// float8 types. Casts whose attributes ask for anything else are refused.
+static LogicalResult checkCastRounding(NodeContext &ctx, Type target) {
+  if (llvm::isa<Float8E8M0FNUType>(target)) {
+    // Opset 24 added `round_mode` (default "up") for this type only.
+    FailureOr<std::string> roundMode =
+        ctx.getOpset() >= 24 ? ctx.getString("round_mode", "up")
+                             : FailureOr<std::string>(std::string("up"));
+    FailureOr<int64_t> saturate = ctx.getInt("saturate", 1);
+    if (failed(roundMode) || failed(saturate))
+      return failure();
+    return ctx.emitError() << "cast to " << target << " with attribute "
+                           << "'round_mode' = '" << *roundMode
+                           << "' and 'saturate' = " << *saturate
+                           << " is not supported: lmopt.cast rounds to "
+                              "nearest even and does not saturate";
+  }
+  if (ctx.getOpset() < 19 ||
+      !llvm::isa<Float8E4M3FNType, Float8E4M3FNUZType, Float8E5M2Type,
+                 Float8E5M2FNUZType>(target))
+    return success();
+  FailureOr<int64_t> saturate = ctx.getInt("saturate", 1);
+  if (failed(saturate))
+    return failure();
+  if (*saturate != 0)
+    return ctx.emitError()
+           << "attribute 'saturate' = " << *saturate << " of a cast to "
+           << target
+           << " is not supported: lmopt.cast does not saturate (it "
+              "implements 'saturate' = 0)";
+  return success();
+}
+
 /// Cast of known integers folds; a cast to the same type is the input.
 static LogicalResult castTo(NodeContext &ctx, Type target) {
   Value input = ctx.getInput(0);
@@ -275,6 +315,8 @@ static LogicalResult castTo(NodeContext &ctx, Type target) {
                   known ? std::optional<KnownInts>(*known) : std::nullopt);
     return success();
   }
+  if (failed(checkCastRounding(ctx, target)))
+    return failure();
   if (known && known->isFullyKnown() &&
       (llvm::isa<IntegerType>(target) ||
        llvm::isa<Float16Type, BFloat16Type, Float32Type, Float64Type>(

@@ -53,6 +53,12 @@ static FailureOr<QDQParams> readQDQParams(NodeContext &ctx, StringRef prefix,
     return ctx.emitError() << "'" << scaleName
                            << "' must be a non-empty float tensor, got "
                            << scaleAttr.getType();
+  // Opset 24 admits float8e8m0 (MX) scales, which are powers of two meant
+  // for float8/float4 data with a separately chosen output type.
+  if (llvm::isa<Float8E8M0FNUType>(params.expressed))
+    return ctx.emitError() << "'" << scaleName << "' of type "
+                           << scaleAttr.getType()
+                           << " is not supported (float8e8m0 scales)";
   params.scales = std::move(*scales);
   ArrayRef<int64_t> scaleShape = scaleAttr.getShapedType().getShape();
 
@@ -144,6 +150,30 @@ static FailureOr<IntegerType> getQuantizeStorage(NodeContext &ctx,
   return intType;
 }
 
+/// Opset 23 attribute `name` (QuantizeLinear's `precision`, DequantizeLinear's
+/// `output_dtype`) defaults to the scale's type, the only one lmopt computes
+/// in; another type would change the arithmetic, so it is refused.
+static LogicalResult checkSameType(NodeContext &ctx, StringRef name,
+                                   FloatType scaleType) {
+  if (ctx.getOpset() < 23 || !ctx.hasAttr(name))
+    return success();
+  FailureOr<int64_t> code = ctx.getInt(name);
+  if (failed(code))
+    return failure();
+  if (*code == 0)
+    return success();
+  FailureOr<Type> type = ctx.getElementType(name);
+  if (failed(type))
+    return failure();
+  if (*type != scaleType)
+    return ctx.emitError() << "attribute '" << name << "' = " << *code << " ("
+                           << *type
+                           << ") is not supported: it must be the scale's "
+                              "type "
+                           << scaleType;
+  return success();
+}
+
 static LogicalResult convertQuantizeLinear(NodeContext &ctx) {
   if (failed(ctx.checkInputs(2, 3)))
     return failure();
@@ -155,6 +185,8 @@ static LogicalResult convertQuantizeLinear(NodeContext &ctx) {
     return ctx.emitError() << "input element type " << type.getElementType()
                            << " does not match 'y_scale' element type "
                            << params->expressed;
+  if (failed(checkSameType(ctx, "precision", params->expressed)))
+    return failure();
   FailureOr<IntegerType> storage = getQuantizeStorage(ctx, *params);
   if (failed(storage))
     return failure();
@@ -232,6 +264,8 @@ static LogicalResult convertDequantizeLinear(NodeContext &ctx) {
     return ctx.emitError() << "'x_zero_point' element type "
                            << params->zeroPointType
                            << " does not match input element type " << storage;
+  if (failed(checkSameType(ctx, "output_dtype", params->expressed)))
+    return failure();
   auto resultType = RankedTensorType::get(type.getShape(), params->expressed);
   quant::QuantizedType quantType =
       buildQuantType(ctx, storage, params->expressed, type.getShape(),

@@ -181,6 +181,37 @@ static LogicalResult convertConstantOfShape(NodeContext &ctx) {
   return success();
 }
 
+/// Opset 27 Range on float16/bfloat16 computes in `stash_type` (float by
+/// default): the scalars are cast up, the sequence is made there and cast
+/// back, as the schema specifies.
+static LogicalResult convertStashedRange(NodeContext &ctx, Type elementType) {
+  FailureOr<int64_t> stash = ctx.getInt("stash_type", 1);
+  if (failed(stash))
+    return failure();
+  OpBuilder &builder = ctx.getBuilder();
+  Type stashType;
+  if (*stash == 1)
+    stashType = builder.getF32Type();
+  else if (*stash == 11)
+    stashType = builder.getF64Type();
+  else
+    return ctx.emitError() << "attribute 'stash_type' = " << *stash
+                           << " is not supported for " << elementType
+                           << " operands (1 for float or 11 for double)";
+  auto scalarType = RankedTensorType::get({}, stashType);
+  SmallVector<Value, 3> operands;
+  for (size_t i = 0; i < 3; ++i)
+    operands.push_back(
+        ctx.createOp<CastOp>(scalarType, ctx.getInput(i)).getOutput());
+  Value range = ctx.createOp<RangeOp>(
+                       RankedTensorType::get({ShapedType::kDynamic}, stashType),
+                       operands[0], operands[1], operands[2])
+                    .getOutput();
+  auto resultType = RankedTensorType::get({ShapedType::kDynamic}, elementType);
+  ctx.setOutput(0, ctx.createOp<CastOp>(resultType, range).getOutput());
+  return success();
+}
+
 static LogicalResult convertRange(NodeContext &ctx) {
   if (failed(ctx.checkInputs(3, 3)))
     return failure();
@@ -191,6 +222,8 @@ static LogicalResult convertRange(NodeContext &ctx) {
       return ctx.emitError() << "start, limit and delta must be scalars of "
                                 "one element type, got "
                              << ctx.getInputType(i);
+  if (ctx.getOpset() >= 27 && llvm::isa<Float16Type, BFloat16Type>(elementType))
+    return convertStashedRange(ctx, elementType);
   int64_t length = ShapedType::kDynamic;
   const KnownInts *start = ctx.getKnown(0), *limit = ctx.getKnown(1),
                   *delta = ctx.getKnown(2);
