@@ -335,6 +335,10 @@ struct ConcatToTensor : OpRewritePattern<ConcatOp> {
     SmallVector<OpFoldResult> offsets = getZeros(rewriter, rank);
     SmallVector<OpFoldResult> strides = getOnes(rewriter, rank);
     for (auto [input, offset] : llvm::zip_equal(inputs, axisOffsets)) {
+      // An input empty along the axis adds nothing; inserting it at the
+      // axis' end would be an offset insert_slice's verifier refuses.
+      if (shapeOf(input)[*axis] == 0)
+        continue;
       offsets[*axis] = offset;
       result = tensor::InsertSliceOp::create(
           rewriter, loc, input, result, offsets,

@@ -51,3 +51,18 @@ func.func @concat_dynamic(%x: tensor<?x?xf32>, %y: tensor<?x3xf32>) -> tensor<?x
   %0 = lmopt.concat %x, %y {axis = 1 : i64} : (tensor<?x?xf32>, tensor<?x3xf32>) -> tensor<?x?xf32>
   return %0 : tensor<?x?xf32>
 }
+
+// -----
+
+// An input empty along the axis (the rotary-embedding expansion concatenates
+// an empty pass-through piece) is skipped, not inserted one past the end.
+// CHECK-LABEL: func.func @concat_empty_input
+// CHECK-SAME: (%[[A:[^:]*]]: tensor<2x8xf32>, %[[E:[^:]*]]: tensor<2x0xf32>)
+// CHECK: %[[INIT:.*]] = tensor.empty() : tensor<2x8xf32>
+// CHECK: %[[R:.*]] = tensor.insert_slice %[[A]] into %[[INIT]][0, 0] [2, 8] [1, 1]
+// CHECK-NOT: tensor.insert_slice
+// CHECK: return %[[R]]
+func.func @concat_empty_input(%a: tensor<2x8xf32>, %e: tensor<2x0xf32>) -> tensor<2x8xf32> {
+  %0 = lmopt.concat %a, %e {axis = 1 : i64} : (tensor<2x8xf32>, tensor<2x0xf32>) -> tensor<2x8xf32>
+  return %0 : tensor<2x8xf32>
+}
