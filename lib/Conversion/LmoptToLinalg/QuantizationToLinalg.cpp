@@ -21,6 +21,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Quant/IR/Quant.h"
 #include "mlir/Dialect/Quant/IR/QuantTypes.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
@@ -556,14 +557,37 @@ struct CastFromUnsignedToLinalg : OpRewritePattern<CastOp> {
   }
 };
 
+/// `quant.scast` between a quantized type and the signless integer it is
+/// stored in: a reinterpretation, folded with its neighbours. Sub-byte
+/// storage (i4 to u4) is left: the plan builder makes those aliases.
+struct StorageCastToLinalg : OpRewritePattern<quant::StorageCastOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(quant::StorageCastOp op,
+                                PatternRewriter &rewriter) const override {
+    auto inputType = llvm::dyn_cast<RankedTensorType>(op.getInput().getType());
+    auto resultType = llvm::dyn_cast<RankedTensorType>(op.getType());
+    if (!inputType || !resultType)
+      return rewriter.notifyMatchFailure(op, "not a ranked tensor cast");
+    Type in = inputType.getElementType(), out = resultType.getElementType();
+    Type integer = llvm::isa<quant::QuantizedType>(in) ? out : in;
+    if (getStorageElementType(in) != integer ||
+        getStorageElementType(out) != integer)
+      return rewriter.notifyMatchFailure(op, "storage is narrower than a byte");
+    rewriter.replaceOpWithNewOp<UnrealizedConversionCastOp>(op, resultType,
+                                                            op.getInput());
+    return success();
+  }
+};
+
 } // namespace
 
 void mlir::lmopt::populateLmoptQuantizationToLinalgPatterns(
     RewritePatternSet &patterns) {
-  patterns
-      .add<DequantizeToLinalg, QuantizeToLinalg, DynamicQuantizeLinearToLinalg,
-           MatMulIntegerToLinalg, CastFromUnsignedToLinalg>(
-          patterns.getContext());
+  patterns.add<DequantizeToLinalg, QuantizeToLinalg,
+               DynamicQuantizeLinearToLinalg, MatMulIntegerToLinalg,
+               CastFromUnsignedToLinalg, StorageCastToLinalg>(
+      patterns.getContext());
 }
 
 void mlir::lmopt::foldStorageCasts(Operation *root) {

@@ -75,8 +75,6 @@ std::optional<rt::DType> mlir::lmopt::cpu::getRuntimeDType(Type type) {
   switch (integer.getWidth()) {
   case 1:
     return rt::DType::Bool;
-  case 2:
-  case 4:
   case 8:
     return isUnsigned ? rt::DType::U8 : rt::DType::I8;
   case 16:
@@ -97,8 +95,12 @@ static bool isPlannable(Type type) {
          getRuntimeDType(tensor.getElementType()).has_value();
 }
 
-/// Bytes per element in the plan (i1 takes one byte).
+/// Bytes per element in the plan (i1 takes one byte, as do the i2/i4
+/// constants under a storage cast).
 static size_t elementBytes(Type type) {
+  if (auto integer = llvm::dyn_cast<IntegerType>(type);
+      integer && integer.getWidth() < 8)
+    return 1;
   return rt::dtypeSize(*getRuntimeDType(type));
 }
 
@@ -225,8 +227,12 @@ static FailureOr<Role> classify(Operation *op) {
     }
     return success();
   };
+  // A storage cast of a constant may read sub-byte integers (i4 weights),
+  // which are stored under the cast's quantized type.
+  bool castsConstant = isa<quant::StorageCastOp>(op) &&
+                       getConstantValue(op->getOperand(0).getDefiningOp());
   if (failed(checkTypes(op->getResultTypes(), "result")) ||
-      failed(checkTypes(op->getOperandTypes(), "operand")))
+      (!castsConstant && failed(checkTypes(op->getOperandTypes(), "operand"))))
     return failure();
   // A storage cast only renames the integers' type: same bytes.
   if (isa<ReshapeOp, SqueezeOp, UnsqueezeOp, quant::StorageCastOp>(op))
@@ -409,11 +415,22 @@ LogicalResult PlanBuilder::emitAlias(Operation *op) {
   if (Operation *def = input.getDefiningOp(); def && groupSet.contains(def))
     if (failed(flushGroup()))
       return failure();
+  std::string name = describeNode(op->getLoc());
+  // Sub-byte integers (i4 weights) have no runtime dtype of their own: the
+  // constant is stored one value per byte under its quantized type.
+  if (ElementsAttr attr = getConstantValue(input.getDefiningOp());
+      attr && isa<quant::StorageCastOp>(op) && !isPlannable(input.getType())) {
+    FailureOr<uint64_t> offset = addWeight(attr, op->getLoc());
+    if (failed(offset))
+      return failure();
+    tensors[output] =
+        addTensor(name, output, rt::TensorStorage::Weight, *offset, ~0u);
+    return success();
+  }
   FailureOr<uint32_t> source = getTensor(input);
   if (failed(source))
     return failure();
   const rt::PlanTensor &from = result.plan.tensors[*source];
-  std::string name = describeNode(op->getLoc());
   switch (from.storage) {
   case rt::TensorStorage::Weight:
     tensors[output] =
