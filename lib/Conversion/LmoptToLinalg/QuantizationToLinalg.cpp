@@ -130,6 +130,9 @@ static FailureOr<QuantParams> getQuantParams(quant::QuantizedType type,
       llvm::cast<ShapedType>(subChannel.getScales().getType()).getShape();
   if (static_cast<int64_t>(paramShape.size()) != shape.getRank())
     return failure();
+  // An empty dim has no block to index (and would divide by zero).
+  if (llvm::is_contained(shape.getShape(), 0))
+    return failure();
   params.blocks.assign(shape.getShape().begin(), shape.getShape().end());
   for (auto [dim, size] : llvm::zip(subChannel.getQuantizedDimensions(),
                                     subChannel.getBlockSizes())) {
