@@ -17,6 +17,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Quant/IR/Quant.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
@@ -330,8 +331,9 @@ int main(int argc, char **argv) {
       "runs one on NumPy inputs\n");
 
   DialectRegistry registry;
-  registry.insert<mlir::lmopt::LmoptDialect, arith::ArithDialect,
-                  func::FuncDialect, tensor::TensorDialect>();
+  registry
+      .insert<mlir::lmopt::LmoptDialect, arith::ArithDialect, func::FuncDialect,
+              quant::QuantDialect, tensor::TensorDialect>();
   MLIRContext context(registry);
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);

@@ -17,7 +17,11 @@ def ConvertLmoptToLinalgPass : Pass<"convert-lmopt-to-linalg"> {
       by indexing maps (a dim of static size 1 reads index 0);
     - `reduce_sum/mean/max/min`, `softmax`, `log_softmax` (max-subtracted),
       `layer_norm`, `skip_layer_norm` and `rms_norm`, with statistics
-      accumulated in f32 (f64 for f64 tensors).
+      accumulated in f32 (f64 for f64 tensors);
+    - `dequantize`/`quantize` (per tensor, per axis, block-wise `quant`
+      types), `dynamic_quantize_linear` and `matmul_integer` (i32
+      accumulation) on the signless storage integers, reinterpreted through
+      `builtin.unrealized_conversion_cast` pairs that the pass folds.
 
     Precondition: ranked tensors whose element types are integers or floats.
     Where two operands both have a dynamic dim at one position, they are

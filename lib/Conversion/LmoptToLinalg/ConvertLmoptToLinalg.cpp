@@ -27,6 +27,7 @@ void mlir::lmopt::populateLmoptToLinalgPatterns(RewritePatternSet &patterns) {
   populateLmoptReductionToLinalgPatterns(patterns);
   populateLmoptDataMovementToLinalgPatterns(patterns);
   populateLmoptIndexingToLinalgPatterns(patterns);
+  populateLmoptQuantizationToLinalgPatterns(patterns);
 }
 
 namespace {
@@ -44,6 +45,7 @@ struct ConvertLmoptToLinalgPass
     if (failed(
             applyPatternsGreedily(getOperation(), std::move(patterns), config)))
       return signalPassFailure();
+    foldStorageCasts(getOperation());
   }
 };
 

@@ -41,6 +41,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/MemRef/Transforms/AllocationOpInterfaceImpl.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/Quant/IR/Quant.h"
 #include "mlir/Dialect/SCF/Transforms/BufferDeallocationOpInterfaceImpl.h"
 #include "mlir/Dialect/SCF/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Tensor/Transforms/BufferizableOpInterfaceImpl.h"
@@ -163,7 +164,7 @@ LogicalResult mlir::lmopt::cpu::lowerKernelsToLinalg(ModuleOp module) {
   bool complete = true;
   for (auto func : module.getOps<func::FuncOp>()) {
     func.walk([&](Operation *op) {
-      if (!llvm::isa<LmoptDialect>(op->getDialect()))
+      if (!llvm::isa<LmoptDialect, quant::QuantDialect>(op->getDialect()))
         return;
       InFlightDiagnostic diag = op->emitError("no CPU lowering for '")
                                 << op->getName() << "' in kernel '"

@@ -12,12 +12,15 @@
 
 #include "lmopt/Target/CPU/PlanBuilder.h"
 
+#include "lmopt/Conversion/LmoptToLinalg/LmoptToLinalg.h"
 #include "lmopt/Dialect/Lmopt/IR/LmoptOps.h"
 #include "lmopt/Support/FusionReport.h"
 #include "lmopt/Support/ResourceBlob.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Quant/IR/Quant.h"
+#include "mlir/Dialect/Quant/IR/QuantTypes.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
@@ -46,6 +49,17 @@ static constexpr uint64_t kWeightAlignment = 64;
 //===----------------------------------------------------------------------===//
 
 std::optional<rt::DType> mlir::lmopt::cpu::getRuntimeDType(Type type) {
+  // A quantized tensor is stored as its integers, sub-byte widths one per
+  // byte as the dialect's constants hold them.
+  if (auto quantType = llvm::dyn_cast<quant::QuantizedType>(type)) {
+    unsigned width = quantType.getStorageTypeIntegralWidth();
+    if (width > 32)
+      return std::nullopt;
+    width = width <= 8 ? 8 : width <= 16 ? 16 : 32;
+    type = IntegerType::get(type.getContext(), width,
+                            quantType.isSigned() ? IntegerType::Signless
+                                                 : IntegerType::Unsigned);
+  }
   if (type.isF32())
     return rt::DType::F32;
   if (type.isF64())
@@ -81,8 +95,12 @@ static bool isPlannable(Type type) {
          getRuntimeDType(tensor.getElementType()).has_value();
 }
 
-/// Bytes per element in the plan (i1 takes one byte).
+/// Bytes per element in the plan (i1 takes one byte, as do the i2/i4
+/// constants under a storage cast).
 static size_t elementBytes(Type type) {
+  if (auto integer = llvm::dyn_cast<IntegerType>(type);
+      integer && integer.getWidth() < 8)
+    return 1;
   return rt::dtypeSize(*getRuntimeDType(type));
 }
 
@@ -209,10 +227,15 @@ static FailureOr<Role> classify(Operation *op) {
     }
     return success();
   };
+  // A storage cast of a constant may read sub-byte integers (i4 weights),
+  // which are stored under the cast's quantized type.
+  bool castsConstant = isa<quant::StorageCastOp>(op) &&
+                       getConstantValue(op->getOperand(0).getDefiningOp());
   if (failed(checkTypes(op->getResultTypes(), "result")) ||
-      failed(checkTypes(op->getOperandTypes(), "operand")))
+      (!castsConstant && failed(checkTypes(op->getOperandTypes(), "operand"))))
     return failure();
-  if (isa<ReshapeOp, SqueezeOp, UnsqueezeOp>(op))
+  // A storage cast only renames the integers' type: same bytes.
+  if (isa<ReshapeOp, SqueezeOp, UnsqueezeOp, quant::StorageCastOp>(op))
     return Role::Alias;
   auto isF32 = [](Value value) {
     return llvm::cast<ShapedType>(value.getType()).getElementType().isF32();
@@ -236,10 +259,11 @@ static FailureOr<Role> classify(Operation *op) {
     return Role::MatMul;
   }
   // Gemm (fused into linears unless its alpha/beta/transposes say
-  // otherwise) and the quantized products need library steps that do not
-  // exist yet; everything else in lmopt and arith is left to the kernel
-  // generator, which diagnoses what it cannot lower.
-  if (isa<GemmOp, MatMulIntegerOp, DynamicQuantizeLinearOp, DropoutOp>(op))
+  // otherwise) needs a library step that does not exist yet; everything
+  // else in lmopt and arith (the quantization ops and integer products
+  // included) is left to the kernel generator, which diagnoses what it
+  // cannot lower.
+  if (isa<GemmOp, DropoutOp>(op))
     return unsupported("");
   if (op->getNumRegions() != 0 || op->getNumResults() == 0 ||
       !isa<LmoptDialect, arith::ArithDialect>(op->getDialect()))
@@ -391,11 +415,22 @@ LogicalResult PlanBuilder::emitAlias(Operation *op) {
   if (Operation *def = input.getDefiningOp(); def && groupSet.contains(def))
     if (failed(flushGroup()))
       return failure();
+  std::string name = describeNode(op->getLoc());
+  // Sub-byte integers (i4 weights) have no runtime dtype of their own: the
+  // constant is stored one value per byte under its quantized type.
+  if (ElementsAttr attr = getConstantValue(input.getDefiningOp());
+      attr && isa<quant::StorageCastOp>(op) && !isPlannable(input.getType())) {
+    FailureOr<uint64_t> offset = addWeight(attr, op->getLoc());
+    if (failed(offset))
+      return failure();
+    tensors[output] =
+        addTensor(name, output, rt::TensorStorage::Weight, *offset, ~0u);
+    return success();
+  }
   FailureOr<uint32_t> source = getTensor(input);
   if (failed(source))
     return failure();
   const rt::PlanTensor &from = result.plan.tensors[*source];
-  std::string name = describeNode(op->getLoc());
   switch (from.storage) {
   case rt::TensorStorage::Weight:
     tensors[output] =
@@ -529,33 +564,63 @@ LogicalResult PlanBuilder::flushGroup() {
   Location loc = ops.front()->getLoc();
   if (!result.kernels)
     result.kernels = ModuleOp::create(UnknownLoc::get(main.getContext()));
+  // Kernels take and return plain integers where the model has quantized or
+  // signed/unsigned tensors; casts inside restore the model's types and
+  // the lowering folds them away.
+  auto storageType = [](Value value) -> Type {
+    auto type = llvm::cast<RankedTensorType>(value.getType());
+    return type.clone(getStorageElementType(type.getElementType()));
+  };
   SmallVector<Type> inputTypes, outputTypes;
   for (Value value : inputs)
-    inputTypes.push_back(value.getType());
+    inputTypes.push_back(storageType(value));
   for (Value value : outputs)
-    outputTypes.push_back(value.getType());
+    outputTypes.push_back(storageType(value));
   builder.setInsertionPointToEnd(result.kernels->getBody());
   auto fn = func::FuncOp::create(
       builder, loc, entry, builder.getFunctionType(inputTypes, outputTypes));
   Block *body = fn.addEntryBlock();
   builder.setInsertionPointToStart(body);
   IRMapping mapping;
-  for (auto [value, arg] : llvm::zip(inputs, body->getArguments()))
-    mapping.map(value, arg);
+  for (auto [value, arg] : llvm::zip(inputs, body->getArguments())) {
+    Value mapped = arg;
+    if (arg.getType() != value.getType())
+      mapped = UnrealizedConversionCastOp::create(builder, value.getLoc(),
+                                                  value.getType(), arg)
+                   .getResult(0);
+    mapping.map(value, mapped);
+  }
   for (Value value : inlined) {
     Operation *def = value.getDefiningOp();
     FailureOr<DenseElementsAttr> dense =
         getDenseAttr(getConstantValue(def), def->getLoc());
     if (failed(dense))
       return failure();
-    mapping.map(value,
-                arith::ConstantOp::create(builder, def->getLoc(), *dense));
+    // arith.constant holds signless integers only: ui8 zero points are
+    // reinterpreted, then cast back for the ops that read them.
+    auto denseType = llvm::cast<RankedTensorType>(dense->getType());
+    Type storage = getStorageElementType(denseType.getElementType());
+    Value constant = arith::ConstantOp::create(
+        builder, def->getLoc(),
+        storage == denseType.getElementType() ? *dense
+                                              : dense->bitcast(storage));
+    if (constant.getType() != value.getType())
+      constant = UnrealizedConversionCastOp::create(builder, def->getLoc(),
+                                                    value.getType(), constant)
+                     .getResult(0);
+    mapping.map(value, constant);
   }
   for (Operation *op : ops)
     builder.clone(*op, mapping);
   SmallVector<Value> returned;
-  for (Value value : outputs)
-    returned.push_back(mapping.lookup(value));
+  for (auto [value, type] : llvm::zip(outputs, outputTypes)) {
+    Value mapped = mapping.lookup(value);
+    if (mapped.getType() != type)
+      mapped = UnrealizedConversionCastOp::create(builder, value.getLoc(), type,
+                                                  mapped)
+                   .getResult(0);
+    returned.push_back(mapped);
+  }
   func::ReturnOp::create(builder, loc, returned);
 
   SmallVector<uint32_t> operandIds;

@@ -4,7 +4,9 @@
 #define LMOPT_CONVERSION_LMOPTTOLINALG_LMOPTTOLINALG_H
 
 namespace mlir {
+class Operation;
 class RewritePatternSet;
+class Type;
 } // namespace mlir
 
 namespace mlir::lmopt {
@@ -25,6 +27,19 @@ void populateLmoptDataMovementToLinalgPatterns(RewritePatternSet &patterns);
 /// Mod (numpy broadcasting), range, cumsum and gather_elements, each to one
 /// `linalg.generic`.
 void populateLmoptIndexingToLinalgPatterns(RewritePatternSet &patterns);
+
+/// Dequantize and quantize (per tensor, per axis, block-wise),
+/// dynamic_quantize_linear, matmul_integer (i32 accumulation) and casts from
+/// unsigned integers, on the signless storage integers.
+void populateLmoptQuantizationToLinalgPatterns(RewritePatternSet &patterns);
+
+/// The signless integer a quantized type is stored in (widths up to 8 in a
+/// byte) or an unsigned/signed integer's bits; other types unchanged.
+Type getStorageElementType(Type type);
+
+/// Cancels `unrealized_conversion_cast` pairs storage -> quantized/unsigned
+/// -> storage under `root` and erases casts left unused.
+void foldStorageCasts(Operation *root);
 
 /// All of the above.
 void populateLmoptToLinalgPatterns(RewritePatternSet &patterns);

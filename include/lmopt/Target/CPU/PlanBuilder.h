@@ -26,6 +26,8 @@
 namespace mlir::lmopt::cpu {
 
 /// The runtime dtype that holds elements of `type` (i1 as Bool), if any.
+/// Quantized types map to their storage integers (sub-byte widths one per
+/// byte).
 std::optional<::lmopt::runtime::DType> getRuntimeDType(Type type);
 
 struct PlanBuildOptions {
