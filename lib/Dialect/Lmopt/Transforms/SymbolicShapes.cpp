@@ -104,6 +104,10 @@ bool SymExpr::isNonNegative() const {
   return llvm::all_of(terms, [](const auto &term) { return term.second > 0; });
 }
 
+bool SymExpr::isPositive() const {
+  return isNonNegative() && terms.count(Monomial()) != 0;
+}
+
 static unsigned degree(const SymExpr::Monomial &mono) {
   unsigned total = 0;
   for (const auto &[sym, exp] : mono)
@@ -241,7 +245,21 @@ static std::optional<SymExpr> combine(Operation *op, const SymExpr &lhs,
     return lhs * rhs;
   if (isa<DivOp>(op))
     return lhs.divideExactly(rhs);
+  if (isa<EqualOp>(op)) {
+    // Symbols stand for dims, so a difference with positive coefficients and
+    // a positive constant term is never zero.
+    SymExpr difference = lhs - rhs;
+    if (difference.isConstant(0))
+      return SymExpr::constant(1);
+    if (difference.isPositive() || (rhs - lhs).isPositive())
+      return SymExpr::constant(0);
+  }
   return std::nullopt;
+}
+
+/// Element `index` of tracked contents that broadcast along one 1-D dim.
+static const SymExpr &elementAt(ArrayRef<SymExpr> values, int64_t index) {
+  return values[values.size() == 1 ? 0 : index];
 }
 
 static void setBroadcast(Operation *op, SymbolicShapes &shapes) {
@@ -251,17 +269,32 @@ static void setBroadcast(Operation *op, SymbolicShapes &shapes) {
   shapes.setDims(op->getResult(0), dims);
 
   Value result = op->getResult(0);
-  if (op->getNumOperands() != 2 || !isTrackableInteger(result))
+  if (!isTrackableInteger(result))
     return;
-  std::optional<Exprs> lhs = valuesOf(shapes, op->getOperand(0));
-  std::optional<Exprs> rhs = valuesOf(shapes, op->getOperand(1));
-  if (!lhs || !rhs)
-    return;
+  SmallVector<Exprs> operands;
+  for (Value operand : op->getOperands()) {
+    std::optional<Exprs> values = valuesOf(shapes, operand);
+    if (!values)
+      return;
+    operands.push_back(std::move(*values));
+  }
   auto count = llvm::cast<RankedTensorType>(result.getType()).getNumElements();
+  for (const Exprs &values : operands)
+    if (values.size() != 1 && static_cast<int64_t>(values.size()) != count)
+      return;
   Exprs out;
   for (int64_t i = 0; i < count; ++i) {
-    std::optional<SymExpr> element = combine(
-        op, (*lhs)[lhs->size() == 1 ? 0 : i], (*rhs)[rhs->size() == 1 ? 0 : i]);
+    std::optional<SymExpr> element;
+    if (isa<WhereOp>(op)) {
+      // where(cond, x, y) with a decided condition, the idiom that turns the
+      // -1 of a shape vector into 1 before Expand.
+      std::optional<int64_t> cond = elementAt(operands[0], i).getConstant();
+      if (cond)
+        element = elementAt(operands[*cond ? 1 : 2], i);
+    } else if (operands.size() == 2) {
+      element =
+          combine(op, elementAt(operands[0], i), elementAt(operands[1], i));
+    }
     if (!element)
       return;
     out.push_back(*element);
@@ -318,7 +351,8 @@ static void setRange(RangeOp op, SymbolicShapes &shapes) {
   // delta is 1 and that difference is provably non-negative.
   std::optional<Exprs> start = valuesOf(shapes, op.getStart());
   std::optional<Exprs> limit = valuesOf(shapes, op.getLimit());
-  std::optional<SmallVector<int64_t>> delta = constantsOf(shapes, op.getDelta());
+  std::optional<SmallVector<int64_t>> delta =
+      constantsOf(shapes, op.getDelta());
   if (!start || !limit || !delta || delta->size() != 1 || (*delta)[0] != 1)
     return;
   SymExpr length = (*limit)[0] - (*start)[0];
@@ -336,8 +370,8 @@ static void setMatMul(Operation *op, SymbolicShapes &shapes) {
     lhs.insert(lhs.begin(), SymExpr::constant(1));
   if (rhsVector)
     rhs.push_back(SymExpr::constant(1));
-  Exprs out = broadcast(shapes, ArrayRef(lhs).drop_back(2),
-                        ArrayRef(rhs).drop_back(2));
+  Exprs out =
+      broadcast(shapes, ArrayRef(lhs).drop_back(2), ArrayRef(rhs).drop_back(2));
   if (!lhsVector)
     out.push_back(lhs[lhs.size() - 2]);
   if (!rhsVector)
@@ -479,8 +513,9 @@ static void setConcat(ConcatOp op, SymbolicShapes &shapes) {
   for (Value input : op.getInputs().drop_front()) {
     Exprs dims = allDims(shapes, input);
     for (size_t i = 0; i < out.size(); ++i)
-      out[i] = static_cast<int64_t>(i) == *axis ? out[i] + dims[i]
-                          : broadcastDim(shapes, out[i], dims[i]);
+      out[i] = static_cast<int64_t>(i) == *axis
+                   ? out[i] + dims[i]
+                   : broadcastDim(shapes, out[i], dims[i]);
   }
   shapes.setDims(op, out);
 
@@ -498,9 +533,8 @@ static void setConcat(ConcatOp op, SymbolicShapes &shapes) {
 
 /// The extent of `[start, end)` with unit step over a dim of size `dim`,
 /// when provable: ONNX clamps both bounds into [0, dim].
-static std::optional<SymExpr> sliceExtent(const SymExpr &dim,
-                                          const SymExpr &start,
-                                          const SymExpr &end) {
+static std::optional<SymExpr>
+sliceExtent(const SymExpr &dim, const SymExpr &start, const SymExpr &end) {
   std::optional<int64_t> size = dim.getConstant();
   std::optional<int64_t> first = start.getConstant();
   std::optional<int64_t> last = end.getConstant();
@@ -508,7 +542,8 @@ static std::optional<SymExpr> sliceExtent(const SymExpr &dim,
     auto clamp = [&](int64_t index) {
       return std::clamp<int64_t>(index < 0 ? index + *size : index, 0, *size);
     };
-    return SymExpr::constant(std::max<int64_t>(clamp(*last) - clamp(*first), 0));
+    return SymExpr::constant(
+        std::max<int64_t>(clamp(*last) - clamp(*first), 0));
   }
   // Symbolic dim: only the whole-dim forms are provable without bounds.
   if (first != 0)
@@ -664,8 +699,8 @@ public:
   }
 
 private:
-  template <typename... OpTs> void add(void (*rule)(Operation *,
-                                                    SymbolicShapes &)) {
+  template <typename... OpTs>
+  void add(void (*rule)(Operation *, SymbolicShapes &)) {
     (rules.try_emplace(TypeID::get<OpTs>(), rule), ...);
   }
   template <typename OpT> void addTyped(void (*rule)(OpT, SymbolicShapes &)) {

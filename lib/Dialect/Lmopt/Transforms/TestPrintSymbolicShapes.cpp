@@ -40,7 +40,13 @@ struct TestPrintSymbolicShapesPass
         std::optional<ArrayRef<SymExpr>> dims = shapes.getDims(result);
         if (!dims)
           continue;
-        std::string message = "dims " + printList(*dims, shapes.getNames());
+        std::string message;
+        if (op->getNumResults() > 1)
+          message =
+              "result " +
+              std::to_string(llvm::cast<OpResult>(result).getResultNumber()) +
+              " ";
+        message += "dims " + printList(*dims, shapes.getNames());
         if (std::optional<ArrayRef<SymExpr>> values = shapes.getValues(result))
           message += " values " + printList(*values, shapes.getNames());
         op->emitRemark(message);

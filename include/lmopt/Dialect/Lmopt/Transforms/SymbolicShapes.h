@@ -58,6 +58,8 @@ public:
   /// True when every coefficient is >= 0, so the value is >= 0 whenever the
   /// symbols are (they all stand for dims).
   bool isNonNegative() const;
+  /// True when it is non-negative with a positive constant term, so > 0.
+  bool isPositive() const;
 
   /// Prints terms by descending degree, symbols by `names`, coefficient last
   /// ("input_ids.1 * 12 + 3").
