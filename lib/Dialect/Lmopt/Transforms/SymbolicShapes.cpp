@@ -228,10 +228,31 @@ static void setSameAsFirstOperand(Operation *op, SymbolicShapes &shapes) {
     if (auto type = llvm::dyn_cast<RankedTensorType>(result.getType()))
       if (type.getRank() == static_cast<int64_t>(dims.size()))
         shapes.setDims(result, dims);
-  // Integer contents survive ops that keep them (cast, identity).
-  if (op->getNumResults() == 1 && isTrackableInteger(op->getResult(0)))
-    if (std::optional<Exprs> values = valuesOf(shapes, op->getOperand(0)))
-      shapes.setValues(op->getResult(0), *values);
+}
+
+/// Identity and integer casts keep the contents; a cast to i1 does not (it
+/// compares with zero), nor does one to a float.
+static void setCopy(Operation *op, SymbolicShapes &shapes) {
+  setSameAsFirstOperand(op, shapes);
+  Value result = op->getResult(0);
+  if (!isTrackableInteger(result) ||
+      llvm::cast<RankedTensorType>(result.getType())
+              .getElementType()
+              .getIntOrFloatBitWidth() < 32)
+    return;
+  if (std::optional<Exprs> values = valuesOf(shapes, op->getOperand(0)))
+    shapes.setValues(result, *values);
+}
+
+/// Two dims that a valid program requires to be equal (concat's other
+/// axes): a known constant wins, different symbols stay unproven.
+static SymExpr mergeEqualDims(SymbolicShapes &shapes, const SymExpr &lhs,
+                              const SymExpr &rhs) {
+  if (lhs == rhs || lhs.getConstant())
+    return lhs;
+  if (rhs.getConstant())
+    return rhs;
+  return shapes.fresh();
 }
 
 /// Elementwise arithmetic on tracked integer contents.
@@ -353,7 +374,8 @@ static void setRange(RangeOp op, SymbolicShapes &shapes) {
   std::optional<Exprs> limit = valuesOf(shapes, op.getLimit());
   std::optional<SmallVector<int64_t>> delta =
       constantsOf(shapes, op.getDelta());
-  if (!start || !limit || !delta || delta->size() != 1 || (*delta)[0] != 1)
+  if (!start || !limit || !delta || start->size() != 1 || limit->size() != 1 ||
+      delta->size() != 1 || (*delta)[0] != 1)
     return;
   SymExpr length = (*limit)[0] - (*start)[0];
   if (length.isNonNegative())
@@ -515,7 +537,7 @@ static void setConcat(ConcatOp op, SymbolicShapes &shapes) {
     for (size_t i = 0; i < out.size(); ++i)
       out[i] = static_cast<int64_t>(i) == *axis
                    ? out[i] + dims[i]
-                   : broadcastDim(shapes, out[i], dims[i]);
+                   : mergeEqualDims(shapes, out[i], dims[i]);
   }
   shapes.setDims(op, out);
 
@@ -685,6 +707,7 @@ public:
     addTyped<SqueezeOp>(setSqueeze);
     addTyped<UnsqueezeOp>(setUnsqueeze);
     add<MatMulOp, MatMulIntegerOp>(setMatMul);
+    add<CastOp, IdentityOp>(setCopy);
     add<AddOp, SubOp, MulOp, DivOp, PowOp, MaxOp, MinOp, EqualOp, LessOp,
         GreaterOp, AndOp, OrOp, ModOp, WhereOp>(setBroadcast);
     // Results shaped like the first operand (the attention query, the

@@ -47,6 +47,8 @@ func.func @shape_vector(%x: tensor<?x?x64xf32>) -> tensor<2xi64>
   %n = lmopt.size %x : tensor<?x?x64xf32> -> tensor<i64>
   // expected-remark @below {{dims [] values [x.0 * x.1 * 64 + 12]}}
   %n2 = lmopt.add %n, %c12 : (tensor<i64>, tensor<i64>) -> tensor<i64>
+  // expected-remark @below {{dims [] values [x.0 * x.1 * 64 + 12]}}
+  %n3 = lmopt.cast %n2 : tensor<i64> -> tensor<i32>
   return %c : tensor<2xi64>
 }
 
@@ -257,4 +259,19 @@ func.func @negative_range_and_unknown(%ids: tensor<?xi64>, %nd: tensor<?x1xi64>)
   // expected-remark @below {{dims [?1, 5]}}
   %1 = lmopt.gather_nd %data, %nd : (tensor<4x5xf32>, tensor<?x1xi64>) -> tensor<?x5xf32>
   return %0 : tensor<?xi64>
+}
+
+// -----
+
+// Same-shape ops keep the dims but not the contents: neg changes them, and a
+// cast to i1 compares with zero.
+func.func @negative_contents(%x: tensor<?xf32>) -> tensor<i1>
+    attributes {lmopt.input_names = ["x"]} {
+  // expected-remark @below {{dims [] values [x.0]}}
+  %n = lmopt.size %x : tensor<?xf32> -> tensor<i64>
+  // expected-remark-re @below {{dims []{{$}}}}
+  %neg = lmopt.neg %n : tensor<i64>
+  // expected-remark-re @below {{dims []{{$}}}}
+  %b = lmopt.cast %n : tensor<i64> -> tensor<i1>
+  return %b : tensor<i1>
 }
