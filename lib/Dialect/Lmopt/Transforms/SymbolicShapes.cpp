@@ -8,6 +8,9 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <limits>
 
 #include <functional>
 
@@ -33,9 +36,10 @@ SymExpr SymExpr::symbol(unsigned id) {
 
 SymExpr SymExpr::operator+(const SymExpr &rhs) const {
   SymExpr sum = *this;
+  sum.overflowed |= rhs.overflowed;
   for (const auto &[mono, coeff] : rhs.terms) {
     int64_t &slot = sum.terms[mono];
-    slot += coeff;
+    sum.overflowed |= llvm::AddOverflow(slot, coeff, slot);
     if (slot == 0)
       sum.terms.erase(mono);
   }
@@ -58,11 +62,14 @@ static SymExpr::Monomial multiplyMonomials(const SymExpr::Monomial &lhs,
 
 SymExpr SymExpr::operator*(const SymExpr &rhs) const {
   SymExpr product;
+  product.overflowed = overflowed || rhs.overflowed;
   for (const auto &[lmono, lcoeff] : terms) {
     for (const auto &[rmono, rcoeff] : rhs.terms) {
       Monomial mono = multiplyMonomials(lmono, rmono);
       int64_t &slot = product.terms[mono];
-      slot += lcoeff * rcoeff;
+      int64_t term = 0;
+      product.overflowed |= llvm::MulOverflow(lcoeff, rcoeff, term);
+      product.overflowed |= llvm::AddOverflow(slot, term, slot);
       if (slot == 0)
         product.terms.erase(mono);
     }
@@ -71,12 +78,13 @@ SymExpr SymExpr::operator*(const SymExpr &rhs) const {
 }
 
 std::optional<SymExpr> SymExpr::divideExactly(const SymExpr &rhs) const {
-  if (rhs.terms.size() != 1)
+  if (rhs.terms.size() != 1 || overflowed || rhs.overflowed)
     return std::nullopt;
   const auto &[dmono, dcoeff] = *rhs.terms.begin();
   SymExpr quotient;
   for (const auto &[mono, coeff] : terms) {
-    if (coeff % dcoeff != 0)
+    if ((dcoeff == -1 && coeff == std::numeric_limits<int64_t>::min()) ||
+        coeff % dcoeff != 0)
       return std::nullopt;
     std::map<unsigned, unsigned> exps(mono.begin(), mono.end());
     for (const auto &[sym, exp] : dmono) {
@@ -93,6 +101,8 @@ std::optional<SymExpr> SymExpr::divideExactly(const SymExpr &rhs) const {
 }
 
 std::optional<int64_t> SymExpr::getConstant() const {
+  if (overflowed)
+    return std::nullopt;
   if (terms.empty())
     return 0;
   if (terms.size() == 1 && terms.begin()->first.empty())
@@ -101,6 +111,8 @@ std::optional<int64_t> SymExpr::getConstant() const {
 }
 
 bool SymExpr::isNonNegative() const {
+  if (overflowed)
+    return false;
   return llvm::all_of(terms, [](const auto &term) { return term.second > 0; });
 }
 
@@ -816,12 +828,17 @@ SymExpr SymbolicShapes::fresh() {
 }
 
 void SymbolicShapes::setDims(Value value, SmallVector<SymExpr> newDims) {
+  for (SymExpr &dim : newDims)
+    if (dim.hasOverflowed())
+      dim = fresh();
   dims[value] = std::move(newDims);
 }
 
 void SymbolicShapes::setValues(Value value, SmallVector<SymExpr> newValues) {
   auto type = llvm::cast<RankedTensorType>(value.getType());
-  if (static_cast<int64_t>(newValues.size()) != type.getNumElements())
+  if (static_cast<int64_t>(newValues.size()) != type.getNumElements() ||
+      llvm::any_of(newValues,
+                   [](const SymExpr &value) { return value.hasOverflowed(); }))
     return;
   values[value] = std::move(newValues);
 }

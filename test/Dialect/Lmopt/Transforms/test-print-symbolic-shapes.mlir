@@ -275,3 +275,21 @@ func.func @negative_contents(%x: tensor<?xf32>) -> tensor<i1>
   %b = lmopt.cast %n : tensor<i64> -> tensor<i1>
   return %b : tensor<i1>
 }
+
+// -----
+
+// Shape arithmetic that overflows int64 (constants come from the file) is
+// dropped rather than wrapped.
+func.func @negative_overflow(%x: tensor<?xf32>) -> tensor<i64>
+    attributes {lmopt.input_names = ["x"]} {
+  %big = lmopt.constant dense<9223372036854775807> : tensor<i64>
+  // expected-remark @below {{dims [] values [x.0]}}
+  %n = lmopt.size %x : tensor<?xf32> -> tensor<i64>
+  // expected-remark @below {{dims [] values [x.0 * 2]}}
+  %n2 = lmopt.add %n, %n : (tensor<i64>, tensor<i64>) -> tensor<i64>
+  // expected-remark-re @below {{dims []{{$}}}}
+  %0 = lmopt.mul %n2, %big : (tensor<i64>, tensor<i64>) -> tensor<i64>
+  // expected-remark-re @below {{dims []{{$}}}}
+  %1 = lmopt.add %big, %big : (tensor<i64>, tensor<i64>) -> tensor<i64>
+  return %1 : tensor<i64>
+}

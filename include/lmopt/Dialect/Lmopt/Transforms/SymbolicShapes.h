@@ -45,7 +45,9 @@ public:
   SymExpr operator+(const SymExpr &rhs) const;
   SymExpr operator-(const SymExpr &rhs) const;
   SymExpr operator*(const SymExpr &rhs) const;
-  bool operator==(const SymExpr &rhs) const { return terms == rhs.terms; }
+  bool operator==(const SymExpr &rhs) const {
+    return !overflowed && !rhs.overflowed && terms == rhs.terms;
+  }
   bool operator!=(const SymExpr &rhs) const { return !(*this == rhs); }
 
   /// `this / rhs` when `rhs` is one monomial dividing every term exactly
@@ -65,8 +67,13 @@ public:
   /// ("input_ids.1 * 12 + 3").
   std::string print(ArrayRef<std::string> names) const;
 
+  /// True when a coefficient overflowed int64 (constants come from the
+  /// model's file): such an expression equals nothing and is never stored.
+  bool hasOverflowed() const { return overflowed; }
+
 private:
   std::map<Monomial, int64_t> terms;
+  bool overflowed = false;
 };
 
 /// Symbolic dims (and small integer contents) of the values of one function.
