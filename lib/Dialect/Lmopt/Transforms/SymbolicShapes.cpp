@@ -640,11 +640,11 @@ SymbolicShapes::SymbolicShapes(func::FuncOp func) {
              (op->hasTrait<OpTrait::SameOperandsAndResultShape>() ||
               op->hasTrait<OpTrait::SameOperandsAndResultType>()))
       setSameAsFirstOperand(op, *this);
-    analyse(op);
+    completeResults(op);
   });
 }
 
-void SymbolicShapes::analyse(Operation *op) {
+void SymbolicShapes::completeResults(Operation *op) {
   // Whatever a rule did not set is unknown; static dims are facts either way.
   for (Value result : op->getResults()) {
     auto type = llvm::dyn_cast<RankedTensorType>(result.getType());

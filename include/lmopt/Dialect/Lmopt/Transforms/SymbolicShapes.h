@@ -56,7 +56,9 @@ public:
   SymExpr dimOf(Value value, int64_t dim);
 
 private:
-  void analyse(Operation *op);
+  /// Gives every result dim a rule did not set a fresh symbol, and every
+  /// static dim its size.
+  void completeResults(Operation *op);
 
   std::vector<std::string> names;
   unsigned numFresh = 0;
