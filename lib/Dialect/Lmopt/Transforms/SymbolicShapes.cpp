@@ -579,7 +579,8 @@ public:
     // Results shaped like the first operand (the attention query, the
     // normalized input, the quantized tensor).
     add<LayerNormOp, SkipLayerNormOp, RmsNormOp, DropoutOp, AttentionOp,
-        QuantizeOp, DequantizeOp>(setSameAsFirstOperand);
+        QuantizeOp, DequantizeOp, DynamicQuantizeLinearOp>(
+        setSameAsFirstOperand);
   }
 
   const Rule *lookup(Operation *op) const {
