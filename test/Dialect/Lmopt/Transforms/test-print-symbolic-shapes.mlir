@@ -293,3 +293,15 @@ func.func @negative_overflow(%x: tensor<?xf32>) -> tensor<i64>
   %1 = lmopt.add %big, %big : (tensor<i64>, tensor<i64>) -> tensor<i64>
   return %1 : tensor<i64>
 }
+
+// -----
+
+// Dynamic quantization keeps the dims; its scale and zero point are scalars.
+func.func @dynamic_quantize(%x: tensor<?x64xf32>) -> tensor<?x64xui8>
+    attributes {lmopt.input_names = ["x"]} {
+  // expected-remark @below {{result 0 dims [x.0, 64]}}
+  // expected-remark-re @below {{result 1 dims []{{$}}}}
+  // expected-remark-re @below {{result 2 dims []{{$}}}}
+  %q:3 = lmopt.dynamic_quantize_linear %x : tensor<?x64xf32> -> (tensor<?x64xui8>, tensor<f32>, tensor<ui8>)
+  return %q#0 : tensor<?x64xui8>
+}
