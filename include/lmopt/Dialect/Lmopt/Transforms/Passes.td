@@ -171,4 +171,19 @@ def FuseSkipLayerNormPass : Pass<"lmopt-fuse-skip-layer-norm"> {
   let dependentDialects = ["::mlir::lmopt::LmoptDialect"];
 }
 
+def TestPrintSymbolicShapesPass
+    : Pass<"lmopt-test-print-symbolic-shapes", "::mlir::func::FuncOp"> {
+  let summary = "Print the symbolic dims of every op result, as remarks";
+  let description = [{
+    Test pass for the `SymbolicShapes` analysis: on each op result with a
+    ranked tensor type, emits a remark `dims [e0, e1, ...]`, where each dim is
+    a polynomial over the function's dynamic input dims (`input_ids.1`, named
+    after `lmopt.input_names`) and `?N` is a fresh symbol for a dim the
+    analysis could not prove. Small integer tensors whose contents are known
+    add `values [...]`. Constants are not printed. Changes nothing.
+
+    Precondition: none; meaningful on an imported model's `@main`.
+  }];
+}
+
 #endif // LMOPT_DIALECT_LMOPT_TRANSFORMS_PASSES_TD

@@ -1,0 +1,71 @@
+//===- SymbolicShapes.h - dims as polynomials over input dims ---*- C++ -*-===//
+//
+// A forward analysis that names every dim of every tensor in a function as a
+// polynomial over the function's dynamic input dims, and every element of a
+// small integer shape vector likewise. It is the first step towards planning
+// with bounded dynamic dims: a dim the analysis cannot prove becomes a fresh
+// opaque symbol, so two dims compare equal only when they provably are.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LMOPT_DIALECT_LMOPT_TRANSFORMS_SYMBOLICSHAPES_H
+#define LMOPT_DIALECT_LMOPT_TRANSFORMS_SYMBOLICSHAPES_H
+
+#include "lmopt/Dialect/Lmopt/Transforms/SymExpr.h"
+
+#include "mlir/IR/Value.h"
+#include "mlir/Support/LLVM.h"
+#include "llvm/ADT/DenseMap.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mlir {
+class Operation;
+namespace func {
+class FuncOp;
+} // namespace func
+} // namespace mlir
+
+namespace mlir::lmopt {
+
+/// Symbolic dims (and small integer contents) of the values of one function.
+class SymbolicShapes {
+public:
+  /// Analyses `func`. Dynamic dims of its arguments become symbols named
+  /// `<name>.<dim>` after the `lmopt.input_names` attribute (`arg<i>.<dim>`
+  /// without it).
+  explicit SymbolicShapes(func::FuncOp func);
+
+  /// The dims of `value` (ranked tensor); nullopt for other types.
+  std::optional<ArrayRef<SymExpr>> getDims(Value value) const;
+  /// The elements of `value` when it is a small 0-D/1-D integer tensor whose
+  /// contents the analysis derived; nullopt otherwise.
+  std::optional<ArrayRef<SymExpr>> getValues(Value value) const;
+
+  /// A new opaque symbol, equal to nothing but itself.
+  SymExpr fresh();
+  StringRef getName(unsigned id) const { return names[id]; }
+  ArrayRef<std::string> getNames() const { return names; }
+  unsigned getNumFresh() const { return numFresh; }
+
+  void setDims(Value value, SmallVector<SymExpr> dims);
+  void setValues(Value value, SmallVector<SymExpr> values);
+  /// Dim `dim` of `value`, or a fresh symbol when the value is not known.
+  SymExpr dimOf(Value value, int64_t dim);
+
+private:
+  /// Gives every result dim a rule did not set a fresh symbol, and every
+  /// static dim its size.
+  void completeResults(Operation *op);
+
+  std::vector<std::string> names;
+  unsigned numFresh = 0;
+  llvm::DenseMap<Value, SmallVector<SymExpr>> dims;
+  llvm::DenseMap<Value, SmallVector<SymExpr>> values;
+};
+
+} // namespace mlir::lmopt
+
+#endif // LMOPT_DIALECT_LMOPT_TRANSFORMS_SYMBOLICSHAPES_H
