@@ -66,16 +66,9 @@ TensorView TensorView::of(const Tensor &tensor) {
   return view;
 }
 
-static std::string dimsString(const int64_t *dims, size_t rank) {
-  std::string s = "[";
-  for (size_t i = 0; i < rank; ++i)
-    s += (i ? ", " : "") + std::to_string(dims[i]);
-  return s + "]";
-}
-
 static std::string describe(const ValueInfo &info) {
   return std::string(dtypeName(info.dtype)) + " " +
-         dimsString(info.dims.data(), info.dims.size());
+         formatDims(info.dims.data(), info.dims.size());
 }
 
 namespace {
@@ -286,7 +279,7 @@ Status Session::bindInputs(const NamedTensorView *inputs, size_t count) {
           "input '" + info.name + "' has shape " +
           (view.rank && !view.dims
                ? "(null dims of rank " + std::to_string(view.rank) + ")"
-               : dimsString(view.dims, view.rank)) +
+               : formatDims(view.dims, view.rank)) +
           "; the model expects " + describe(info));
     const PlanTensor &t = plan_.tensors[plan_.inputs[i].tensor];
     uint64_t bytes = t.byteSize();

@@ -31,3 +31,10 @@ std::string Status::toString() const {
     return "ok";
   return std::string(statusCodeName(code_)) + ": " + message_;
 }
+
+std::string lmopt::runtime::formatDims(const int64_t *dims, size_t rank) {
+  std::string s = "[";
+  for (size_t i = 0; i < rank; ++i)
+    s += (i ? ", " : "") + std::to_string(dims[i]);
+  return s + "]";
+}

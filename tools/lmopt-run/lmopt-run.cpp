@@ -263,13 +263,6 @@ static double elementAt(const Tensor &t, size_t i) {
   return 0;
 }
 
-static std::string shapeString(const std::vector<int64_t> &dims) {
-  std::string s = "[";
-  for (size_t i = 0; i < dims.size(); ++i)
-    s += (i ? ", " : "") + std::to_string(dims[i]);
-  return s + "]";
-}
-
 static std::string number(double v) {
   char buf[32];
   std::snprintf(buf, sizeof(buf), "%.6g", v);
@@ -287,7 +280,7 @@ static void printOutputs(const std::vector<NamedTensor> &outputs) {
     if (count > kShown)
       values += ", ... (" + std::to_string(count) + " values)";
     std::printf("%s: %s %s = [%s]\n", o.name.c_str(), dtypeName(t.dtype),
-                shapeString(t.shape).c_str(), values.c_str());
+                formatDims(t.shape).c_str(), values.c_str());
   }
 }
 
@@ -315,8 +308,8 @@ static Status compareOutputs(const std::vector<NamedTensor> &outputs,
       verdict = std::string("dtype ") + dtypeName(out.tensor.dtype) +
                 ", the reference has " + dtypeName(ref->tensor.dtype);
     } else if (ref->tensor.shape != out.tensor.shape) {
-      verdict = "shape " + shapeString(out.tensor.shape) +
-                ", the reference has " + shapeString(ref->tensor.shape);
+      verdict = "shape " + formatDims(out.tensor.shape) +
+                ", the reference has " + formatDims(ref->tensor.shape);
     }
     if (!verdict.empty()) {
       ++failures;

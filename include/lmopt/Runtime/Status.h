@@ -9,8 +9,11 @@
 #ifndef LMOPT_RUNTIME_STATUS_H
 #define LMOPT_RUNTIME_STATUS_H
 
+#include <cstddef>
+#include <cstdint>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace lmopt::runtime {
 
@@ -60,6 +63,12 @@ private:
   StatusCode code_ = StatusCode::Ok;
   std::string message_;
 };
+
+/// Dims as messages show them: "[2, 12, 64]" ("[]" for a scalar).
+std::string formatDims(const int64_t *dims, size_t rank);
+inline std::string formatDims(const std::vector<int64_t> &dims) {
+  return formatDims(dims.data(), dims.size());
+}
 
 } // namespace lmopt::runtime
 

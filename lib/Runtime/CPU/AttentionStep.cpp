@@ -109,13 +109,6 @@ AttentionStep::AttentionStep(const CpuContext &context) : context_(context) {}
 
 AttentionStep::~AttentionStep() = default;
 
-static std::string shapeString(const std::vector<int64_t> &shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i)
-    s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "]";
-}
-
 static const char *maskName(AttentionMask mask) {
   switch (mask) {
   case AttentionMask::None:
@@ -168,7 +161,7 @@ static Status validateDesc(const AttentionStepDesc &desc,
   if (desc.mask == AttentionMask::None) {
     if (!dims.empty())
       return Status::error(StatusCode::InvalidArgument,
-                           prefix + "mask dims " + shapeString(dims) +
+                           prefix + "mask dims " + formatDims(dims) +
                                " given without a mask");
     return Status::ok();
   }
@@ -182,8 +175,8 @@ static Status validateDesc(const AttentionStepDesc &desc,
     return Status::error(
         StatusCode::InvalidArgument,
         prefix + std::string(maskName(desc.mask)) + " mask dims " +
-            shapeString(dims) +
-            " do not broadcast to [B, H, Sq, Sk] = " + shapeString(target));
+            formatDims(dims) +
+            " do not broadcast to [B, H, Sq, Sk] = " + formatDims(target));
   int64_t stride = 1;
   for (size_t i = 0; i < 4; ++i) {
     size_t axis = 3 - i;

@@ -26,15 +26,8 @@ using namespace lmopt::runtime;
 
 StepExecutor::~StepExecutor() = default;
 
-static std::string dimsString(const std::vector<int64_t> &dims) {
-  std::string s = "[";
-  for (size_t i = 0; i < dims.size(); ++i)
-    s += (i ? ", " : "") + std::to_string(dims[i]);
-  return s + "]";
-}
-
 static std::string describe(const PlanTensor &t) {
-  return "'" + t.name + "' (" + dtypeName(t.dtype) + " " + dimsString(t.dims) +
+  return "'" + t.name + "' (" + dtypeName(t.dtype) + " " + formatDims(t.dims) +
          ")";
 }
 
@@ -93,7 +86,7 @@ public:
     if (t.dims == dims)
       return Status::ok();
     return error(role + " " + describe(t) + " should have dims " +
-                 dimsString(dims) + " (" + why + ")");
+                 formatDims(dims) + " (" + why + ")");
   }
 
   Status expectRank(const std::string &role, const PlanTensor &t,

@@ -12,13 +12,6 @@
 
 using namespace lmopt::runtime;
 
-static std::string shapeString(const std::vector<int64_t> &shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i)
-    s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "]";
-}
-
 /// The product of `dims`, false on overflow past int64 (dims are checked
 /// non-negative first).
 static bool product(const std::vector<int64_t> &dims, size_t begin, size_t end,
@@ -38,7 +31,7 @@ static std::string positionString(const std::vector<int64_t> &dims,
     pos[i] = flat % dims[i];
     flat /= dims[i];
   }
-  return shapeString(pos);
+  return formatDims(pos);
 }
 
 namespace {
@@ -57,7 +50,7 @@ static Status computeSizes(const GatherStepDesc &desc, GatherSizes &sizes) {
     return Status::error(StatusCode::InvalidArgument,
                          prefix + "axis " + std::to_string(desc.axis) +
                              " is outside [0, " + std::to_string(rank) +
-                             ") for data " + shapeString(data));
+                             ") for data " + formatDims(data));
   if (desc.elementSize <= 0)
     return Status::error(StatusCode::InvalidArgument,
                          prefix + "element size must be positive, got " +
@@ -66,12 +59,12 @@ static Status computeSizes(const GatherStepDesc &desc, GatherSizes &sizes) {
     if (d < 0)
       return Status::error(StatusCode::InvalidArgument,
                            prefix + "data dims must be non-negative, got " +
-                               shapeString(data));
+                               formatDims(data));
   for (int64_t d : desc.indicesDims)
     if (d < 0)
       return Status::error(StatusCode::InvalidArgument,
                            prefix + "indices dims must be non-negative, got " +
-                               shapeString(desc.indicesDims));
+                               formatDims(desc.indicesDims));
   size_t axis = size_t(desc.axis);
   int64_t inner = 0, dataCount = 0, outputCount = 0, outputBytes = 0,
           dataBytes = 0;
@@ -86,8 +79,8 @@ static Status computeSizes(const GatherStepDesc &desc, GatherSizes &sizes) {
       !__builtin_mul_overflow(outputCount, sizes.rowBytes, &outputBytes);
   if (!fits)
     return Status::error(StatusCode::InvalidArgument,
-                         prefix + "sizes overflow: data " + shapeString(data) +
-                             ", indices " + shapeString(desc.indicesDims) +
+                         prefix + "sizes overflow: data " + formatDims(data) +
+                             ", indices " + formatDims(desc.indicesDims) +
                              ", " + std::to_string(desc.elementSize) +
                              " bytes per element");
   sizes.axisSize = data[axis];

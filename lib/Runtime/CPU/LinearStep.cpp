@@ -103,13 +103,6 @@ static bool mulOverflows(int64_t a, int64_t b, int64_t &out) {
   return __builtin_mul_overflow(a, b, &out);
 }
 
-static std::string shapeString(const std::vector<int64_t> &shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i)
-    s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "]";
-}
-
 /// A dense 2-D f32 memory descriptor with explicit strides (`rows` may be
 /// DNNL_RUNTIME_DIM_VAL).
 static dnnl_status_t initMatrix(dnnl_memory_desc_t &md, int64_t rows,
@@ -212,12 +205,12 @@ static Status validateDesc(const LinearStepDesc &desc, int64_t maxRows,
   if (ws.size() != 2)
     return Status::error(StatusCode::InvalidArgument,
                          prefix + "weight must have rank 2, got shape " +
-                             shapeString(ws));
+                             formatDims(ws));
   if (ws[0] <= 0 || ws[1] <= 0 || desc.inputFeatures <= 0)
     return Status::error(StatusCode::InvalidArgument,
                          prefix + "dims must be positive, got input features " +
                              std::to_string(desc.inputFeatures) +
-                             " and weight " + shapeString(ws));
+                             " and weight " + formatDims(ws));
   if (maxRows <= 0)
     return Status::error(StatusCode::InvalidArgument,
                          prefix + "row bound must be positive, got " +
@@ -233,7 +226,7 @@ static Status validateDesc(const LinearStepDesc &desc, int64_t maxRows,
     return Status::error(
         StatusCode::InvalidArgument,
         prefix + "input has " + std::to_string(desc.inputFeatures) +
-            " features but weight " + shapeString(ws) +
+            " features but weight " + formatDims(ws) +
             (desc.transposeWeight ? " (transposed, [N, K])" : " ([K, N])") +
             " has K = " + std::to_string(k));
   // Every buffer's byte size must fit in int64 so that oneDNN's offsets do.

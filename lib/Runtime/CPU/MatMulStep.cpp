@@ -9,18 +9,11 @@
 
 using namespace lmopt::runtime;
 
-static std::string dimsString(const std::vector<int64_t> &dims) {
-  std::string text = "[";
-  for (size_t i = 0; i < dims.size(); ++i)
-    text += (i ? ", " : "") + std::to_string(dims[i]);
-  return text + "]";
-}
-
 static Status descError(const MatMulStepDesc &desc, const std::string &what) {
   return Status::error(StatusCode::InvalidArgument,
                        "matmul step '" + desc.name + "': " + what +
-                           " (lhs " + dimsString(desc.lhsDims) + ", rhs " +
-                           dimsString(desc.rhsDims) + ")");
+                           " (lhs " + formatDims(desc.lhsDims) + ", rhs " +
+                           formatDims(desc.rhsDims) + ")");
 }
 
 /// Row-major element strides of `dims`, right-aligned into `rank` dims; a
