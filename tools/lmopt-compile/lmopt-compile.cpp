@@ -197,7 +197,11 @@ static FailureOr<OwningOpRef<ModuleOp>> importModel(MLIRContext &context,
                                                     llvm::SourceMgr &sources) {
   if (llvm::StringRef(inputFile).ends_with(".onnx")) {
     mlir::lmopt::ImportOptions options;
-    std::vector<std::string> specs(inputShapes.begin(), inputShapes.end());
+    for (const std::string &spec : inputShapes)
+      if (llvm::Error error = mlir::lmopt::parseInputShape(spec, options)) {
+        llvm::errs() << "error: " << llvm::toString(std::move(error)) << "\n";
+        return failure();
+      }
     if (!inputShapesFrom.empty()) {
       std::vector<::lmopt::runtime::NamedTensor> arrays;
       ::lmopt::runtime::Status status =
@@ -214,19 +218,12 @@ static FailureOr<OwningOpRef<ModuleOp>> importModel(MLIRContext &context,
                        << "' is a scalar; graph inputs here have dims\n";
           return failure();
         }
-        specs.push_back(array.name + ":" +
-                        llvm::join(llvm::map_range(array.tensor.shape,
-                                                   [](int64_t d) {
-                                                     return std::to_string(d);
-                                                   }),
-                                   "x"));
+        // An explicit --input-shape for the same input wins.
+        options.inputShapes.try_emplace(
+            array.name, SmallVector<int64_t>(array.tensor.shape.begin(),
+                                             array.tensor.shape.end()));
       }
     }
-    for (const std::string &spec : specs)
-      if (llvm::Error error = mlir::lmopt::parseInputShape(spec, options)) {
-        llvm::errs() << "error: " << llvm::toString(std::move(error)) << "\n";
-        return failure();
-      }
     return mlir::lmopt::importONNXModel(context, inputFile, options);
   }
   if (!inputShapes.empty() || !inputShapesFrom.empty()) {
