@@ -1,0 +1,225 @@
+//===- LinearOps.cpp - lmopt.linear in every precision --------------------===//
+//
+// `linear` decomposes into MatMul + Add(bias) + activation + Add(residual).
+// The product depends on the mode (docs/dialect.md, "Quantized and
+// mixed-precision linears"; docs/exporter.md):
+//   - float: MatMul in f32; bf16/f16 operands are Cast to f32 first (exact,
+//     and what ONNX Runtime's CPU provider runs), the result cast back;
+//   - quantized weight: the integer initializer + DequantizeLinear (QDQ);
+//   - static int8 input: DequantizeLinear of the QuantizeLinear'd input.
+// A constant weight stored transposed is written transposed once.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GraphExporter.h"
+
+#include "mlir/IR/TypeUtilities.h"
+
+#include "lmopt/Dialect/Lmopt/IR/LmoptOps.h"
+
+#include "mlir/Dialect/Quant/IR/Quant.h"
+#include "mlir/Dialect/Quant/IR/QuantTypes.h"
+
+using namespace mlir;
+using namespace mlir::lmopt;
+using namespace mlir::lmopt::onnx_export;
+
+namespace {
+/// Builds the nodes of one `lmopt.linear`.
+class LinearExporter {
+public:
+  LinearExporter(GraphExporter &ex, LinearOp op)
+      : ex(ex), op(op), loc(op.getLoc()),
+        base(getLocName(op.getLoc(), "linear")),
+        f32(Float32Type::get(op.getContext())) {}
+
+  LogicalResult run();
+
+private:
+  /// `name` (of element type `type`) as f32.
+  std::string toF32(StringRef name, Type type) {
+    if (type.isF32())
+      return name.str();
+    return ex.emit("Cast", {name.str()}, loc, [](onnx::NodeProto &node) {
+      setIntAttr(node, "to", onnx::TensorProto::FLOAT);
+    });
+  }
+  /// The weight as [K, N] and the type that describes it: a constant is
+  /// transposed in its initializer, anything else by a Transpose node.
+  FailureOr<std::pair<std::string, RankedTensorType>> weightKN();
+  /// The float product input x W, in f32.
+  FailureOr<std::string> floatProduct();
+
+  GraphExporter &ex;
+  LinearOp op;
+  Location loc;
+  std::string base;
+  Type f32;
+};
+} // namespace
+
+/// `type` ([N, K]) as the type of its transpose, or null when its
+/// quantization parameters cannot follow (blocks).
+static RankedTensorType getTransposedType(RankedTensorType type) {
+  SmallVector<int64_t, 2> shape = {type.getDimSize(1), type.getDimSize(0)};
+  Type elementType = type.getElementType();
+  if (auto perAxis = dyn_cast<quant::UniformQuantizedPerAxisType>(elementType))
+    elementType = quant::UniformQuantizedPerAxisType::get(
+        perAxis.getFlags(), perAxis.getStorageType(),
+        perAxis.getExpressedType(), perAxis.getScales(),
+        perAxis.getZeroPoints(), 1 - perAxis.getQuantizedDimension(),
+        perAxis.getStorageTypeMin(), perAxis.getStorageTypeMax());
+  else if (isa<quant::UniformQuantizedSubChannelType>(elementType))
+    return nullptr;
+  return RankedTensorType::get(shape, elementType);
+}
+
+FailureOr<std::pair<std::string, RankedTensorType>>
+LinearExporter::weightKN() {
+  Value weight = op.getWeight();
+  auto type = cast<RankedTensorType>(weight.getType());
+  if (!op.getTransposeWeight()) {
+    FailureOr<std::string> name = ex.getName(weight);
+    if (failed(name))
+      return failure();
+    return std::make_pair(*name, type);
+  }
+  // The constant behind the weight, seen through a storage cast.
+  Value stored = weight;
+  if (auto cast = weight.getDefiningOp<quant::StorageCastOp>())
+    stored = cast.getInput();
+  auto constant = stored.getDefiningOp<ConstantOp>();
+  Type elementType = type.getElementType();
+  auto quantized = dyn_cast<quant::QuantizedType>(elementType);
+  unsigned bits = quantized ? quantized.getStorageTypeIntegralWidth()
+                            : elementType.getIntOrFloatBitWidth();
+  RankedTensorType transposedType = getTransposedType(type);
+  if (!transposedType)
+    return emitError(loc) << "cannot export a transposed weight of type "
+                          << type << ": its blocks do not follow a transpose";
+  if (!constant || bits % 8 != 0) {
+    FailureOr<std::string> name = ex.getName(weight);
+    if (failed(name))
+      return failure();
+    std::string transposed =
+        ex.emit("Transpose", {*name}, loc, [](onnx::NodeProto &node) {
+          setIntsAttr(node, "perm", {1, 0});
+        });
+    return std::make_pair(transposed, transposedType);
+  }
+  FailureOr<DataType> code = getDataType(elementType, loc);
+  FailureOr<std::string> bytes = getRawData(constant.getValue(), loc);
+  if (failed(code) || failed(bytes))
+    return failure();
+  int64_t rows = type.getDimSize(0), cols = type.getDimSize(1);
+  std::string name =
+      ex.addInitializer(getConstantName(constant) + "_t", *code,
+                        {cols, rows},
+                        transposeBytes(*bytes, rows, cols, bits / 8));
+  return std::make_pair(name, transposedType);
+}
+
+FailureOr<std::string> LinearExporter::floatProduct() {
+  auto inputType = cast<RankedTensorType>(op.getInput().getType());
+  auto weightType = cast<RankedTensorType>(op.getWeight().getType());
+  FailureOr<std::string> input = ex.getName(op.getInput());
+  if (failed(input))
+    return failure();
+  std::string x;
+  if (isa<quant::QuantizedType>(inputType.getElementType())) {
+    FailureOr<std::string> dequantized =
+        emitDequantize(ex, *input, inputType, loc);
+    if (failed(dequantized))
+      return failure();
+    x = *dequantized;
+  } else {
+    x = toF32(*input, inputType.getElementType());
+  }
+
+  std::string w;
+  auto quantized = dyn_cast<quant::QuantizedType>(weightType.getElementType());
+  if (quantized &&
+      isa<quant::UniformQuantizedSubChannelType>(quantized) &&
+      op.getTransposeWeight()) {
+    // Blocks follow the stored layout: dequantize, then transpose.
+    FailureOr<std::string> stored = ex.getName(op.getWeight());
+    if (failed(stored))
+      return failure();
+    FailureOr<std::string> dequantized =
+        emitDequantize(ex, *stored, weightType, loc);
+    if (failed(dequantized))
+      return failure();
+    w = ex.emit("Transpose", {toF32(*dequantized, quantized.getExpressedType())},
+                loc, [](onnx::NodeProto &node) {
+                  setIntsAttr(node, "perm", {1, 0});
+                });
+  } else {
+    FailureOr<std::pair<std::string, RankedTensorType>> kn = weightKN();
+    if (failed(kn))
+      return failure();
+    w = kn->first;
+    if (quantized) {
+      FailureOr<std::string> dequantized =
+          emitDequantize(ex, w, kn->second, loc);
+      if (failed(dequantized))
+        return failure();
+      w = toF32(*dequantized, quantized.getExpressedType());
+    } else {
+      w = toF32(w, weightType.getElementType());
+    }
+  }
+  return ex.emit("MatMul", {x, w}, loc);
+}
+
+LogicalResult LinearExporter::run() {
+  FailureOr<std::string> product = floatProduct();
+  if (failed(product))
+    return failure();
+  std::string y = *product;
+  auto addF32 = [&](Value operand) -> LogicalResult {
+    FailureOr<std::string> name = ex.getName(operand);
+    if (failed(name))
+      return failure();
+    y = ex.emit("Add", {y, toF32(*name, getElementTypeOrSelf(operand))}, loc);
+    return success();
+  };
+  if (op.getBias() && failed(addF32(op.getBias())))
+    return failure();
+  switch (op.getActivation()) {
+  case Activation::none:
+    break;
+  case Activation::relu:
+    y = ex.emit("Relu", {y}, loc);
+    break;
+  case Activation::gelu:
+  case Activation::gelu_tanh: {
+    FailureOr<std::string> gelu =
+        emitGelu(ex, y, f32, op.getActivation() == Activation::gelu_tanh, loc);
+    if (failed(gelu))
+      return failure();
+    y = *gelu;
+    break;
+  }
+  }
+  if (op.getResidual() && failed(addF32(op.getResidual())))
+    return failure();
+  Type resultType = getElementTypeOrSelf(op.getOutput());
+  if (!resultType.isF32()) {
+    FailureOr<DataType> code = getDataType(resultType, loc);
+    if (failed(code))
+      return failure();
+    y = ex.emit("Cast", {y}, loc,
+                [&](onnx::NodeProto &node) { setIntAttr(node, "to", *code); });
+  }
+  ex.bindResult(op.getOutput(), y, loc);
+  return success();
+}
+
+static LogicalResult exportLinear(GraphExporter &ex, Operation *op,
+                                  const ExportEntry &) {
+  return LinearExporter(ex, cast<LinearOp>(op)).run();
+}
+
+SmallVector<ExportEntry> mlir::lmopt::onnx_export::getLinearExporters() {
+  return {{TypeID::get<LinearOp>(), "", exportLinear}};
+}
