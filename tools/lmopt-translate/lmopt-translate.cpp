@@ -34,7 +34,10 @@ static llvm::cl::list<std::string> inputShapes(
 
 static llvm::cl::opt<std::string>
     functionName("onnx-function-name",
-                 llvm::cl::desc("Name of the function an ONNX graph becomes"),
+                 llvm::cl::desc("Name of the function an ONNX graph becomes "
+                                "(--import-onnx) or that is exported "
+                                "(--export-onnx; default: main, else the "
+                                "only function)"),
                  llvm::cl::init("main"));
 
 static llvm::cl::opt<bool> exportONNX(
@@ -135,6 +138,10 @@ static int exportMain(int argc, char **argv) {
 
   lmopt::ExportOptions options;
   options.minOpset = onnxOpset;
+  // The function an ONNX input was imported as, or the one named.
+  if (functionName.getNumOccurrences() > 0 ||
+      llvm::sys::path::extension(inputFilename) == ".onnx")
+    options.functionName = functionName;
   if (externalData.getNumOccurrences() > 0)
     options.externalDataFile =
         externalData.empty()
