@@ -7,10 +7,11 @@ by name. References come from outside the exporter: ONNX Runtime on the
 original model (a fixture's NAME.ref.npz) or the reference evaluator
 (`lmopt-interpret --output`) on the exported .mlir.
 
-    check_export.py out.onnx --inputs in.npz --ref ref.npz [--rtol R --atol A]
-                   [--op-counts]
+    check_export.py out.onnx --inputs in.npz --ref ref.npz [--ref ref2.npz]
+                   [--rtol R --atol A] [--op-counts]
 
-Prints one line per output ("NAME: shape 2x12x64, max abs diff D: PASS"),
+Prints one line per output and reference ("NAME: shape 2x12x64, max abs
+diff D: PASS"),
 and with --op-counts the node count of each operator (domain:op) first.
 Exits 1 if the model is invalid or an output does not match.
 """
@@ -28,7 +29,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("model")
     parser.add_argument("--inputs", required=True, help="inputs by name (.npz)")
-    parser.add_argument("--ref", required=True, help="expected outputs (.npz)")
+    parser.add_argument("--ref", required=True, action="append",
+                        help="expected outputs (.npz); repeat to compare "
+                             "with several references in turn")
     parser.add_argument("--rtol", type=float, default=1e-4)
     parser.add_argument("--atol", type=float, default=1e-5)
     parser.add_argument("--op-counts", action="store_true",
@@ -55,8 +58,13 @@ def main() -> int:
     wanted = {i.name for i in session.get_inputs()}
     feeds = {name: value for name, value in feeds.items() if name in wanted}
     outputs = session.run(None, feeds)
-    reference = np.load(args.ref)
+    ok = True
+    for path in args.ref:
+        ok = compare(session, outputs, np.load(path), args) and ok
+    return 0 if ok else 1
 
+
+def compare(session, outputs, reference, args) -> bool:
     ok = True
     for info, value in zip(session.get_outputs(), outputs):
         if info.name not in reference:
@@ -77,7 +85,7 @@ def main() -> int:
         print(f"{info.name}: shape {shape}, max abs diff {worst:.3g}: "
               f"{'PASS' if close else 'FAIL'}")
         ok = ok and close
-    return 0 if ok else 1
+    return ok
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@
 #include "lmopt/Dialect/Lmopt/IR/LmoptOps.h"
 #include "lmopt/Support/ResourceBlob.h"
 
+#include "mlir/Dialect/Quant/IR/Quant.h"
 #include "mlir/Dialect/Quant/IR/QuantTypes.h"
 #include "mlir/IR/BuiltinDialect.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
@@ -191,7 +192,14 @@ FailureOr<std::string> GraphExporter::getName(Value value) {
   auto it = names.find(value);
   if (it != names.end())
     return it->second;
-  auto constant = value.getDefiningOp<ConstantOp>();
+  Operation *owner = value.getDefiningOp();
+  if (owner && isa<quant::StorageCastOp>(owner)) {
+    FailureOr<std::string> name = nameStorageCast(*this, owner);
+    if (succeeded(name))
+      names[value] = *name;
+    return name;
+  }
+  auto constant = dyn_cast_if_present<ConstantOp>(owner);
   if (!constant)
     return emitError(value.getLoc())
            << "value has no ONNX name (used before it is defined)";

@@ -86,7 +86,8 @@ public:
   onnx::GraphProto &getGraph() { return *model.mutable_graph(); }
 
   /// The ONNX name of `value`. A value defined by `lmopt.constant` becomes
-  /// an initializer the first time it is asked for.
+  /// an initializer the first time it is asked for, and a `quant.scast`
+  /// result is named then too.
   FailureOr<std::string> getName(Value value);
   /// Names of `values`; a null value gives "" (an absent optional input).
   FailureOr<SmallVector<std::string>> getNames(ValueRange values);
@@ -191,6 +192,10 @@ struct QuantParams {
 FailureOr<QuantParams> addQuantParams(GraphExporter &ex,
                                       quant::QuantizedType type,
                                       ArrayRef<int64_t> shape, Location loc);
+
+/// The ONNX name of a `quant.scast` result: the integer tensor itself, or
+/// a constant written again with the quantized storage's signedness.
+FailureOr<std::string> nameStorageCast(GraphExporter &ex, Operation *op);
 
 /// DequantizeLinear of the ONNX value `input`, whose MLIR type is the
 /// quantized `type`; returns the float result's name.

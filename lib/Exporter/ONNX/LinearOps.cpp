@@ -6,7 +6,11 @@
 //   - float: MatMul in f32; bf16/f16 operands are Cast to f32 first (exact,
 //     and what ONNX Runtime's CPU provider runs), the result cast back;
 //   - quantized weight: the integer initializer + DequantizeLinear (QDQ);
-//   - static int8 input: DequantizeLinear of the QuantizeLinear'd input.
+//   - static int8 input: DequantizeLinear of the QuantizeLinear'd input;
+//   - dynamic per tensor: DynamicQuantizeLinear + MatMulInteger + scale Mul
+//     (onnxruntime's quantize_dynamic form);
+//   - dynamic per token: the row quantization spelled out (ReduceMax(Abs),
+//     Div, Round, Clip, Cast) + MatMulInteger + row and channel scales.
 // A constant weight stored transposed is written transposed once.
 //
 //===----------------------------------------------------------------------===//
@@ -49,6 +53,13 @@ private:
   FailureOr<std::pair<std::string, RankedTensorType>> weightKN();
   /// The float product input x W, in f32.
   FailureOr<std::string> floatProduct();
+  /// The product with the input quantized at run time (int8 x int8 in
+  /// MatMulInteger, then the scales), in f32.
+  FailureOr<std::string> integerProduct();
+  /// A FLOAT scalar initializer.
+  std::string scalar(StringRef name, float value) {
+    return ex.addFloat(base + "/" + name.str(), value);
+  }
 
   GraphExporter &ex;
   LinearOp op;
@@ -171,8 +182,80 @@ FailureOr<std::string> LinearExporter::floatProduct() {
   return ex.emit("MatMul", {x, w}, loc);
 }
 
+FailureOr<std::string> LinearExporter::integerProduct() {
+  auto weightType = cast<RankedTensorType>(op.getWeight().getType());
+  if (!isa<quant::QuantizedType>(weightType.getElementType()))
+    return op.emitError() << "cannot export a linear that quantizes its input "
+                             "at run time with weight type "
+                          << weightType << ": it needs an integer weight";
+  FailureOr<std::pair<std::string, RankedTensorType>> kn = weightKN();
+  if (failed(kn))
+    return failure();
+  // MatMulInteger takes one zero point per column of [K, N], or one in all.
+  Type knElement = kn->second.getElementType();
+  auto perAxis = dyn_cast<quant::UniformQuantizedPerAxisType>(knElement);
+  if ((perAxis && perAxis.getQuantizedDimension() != 1) ||
+      isa<quant::UniformQuantizedSubChannelType>(knElement))
+    return op.emitError() << "cannot export weight type " << weightType
+                          << " with MatMulInteger: it needs one scale per "
+                             "output channel or one in all";
+  FailureOr<QuantParams> weightParams = addQuantParams(
+      ex, cast<quant::QuantizedType>(knElement), kn->second.getShape(), loc);
+  FailureOr<std::string> x = ex.getName(op.getInput());
+  if (failed(weightParams) || failed(x))
+    return failure();
+  auto toFloat = [&](StringRef name) {
+    return ex.emit("Cast", {name.str()}, loc, [](onnx::NodeProto &node) {
+      setIntAttr(node, "to", onnx::TensorProto::FLOAT);
+    });
+  };
+
+  if (op.getInputQuantization() == InputQuantization::dynamic_per_tensor) {
+    // onnxruntime's quantize_dynamic form.
+    std::string xq = ex.freshName(base + "/x_quantized");
+    std::string xScale = ex.freshName(base + "/x_scale");
+    std::string xZeroPoint = ex.freshName(base + "/x_zero_point");
+    ex.addNode("DynamicQuantizeLinear", {*x}, {xq, xScale, xZeroPoint}, loc);
+    std::string product = ex.emit(
+        "MatMulInteger",
+        {xq, kn->first, xZeroPoint, weightParams->zeroPoint}, loc);
+    std::string scale =
+        ex.emit("Mul", {xScale, weightParams->scale}, loc);
+    return ex.emit("Mul", {toFloat(product), scale}, loc);
+  }
+
+  // dynamic_per_token: each row to i8 with scale max|row| / 127 (1 for a
+  // row of zeros), round half to even, as docs/dialect.md states; the
+  // division and rounding are the same f32 operations the reference does.
+  int64_t rank = cast<RankedTensorType>(op.getInput().getType()).getRank();
+  std::string rowMax = emitReduce(ex, "ReduceMax",
+                                  ex.emit("Abs", {*x}, loc), {rank - 1},
+                                  /*keepdims=*/true, loc);
+  std::string rowScale = ex.emit(
+      "Where",
+      {ex.emit("Equal", {rowMax, scalar("zero", 0.0f)}, loc),
+       scalar("one", 1.0f),
+       ex.emit("Div", {rowMax, scalar("int8_max", 127.0f)}, loc)},
+      loc);
+  std::string rounded =
+      ex.emit("Round", {ex.emit("Div", {*x, rowScale}, loc)}, loc);
+  std::string clipped =
+      ex.emit("Clip",
+              {rounded, scalar("int8_low", -127.0f), scalar("int8_high", 127.0f)},
+              loc);
+  std::string xq = ex.emit("Cast", {clipped}, loc, [](onnx::NodeProto &node) {
+    setIntAttr(node, "to", onnx::TensorProto::INT8);
+  });
+  std::string product = ex.emit(
+      "MatMulInteger", {xq, kn->first, "", weightParams->zeroPoint}, loc);
+  std::string rowScaled = ex.emit("Mul", {toFloat(product), rowScale}, loc);
+  return ex.emit("Mul", {rowScaled, weightParams->scale}, loc);
+}
+
 LogicalResult LinearExporter::run() {
-  FailureOr<std::string> product = floatProduct();
+  FailureOr<std::string> product =
+      op.getInputQuantization() == InputQuantization::none ? floatProduct()
+                                                           : integerProduct();
   if (failed(product))
     return failure();
   std::string y = *product;

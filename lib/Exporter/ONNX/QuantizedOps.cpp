@@ -174,10 +174,8 @@ static LogicalResult exportQDQ(GraphExporter &ex, Operation *op,
   return success();
 }
 
-/// The bits stay; only the ONNX element type may need to change, which a
-/// constant can do by being written with the new type.
-static LogicalResult exportStorageCast(GraphExporter &ex, Operation *op,
-                                       const ExportEntry &) {
+FailureOr<std::string>
+mlir::lmopt::onnx_export::nameStorageCast(GraphExporter &ex, Operation *op) {
   auto cast = llvm::cast<quant::StorageCastOp>(op);
   Type fromType = getElementTypeOrSelf(cast.getInput().getType());
   Type toType = getElementTypeOrSelf(cast.getType());
@@ -185,25 +183,22 @@ static LogicalResult exportStorageCast(GraphExporter &ex, Operation *op,
   FailureOr<DataType> to = getDataType(toType, op->getLoc());
   if (failed(from) || failed(to))
     return failure();
-  if (*from == *to) {
-    FailureOr<std::string> input = ex.getName(cast.getInput());
-    if (failed(input))
-      return failure();
-    ex.setName(cast.getResult(), *input);
-    return success();
-  }
+  if (*from == *to)
+    return ex.getName(cast.getInput());
   auto constant = cast.getInput().getDefiningOp<ConstantOp>();
   if (!constant)
     return op->emitError()
            << "cannot export a storage cast from " << fromType << " to "
            << toType
            << " of a computed value: ONNX has no bit cast between them";
-  FailureOr<std::string> name =
-      ex.addElements(getConstantName(constant),
-                     constant.getValue(), *to, constant.getLoc());
-  if (failed(name))
-    return failure();
-  ex.setName(cast.getResult(), *name);
+  return ex.addElements(getConstantName(constant), constant.getValue(), *to,
+                        constant.getLoc());
+}
+
+/// Named where used (GraphExporter::getName), so that a weight the linear
+/// writes transposed leaves no unused initializer behind.
+static LogicalResult exportStorageCast(GraphExporter &, Operation *,
+                                       const ExportEntry &) {
   return success();
 }
 
