@@ -256,11 +256,6 @@ LogicalResult mlir::lmopt::exportONNXModel(ModuleOp module,
   onnx::OperatorSetIdProto &defaultDomain = *model.add_opset_import();
   defaultDomain.set_domain("");
   defaultDomain.set_version(*opset);
-  for (const auto &domain : ex.getDomains()) {
-    onnx::OperatorSetIdProto &entry = *model.add_opset_import();
-    entry.set_domain(domain.getKey().str());
-    entry.set_version(domain.getValue());
-  }
 
   std::string data;
   if (external)

@@ -342,11 +342,6 @@ FailureOr<std::string> GraphExporter::addElements(StringRef base,
                         std::move(*bytes));
 }
 
-void GraphExporter::requireDomain(StringRef domain, int64_t version) {
-  int64_t &entry = domains[domain];
-  entry = std::max(entry, version);
-}
-
 //===----------------------------------------------------------------------===//
 // Attributes and one-to-one nodes
 //===----------------------------------------------------------------------===//

@@ -125,10 +125,6 @@ public:
   FailureOr<std::string> addElements(StringRef base, ElementsAttr attr,
                                      DataType type, Location loc);
 
-  /// Records that the model imports `domain` (e.g. com.microsoft).
-  void requireDomain(StringRef domain, int64_t version);
-  const llvm::StringMap<int64_t> &getDomains() const { return domains; }
-
   std::string freshName(StringRef base);
 
 private:
@@ -137,7 +133,6 @@ private:
   llvm::DenseMap<Value, std::string> names;
   llvm::StringSet<> usedNames;
   llvm::StringSet<> usedNodeNames;
-  llvm::StringMap<int64_t> domains;
 };
 
 /// The name a location gives a node: the innermost NameLoc's name, else
