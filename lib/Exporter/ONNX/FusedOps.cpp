@@ -27,10 +27,11 @@ std::string mlir::lmopt::onnx_export::emitReduce(GraphExporter &ex,
                                                  bool keepdims, Location loc) {
   bool axesAsInput = onnxType == "ReduceSum" || ex.getOpset() >= 18;
   SmallVector<std::string> inputs = {input.str()};
-  if (axesAsInput)
+  // No axes reduces over every dim.
+  if (axesAsInput && !axes.empty())
     inputs.push_back(ex.addInt64s(getLocName(loc, "reduce") + "/axes", axes));
   return ex.emit(onnxType, inputs, loc, [&](onnx::NodeProto &node) {
-    if (!axesAsInput)
+    if (!axesAsInput && !axes.empty())
       setIntsAttr(node, "axes", axes);
     setIntAttr(node, "keepdims", keepdims);
   });

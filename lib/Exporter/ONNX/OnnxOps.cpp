@@ -32,15 +32,55 @@ static LogicalResult exportCast(GraphExporter &ex, Operation *op,
   });
 }
 
-static LogicalResult exportShape(GraphExporter &ex, Operation *op,
-                                 const ExportEntry &entry) {
-  auto shape = cast<ShapeOp>(op);
+/// Ops whose attributes map to the node's: one template, and per op only
+/// what it sets.
+template <typename OpTy, void (*SetAttrs)(OpTy, onnx::NodeProto &)>
+static LogicalResult exportWithAttrs(GraphExporter &ex, Operation *op,
+                                     const ExportEntry &entry) {
   return exportOneToOne(ex, op, entry.onnxType, [&](onnx::NodeProto &node) {
-    if (shape.getStart() != 0)
-      setIntAttr(node, "start", shape.getStart());
-    if (std::optional<int64_t> end = shape.getEnd())
-      setIntAttr(node, "end", *end);
+    SetAttrs(cast<OpTy>(op), node);
   });
+}
+
+static void setShapeAttrs(ShapeOp shape, onnx::NodeProto &node) {
+  if (shape.getStart() != 0)
+    setIntAttr(node, "start", shape.getStart());
+  if (std::optional<int64_t> end = shape.getEnd())
+    setIntAttr(node, "end", *end);
+}
+
+static void setGemmAttrs(GemmOp gemm, onnx::NodeProto &node) {
+  setFloatAttr(node, "alpha", gemm.getAlpha().convertToFloat());
+  setFloatAttr(node, "beta", gemm.getBeta().convertToFloat());
+  setIntAttr(node, "transA", gemm.getTransA());
+  setIntAttr(node, "transB", gemm.getTransB());
+}
+
+template <typename OpTy>
+static void setAxisAttr(OpTy op, onnx::NodeProto &node) {
+  setIntAttr(node, "axis", static_cast<int64_t>(op.getAxis()));
+}
+
+static void setLayerNormAttrs(LayerNormOp norm, onnx::NodeProto &node) {
+  setIntAttr(node, "axis", static_cast<int64_t>(norm.getAxis()));
+  setFloatAttr(node, "epsilon", norm.getEpsilon().convertToFloat());
+}
+
+static void setGatherNDAttrs(GatherNDOp gather, onnx::NodeProto &node) {
+  setIntAttr(node, "batch_dims", gather.getBatchDims());
+}
+
+static void setReshapeAttrs(ReshapeOp reshape, onnx::NodeProto &node) {
+  if (reshape.getAllowzero())
+    setIntAttr(node, "allowzero", 1);
+}
+
+static void setTransposeAttrs(TransposeOp transpose, onnx::NodeProto &node) {
+  setIntsAttr(node, "perm", transpose.getPerm());
+}
+
+static void setModAttrs(ModOp mod, onnx::NodeProto &node) {
+  setIntAttr(node, "fmod", mod.getFmod());
 }
 
 static LogicalResult exportConstantOfShape(GraphExporter &ex, Operation *op,
@@ -68,83 +108,19 @@ static LogicalResult exportConstantOfShape(GraphExporter &ex, Operation *op,
   });
 }
 
-static LogicalResult exportGemm(GraphExporter &ex, Operation *op,
-                                const ExportEntry &entry) {
-  auto gemm = cast<GemmOp>(op);
-  return exportOneToOne(ex, op, entry.onnxType, [&](onnx::NodeProto &node) {
-    setFloatAttr(node, "alpha", gemm.getAlpha().convertToFloat());
-    setFloatAttr(node, "beta", gemm.getBeta().convertToFloat());
-    setIntAttr(node, "transA", gemm.getTransA());
-    setIntAttr(node, "transB", gemm.getTransB());
-  });
-}
-
-/// ReduceSum takes `axes` as an input from opset 13, the others from 18.
+/// Through emitReduce, which places `axes` as the opset wants.
 template <typename OpTy>
 static LogicalResult exportReduce(GraphExporter &ex, Operation *op,
                                   const ExportEntry &entry) {
   auto reduce = cast<OpTy>(op);
-  ArrayRef<int64_t> axes = reduce.getAxes();
-  bool axesAsInput =
-      std::is_same_v<OpTy, ReduceSumOp> || ex.getOpset() >= 18;
-  SmallVector<std::string> inputs;
   FailureOr<std::string> input = ex.getName(reduce.getInput());
   if (failed(input))
     return failure();
-  inputs.push_back(*input);
-  if (axesAsInput && !axes.empty())
-    inputs.push_back(ex.addInt64s(getLocName(op->getLoc(), "reduce") + "/axes",
-                                  axes));
-  onnx::NodeProto &node =
-      ex.addNode(entry.onnxType, inputs, {ex.defineResult(reduce.getOutput())},
-                 op->getLoc());
-  if (!axesAsInput && !axes.empty())
-    setIntsAttr(node, "axes", axes);
-  setIntAttr(node, "keepdims", reduce.getKeepdims());
+  ex.bindResult(reduce.getOutput(),
+                emitReduce(ex, entry.onnxType, *input, reduce.getAxes(),
+                           reduce.getKeepdims(), op->getLoc()),
+                op->getLoc());
   return success();
-}
-
-template <typename OpTy>
-static LogicalResult exportWithAxis(GraphExporter &ex, Operation *op,
-                                    const ExportEntry &entry) {
-  auto typed = cast<OpTy>(op);
-  return exportOneToOne(ex, op, entry.onnxType, [&](onnx::NodeProto &node) {
-    setIntAttr(node, "axis", typed.getAxis());
-  });
-}
-
-static LogicalResult exportLayerNorm(GraphExporter &ex, Operation *op,
-                                     const ExportEntry &entry) {
-  auto norm = cast<LayerNormOp>(op);
-  return exportOneToOne(ex, op, entry.onnxType, [&](onnx::NodeProto &node) {
-    setIntAttr(node, "axis", norm.getAxis());
-    setFloatAttr(node, "epsilon", norm.getEpsilon().convertToFloat());
-  });
-}
-
-static LogicalResult exportGatherND(GraphExporter &ex, Operation *op,
-                                    const ExportEntry &entry) {
-  auto gather = cast<GatherNDOp>(op);
-  return exportOneToOne(ex, op, entry.onnxType, [&](onnx::NodeProto &node) {
-    setIntAttr(node, "batch_dims", gather.getBatchDims());
-  });
-}
-
-static LogicalResult exportReshape(GraphExporter &ex, Operation *op,
-                                   const ExportEntry &entry) {
-  auto reshape = cast<ReshapeOp>(op);
-  return exportOneToOne(ex, op, entry.onnxType, [&](onnx::NodeProto &node) {
-    if (reshape.getAllowzero())
-      setIntAttr(node, "allowzero", 1);
-  });
-}
-
-static LogicalResult exportTranspose(GraphExporter &ex, Operation *op,
-                                     const ExportEntry &entry) {
-  auto transpose = cast<TransposeOp>(op);
-  return exportOneToOne(ex, op, entry.onnxType, [&](onnx::NodeProto &node) {
-    setIntsAttr(node, "perm", transpose.getPerm());
-  });
 }
 
 static LogicalResult exportSlice(GraphExporter &ex, Operation *op,
@@ -192,14 +168,6 @@ static LogicalResult exportAxesInput(GraphExporter &ex, Operation *op,
   ex.addNode(entry.onnxType, inputs, {ex.defineResult(typed.getOutput())},
              op->getLoc());
   return success();
-}
-
-static LogicalResult exportMod(GraphExporter &ex, Operation *op,
-                               const ExportEntry &entry) {
-  auto mod = cast<ModOp>(op);
-  return exportOneToOne(ex, op, entry.onnxType, [&](onnx::NodeProto &node) {
-    setIntAttr(node, "fmod", mod.getFmod());
-  });
 }
 
 static LogicalResult exportCumSum(GraphExporter &ex, Operation *op,
@@ -267,31 +235,39 @@ SmallVector<ExportEntry> mlir::lmopt::onnx_export::getOnnxOpExporters() {
       {id<SizeOp>(), "Size", exportDirect},
       {id<RangeOp>(), "Range", exportDirect},
       {id<ExpandOp>(), "Expand", exportDirect},
-      {id<GatherOp>(), "Gather", exportWithAxis<GatherOp>},
+      {id<GatherOp>(), "Gather",
+       exportWithAttrs<GatherOp, setAxisAttr<GatherOp>>},
       {id<GatherElementsOp>(), "GatherElements",
-       exportWithAxis<GatherElementsOp>},
-      {id<GatherNDOp>(), "GatherND", exportGatherND},
+       exportWithAttrs<GatherElementsOp, setAxisAttr<GatherElementsOp>>},
+      {id<GatherNDOp>(), "GatherND",
+       exportWithAttrs<GatherNDOp, setGatherNDAttrs>},
       {id<CastOp>(), "Cast", exportCast},
-      {id<ShapeOp>(), "Shape", exportShape},
+      {id<ShapeOp>(), "Shape", exportWithAttrs<ShapeOp, setShapeAttrs>},
       {id<ConstantOfShapeOp>(), "ConstantOfShape", exportConstantOfShape},
-      {id<GemmOp>(), "Gemm", exportGemm},
+      {id<GemmOp>(), "Gemm", exportWithAttrs<GemmOp, setGemmAttrs>},
       // Reductions and normalizations.
       {id<ReduceMeanOp>(), "ReduceMean", exportReduce<ReduceMeanOp>},
       {id<ReduceSumOp>(), "ReduceSum", exportReduce<ReduceSumOp>},
       {id<ReduceMaxOp>(), "ReduceMax", exportReduce<ReduceMaxOp>},
       {id<ReduceMinOp>(), "ReduceMin", exportReduce<ReduceMinOp>},
-      {id<SoftmaxOp>(), "Softmax", exportWithAxis<SoftmaxOp>},
-      {id<LogSoftmaxOp>(), "LogSoftmax", exportWithAxis<LogSoftmaxOp>},
-      {id<LayerNormOp>(), "LayerNormalization", exportLayerNorm},
+      {id<SoftmaxOp>(), "Softmax",
+       exportWithAttrs<SoftmaxOp, setAxisAttr<SoftmaxOp>>},
+      {id<LogSoftmaxOp>(), "LogSoftmax",
+       exportWithAttrs<LogSoftmaxOp, setAxisAttr<LogSoftmaxOp>>},
+      {id<LayerNormOp>(), "LayerNormalization",
+       exportWithAttrs<LayerNormOp, setLayerNormAttrs>},
       // Data movement.
-      {id<ReshapeOp>(), "Reshape", exportReshape},
-      {id<TransposeOp>(), "Transpose", exportTranspose},
+      {id<ReshapeOp>(), "Reshape",
+       exportWithAttrs<ReshapeOp, setReshapeAttrs>},
+      {id<TransposeOp>(), "Transpose",
+       exportWithAttrs<TransposeOp, setTransposeAttrs>},
       {id<SliceOp>(), "Slice", exportSlice},
-      {id<ConcatOp>(), "Concat", exportWithAxis<ConcatOp>},
+      {id<ConcatOp>(), "Concat",
+       exportWithAttrs<ConcatOp, setAxisAttr<ConcatOp>>},
       {id<SplitOp>(), "Split", exportSplit},
       {id<SqueezeOp>(), "Squeeze", exportAxesInput<SqueezeOp>},
       {id<UnsqueezeOp>(), "Unsqueeze", exportAxesInput<UnsqueezeOp>},
-      {id<ModOp>(), "Mod", exportMod},
+      {id<ModOp>(), "Mod", exportWithAttrs<ModOp, setModAttrs>},
       {id<CumSumOp>(), "CumSum", exportCumSum},
       // Integer quantization with run-time parameters.
       {id<DynamicQuantizeLinearOp>(), "DynamicQuantizeLinear", exportDirect},
