@@ -33,6 +33,9 @@ func.func @ok(%x: tensor<2xf32>) -> tensor<2xf32> {
   return %0 : tensor<2xf32>
 }
 
+// RUN: not lmopt-translate --export-onnx %s --onnx-function-name=ok --onnx-opset=24 -o %t/opset.onnx 2>&1 | FileCheck %s --check-prefix=OPSET
+// OPSET: error: cannot write opset 24: the exporter writes opsets 17 to 21
+
 // External data stays in the output's folder.
 // RUN: not lmopt-translate --export-onnx %s --onnx-function-name=ok --external-data=../escape.data -o %t/escape.onnx 2>&1 | FileCheck %s --check-prefix=ESCAPE
 // RUN: not ls %t/escape.onnx %t/../escape.data
@@ -64,3 +67,11 @@ func.func @two_block_axes() -> tensor<4x4xf32> {
 
 // RUN: not lmopt-translate --export-onnx %S/does-not-exist.mlir -o %t/none.onnx 2>&1 | FileCheck %s --check-prefix=NO_INPUT
 // NO_INPUT: error: {{.*}}does-not-exist.mlir
+
+// Attention splits heads with a static head dim.
+// RUN: not lmopt-translate --export-onnx %s --onnx-function-name=dynamic_heads -o %t/dynamic_heads.onnx 2>&1 | FileCheck %s --check-prefix=HEADS
+// HEADS: error: {{.*}}cannot export attention whose query has a dynamic or indivisible last dim ('tensor<2x4x?xf32>', 2 heads)
+func.func @dynamic_heads(%q: tensor<2x4x?xf32>, %k: tensor<2x4x?xf32>, %v: tensor<2x4x?xf32>) -> tensor<2x4x?xf32> {
+  %0 = lmopt.attention %q, %k, %v {num_heads = 2 : i64} : (tensor<2x4x?xf32>, tensor<2x4x?xf32>, tensor<2x4x?xf32>) -> tensor<2x4x?xf32>
+  return %0 : tensor<2x4x?xf32>
+}
