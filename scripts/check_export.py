@@ -8,7 +8,7 @@ original model (a fixture's NAME.ref.npz) or the reference evaluator
 (`lmopt-interpret --output`) on the exported .mlir.
 
     check_export.py out.onnx --inputs in.npz --ref ref.npz [--ref ref2.npz]
-                   [--rtol R --atol A] [--op-counts]
+                   [--rtol R --atol A] [--op-counts] [--ort-optimize]
 
 Prints one line per output and reference ("NAME: shape 2x12x64, max abs
 diff D: PASS"),
@@ -34,6 +34,10 @@ def main() -> int:
                              "with several references in turn")
     parser.add_argument("--rtol", type=float, default=1e-4)
     parser.add_argument("--atol", type=float, default=1e-5)
+    parser.add_argument("--ort-optimize", action="store_true",
+                        help="run with ONNX Runtime's graph optimizations "
+                             "(ORT_ENABLE_ALL) as users do, int4 fusions kept "
+                             "exact (accuracy level 0)")
     parser.add_argument("--op-counts", action="store_true",
                         help="print how many nodes each operator has")
     args = parser.parse_args()
@@ -49,8 +53,19 @@ def main() -> int:
             print(f"op {name}: {count}")
 
     options = ort.SessionOptions()
-    # Run the graph as written, as the fixtures' references were produced.
-    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    if args.ort_optimize:
+        options.graph_optimization_level = \
+            ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        # DequantizeLinear(int4) + MatMul fuses into MatMulNBits, which by
+        # default quantizes its input to int8 (level 4): an approximation
+        # of ONNX Runtime's own choosing, not the model's semantics.
+        options.add_session_config_entry(
+            "session.qdq_matmulnbits_accuracy_level", "0")
+    else:
+        # Run the graph as written, as the fixtures' references were
+        # produced.
+        options.graph_optimization_level = \
+            ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     options.intra_op_num_threads = 1
     session = ort.InferenceSession(args.model, options,
                                    providers=["CPUExecutionProvider"])
