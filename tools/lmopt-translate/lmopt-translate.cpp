@@ -54,8 +54,8 @@ static llvm::cl::opt<std::string> externalData(
 
 static llvm::cl::opt<int64_t> onnxOpset(
     "onnx-opset",
-    llvm::cl::desc("With --export-onnx: the lowest opset to write (17 or "
-                   "more; raised where an op needs it)"),
+    llvm::cl::desc("With --export-onnx: the lowest opset to write (17 to "
+                   "21; raised where an op needs it)"),
     llvm::cl::init(17));
 
 static FailureOr<lmopt::ImportOptions> getImportOptions(MLIRContext *ctx) {

@@ -91,8 +91,8 @@ static FailureOr<int64_t> checkOps(func::FuncOp func, int64_t minOpset) {
       continue;
     }
     opset = std::max(opset, entry->minOpset);
-    for (Type type : llvm::concat<const Type>(op.getOperandTypes(),
-                                              op.getResultTypes()))
+    for (Type type :
+         llvm::concat<const Type>(op.getOperandTypes(), op.getResultTypes()))
       if (needsOpset21(type))
         opset = std::max<int64_t>(opset, 21);
   }
@@ -113,8 +113,7 @@ static int64_t getIRVersion(int64_t opset) {
 }
 
 static LogicalResult setValueInfo(onnx::ValueInfoProto &info, StringRef name,
-                                  Type type, bool symbolicDims,
-                                  Location loc) {
+                                  Type type, bool symbolicDims, Location loc) {
   info.set_name(name.str());
   auto tensorType = dyn_cast<RankedTensorType>(type);
   if (!tensorType)
@@ -247,8 +246,7 @@ LogicalResult mlir::lmopt::exportONNXModel(ModuleOp module,
   }
   if (options.minOpset > kMaxOpset)
     return emitError(loc) << "cannot write opset " << options.minOpset
-                          << ": the exporter writes opsets 17 to "
-                          << kMaxOpset;
+                          << ": the exporter writes opsets 17 to " << kMaxOpset;
   FailureOr<func::FuncOp> func = findFunction(module, options.functionName);
   if (failed(func))
     return failure();
@@ -268,8 +266,7 @@ LogicalResult mlir::lmopt::exportONNXModel(ModuleOp module,
 
   std::string data;
   if (external)
-    data = moveToExternalData(*model.mutable_graph(),
-                              options.externalDataFile,
+    data = moveToExternalData(*model.mutable_graph(), options.externalDataFile,
                               options.externalDataThreshold);
   size_t size = model.ByteSizeLong();
   if (size > static_cast<size_t>(INT_MAX))

@@ -68,8 +68,7 @@ FailureOr<std::string> mlir::lmopt::onnx_export::emitGelu(GraphExporter &ex,
         constant("sqrt_2_over_pi", std::sqrt(2.0 / M_PI));
     if (failed(coefficient) || failed(sqrt2OverPi))
       return failure();
-    std::string cube =
-        ex.emit("Mul", {ex.emit("Mul", {x, x}, loc), x}, loc);
+    std::string cube = ex.emit("Mul", {ex.emit("Mul", {x, x}, loc), x}, loc);
     std::string sum =
         ex.emit("Add", {x, ex.emit("Mul", {cube, *coefficient}, loc)}, loc);
     inner = ex.emit("Tanh", {ex.emit("Mul", {sum, *sqrt2OverPi}, loc)}, loc);
@@ -103,9 +102,9 @@ static LogicalResult exportSkipLayerNorm(GraphExporter &ex, Operation *op,
     return failure();
   std::string sum = ex.defineResult(norm.getSum());
   ex.addNode("Add", {(*inputs)[0], (*inputs)[1]}, {sum}, op->getLoc());
-  onnx::NodeProto &node = ex.addNode(
-      "LayerNormalization", {sum, (*inputs)[2], (*inputs)[3]},
-      {ex.defineResult(norm.getOutput())}, op->getLoc());
+  onnx::NodeProto &node =
+      ex.addNode("LayerNormalization", {sum, (*inputs)[2], (*inputs)[3]},
+                 {ex.defineResult(norm.getOutput())}, op->getLoc());
   setIntAttr(node, "axis", -1);
   setFloatAttr(node, "epsilon", norm.getEpsilon().convertToFloat());
   return success();
@@ -122,18 +121,17 @@ static LogicalResult exportRmsNorm(GraphExporter &ex, Operation *op,
     axis += rank;
   FailureOr<SmallVector<std::string>> inputs =
       ex.getNames({norm.getInput(), norm.getScale()});
-  FailureOr<std::string> epsilon =
-      ex.addFloatScalar(getLocName(loc, "rms_norm") + "/epsilon",
-                        type.getElementType(),
-                        norm.getEpsilon().convertToDouble(), loc);
+  FailureOr<std::string> epsilon = ex.addFloatScalar(
+      getLocName(loc, "rms_norm") + "/epsilon", type.getElementType(),
+      norm.getEpsilon().convertToDouble(), loc);
   if (failed(inputs) || failed(epsilon))
     return failure();
   // x / sqrt(mean(x^2 over [axis, rank)) + epsilon) * scale
   std::string x = (*inputs)[0];
   SmallVector<int64_t> axes = llvm::to_vector(llvm::seq<int64_t>(axis, rank));
-  std::string meanSquare = emitReduce(ex, "ReduceMean",
-                                      ex.emit("Mul", {x, x}, loc), axes,
-                                      /*keepdims=*/true, loc);
+  std::string meanSquare =
+      emitReduce(ex, "ReduceMean", ex.emit("Mul", {x, x}, loc), axes,
+                 /*keepdims=*/true, loc);
   std::string rms =
       ex.emit("Sqrt", {ex.emit("Add", {meanSquare, *epsilon}, loc)}, loc);
   ex.addNode("Mul", {ex.emit("Div", {x, rms}, loc), (*inputs)[1]},
@@ -149,15 +147,15 @@ static LogicalResult exportDropout(GraphExporter &ex, Operation *op,
   if (failed(input))
     return failure();
   std::string base = getLocName(loc, "dropout");
-  std::string ratio = ex.addFloat(base + "/ratio",
-                                  dropout.getRatio().convertToFloat());
+  std::string ratio =
+      ex.addFloat(base + "/ratio", dropout.getRatio().convertToFloat());
   std::string training =
       ex.addInitializer(base + "/training_mode", onnx::TensorProto::BOOL, {},
                         std::string(1, dropout.getTraining() ? 1 : 0));
-  onnx::NodeProto &node = ex.addNode(
-      "Dropout", {*input, ratio, training},
-      {ex.defineResult(dropout.getOutput()), ex.defineResult(dropout.getMask())},
-      loc);
+  onnx::NodeProto &node = ex.addNode("Dropout", {*input, ratio, training},
+                                     {ex.defineResult(dropout.getOutput()),
+                                      ex.defineResult(dropout.getMask())},
+                                     loc);
   if (std::optional<int64_t> seed = dropout.getSeed())
     setIntAttr(node, "seed", *seed);
   return success();
@@ -182,14 +180,15 @@ private:
     return ex.addInt64s(base + "/" + name.str(), values);
   }
   std::string transpose(StringRef input, ArrayRef<int64_t> perm) {
-    return ex.emit("Transpose", {input.str()}, loc,
-                   [&](onnx::NodeProto &node) { setIntsAttr(node, "perm", perm); });
+    return ex.emit("Transpose", {input.str()}, loc, [&](onnx::NodeProto &node) {
+      setIntsAttr(node, "perm", perm);
+    });
   }
   /// [B, S, H*D] -> [B, H, S, D], or [B, H, D, S] for keys.
   std::string splitHeads(StringRef input, bool keys) {
     std::string split = ex.emit(
-        "Reshape", {input.str(), shapeConstant("heads_shape",
-                                               {0, 0, numHeads, headDim})},
+        "Reshape",
+        {input.str(), shapeConstant("heads_shape", {0, 0, numHeads, headDim})},
         loc);
     return transpose(split, keys ? ArrayRef<int64_t>{0, 2, 3, 1}
                                  : ArrayRef<int64_t>{0, 2, 1, 3});
@@ -216,14 +215,13 @@ std::string AttentionExporter::causalKeep(StringRef scores) {
   std::string queries = dim(2), keys = dim(3);
   std::string zero = ex.addInt64s(base + "/zero", {0}, true);
   std::string one = ex.addInt64s(base + "/one", {1}, true);
-  std::string queryIndex = ex.emit(
-      "Unsqueeze",
-      {ex.emit("Range", {zero, queries, one}, loc),
-       ex.addInt64s(base + "/last_axis", {1})},
-      loc);
+  std::string queryIndex = ex.emit("Unsqueeze",
+                                   {ex.emit("Range", {zero, queries, one}, loc),
+                                    ex.addInt64s(base + "/last_axis", {1})},
+                                   loc);
   std::string keyIndex = ex.emit("Range", {zero, keys, one}, loc);
-  std::string limit = ex.emit(
-      "Add", {queryIndex, ex.emit("Sub", {keys, queries}, loc)}, loc);
+  std::string limit =
+      ex.emit("Add", {queryIndex, ex.emit("Sub", {keys, queries}, loc)}, loc);
   return ex.emit("LessOrEqual", {keyIndex, limit}, loc);
 }
 
@@ -237,8 +235,8 @@ LogicalResult AttentionExporter::run() {
                              "a dynamic or indivisible last dim ("
                           << queryType << ", " << numHeads << " heads)";
   headDim = hidden / numHeads;
-  FailureOr<SmallVector<std::string>> inputs = ex.getNames(
-      {op.getQuery(), op.getKey(), op.getValue(), op.getMask()});
+  FailureOr<SmallVector<std::string>> inputs =
+      ex.getNames({op.getQuery(), op.getKey(), op.getValue(), op.getMask()});
   if (failed(inputs))
     return failure();
   std::string query = splitHeads((*inputs)[0], /*keys=*/false);
@@ -282,26 +280,25 @@ LogicalResult AttentionExporter::run() {
                  : APFloat::getLargest(floatType.getFloatSemantics(),
                                        /*Negative=*/true)
                        .convertToDouble();
-    FailureOr<std::string> fill =
-        ex.addFloatScalar(base + "/hidden_score", elementType, hiddenScore, loc);
+    FailureOr<std::string> fill = ex.addFloatScalar(
+        base + "/hidden_score", elementType, hiddenScore, loc);
     if (failed(fill))
       return failure();
     scores = ex.emit("Where", {*keep, scores, *fill}, loc);
   }
-  std::string probs = ex.emit("Softmax", {scores}, loc,
-                              [](onnx::NodeProto &node) {
-                                setIntAttr(node, "axis", -1);
-                              });
+  std::string probs =
+      ex.emit("Softmax", {scores}, loc,
+              [](onnx::NodeProto &node) { setIntAttr(node, "axis", -1); });
   if (zeroRows) {
     FailureOr<std::string> zero =
         ex.addFloatScalar(base + "/zero_prob", elementType, 0.0, loc);
     if (failed(zero))
       return failure();
-    probs = ex.emit("Where",
-                    {ex.emit("IsNaN", {probs}, loc), *zero, probs}, loc);
+    probs =
+        ex.emit("Where", {ex.emit("IsNaN", {probs}, loc), *zero, probs}, loc);
   }
-  std::string context = transpose(ex.emit("MatMul", {probs, value}, loc),
-                                  {0, 2, 1, 3});
+  std::string context =
+      transpose(ex.emit("MatMul", {probs, value}, loc), {0, 2, 1, 3});
   ex.addNode("Reshape",
              {context, shapeConstant("merged_shape", {0, 0, hidden})},
              {ex.defineResult(op.getOutput())}, loc);

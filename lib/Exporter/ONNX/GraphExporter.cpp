@@ -91,9 +91,9 @@ FailureOr<std::string> mlir::lmopt::onnx_export::getRawData(ElementsAttr attr,
     if (failed(blob))
       return failure();
     if (blob->size() != numElements * elementBytes)
-      return emitError(loc) << "constant blob has " << blob->size()
-                            << " bytes, but its type " << type << " needs "
-                            << numElements * elementBytes;
+      return emitError(loc)
+             << "constant blob has " << blob->size() << " bytes, but its type "
+             << type << " needs " << numElements * elementBytes;
     bytes.assign(blob->begin(), blob->end());
   } else if (auto dense = dyn_cast<DenseElementsAttr>(attr)) {
     if (bits % 8 == 0) {
@@ -120,8 +120,7 @@ FailureOr<std::string> mlir::lmopt::onnx_export::getRawData(ElementsAttr attr,
 }
 
 std::string mlir::lmopt::onnx_export::transposeBytes(StringRef data,
-                                                     int64_t rows,
-                                                     int64_t cols,
+                                                     int64_t rows, int64_t cols,
                                                      size_t elementBytes) {
   std::string result(data.size(), '\0');
   for (int64_t r = 0; r < rows; ++r)
@@ -179,8 +178,8 @@ std::string GraphExporter::defineResult(Value result) {
   if (it != names.end())
     return it->second;
   Operation *owner = result.getDefiningOp();
-  std::string base = getLocName(owner->getLoc(),
-                                owner->getName().stripDialect());
+  std::string base =
+      getLocName(owner->getLoc(), owner->getName().stripDialect());
   if (owner->getNumResults() > 1)
     base += "_" + std::to_string(cast<OpResult>(result).getResultNumber());
   std::string name = freshName(base);
@@ -207,9 +206,8 @@ FailureOr<std::string> GraphExporter::getName(Value value) {
       getDataType(constant.getType().getElementType(), constant.getLoc());
   if (failed(type))
     return failure();
-  FailureOr<std::string> name =
-      addElements(getConstantName(constant), constant.getValue(), *type,
-                  constant.getLoc());
+  FailureOr<std::string> name = addElements(
+      getConstantName(constant), constant.getValue(), *type, constant.getLoc());
   if (failed(name))
     return failure();
   names[value] = *name;
@@ -239,8 +237,8 @@ onnx::NodeProto &GraphExporter::addNode(StringRef opType,
   std::string base = getLocName(loc, opType);
   if (!usedNodeNames.insert(base).second) {
     for (unsigned i = 1;; ++i) {
-      std::string candidate = base + "/" + opType.str() + "_" +
-                              std::to_string(i);
+      std::string candidate =
+          base + "/" + opType.str() + "_" + std::to_string(i);
       if (usedNodeNames.insert(candidate).second) {
         base = candidate;
         break;
@@ -273,8 +271,7 @@ std::string GraphExporter::emit(StringRef opType, ArrayRef<std::string> inputs,
   return output;
 }
 
-void GraphExporter::bindResult(Value result, StringRef produced,
-                               Location loc) {
+void GraphExporter::bindResult(Value result, StringRef produced, Location loc) {
   onnx::GraphProto &graph = getGraph();
   bool renamable = graph.node_size() > 0 &&
                    graph.node(graph.node_size() - 1).output_size() == 1 &&
@@ -285,7 +282,8 @@ void GraphExporter::bindResult(Value result, StringRef produced,
   }
   // `produced` was fresh and is used by nothing yet; give the name back.
   usedNames.erase(produced);
-  graph.mutable_node(graph.node_size() - 1)->set_output(0, defineResult(result));
+  graph.mutable_node(graph.node_size() - 1)
+      ->set_output(0, defineResult(result));
 }
 
 std::string GraphExporter::addInitializer(StringRef base, DataType type,
@@ -308,8 +306,7 @@ std::string GraphExporter::addInt64s(StringRef base, ArrayRef<int64_t> values,
   SmallVector<int64_t> dims;
   if (!scalar)
     dims.push_back(values.size());
-  return addInitializer(base, onnx::TensorProto::INT64, dims,
-                        std::move(bytes));
+  return addInitializer(base, onnx::TensorProto::INT64, dims, std::move(bytes));
 }
 
 std::string GraphExporter::addFloat(StringRef base, float value) {
@@ -333,8 +330,7 @@ FailureOr<std::string> GraphExporter::addFloatScalar(StringRef base, Type type,
 
 FailureOr<std::string> GraphExporter::addElements(StringRef base,
                                                   ElementsAttr attr,
-                                                  DataType type,
-                                                  Location loc) {
+                                                  DataType type, Location loc) {
   FailureOr<std::string> bytes = getRawData(attr, loc);
   if (failed(bytes))
     return failure();
@@ -354,8 +350,8 @@ static onnx::AttributeProto &addAttr(onnx::NodeProto &node, StringRef name,
   return attr;
 }
 
-void mlir::lmopt::onnx_export::setIntAttr(onnx::NodeProto &node,
-                                          StringRef name, int64_t value) {
+void mlir::lmopt::onnx_export::setIntAttr(onnx::NodeProto &node, StringRef name,
+                                          int64_t value) {
   addAttr(node, name, onnx::AttributeProto::INT).set_i(value);
 }
 

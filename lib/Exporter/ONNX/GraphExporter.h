@@ -103,8 +103,7 @@ public:
                            ArrayRef<std::string> outputs, Location loc,
                            StringRef domain = "");
   /// Adds a node with one fresh output and returns the output's name.
-  std::string emit(StringRef opType, ArrayRef<std::string> inputs,
-                   Location loc,
+  std::string emit(StringRef opType, ArrayRef<std::string> inputs, Location loc,
                    function_ref<void(onnx::NodeProto &)> setAttrs = nullptr,
                    StringRef domain = "");
 
@@ -119,8 +118,8 @@ public:
                         bool scalar = false);
   std::string addFloat(StringRef base, float value);
   /// A scalar of `type` (FLOAT, FLOAT16, BFLOAT16, DOUBLE) holding `value`.
-  FailureOr<std::string> addFloatScalar(StringRef base, Type type,
-                                        double value, Location loc);
+  FailureOr<std::string> addFloatScalar(StringRef base, Type type, double value,
+                                        Location loc);
   /// An initializer holding `attr`'s contents with element type `type`.
   FailureOr<std::string> addElements(StringRef base, ElementsAttr attr,
                                      DataType type, Location loc);
@@ -199,8 +198,8 @@ FailureOr<std::string> emitDequantize(GraphExporter &ex, StringRef input,
 
 /// GELU of `input` (of float type `type`): the Gelu operator from opset
 /// 20, else its Erf or Tanh formula (FusedOps.cpp).
-FailureOr<std::string> emitGelu(GraphExporter &ex, StringRef input,
-                                Type type, bool tanh, Location loc);
+FailureOr<std::string> emitGelu(GraphExporter &ex, StringRef input, Type type,
+                                bool tanh, Location loc);
 
 /// A reduction over `axes`, with `axes` an attribute or an input as the
 /// opset wants.

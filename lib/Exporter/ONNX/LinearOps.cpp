@@ -85,8 +85,7 @@ static RankedTensorType getTransposedType(RankedTensorType type) {
   return RankedTensorType::get(shape, elementType);
 }
 
-FailureOr<std::pair<std::string, RankedTensorType>>
-LinearExporter::weightKN() {
+FailureOr<std::pair<std::string, RankedTensorType>> LinearExporter::weightKN() {
   Value weight = op.getWeight();
   auto type = cast<RankedTensorType>(weight.getType());
   if (!op.getTransposeWeight()) {
@@ -124,8 +123,7 @@ LinearExporter::weightKN() {
     return failure();
   int64_t rows = type.getDimSize(0), cols = type.getDimSize(1);
   std::string name =
-      ex.addInitializer(getConstantName(constant) + "_t", *code,
-                        {cols, rows},
+      ex.addInitializer(getConstantName(constant) + "_t", *code, {cols, rows},
                         transposeBytes(*bytes, rows, cols, bits / 8));
   return std::make_pair(name, transposedType);
 }
@@ -149,8 +147,7 @@ FailureOr<std::string> LinearExporter::floatProduct() {
 
   std::string w;
   auto quantized = dyn_cast<quant::QuantizedType>(weightType.getElementType());
-  if (quantized &&
-      isa<quant::UniformQuantizedSubChannelType>(quantized) &&
+  if (quantized && isa<quant::UniformQuantizedSubChannelType>(quantized) &&
       op.getTransposeWeight()) {
     // Blocks follow the stored layout: dequantize, then transpose.
     FailureOr<std::string> stored = ex.getName(op.getWeight());
@@ -160,8 +157,9 @@ FailureOr<std::string> LinearExporter::floatProduct() {
         emitDequantize(ex, *stored, weightType, loc);
     if (failed(dequantized))
       return failure();
-    w = ex.emit("Transpose", {toF32(*dequantized, quantized.getExpressedType())},
-                loc, [](onnx::NodeProto &node) {
+    w = ex.emit("Transpose",
+                {toF32(*dequantized, quantized.getExpressedType())}, loc,
+                [](onnx::NodeProto &node) {
                   setIntsAttr(node, "perm", {1, 0});
                 });
   } else {
@@ -216,11 +214,10 @@ FailureOr<std::string> LinearExporter::integerProduct() {
     std::string xScale = ex.freshName(base + "/x_scale");
     std::string xZeroPoint = ex.freshName(base + "/x_zero_point");
     ex.addNode("DynamicQuantizeLinear", {*x}, {xq, xScale, xZeroPoint}, loc);
-    std::string product = ex.emit(
-        "MatMulInteger",
-        {xq, kn->first, xZeroPoint, weightParams->zeroPoint}, loc);
-    std::string scale =
-        ex.emit("Mul", {xScale, weightParams->scale}, loc);
+    std::string product =
+        ex.emit("MatMulInteger",
+                {xq, kn->first, xZeroPoint, weightParams->zeroPoint}, loc);
+    std::string scale = ex.emit("Mul", {xScale, weightParams->scale}, loc);
     return ex.emit("Mul", {toFloat(product), scale}, loc);
   }
 
@@ -228,21 +225,20 @@ FailureOr<std::string> LinearExporter::integerProduct() {
   // row of zeros), round half to even, as docs/dialect.md states; the
   // division and rounding are the same f32 operations the reference does.
   int64_t rank = cast<RankedTensorType>(op.getInput().getType()).getRank();
-  std::string rowMax = emitReduce(ex, "ReduceMax",
-                                  ex.emit("Abs", {*x}, loc), {rank - 1},
-                                  /*keepdims=*/true, loc);
-  std::string rowScale = ex.emit(
-      "Where",
-      {ex.emit("Equal", {rowMax, scalar("zero", 0.0f)}, loc),
-       scalar("one", 1.0f),
-       ex.emit("Div", {rowMax, scalar("int8_max", 127.0f)}, loc)},
-      loc);
+  std::string rowMax =
+      emitReduce(ex, "ReduceMax", ex.emit("Abs", {*x}, loc), {rank - 1},
+                 /*keepdims=*/true, loc);
+  std::string rowScale =
+      ex.emit("Where",
+              {ex.emit("Equal", {rowMax, scalar("zero", 0.0f)}, loc),
+               scalar("one", 1.0f),
+               ex.emit("Div", {rowMax, scalar("int8_max", 127.0f)}, loc)},
+              loc);
   std::string rounded =
       ex.emit("Round", {ex.emit("Div", {*x, rowScale}, loc)}, loc);
-  std::string clipped =
-      ex.emit("Clip",
-              {rounded, scalar("int8_low", -127.0f), scalar("int8_high", 127.0f)},
-              loc);
+  std::string clipped = ex.emit(
+      "Clip",
+      {rounded, scalar("int8_low", -127.0f), scalar("int8_high", 127.0f)}, loc);
   std::string xq = ex.emit("Cast", {clipped}, loc, [](onnx::NodeProto &node) {
     setIntAttr(node, "to", onnx::TensorProto::INT8);
   });

@@ -142,8 +142,8 @@ static LogicalResult exportSplit(GraphExporter &ex, Operation *op,
   FailureOr<std::string> input = ex.getName(split.getInput());
   if (failed(input))
     return failure();
-  std::string sizes = ex.addInt64s(
-      getLocName(op->getLoc(), "split") + "/split", split.getSplitSizes());
+  std::string sizes = ex.addInt64s(getLocName(op->getLoc(), "split") + "/split",
+                                   split.getSplitSizes());
   SmallVector<std::string> outputs;
   for (Value result : split.getOutputs())
     outputs.push_back(ex.defineResult(result));
@@ -163,8 +163,8 @@ static LogicalResult exportAxesInput(GraphExporter &ex, Operation *op,
     return failure();
   SmallVector<std::string> inputs = {*input};
   if (!typed.getAxes().empty())
-    inputs.push_back(ex.addInt64s(
-        getLocName(op->getLoc(), "squeeze") + "/axes", typed.getAxes()));
+    inputs.push_back(ex.addInt64s(getLocName(op->getLoc(), "squeeze") + "/axes",
+                                  typed.getAxes()));
   ex.addNode(entry.onnxType, inputs, {ex.defineResult(typed.getOutput())},
              op->getLoc());
   return success();
@@ -257,8 +257,7 @@ SmallVector<ExportEntry> mlir::lmopt::onnx_export::getOnnxOpExporters() {
       {id<LayerNormOp>(), "LayerNormalization",
        exportWithAttrs<LayerNormOp, setLayerNormAttrs>},
       // Data movement.
-      {id<ReshapeOp>(), "Reshape",
-       exportWithAttrs<ReshapeOp, setReshapeAttrs>},
+      {id<ReshapeOp>(), "Reshape", exportWithAttrs<ReshapeOp, setReshapeAttrs>},
       {id<TransposeOp>(), "Transpose",
        exportWithAttrs<TransposeOp, setTransposeAttrs>},
       {id<SliceOp>(), "Slice", exportSlice},

@@ -41,24 +41,24 @@ addParamTensors(GraphExporter &ex, quant::QuantizedType type,
   SmallVector<Attribute> scaleAttrs;
   for (double scale : scales)
     scaleAttrs.push_back(FloatAttr::get(expressed, scale));
-  auto storage = IntegerType::get(type.getContext(),
-                                  type.getStorageTypeIntegralWidth());
+  auto storage =
+      IntegerType::get(type.getContext(), type.getStorageTypeIntegralWidth());
   SmallVector<APInt> zeroPointValues;
   for (int64_t zeroPoint : zeroPoints)
-    zeroPointValues.push_back(
-        APInt(storage.getWidth(), zeroPoint, /*isSigned=*/true,
-              /*implicitTrunc=*/true));
+    zeroPointValues.push_back(APInt(storage.getWidth(), zeroPoint,
+                                    /*isSigned=*/true,
+                                    /*implicitTrunc=*/true));
   std::string base = getLocName(loc, "q");
   FailureOr<DataType> scaleCode = getDataType(expressed, loc);
   FailureOr<DataType> zeroPointCode = getDataType(type, loc);
   if (failed(scaleCode) || failed(zeroPointCode))
     return failure();
   QuantParams params;
-  FailureOr<std::string> scale = ex.addElements(
-      base + "/scale",
-      DenseElementsAttr::get(RankedTensorType::get(shape, expressed),
-                             scaleAttrs),
-      *scaleCode, loc);
+  FailureOr<std::string> scale =
+      ex.addElements(base + "/scale",
+                     DenseElementsAttr::get(
+                         RankedTensorType::get(shape, expressed), scaleAttrs),
+                     *scaleCode, loc);
   FailureOr<std::string> zeroPoint = ex.addElements(
       base + "/zero_point",
       DenseElementsAttr::get(RankedTensorType::get(shape, storage),
@@ -71,11 +71,9 @@ addParamTensors(GraphExporter &ex, quant::QuantizedType type,
   return params;
 }
 
-FailureOr<QuantParams>
-mlir::lmopt::onnx_export::addQuantParams(GraphExporter &ex,
-                                         quant::QuantizedType type,
-                                         ArrayRef<int64_t> shape,
-                                         Location loc) {
+FailureOr<QuantParams> mlir::lmopt::onnx_export::addQuantParams(
+    GraphExporter &ex, quant::QuantizedType type, ArrayRef<int64_t> shape,
+    Location loc) {
   if (auto perTensor = dyn_cast<quant::UniformQuantizedType>(type))
     return addParamTensors(ex, type, {perTensor.getScale()},
                            {perTensor.getZeroPoint()}, {}, loc);
@@ -101,9 +99,9 @@ mlir::lmopt::onnx_export::addQuantParams(GraphExporter &ex,
     if (size == 1)
       continue;
     if (axis)
-      return emitError(loc) << "quantized type " << type
-                            << " has blocks along dims " << *axis << " and "
-                            << dim << "; ONNX blocks along one axis only";
+      return emitError(loc)
+             << "quantized type " << type << " has blocks along dims " << *axis
+             << " and " << dim << "; ONNX blocks along one axis only";
     axis = dim;
     blockSize = size;
   }
@@ -126,8 +124,8 @@ mlir::lmopt::onnx_export::addQuantParams(GraphExporter &ex,
   SmallVector<int64_t> zeroPointValues;
   for (const APInt &zeroPoint : blocked.getZeroPoints().getValues<APInt>())
     zeroPointValues.push_back(zeroPoint.getSExtValue());
-  FailureOr<QuantParams> params = addParamTensors(
-      ex, type, scaleValues, zeroPointValues, scaleShape, loc);
+  FailureOr<QuantParams> params =
+      addParamTensors(ex, type, scaleValues, zeroPointValues, scaleShape, loc);
   if (succeeded(params)) {
     params->axis = axis.value_or(0);
     params->blockSize = blockSize;
@@ -155,8 +153,8 @@ static LogicalResult exportQDQ(GraphExporter &ex, Operation *op,
   auto typed = cast<OpTy>(op);
   auto quantizedType = cast<RankedTensorType>(
       IsQuantize ? typed.getOutput().getType() : typed.getInput().getType());
-  auto quantized = dyn_cast<quant::QuantizedType>(
-      quantizedType.getElementType());
+  auto quantized =
+      dyn_cast<quant::QuantizedType>(quantizedType.getElementType());
   if (!quantized)
     return op->emitError() << "expected a quantized element type, got "
                            << quantizedType;
@@ -167,9 +165,9 @@ static LogicalResult exportQDQ(GraphExporter &ex, Operation *op,
       addQuantParams(ex, quantized, quantizedType.getShape(), op->getLoc());
   if (failed(params))
     return failure();
-  onnx::NodeProto &node = ex.addNode(
-      entry.onnxType, {*input, params->scale, params->zeroPoint},
-      {ex.defineResult(typed.getOutput())}, op->getLoc());
+  onnx::NodeProto &node =
+      ex.addNode(entry.onnxType, {*input, params->scale, params->zeroPoint},
+                 {ex.defineResult(typed.getOutput())}, op->getLoc());
   params->setAttrs(node);
   return success();
 }
@@ -207,8 +205,7 @@ template <typename OpTy> static TypeID id() { return TypeID::get<OpTy>(); }
 SmallVector<ExportEntry> mlir::lmopt::onnx_export::getQuantizedOpExporters() {
   return {
       {id<QuantizeOp>(), "QuantizeLinear", exportQDQ<QuantizeOp, true>},
-      {id<DequantizeOp>(), "DequantizeLinear",
-       exportQDQ<DequantizeOp, false>},
+      {id<DequantizeOp>(), "DequantizeLinear", exportQDQ<DequantizeOp, false>},
       {id<quant::StorageCastOp>(), "", exportStorageCast},
   };
 }
