@@ -63,7 +63,7 @@ FailureOr<DataType> mlir::lmopt::onnx_export::getDataType(Type type,
 
 /// One value per byte (the in-memory layout of 4-bit attributes) to ONNX's
 /// packing: two per byte, low nibble first.
-static std::string packNibbles(ArrayRef<uint8_t> values) {
+std::string mlir::lmopt::onnx_export::packNibbles(StringRef values) {
   std::string packed((values.size() + 1) / 2, '\0');
   for (size_t i = 0; i < values.size(); ++i)
     packed[i / 2] |= static_cast<char>((values[i] & 0xF) << (4 * (i % 2)));
@@ -71,7 +71,8 @@ static std::string packNibbles(ArrayRef<uint8_t> values) {
 }
 
 FailureOr<std::string> mlir::lmopt::onnx_export::getRawData(ElementsAttr attr,
-                                                            Location loc) {
+                                                            Location loc,
+                                                            bool pack4Bit) {
   auto type = cast<ShapedType>(attr.getType());
   Type elementType = type.getElementType();
   if (!elementType.isIntOrFloat())
@@ -113,9 +114,8 @@ FailureOr<std::string> mlir::lmopt::onnx_export::getRawData(ElementsAttr attr,
     return emitError(loc) << "constant attribute " << attr
                           << " cannot be written as ONNX raw data";
   }
-  if (bits == 4)
-    return packNibbles(ArrayRef<uint8_t>(
-        reinterpret_cast<const uint8_t *>(bytes.data()), bytes.size()));
+  if (bits == 4 && pack4Bit)
+    return packNibbles(bytes);
   return bytes;
 }
 

@@ -39,8 +39,13 @@ using DataType = onnx::TensorProto::DataType;
 FailureOr<DataType> getDataType(Type type, Location loc);
 
 /// Little-endian bytes of `attr` as ONNX `raw_data` wants them (4-bit types
-/// packed two per byte, low nibble first), or an error at `loc`.
-FailureOr<std::string> getRawData(ElementsAttr attr, Location loc);
+/// packed two per byte, low nibble first, unless `pack4Bit` is false: then
+/// one per byte, as MLIR holds them), or an error at `loc`.
+FailureOr<std::string> getRawData(ElementsAttr attr, Location loc,
+                                  bool pack4Bit = true);
+
+/// 4-bit values, one per byte, packed two per byte, low nibble first.
+std::string packNibbles(StringRef values);
 
 /// `data` (row-major, `rows` x `cols` elements of `elementBytes` bytes)
 /// transposed.

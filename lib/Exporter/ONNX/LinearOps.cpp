@@ -69,20 +69,58 @@ private:
 };
 } // namespace
 
-/// `type` ([N, K]) as the type of its transpose, or null when its
-/// quantization parameters cannot follow (blocks).
+/// A 2-D `attr` transposed.
+static DenseElementsAttr transpose2D(DenseElementsAttr attr) {
+  ArrayRef<int64_t> shape = attr.getType().getShape();
+  int64_t rows = shape[0], cols = shape[1];
+  SmallVector<Attribute> values(attr.getValues<Attribute>());
+  SmallVector<Attribute> transposed(values.size());
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c)
+      transposed[c * rows + r] = values[r * cols + c];
+  return DenseElementsAttr::get(
+      RankedTensorType::get({cols, rows}, attr.getType().getElementType()),
+      transposed);
+}
+
+/// `type` ([N, K]) as the type of its transpose: per-axis parameters move
+/// to the other axis, block-wise ones are transposed with the blocks.
 static RankedTensorType getTransposedType(RankedTensorType type) {
   SmallVector<int64_t, 2> shape = {type.getDimSize(1), type.getDimSize(0)};
   Type elementType = type.getElementType();
-  if (auto perAxis = dyn_cast<quant::UniformQuantizedPerAxisType>(elementType))
+  if (auto perAxis =
+          dyn_cast<quant::UniformQuantizedPerAxisType>(elementType)) {
     elementType = quant::UniformQuantizedPerAxisType::get(
         perAxis.getFlags(), perAxis.getStorageType(),
         perAxis.getExpressedType(), perAxis.getScales(),
         perAxis.getZeroPoints(), 1 - perAxis.getQuantizedDimension(),
         perAxis.getStorageTypeMin(), perAxis.getStorageTypeMax());
-  else if (isa<quant::UniformQuantizedSubChannelType>(elementType))
-    return nullptr;
+  } else if (auto blocked =
+                 dyn_cast<quant::UniformQuantizedSubChannelType>(elementType)) {
+    SmallVector<std::pair<int32_t, int64_t>> blocks;
+    for (auto [dim, size] : blocked.getBlockSizeInfo())
+      blocks.push_back({1 - dim, size});
+    llvm::sort(blocks);
+    SmallVector<int32_t> dims;
+    SmallVector<int64_t> sizes;
+    for (auto [dim, size] : blocks) {
+      dims.push_back(dim);
+      sizes.push_back(size);
+    }
+    elementType = quant::UniformQuantizedSubChannelType::get(
+        blocked.getFlags(), blocked.getStorageType(),
+        blocked.getExpressedType(), transpose2D(blocked.getScales()),
+        transpose2D(blocked.getZeroPoints()), dims, sizes,
+        blocked.getStorageTypeMin(), blocked.getStorageTypeMax());
+  }
   return RankedTensorType::get(shape, elementType);
+}
+
+/// The constant behind a weight, seen through a storage cast, or null.
+static ConstantOp getWeightConstant(Value weight) {
+  if (auto cast = weight.getDefiningOp<quant::StorageCastOp>())
+    weight = cast.getInput();
+  return weight.getDefiningOp<ConstantOp>();
 }
 
 FailureOr<std::pair<std::string, RankedTensorType>> LinearExporter::weightKN() {
@@ -94,20 +132,13 @@ FailureOr<std::pair<std::string, RankedTensorType>> LinearExporter::weightKN() {
       return failure();
     return std::make_pair(*name, type);
   }
-  // The constant behind the weight, seen through a storage cast.
-  Value stored = weight;
-  if (auto cast = weight.getDefiningOp<quant::StorageCastOp>())
-    stored = cast.getInput();
-  auto constant = stored.getDefiningOp<ConstantOp>();
+  ConstantOp constant = getWeightConstant(weight);
   Type elementType = type.getElementType();
   auto quantized = dyn_cast<quant::QuantizedType>(elementType);
   unsigned bits = quantized ? quantized.getStorageTypeIntegralWidth()
                             : elementType.getIntOrFloatBitWidth();
   RankedTensorType transposedType = getTransposedType(type);
-  if (!transposedType)
-    return emitError(loc) << "cannot export a transposed weight of type "
-                          << type << ": its blocks do not follow a transpose";
-  if (!constant || bits % 8 != 0) {
+  if (!constant) {
     FailureOr<std::string> name = ex.getName(weight);
     if (failed(name))
       return failure();
@@ -117,14 +148,19 @@ FailureOr<std::pair<std::string, RankedTensorType>> LinearExporter::weightKN() {
         });
     return std::make_pair(transposed, transposedType);
   }
+  // 4-bit values are transposed one per byte, then packed.
   FailureOr<DataType> code = getDataType(elementType, loc);
-  FailureOr<std::string> bytes = getRawData(constant.getValue(), loc);
+  FailureOr<std::string> bytes =
+      getRawData(constant.getValue(), loc, /*pack4Bit=*/false);
   if (failed(code) || failed(bytes))
     return failure();
   int64_t rows = type.getDimSize(0), cols = type.getDimSize(1);
-  std::string name =
-      ex.addInitializer(getConstantName(constant) + "_t", *code, {cols, rows},
-                        transposeBytes(*bytes, rows, cols, bits / 8));
+  std::string transposed =
+      transposeBytes(*bytes, rows, cols, bits < 8 ? 1 : bits / 8);
+  if (bits == 4)
+    transposed = packNibbles(transposed);
+  std::string name = ex.addInitializer(getConstantName(constant) + "_t", *code,
+                                       {cols, rows}, std::move(transposed));
   return std::make_pair(name, transposedType);
 }
 
@@ -148,8 +184,8 @@ FailureOr<std::string> LinearExporter::floatProduct() {
   std::string w;
   auto quantized = dyn_cast<quant::QuantizedType>(weightType.getElementType());
   if (quantized && isa<quant::UniformQuantizedSubChannelType>(quantized) &&
-      op.getTransposeWeight()) {
-    // Blocks follow the stored layout: dequantize, then transpose.
+      op.getTransposeWeight() && !getWeightConstant(op.getWeight())) {
+    // A computed 4-bit tensor is transposed after dequantization, in f32.
     FailureOr<std::string> stored = ex.getName(op.getWeight());
     if (failed(stored))
       return failure();

@@ -1,8 +1,9 @@
 // How lmopt.linear writes its weight. A constant stored transposed
 // (`transpose_weight`, PyTorch's [N, K]) is written once as the [K, N]
 // initializer MatMul wants, its per-channel parameters moved to axis 1 (the
-// output channel), so DequantizeLinear feeds MatMul directly; a computed
-// weight, or a block-wise one, keeps a Transpose node. The numerics of each
+// output channel) and its block-wise ones transposed with it, so
+// DequantizeLinear feeds MatMul directly; a computed weight keeps a
+// Transpose node. The numerics of each
 // form are checked by export-quantized-linear.test and export-fused-ops.test.
 
 // RUN: rm -rf %t && mkdir -p %t
@@ -57,16 +58,31 @@ func.func @unsigned_per_tensor(%x: tensor<4x3xf32>) -> tensor<4x2xf32>
   return %y : tensor<4x2xf32>
 }
 
-// Blocks run along the stored K axis: dequantized as stored (opset 21,
-// packed INT4), then transposed.
-// RUN: %{export}=negative_blocked_int4 && %{print} | FileCheck %s --check-prefix=BLOCKED
-// BLOCKED-DAG: initializer wq: INT4 2x4
+// Block-wise parameters are transposed with the weight (blocks along K,
+// now axis 0): DequantizeLinear (opset 21, packed INT4) feeds MatMul, the
+// layout ONNX Runtime fuses into MatMulNBits.
+// RUN: %{export}=blocked_int4 && %{print} | FileCheck %s --check-prefix=BLOCKED
+// BLOCKED-DAG: initializer wq_t: INT4 4x2
 // BLOCKED-DAG: initializer {{.*}}scale: FLOAT 2x2
-// BLOCKED: node DequantizeLinear(wq, {{.*}}) {'axis': 1, 'block_size': 2}
-// BLOCKED-NEXT: node Transpose({{.*}}DequantizeLinear) {'perm': [1, 0]}
-func.func @negative_blocked_int4(%x: tensor<4x4xf32>) -> tensor<4x2xf32>
+// BLOCKED-NOT: Transpose
+// BLOCKED: node DequantizeLinear(wq_t, {{.*}}) {'axis': 0, 'block_size': 2}
+// BLOCKED-NEXT: node MatMul(x, {{.*}}DequantizeLinear)
+// RUN: %{export}=blocked_int4 && %lmopt_python -c "import onnx, numpy as np; from onnx import numpy_helper as nh; m = onnx.load('%t/out.onnx'); t = {i.name: nh.to_array(i) for i in m.graph.initializer}; print(t['wq_t'].tolist(), t['q/scale'].tolist())" | FileCheck %s --check-prefix=BLOCKED_VALUES
+// BLOCKED_VALUES: {{\[}}[1, 5], [-2, -6], [3, 7], [-4, -8]] {{\[}}[0.5, 0.125], [0.25, 1.0]]
+func.func @blocked_int4(%x: tensor<4x4xf32>) -> tensor<4x2xf32>
     attributes {lmopt.input_names = ["x"], lmopt.output_names = ["y"]} {
   %wq = lmopt.constant dense<[[1, -2, 3, -4], [5, -6, 7, -8]]> : tensor<2x4xi4> loc("wq")
+  %w = quant.scast %wq : tensor<2x4xi4> to tensor<2x4x!quant.uniform<i4:f32:{0:1, 1:2}, {{0.5, 0.25}, {0.125, 1.0}}>>
+  %y = lmopt.linear %x, %w {transpose_weight = true} : (tensor<4x4xf32>, tensor<2x4x!quant.uniform<i4:f32:{0:1, 1:2}, {{0.5, 0.25}, {0.125, 1.0}}>>) -> tensor<4x2xf32>
+  return %y : tensor<4x2xf32>
+}
+
+// A computed block-wise weight is dequantized as stored, then transposed.
+// RUN: %{export}=negative_computed_int4 && %{print} | FileCheck %s --check-prefix=COMPUTED_INT4
+// COMPUTED_INT4: node DequantizeLinear(wq, {{.*}}) {'axis': 1, 'block_size': 2}
+// COMPUTED_INT4-NEXT: node Transpose({{.*}}DequantizeLinear) {'perm': [1, 0]}
+func.func @negative_computed_int4(%x: tensor<4x4xf32>, %wq: tensor<2x4xi4>) -> tensor<4x2xf32>
+    attributes {lmopt.input_names = ["x", "wq"], lmopt.output_names = ["y"]} {
   %w = quant.scast %wq : tensor<2x4xi4> to tensor<2x4x!quant.uniform<i4:f32:{0:1, 1:2}, {{0.5, 0.25}, {0.125, 1.0}}>>
   %y = lmopt.linear %x, %w {transpose_weight = true} : (tensor<4x4xf32>, tensor<2x4x!quant.uniform<i4:f32:{0:1, 1:2}, {{0.5, 0.25}, {0.125, 1.0}}>>) -> tensor<4x2xf32>
   return %y : tensor<4x2xf32>
