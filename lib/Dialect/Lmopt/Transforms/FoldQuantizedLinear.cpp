@@ -142,10 +142,9 @@ struct FoldDynamicQuantizedMatMul : OpRewritePattern<MulOp> {
       zps = *read;
     }
     bool perTensor = ws->size() == 1 && llvm::all_equal(zps);
-    if (!perTensor && ((ws->size() != 1 && static_cast<int64_t>(ws->size()) !=
-                                               n) ||
-                       (zps.size() != 1 && static_cast<int64_t>(zps.size()) !=
-                                               n)))
+    if (!perTensor &&
+        ((ws->size() != 1 && static_cast<int64_t>(ws->size()) != n) ||
+         (zps.size() != 1 && static_cast<int64_t>(zps.size()) != n)))
       return nearMiss("weight scales and zero points are neither per tensor "
                       "nor per output column");
 
@@ -164,17 +163,17 @@ struct FoldDynamicQuantizedMatMul : OpRewritePattern<MulOp> {
       SmallVector<int64_t> zeroValues;
       for (int64_t j = 0; j < n; ++j) {
         scaleValues.push_back((*ws)[ws->size() == 1 ? 0 : j]);
-        zeroValues.push_back(static_cast<int64_t>(zps[zps.size() == 1 ? 0 : j]));
+        zeroValues.push_back(
+            static_cast<int64_t>(zps[zps.size() == 1 ? 0 : j]));
       }
       type = quant::UniformQuantizedPerAxisType::get(
           flags, i8, f32, scaleValues, zeroValues, /*axis=*/1, min, max);
     }
     rewriter.setInsertionPoint(mul);
     Value bits = getSignlessWeight(rewriter, weight);
-    Value quantized =
-        quant::StorageCastOp::create(rewriter, weight.getLoc(),
-                                     weightType.clone(type), bits)
-            .getResult();
+    Value quantized = quant::StorageCastOp::create(rewriter, weight.getLoc(),
+                                                   weightType.clone(type), bits)
+                          .getResult();
     auto linear = LinearOp::create(
         rewriter, mul.getLoc(), mul.getType(), quantize.getInput(), quantized,
         /*bias=*/Value(), /*residual=*/Value(), /*transpose_weight=*/false,
@@ -219,9 +218,8 @@ static std::string whyNotStaticWeight(quant::QuantizedType type,
 }
 
 /// Why a 4-bit weight type cannot be the weight of an int4 linear, or "".
-static std::string
-whyNotInt4Weight(quant::UniformQuantizedSubChannelType type,
-                 ArrayRef<int64_t> shape, int64_t outAxis) {
+static std::string whyNotInt4Weight(quant::UniformQuantizedSubChannelType type,
+                                    ArrayRef<int64_t> shape, int64_t outAxis) {
   if (type.getStorageTypeIntegralWidth() != 4)
     return "block-wise weight is not 4-bit";
   int64_t kAxis = 1 - outAxis;
@@ -244,16 +242,16 @@ struct FoldDequantizedLinear : OpRewritePattern<LinearOp> {
     quant::StorageCastOp weight = getQuantizedConstant(linear.getWeight());
     if (!weight || linear.getInputQuantization() != InputQuantization::none ||
         !elementTypeOf(linear.getInput()).isF32())
-      return rewriter.notifyMatchFailure(linear,
-                                         "weight is not a dequantized constant");
+      return rewriter.notifyMatchFailure(
+          linear, "weight is not a dequantized constant");
     FusionReport &report = getFusionReport(getContext());
     auto nearMiss = [&](const Twine &reason) {
       report.recordNearMiss(kKind, linear.getLoc(), reason);
       return rewriter.notifyMatchFailure(linear, reason);
     };
     auto weightType = llvm::cast<RankedTensorType>(weight.getType());
-    auto quantType = llvm::cast<quant::QuantizedType>(
-        weightType.getElementType());
+    auto quantType =
+        llvm::cast<quant::QuantizedType>(weightType.getElementType());
     int64_t outAxis = linear.getTransposeWeight() ? 0 : 1;
     if (!quantType.getExpressedType().isF32())
       return nearMiss("weight does not express f32");
@@ -266,9 +264,9 @@ struct FoldDequantizedLinear : OpRewritePattern<LinearOp> {
         return nearMiss(why);
     } else {
       auto dequantized = input.getDefiningOp<DequantizeOp>();
-      auto quantized =
-          dequantized ? dequantized.getInput().getDefiningOp<QuantizeOp>()
-                      : QuantizeOp();
+      auto quantized = dequantized
+                           ? dequantized.getInput().getDefiningOp<QuantizeOp>()
+                           : QuantizeOp();
       if (!quantized)
         return nearMiss("8-bit weight but the input is not "
                         "dequantize(quantize(x))");
