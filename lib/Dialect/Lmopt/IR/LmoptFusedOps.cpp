@@ -128,10 +128,11 @@ static LogicalResult verifyLinearTypes(LinearOp op, int64_t k, int64_t n) {
                                 /*asymmetric=*/false)))
       return failure();
   } else if (!input.isF32()) {
-    // bf16 / f16: both operands of that type.
-    if (!llvm::isa<BFloat16Type, Float16Type>(input))
-      return op.emitOpError("input element type must be f32, bf16, f16 or "
-                            "quantized, got ")
+    // bf16 / f16 (or another float type, unquantized): both operands of
+    // that type.
+    if (!llvm::isa<FloatType>(input))
+      return op.emitOpError("input element type must be a float or "
+                            "quantized type, got ")
              << input;
     if (weight != input)
       return op.emitOpError("a ") << input << " input needs a " << input
