@@ -112,14 +112,20 @@ LMOPT_AVX512 static inline __m512 vexp(__m512 x) {
   return _mm512_scalef_ps(p, n);
 }
 
+/// 1 / d for d >= 1: the 14-bit estimate and one Newton step (relative
+/// error ~1e-7), several times cheaper than a division.
+LMOPT_AVX512 static inline __m512 vrcp(__m512 d) {
+  __m512 r = _mm512_rcp14_ps(d);
+  return _mm512_mul_ps(r, _mm512_fnmadd_ps(d, r, _mm512_set1_ps(2.0f)));
+}
+
 /// erf(x) by Abramowitz & Stegun 7.1.26 (absolute error below 5e-7 in f32).
 LMOPT_AVX512 static inline __m512 verf(__m512 x) {
   const __m512i signBit = _mm512_set1_epi32(int32_t(0x80000000u));
   __m512i bits = _mm512_castps_si512(x);
   __m512 a = _mm512_castsi512_ps(_mm512_andnot_si512(signBit, bits));
   __m512 one = _mm512_set1_ps(1.0f);
-  __m512 t = _mm512_div_ps(
-      one, _mm512_fmadd_ps(a, _mm512_set1_ps(0.3275911f), one));
+  __m512 t = vrcp(_mm512_fmadd_ps(a, _mm512_set1_ps(0.3275911f), one));
   __m512 p = _mm512_set1_ps(1.061405429f);
   p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(-1.453152027f));
   p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(1.421413741f));
@@ -148,7 +154,7 @@ LMOPT_AVX512 static inline __m512 vactivate(__m512 v, LinearActivation act) {
     __m512 v3 = _mm512_mul_ps(_mm512_mul_ps(v, v), v);
     __m512 u = _mm512_mul_ps(_mm512_fmadd_ps(v3, _mm512_set1_ps(0.044715f), v),
                              _mm512_set1_ps(-2.0f * kSqrt2OverPi));
-    return _mm512_div_ps(v, _mm512_add_ps(_mm512_set1_ps(1.0f), vexp(u)));
+    return _mm512_mul_ps(v, vrcp(_mm512_add_ps(_mm512_set1_ps(1.0f), vexp(u))));
   }
   }
   return v;
