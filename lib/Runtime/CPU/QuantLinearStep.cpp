@@ -95,7 +95,8 @@ struct QuantLinearStep::Impl {
   OwnedMemory weight, src, dst, bias, srcZeroPoint;
   /// With bf16: the residual is a sum post-op (else added afterwards).
   bool residualPostOp = false;
-  /// int8 scratch: the quantized input, row scales, the scaled product.
+  /// int8 scratch: the quantized input, row scales, and (with an in-place
+  /// residual) the scaled product; otherwise the product is the output.
   Aligned quantized, rowScales, product;
   /// int8 weight zero points: scale[n] * (zero point[n] - 128 for u8), and
   /// the per-row sums of the zero-point-shifted input they multiply.
@@ -354,7 +355,8 @@ static Status createInt8(const CpuContext &context,
   bool quantizes = d.mode != QuantLinearMode::Int8Static;
   if ((quantizes && !impl.quantized.allocate(size_t(rows * k))) ||
       !impl.rowScales.allocate(size_t(rows) * sizeof(float)) ||
-      !impl.product.allocate(size_t(rows * n) * sizeof(float)))
+      (d.hasResidual &&
+       !impl.product.allocate(size_t(rows * n) * sizeof(float))))
     return Status::error(StatusCode::IoError,
                          prefix + "cannot allocate scratch buffers");
   dnnl_engine_t engine = context.engine();
@@ -362,7 +364,7 @@ static Status createInt8(const CpuContext &context,
                           quantizes ? impl.quantized.data : DNNL_MEMORY_NONE);
   if (st == dnnl_success)
     st = dnnl_memory_create(&impl.dst.value, &dstMd, engine,
-                            impl.product.data);
+                            DNNL_MEMORY_NONE);
   if (st == dnnl_success && srcZeroPoint)
     st = dnnl_memory_create(&impl.srcZeroPoint.value, &zpMd, engine,
                             &impl.zeroPoint);
@@ -570,6 +572,13 @@ Status QuantLinearStep::run(const void *input, const float *bias,
       e.columnShift = impl.columnShift.data();
       e.rowSums = impl.rowSums.as<float>();
     }
+    // The product goes straight into the output, and the epilogue rewrites
+    // it in place, unless the output holds the residual the epilogue reads.
+    float *product =
+        residual == output ? impl.product.as<float>() : output;
+    if (dnnl_status_t st = dnnl_memory_set_data_handle(impl.dst.value, product);
+        st != dnnl_success)
+      return dnnlCheck(st, prefix, "memory handle update");
     dnnl_exec_arg_t args[4] = {
         {DNNL_ARG_SRC, impl.src.value},
         {DNNL_ARG_WEIGHTS, impl.weight.value},
@@ -577,7 +586,7 @@ Status QuantLinearStep::run(const void *input, const float *bias,
         {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, impl.srcZeroPoint.value}};
     if (Status st = execute(impl.srcZeroPoint.value ? 4 : 3, args); !st)
       return st;
-    quant::applyEpilogue(impl.product.as<float>(), n, rows, n, e, output,
+    quant::applyEpilogue(product, n, rows, n, e, output,
                          context_.threads(), impl.avx512);
     return Status::ok();
   }
