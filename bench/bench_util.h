@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <memory>
 #include <string>
@@ -43,6 +44,22 @@ inline std::unique_ptr<runtime::CpuContext> createContext(int threads) {
     return nullptr;
   }
   return ctx;
+}
+
+/// "128,1024" as row counts; false (with a message) unless every one is a
+/// positive integer.
+inline bool parseRowCounts(const char *text, std::vector<int64_t> &out) {
+  for (const char *p = text; *p;) {
+    char *end = nullptr;
+    out.push_back(std::strtol(p, &end, 10));
+    if (end == p || out.back() <= 0) {
+      std::fprintf(stderr, "rows: expected positive integers, got '%s'\n",
+                   text);
+      return false;
+    }
+    p = *end == ',' ? end + 1 : end;
+  }
+  return true;
 }
 
 struct Variant {

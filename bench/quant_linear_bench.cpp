@@ -44,16 +44,9 @@ int main(int argc, char **argv) {
   int threads = argc > 1 ? std::atoi(argv[1]) : 2;
   int rounds = argc > 2 ? std::atoi(argv[2]) : 20;
   std::vector<int64_t> rowCounts;
-  for (const char *p = argc > 3 ? argv[3] : "128,1024"; *p;) {
-    char *end = nullptr;
-    rowCounts.push_back(std::strtol(p, &end, 10));
-    if (end == p || rowCounts.back() <= 0) {
-      std::fprintf(stderr, "rows: expected positive integers, got '%s'\n",
-                   argv[3]);
-      return 1;
-    }
-    p = *end == ',' ? end + 1 : end;
-  }
+  if (!lmopt::bench::parseRowCounts(argc > 3 ? argv[3] : "128,1024",
+                                    rowCounts))
+    return 1;
   std::unique_ptr<CpuContext> ctx = lmopt::bench::createContext(threads);
   if (!ctx)
     return 1;

@@ -75,21 +75,14 @@ LMOPT_AVX512 static inline __mmask16 laneMask(int64_t count) {
   return count >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << count) - 1);
 }
 
+/// The largest (or, with `Min`, the smallest) of the 16 lanes.
+template <bool Min = false>
 LMOPT_AVX512 static inline float horizontalMax(__m512 v) {
   alignas(64) float lanes[16];
   _mm512_store_ps(lanes, v);
   float m = lanes[0];
   for (int i = 1; i < 16; ++i)
-    m = std::max(m, lanes[i]);
-  return m;
-}
-
-LMOPT_AVX512 static inline float horizontalMin(__m512 v) {
-  alignas(64) float lanes[16];
-  _mm512_store_ps(lanes, v);
-  float m = lanes[0];
-  for (int i = 1; i < 16; ++i)
-    m = std::min(m, lanes[i]);
+    m = Min ? std::min(m, lanes[i]) : std::max(m, lanes[i]);
   return m;
 }
 
@@ -192,7 +185,7 @@ LMOPT_AVX512 static void minMaxAvx512(const float *x, int64_t count,
     vmin = _mm512_min_ps(vmin, v);
     vmax = _mm512_max_ps(vmax, v);
   }
-  lo = horizontalMin(vmin);
+  lo = horizontalMax</*Min=*/true>(vmin);
   hi = horizontalMax(vmax);
 }
 

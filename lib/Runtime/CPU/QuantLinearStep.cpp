@@ -212,6 +212,21 @@ static Status validate(const QuantLinearStepDesc &d, int64_t rows,
   return Status::ok();
 }
 
+/// The weight as stored ([K, N], or [N, K] read through strides) and the
+/// same dims in the layout oneDNN chooses (`any`).
+static dnnl_status_t initWeightMds(const QuantLinearStepDesc &d,
+                                   dnnl_data_type_t dt,
+                                   dnnl_memory_desc_t &plainMd,
+                                   dnnl_memory_desc_t &anyMd) {
+  const int64_t k = d.inputFeatures, n = d.outputFeatures;
+  dnnl_dims_t dims = {k, n};
+  dnnl_status_t st = d.transposeWeight ? initPlain(plainMd, k, n, dt, 1, k)
+                                       : initPlain(plainMd, k, n, dt, n, 1);
+  if (st == dnnl_success)
+    st = dnnl_memory_desc_init_by_tag(&anyMd, 2, dims, dt, dnnl_format_tag_any);
+  return st;
+}
+
 /// Reorders the plain weight into the layout the primitive chose, into
 /// `impl.packedWeight`, and wraps it in `impl.weight`.
 static Status packForPrimitive(const CpuContext &context,
@@ -266,16 +281,11 @@ static Status createInt8(const CpuContext &context,
                       (d.mode == QuantLinearMode::Int8Static &&
                        d.inputZeroPoint != 0);
   dnnl_memory_desc_t srcMd, plainWeightMd, anyWeightMd, dstMd, zpMd;
-  dnnl_dims_t weightDims = {k, n};
   dnnl_dims_t one = {1};
   dnnl_status_t st =
       initPlain(srcMd, rows, k, srcSigned ? dnnl_s8 : dnnl_u8, k, 1);
   if (st == dnnl_success)
-    st = d.transposeWeight ? initPlain(plainWeightMd, k, n, dnnl_s8, 1, k)
-                           : initPlain(plainWeightMd, k, n, dnnl_s8, n, 1);
-  if (st == dnnl_success)
-    st = dnnl_memory_desc_init_by_tag(&anyWeightMd, 2, weightDims, dnnl_s8,
-                                      dnnl_format_tag_any);
+    st = initWeightMds(d, dnnl_s8, plainWeightMd, anyWeightMd);
   if (st == dnnl_success)
     st = initPlain(dstMd, rows, n, dnnl_f32, n, 1);
   if (st == dnnl_success)
@@ -381,14 +391,9 @@ static Status createBf16(const CpuContext &context,
                          const std::string &prefix) {
   const int64_t k = d.inputFeatures, n = d.outputFeatures;
   dnnl_memory_desc_t srcMd, plainWeightMd, anyWeightMd, biasMd, dstMd;
-  dnnl_dims_t weightDims = {k, n};
   dnnl_status_t st = initPlain(srcMd, rows, k, dnnl_bf16, k, 1);
   if (st == dnnl_success)
-    st = d.transposeWeight ? initPlain(plainWeightMd, k, n, dnnl_bf16, 1, k)
-                           : initPlain(plainWeightMd, k, n, dnnl_bf16, n, 1);
-  if (st == dnnl_success)
-    st = dnnl_memory_desc_init_by_tag(&anyWeightMd, 2, weightDims, dnnl_bf16,
-                                      dnnl_format_tag_any);
+    st = initWeightMds(d, dnnl_bf16, plainWeightMd, anyWeightMd);
   if (st == dnnl_success)
     st = initPlain(biasMd, 1, n, dnnl_f32, n, 1);
   if (st == dnnl_success)
