@@ -201,6 +201,9 @@ static LogicalResult lowerInt4Weight(LinearOp op, StringRef node, int64_t k,
   FailureOr<std::vector<uint8_t>> values = lowBytes(raw, op.getLoc());
   if (failed(values))
     return failure();
+  if (int64_t(values->size()) != n * k)
+    return diag("the int4 weight constant holds " + Twine(values->size()) +
+                " bytes; expected one per value (" + Twine(n * k) + ")");
   auto at = [&](int64_t row, int64_t col) { // (n, k)
     return (*values)[size_t(transposed ? row * k + col : col * n + row)];
   };
@@ -228,8 +231,11 @@ static LogicalResult lowerInt4Weight(LinearOp op, StringRef node, int64_t k,
       APFloat s = scaleValues[from];
       s.convert(APFloat::IEEEsingle(), APFloat::rmNearestTiesToEven, &loses);
       scales[size_t(r * blocks + b)] = s.convertToFloat();
-      int64_t z = type.isSigned() ? zpValues[from].getSExtValue()
-                                  : int64_t(zpValues[from].getZExtValue());
+      // A u4 zero point may be held as a 4-bit pattern that prints (and
+      // sign-extends) as negative: keep its low four bits.
+      int64_t z = zpValues[from].getSExtValue();
+      if (!type.isSigned())
+        z &= 0xF;
       zps[size_t(r * blocks + b)] = uint8_t(z & 0xFF);
       anyZeroPoint |= z != 0;
     }
