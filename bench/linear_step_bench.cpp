@@ -32,6 +32,9 @@
 #include <vector>
 
 using namespace lmopt::runtime;
+using lmopt::bench::interleave;
+using lmopt::bench::median;
+using lmopt::bench::Variant;
 
 namespace {
 
@@ -43,35 +46,6 @@ struct Shape {
   LinearActivation act;
 };
 
-struct Variant {
-  std::string name;
-  std::function<bool()> run;
-  std::vector<double> seconds;
-};
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-/// 3 warm-up rounds, then `rounds` timed ones; in round r the variants run
-/// starting from variant r mod count. False when a run fails.
-bool interleave(std::vector<Variant> &variants, int rounds) {
-  size_t count = variants.size();
-  for (int r = 0; r < rounds + 3; ++r)
-    for (size_t i = 0; i < count; ++i) {
-      Variant &v = variants[(size_t(r) + i) % count];
-      auto t0 = std::chrono::steady_clock::now();
-      if (!v.run())
-        return false;
-      auto t1 = std::chrono::steady_clock::now();
-      if (r >= 3)
-        v.seconds.push_back(std::chrono::duration<double>(t1 - t0).count());
-    }
-  return true;
-}
-
 } // namespace
 
 int main(int argc, char **argv) {
@@ -79,16 +53,9 @@ int main(int argc, char **argv) {
   int rounds = argc > 2 ? std::atoi(argv[2]) : 30;
   bool transpose = argc > 3 && std::atoi(argv[3]) != 0;
   std::vector<int64_t> rowCounts;
-  for (const char *p = argc > 4 ? argv[4] : "128,1024"; *p;) {
-    char *end = nullptr;
-    rowCounts.push_back(std::strtol(p, &end, 10));
-    if (end == p || rowCounts.back() <= 0) {
-      std::fprintf(stderr, "rows: expected positive integers, got '%s'\n",
-                   argv[4]);
-      return 1;
-    }
-    p = *end == ',' ? end + 1 : end;
-  }
+  if (!lmopt::bench::parseRowCounts(argc > 4 ? argv[4] : "128,1024",
+                                    rowCounts))
+    return 1;
   std::unique_ptr<CpuContext> ctx = lmopt::bench::createContext(threads);
   if (!ctx)
     return 1;
