@@ -7,6 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Quantize.h"
+
 #include "lmopt/Dialect/Lmopt/IR/LmoptDialect.h"
 #include "lmopt/Dialect/Lmopt/Transforms/Passes.h"
 #include "lmopt/Importer/ONNX/Importer.h"
@@ -360,7 +362,8 @@ static LogicalResult writeReport(const FusionSummary &fusions,
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   mlir::lmopt::registerAllLmoptPasses();
-  cl::HideUnrelatedOptions(category);
+  cl::HideUnrelatedOptions(
+      {&category, &lmopt_compile::getQuantizeCategory()});
   cl::ParseCommandLineOptions(
       argc, argv,
       "lmopt-compile: compile a transformer model to a .lmopt bundle\n");
@@ -372,6 +375,11 @@ int main(int argc, char **argv) {
                 llvm::Twine(char(optLevel)) + "; use -O0 to -O3");
   if (outputFile.empty() && !dumpPlan && !dumpKernels)
     return fail("no output file; pass -o model.lmopt (or --dump-plan)");
+  // Quantization flags (Quantize.cpp).
+  lmopt_compile::QuantizeStep quantizeStep;
+  bool quantizing = lmopt_compile::QuantizeStep::requested();
+  if (quantizing && failed(quantizeStep.checkFlags()))
+    return EXIT_FAILURE;
 
   DialectRegistry registry;
   registry.insert<mlir::lmopt::LmoptDialect, arith::ArithDialect,
@@ -417,6 +425,11 @@ int main(int argc, char **argv) {
   optimizePhase.done();
   FusionSummary fusions = summarizeFusions(context);
   printFusions(fusions);
+  mlir::lmopt::cpu::KernelCodegenOptions codegen;
+  codegen.optLevel = unsigned(optLevel - '0');
+  codegen.cpu = cpuName;
+  if (quantizing && failed(quantizeStep.run(module, codegen)))
+    return EXIT_FAILURE;
 
   // 3. Plan: steps, weights, kernels to generate, memory.
   Phase planPhase(3, "plan");
@@ -443,9 +456,6 @@ int main(int argc, char **argv) {
   std::vector<uint8_t> kernels;
   std::vector<std::string> cpuFeatures;
   if (plan->numKernels > 0) {
-    mlir::lmopt::cpu::KernelCodegenOptions codegen;
-    codegen.optLevel = unsigned(optLevel - '0');
-    codegen.cpu = cpuName;
     FailureOr<std::vector<uint8_t>> compiled =
         mlir::lmopt::cpu::compileKernels(*plan->kernels, codegen);
     if (failed(compiled))
@@ -495,6 +505,8 @@ int main(int argc, char **argv) {
   llvm::errs() << "bundle: " << *bundleBytes << " bytes -> " << outputFile
                << "\n";
   if (!reportFile.empty() && failed(writeReport(fusions, *plan, *bundleBytes)))
+    return EXIT_FAILURE;
+  if (quantizing && failed(quantizeStep.finish(*bundleBytes)))
     return EXIT_FAILURE;
   return EXIT_SUCCESS;
 }

@@ -1,0 +1,78 @@
+//===- ModelRunner.h - run a module on the CPU backend for measurement -*- C++ -*-===//
+//
+// Calibration and the quantization report run the optimized module on the
+// calibration samples through the CPU backend itself (plan, kernels, bundle,
+// runtime session), so that they measure what the bundle computes and at
+// the backend's speed. Probes expose every linear's input and output as
+// extra results of @main. Kernel objects are cached by the kernels' IR, so
+// the variants that only swap linears (one layer quantized at a time)
+// compile their kernels once.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LMOPT_QUANTIZATION_MODELRUNNER_H
+#define LMOPT_QUANTIZATION_MODELRUNNER_H
+
+#include "lmopt/Quantization/Calibration.h"
+#include "lmopt/Target/CPU/KernelCodegen.h"
+#include "lmopt/Target/CPU/PlanBuilder.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace mlir::lmopt::quantization {
+
+/// The name the report, the calibration table and `exclude=` globs use for
+/// each `lmopt.linear` of @main, in program order: its node name (ONNX node
+/// or source location), with "#2", "#3", ... appended to repeats.
+std::vector<std::string> getLinearNames(func::FuncOp main);
+
+/// What a probed module returns after @main's own results.
+struct ProbeLayout {
+  unsigned numModelOutputs = 0;
+  /// Per linear name, the result index of its input (-1 when not probed,
+  /// e.g. a quantized input) and of its output.
+  std::map<std::string, std::pair<int, int>> linears;
+};
+
+/// A copy of `module` whose @main also returns each linear's f32 input (when
+/// `probeInputs`) and output; results are shared when values repeat.
+OwningOpRef<ModuleOp> addLinearProbes(ModuleOp module, bool probeInputs,
+                                      ProbeLayout &layout);
+
+class ModelRunner {
+public:
+  explicit ModelRunner(cpu::KernelCodegenOptions codegen)
+      : codegen(std::move(codegen)) {}
+  ~ModelRunner();
+
+  /// Plans and compiles `module` (not modified) and writes it as a bundle to
+  /// `path`; returns the bundle's size.
+  llvm::Expected<uint64_t> writeBundle(ModuleOp module, llvm::StringRef path);
+
+  /// Compiles `module` into a temporary bundle and runs every sample;
+  /// per sample, the outputs in @main's result order.
+  llvm::Expected<std::vector<std::vector<::lmopt::runtime::NamedTensor>>>
+  run(ModuleOp module, const CalibrationSet &samples);
+
+  /// Compiles `module` (a plan that fails reports its diagnostics first);
+  /// sets `kernels` and `features`.
+  llvm::Error compile(ModuleOp module, cpu::CpuPlan &plan,
+                      std::vector<uint8_t> &kernels,
+                      std::vector<std::string> &features);
+
+private:
+  cpu::KernelCodegenOptions codegen;
+  std::map<std::string, std::vector<uint8_t>> kernelCache;
+  std::vector<std::string> features;
+  bool haveFeatures = false;
+  std::vector<std::string> temporaries;
+};
+
+} // namespace mlir::lmopt::quantization
+
+#endif // LMOPT_QUANTIZATION_MODELRUNNER_H

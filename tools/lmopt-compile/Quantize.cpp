@@ -1,0 +1,579 @@
+//===- Quantize.cpp - lmopt-compile's quantization flags ------------------===//
+//
+// Flags, phases and messages of `--quantize`; the calibration statistics and
+// the measuring runs live in lib/Quantization, the rewrite in the
+// lmopt-quantize pass.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Quantize.h"
+
+#include "lmopt/Dialect/Lmopt/IR/LmoptOps.h"
+#include "lmopt/Quantization/Calibration.h"
+#include "lmopt/Quantization/ModelRunner.h"
+#include "lmopt/Runtime/Session.h"
+
+#include "mlir/Dialect/Quant/IR/QuantTypes.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/ADT/ScopeExit.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/ToolOutputFile.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::lmopt;
+using namespace mlir::lmopt::quantization;
+namespace cl = llvm::cl;
+namespace rt = ::lmopt::runtime;
+
+cl::OptionCategory &lmopt_compile::getQuantizeCategory() {
+  static cl::OptionCategory category("lmopt-compile quantization options");
+  return category;
+}
+
+static cl::opt<std::string> quantizeMode(
+    "quantize",
+    cl::desc("Quantize the linears: int8-dynamic, int8-static, int4-weight, "
+             "bf16 or fp16 (docs/quantization.md)"),
+    cl::value_desc("mode"), cl::cat(lmopt_compile::getQuantizeCategory()));
+static cl::opt<std::string> calibrationFile(
+    "calibration",
+    cl::desc("Calibration inputs (.npz): ranges for int8-static, and the "
+             "samples the accuracy report and --sensitivity run"),
+    cl::value_desc("inputs.npz"),
+    cl::cat(lmopt_compile::getQuantizeCategory()));
+static cl::opt<std::string> calibrationMethodText(
+    "calibration-method",
+    cl::desc("How a linear input's range is chosen: minmax (default), "
+             "percentile or percentile:P"),
+    cl::init("minmax"), cl::cat(lmopt_compile::getQuantizeCategory()));
+static cl::opt<std::string> calibrationTableOut(
+    "calibration-table-out",
+    cl::desc("Also write the calibration table (JSON) the quantize pass "
+             "reads"),
+    cl::value_desc("table.json"),
+    cl::cat(lmopt_compile::getQuantizeCategory()));
+static cl::list<std::string>
+    excludeGlobs("exclude",
+                 cl::desc("Keep the linears whose names match these globs in "
+                          "f32 (comma separated, repeatable)"),
+                 cl::CommaSeparated, cl::value_desc("glob,..."),
+                 cl::cat(lmopt_compile::getQuantizeCategory()));
+static cl::opt<unsigned>
+    blockSize("block-size",
+              cl::desc("int4-weight: weights per scale along K (default: "
+                       "the quantize pass's)"),
+              cl::cat(lmopt_compile::getQuantizeCategory()));
+static cl::opt<std::string> quantizeReport(
+    "quantize-report",
+    cl::desc("Also write the quantization report as JSON ('-' for stdout)"),
+    cl::value_desc("file.json|-"),
+    cl::cat(lmopt_compile::getQuantizeCategory()));
+static cl::opt<unsigned> sensitivity(
+    "sensitivity",
+    cl::desc("Quantize one linear at a time, print the N most damaging and "
+             "suggest an --exclude list reaching --sensitivity-target"),
+    cl::ValueOptional, cl::value_desc("N"),
+    cl::cat(lmopt_compile::getQuantizeCategory()));
+static cl::opt<double> sensitivityTarget(
+    "sensitivity-target",
+    cl::desc("Output cosine (vs f32) the suggested --exclude list must "
+             "reach (default 0.99)"),
+    cl::init(0.99), cl::cat(lmopt_compile::getQuantizeCategory()));
+
+static const llvm::StringRef kModes[] = {"int8-dynamic", "int8-static",
+                                         "int4-weight", "bf16", "fp16"};
+
+namespace lmopt_compile {
+/// What run() learns that finish() prints.
+struct QuantizeState {
+  llvm::json::Object report;
+  int64_t fp32WeightBytes = 0, quantizedWeightBytes = 0;
+  std::optional<uint64_t> fp32BundleBytes;
+};
+} // namespace lmopt_compile
+
+using lmopt_compile::QuantizeStep;
+
+QuantizeStep::QuantizeStep()
+    : state(std::make_unique<lmopt_compile::QuantizeState>()) {}
+QuantizeStep::~QuantizeStep() = default;
+
+bool QuantizeStep::requested() {
+  return quantizeMode.getNumOccurrences() || calibrationFile.getNumOccurrences() ||
+         sensitivity.getNumOccurrences() || excludeGlobs.getNumOccurrences() ||
+         quantizeReport.getNumOccurrences() ||
+         calibrationTableOut.getNumOccurrences() ||
+         blockSize.getNumOccurrences() ||
+         calibrationMethodText.getNumOccurrences();
+}
+
+static LogicalResult fail(const llvm::Twine &message) {
+  llvm::errs() << "error: " << message << "\n";
+  return failure();
+}
+
+LogicalResult QuantizeStep::checkFlags() {
+  llvm::Expected<CalibrationMethod> method =
+      CalibrationMethod::parse(calibrationMethodText);
+  if (!method)
+    return fail(llvm::toString(method.takeError()));
+  if (quantizeMode.empty()) {
+    // Calibration alone: write the table for lmopt-opt's lmopt-quantize.
+    if (!calibrationFile.empty() && !calibrationTableOut.empty() &&
+        !sensitivity.getNumOccurrences() && excludeGlobs.empty() &&
+        !blockSize.getNumOccurrences() && quantizeReport.empty())
+      return success();
+    return fail("quantization flags need --quantize=MODE (" +
+                llvm::join(llvm::ArrayRef(kModes), ", ") +
+                "), except --calibration with --calibration-table-out alone");
+  }
+  if (!llvm::is_contained(kModes, llvm::StringRef(quantizeMode)))
+    return fail("unknown --quantize mode '" + quantizeMode + "'; use one of " +
+                llvm::join(llvm::ArrayRef(kModes), ", "));
+  if (quantizeMode == "int8-static" && calibrationFile.empty())
+    return fail("--quantize=int8-static needs --calibration=inputs.npz to "
+                "choose the activation ranges");
+  if (sensitivity.getNumOccurrences() && calibrationFile.empty())
+    return fail("--sensitivity needs --calibration=inputs.npz to measure "
+                "each layer on");
+  if (blockSize.getNumOccurrences() && quantizeMode != "int4-weight")
+    return fail("--block-size applies to --quantize=int4-weight only");
+  if (sensitivityTarget <= 0 || sensitivityTarget > 1)
+    return fail("--sensitivity-target must be in (0, 1]");
+  if (!PassInfo::lookup("lmopt-quantize"))
+    return fail("this build has no 'lmopt-quantize' pass");
+  return success();
+}
+
+/// Runs lmopt-quantize on `module` with the flags' options, `exclude` and
+/// the calibration table at `table` (if any).
+static LogicalResult quantize(ModuleOp module, ArrayRef<std::string> exclude,
+                              llvm::StringRef table) {
+  const PassInfo *info = PassInfo::lookup("lmopt-quantize");
+  if (!info)
+    return fail("this build has no 'lmopt-quantize' pass");
+  std::string options = "mode=" + quantizeMode;
+  if (blockSize.getNumOccurrences())
+    options += " block-size=" + std::to_string(blockSize);
+  if (!exclude.empty())
+    options += " exclude=" + llvm::join(exclude, ",");
+  if (!table.empty())
+    options += " calibration-table=" + table.str();
+  PassManager pm(module.getContext(), ModuleOp::getOperationName(),
+                 OpPassManager::Nesting::Implicit);
+  if (failed(info->addToPipeline(pm, options, [](const llvm::Twine &message) {
+        return fail("lmopt-quantize: " + message);
+      })))
+    return failure();
+  return pm.run(module);
+}
+
+static func::FuncOp getMain(ModuleOp module) {
+  return module.lookupSymbol<func::FuncOp>("main");
+}
+
+/// Storage bytes of a linear's weight, scales and zero points included.
+static int64_t weightBytes(Value weight) {
+  auto type = llvm::cast<ShapedType>(weight.getType());
+  int64_t count = type.getNumElements();
+  Type element = type.getElementType();
+  auto quantized = llvm::dyn_cast<quant::QuantizedType>(element);
+  if (!quantized)
+    return (count * element.getIntOrFloatBitWidth() + 7) / 8;
+  int64_t width = quantized.getStorageTypeIntegralWidth();
+  int64_t params = 1;
+  bool zeroPoints = false;
+  if (auto perAxis = llvm::dyn_cast<quant::UniformQuantizedPerAxisType>(element)) {
+    params = perAxis.getScales().size();
+    zeroPoints = llvm::any_of(perAxis.getZeroPoints(),
+                              [](int64_t zp) { return zp != 0; });
+  } else if (auto blocked =
+                 llvm::dyn_cast<quant::UniformQuantizedSubChannelType>(
+                     element)) {
+    params = blocked.getScales().getNumElements();
+    zeroPoints = llvm::any_of(blocked.getZeroPoints().getValues<APInt>(),
+                              [](const APInt &zp) { return !zp.isZero(); });
+  } else if (auto uniform =
+                 llvm::dyn_cast<quant::UniformQuantizedType>(element)) {
+    zeroPoints = uniform.getZeroPoint() != 0;
+  }
+  return (count * width + 7) / 8 + params * 4 +
+         (zeroPoints ? (params * width + 7) / 8 : 0);
+}
+
+/// Per linear name: its weight's bytes, and whether it is quantized (its
+/// weight is not f32).
+static std::map<std::string, std::pair<int64_t, bool>>
+getLinearWeights(ModuleOp module) {
+  std::map<std::string, std::pair<int64_t, bool>> weights;
+  func::FuncOp main = getMain(module);
+  std::vector<std::string> names = getLinearNames(main);
+  size_t next = 0;
+  main.walk([&](LinearOp linear) {
+    auto type = llvm::cast<ShapedType>(linear.getWeight().getType());
+    weights[names[next++]] = {weightBytes(linear.getWeight()),
+                              !type.getElementType().isF32()};
+  });
+  return weights;
+}
+
+static const float *floatData(const rt::NamedTensor &tensor) {
+  return tensor.tensor.as<float>();
+}
+
+/// The min over model outputs of the cosine of `module`'s outputs against
+/// `reference` (per sample, per output).
+static llvm::Expected<double>
+outputCosine(ModelRunner &runner, ModuleOp module, const CalibrationSet &set,
+             const std::vector<std::vector<rt::NamedTensor>> &reference) {
+  llvm::Expected<std::vector<std::vector<rt::NamedTensor>>> outputs =
+      runner.run(module, set);
+  if (!outputs)
+    return outputs.takeError();
+  std::vector<ErrorMeasure> errors(reference.front().size());
+  for (size_t s = 0; s < reference.size(); ++s)
+    for (size_t o = 0; o < errors.size(); ++o)
+      if (reference[s][o].tensor.dtype == rt::DType::F32)
+        errors[o].add(floatData(reference[s][o]), floatData((*outputs)[s][o]),
+                      reference[s][o].tensor.elementCount());
+  double worst = 1.0;
+  for (const ErrorMeasure &error : errors)
+    worst = std::min(worst, error.cosine());
+  return worst;
+}
+
+/// Layer rows and output rows of the accuracy report.
+struct Row {
+  std::string name;
+  ErrorMeasure error;
+};
+
+static void printRows(llvm::StringRef title, std::vector<Row> &rows) {
+  llvm::sort(rows, [](const Row &a, const Row &b) {
+    return a.error.cosine() < b.error.cosine();
+  });
+  size_t width = title.size();
+  for (const Row &row : rows)
+    width = std::max(width, row.name.size());
+  auto padded = [&](llvm::StringRef text) {
+    return text.str() + std::string(width - text.size(), ' ');
+  };
+  llvm::errs() << llvm::formatv("  {0}  {1,12}  {2,10}  {3,9}\n",
+                                padded(title), "max abs err", "rel err",
+                                "cosine");
+  for (const Row &row : rows)
+    llvm::errs() << llvm::formatv(
+        "  {0}  {1,12:e3}  {2,10:e3}  {3,9:f6}\n",
+        padded(row.name),
+        row.error.maxAbsError(), row.error.relativeError(),
+        row.error.cosine());
+}
+
+static llvm::json::Array rowsToJSON(const std::vector<Row> &rows) {
+  llvm::json::Array array;
+  for (const Row &row : rows)
+    array.push_back(llvm::json::Object{
+        {"name", row.name},
+        {"max_abs_error", row.error.maxAbsError()},
+        {"relative_error", row.error.relativeError()},
+        {"cosine", row.error.cosine()}});
+  return array;
+}
+
+/// Runs the f32 and quantized modules with probes side by side and prints
+/// the per-layer and per-output errors, worst first.
+static LogicalResult reportAccuracy(ModelRunner &runner, ModuleOp fp32,
+                                    ModuleOp quantized,
+                                    const CalibrationSet &set,
+                                    llvm::json::Object &report) {
+  ProbeLayout fp32Layout, quantizedLayout;
+  OwningOpRef<ModuleOp> fp32Probed = addLinearProbes(fp32, false, fp32Layout);
+  OwningOpRef<ModuleOp> quantizedProbed =
+      addLinearProbes(quantized, false, quantizedLayout);
+  llvm::Expected<std::vector<std::vector<rt::NamedTensor>>> expected =
+      runner.run(*fp32Probed, set);
+  if (!expected)
+    return fail(llvm::toString(expected.takeError()));
+  llvm::Expected<std::vector<std::vector<rt::NamedTensor>>> actual =
+      runner.run(*quantizedProbed, set);
+  if (!actual)
+    return fail(llvm::toString(actual.takeError()));
+
+  std::map<std::string, std::pair<int64_t, bool>> weights =
+      getLinearWeights(quantized);
+  std::vector<Row> layers, outputs;
+  for (const auto &[name, slots] : quantizedLayout.linears) {
+    auto it = fp32Layout.linears.find(name);
+    if (it == fp32Layout.linears.end() || !weights[name].second ||
+        slots.second < 0 || it->second.second < 0)
+      continue;
+    Row row{name, {}};
+    for (size_t s = 0; s < set.samples.size(); ++s) {
+      const rt::NamedTensor &e = (*expected)[s][it->second.second];
+      row.error.add(floatData(e), floatData((*actual)[s][slots.second]),
+                    e.tensor.elementCount());
+    }
+    layers.push_back(std::move(row));
+  }
+  std::vector<std::string> outputNames;
+  for (unsigned o = 0; o < fp32Layout.numModelOutputs; ++o) {
+    const rt::NamedTensor &first = (*expected)[0][o];
+    if (first.tensor.dtype != rt::DType::F32)
+      continue;
+    Row row{first.name, {}};
+    for (size_t s = 0; s < set.samples.size(); ++s)
+      row.error.add(floatData((*expected)[s][o]), floatData((*actual)[s][o]),
+                    (*expected)[s][o].tensor.elementCount());
+    outputs.push_back(std::move(row));
+  }
+  llvm::errs() << "accuracy against f32 on " << set.samples.size()
+               << " calibration samples (worst first):\n";
+  printRows("layer", layers);
+  printRows("output", outputs);
+  report["layers"] = rowsToJSON(layers);
+  report["outputs"] = rowsToJSON(outputs);
+  return success();
+}
+
+/// Quantizes one linear at a time, prints the most damaging, then grows an
+/// exclude list (worst first) until the outputs reach the target cosine.
+static LogicalResult searchSensitivity(ModelRunner &runner, ModuleOp fp32,
+                                       llvm::ArrayRef<std::string> layers,
+                                       const CalibrationSet &set,
+                                       llvm::StringRef table,
+                                       llvm::json::Object &report) {
+  llvm::Expected<std::vector<std::vector<rt::NamedTensor>>> reference =
+      runner.run(fp32, set);
+  if (!reference)
+    return fail(llvm::toString(reference.takeError()));
+  std::vector<std::pair<double, std::string>> damage;
+  for (const std::string &layer : layers) {
+    OwningOpRef<ModuleOp> variant(fp32.clone());
+    std::vector<std::string> exclude(excludeGlobs.begin(), excludeGlobs.end());
+    for (const std::string &other : layers)
+      if (other != layer)
+        exclude.push_back(other);
+    if (failed(quantize(*variant, exclude, table)))
+      return failure();
+    llvm::Expected<double> cosine =
+        outputCosine(runner, *variant, set, *reference);
+    if (!cosine)
+      return fail(llvm::toString(cosine.takeError()));
+    damage.emplace_back(*cosine, layer);
+  }
+  llvm::sort(damage);
+  unsigned shown = sensitivity ? unsigned(sensitivity) : 10;
+  llvm::errs() << "sensitivity: output cosine vs f32 with only that layer "
+                  "quantized (most damaging first):\n";
+  llvm::json::Array damageJSON;
+  for (auto [i, entry] : llvm::enumerate(damage)) {
+    if (i < shown)
+      llvm::errs() << llvm::formatv("  {0,9:f6}  {1}\n", entry.first,
+                                    entry.second);
+    damageJSON.push_back(
+        llvm::json::Object{{"name", entry.second}, {"cosine", entry.first}});
+  }
+  report["sensitivity"] = std::move(damageJSON);
+
+  std::vector<std::string> suggestion;
+  double reached = 0;
+  for (size_t k = 0; k <= damage.size(); ++k) {
+    suggestion.clear();
+    for (size_t i = 0; i < k; ++i)
+      suggestion.push_back(damage[i].second);
+    OwningOpRef<ModuleOp> variant(fp32.clone());
+    std::vector<std::string> exclude(excludeGlobs.begin(), excludeGlobs.end());
+    exclude.insert(exclude.end(), suggestion.begin(), suggestion.end());
+    if (failed(quantize(*variant, exclude, table)))
+      return failure();
+    llvm::Expected<double> cosine =
+        outputCosine(runner, *variant, set, *reference);
+    if (!cosine)
+      return fail(llvm::toString(cosine.takeError()));
+    reached = *cosine;
+    if (reached >= sensitivityTarget)
+      break;
+  }
+  if (reached < sensitivityTarget)
+    llvm::errs() << llvm::formatv(
+        "sensitivity: no exclude list reaches cosine {0}\n",
+        sensitivityTarget.getValue());
+  else if (suggestion.empty())
+    llvm::errs() << llvm::formatv(
+        "sensitivity: all layers quantized already reach cosine {0:f6} >= "
+        "{1}; nothing to exclude\n",
+        reached, sensitivityTarget.getValue());
+  else
+    llvm::errs() << llvm::formatv(
+        "sensitivity: --exclude={0} reaches cosine {1:f6} (target {2}, {3} of "
+        "{4} layers kept f32)\n",
+        llvm::join(suggestion, ","), reached, sensitivityTarget.getValue(),
+        suggestion.size(), layers.size());
+  report["suggested_exclude"] = llvm::json::Array(suggestion);
+  report["suggested_cosine"] = reached;
+  return success();
+}
+
+LogicalResult
+QuantizeStep::run(ModuleOp module,
+                  const mlir::lmopt::cpu::KernelCodegenOptions &codegen) {
+  func::FuncOp main = getMain(module);
+  CalibrationMethod method = llvm::cantFail(
+      CalibrationMethod::parse(calibrationMethodText));
+  std::optional<CalibrationSet> set;
+  if (!calibrationFile.empty()) {
+    llvm::Expected<CalibrationSet> loaded =
+        loadCalibrationSet(calibrationFile, main);
+    if (!loaded)
+      return fail(llvm::toString(loaded.takeError()));
+    set = std::move(*loaded);
+  }
+  ModelRunner runner(codegen);
+  OwningOpRef<ModuleOp> fp32(module.clone());
+
+  // Calibrate: every linear input's range over the samples.
+  std::string table;
+  llvm::SmallString<128> temporaryTable;
+  if (set) {
+    auto start = std::chrono::steady_clock::now();
+    ProbeLayout layout;
+    OwningOpRef<ModuleOp> probed = addLinearProbes(module, true, layout);
+    llvm::Expected<std::vector<std::vector<rt::NamedTensor>>> outputs =
+        runner.run(*probed, *set);
+    if (!outputs)
+      return fail(llvm::toString(outputs.takeError()));
+    std::map<std::string, RangeObserver> observers;
+    for (const auto &[name, slots] : layout.linears) {
+      RangeObserver &observer = observers[name];
+      if (slots.first < 0)
+        continue;
+      for (const std::vector<rt::NamedTensor> &sample : *outputs)
+        observer.observe(floatData(sample[slots.first]),
+                         sample[slots.first].tensor.elementCount());
+    }
+    llvm::json::Value json =
+        buildCalibrationTable(observers, method, set->samples.size());
+    if (!calibrationTableOut.empty()) {
+      table = calibrationTableOut;
+    } else {
+      if (std::error_code ec = llvm::sys::fs::createTemporaryFile(
+              "lmopt-calibration", "json", temporaryTable))
+        return fail("cannot create the calibration table: " + ec.message());
+      table = temporaryTable.str().str();
+    }
+    std::string message;
+    std::unique_ptr<llvm::ToolOutputFile> file =
+        mlir::openOutputFile(table, &message);
+    if (!file)
+      return fail("cannot write the calibration table: " + message);
+    file->os() << llvm::formatv("{0:2}", json) << "\n";
+    file->keep();
+    llvm::errs() << llvm::formatv(
+        "calibration: {0} samples, {1} linears, method {2} ({3:f1} s)\n",
+        set->samples.size(), layout.linears.size(), method.str(),
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count());
+  }
+  llvm::scope_exit removeTable([&] {
+    if (!temporaryTable.empty())
+      llvm::sys::fs::remove(temporaryTable);
+  });
+
+  if (quantizeMode.empty())
+    return success();
+  std::vector<std::string> exclude(excludeGlobs.begin(), excludeGlobs.end());
+  if (failed(quantize(module, exclude, table)))
+    return failure();
+
+  std::map<std::string, std::pair<int64_t, bool>> fp32Weights =
+      getLinearWeights(*fp32);
+  std::map<std::string, std::pair<int64_t, bool>> weights =
+      getLinearWeights(module);
+  std::vector<std::string> quantizedLayers;
+  for (const auto &[name, entry] : weights) {
+    state->quantizedWeightBytes += entry.first;
+    state->fp32WeightBytes += fp32Weights[name].first;
+    if (entry.second)
+      quantizedLayers.push_back(name);
+  }
+  llvm::errs() << "quantize: " << quantizeMode << ", "
+               << quantizedLayers.size() << " of " << weights.size()
+               << " linears quantized\n";
+  llvm::json::Object &report = state->report;
+  report["mode"] = quantizeMode.getValue();
+  report["quantized_linears"] = llvm::json::Array(quantizedLayers);
+  report["linears"] = int64_t(weights.size());
+
+  if (set) {
+    report["calibration_samples"] = int64_t(set->samples.size());
+    report["calibration_method"] = method.str();
+    if (failed(reportAccuracy(runner, *fp32, module, *set, report)))
+      return failure();
+    if (sensitivity.getNumOccurrences() &&
+        failed(searchSensitivity(runner, *fp32, quantizedLayers, *set, table,
+                                 report)))
+      return failure();
+  } else {
+    llvm::errs() << "accuracy: the report needs --calibration=inputs.npz; "
+                    "sizes only\n";
+  }
+
+  // The f32 bundle's size, for the whole-bundle ratio.
+  llvm::SmallString<128> fp32Bundle;
+  if (!llvm::sys::fs::createTemporaryFile("lmopt-fp32", "lmopt", fp32Bundle)) {
+    llvm::Expected<uint64_t> bytes = runner.writeBundle(*fp32, fp32Bundle);
+    if (bytes)
+      state->fp32BundleBytes = *bytes;
+    else
+      llvm::consumeError(bytes.takeError());
+    llvm::sys::fs::remove(fp32Bundle);
+  }
+  return success();
+}
+
+LogicalResult QuantizeStep::finish(uint64_t bundleBytes) {
+  if (quantizeMode.empty())
+    return success();
+  auto ratio = [](double a, double b) { return b > 0 ? a / b : 0.0; };
+  double weightRatio =
+      ratio(state->quantizedWeightBytes, state->fp32WeightBytes);
+  llvm::errs() << llvm::formatv(
+      "linear weights: {0} bytes f32 -> {1} bytes {2} ({3:f3}x, scales "
+      "included)\n",
+      state->fp32WeightBytes, state->quantizedWeightBytes,
+      quantizeMode.getValue(), weightRatio);
+  llvm::json::Object &report = state->report;
+  report["linear_weight_bytes_f32"] = state->fp32WeightBytes;
+  report["linear_weight_bytes"] = state->quantizedWeightBytes;
+  report["bundle_bytes"] = int64_t(bundleBytes);
+  if (state->fp32BundleBytes) {
+    llvm::errs() << llvm::formatv(
+        "bundle: {0} bytes f32 -> {1} bytes ({2:f3}x)\n",
+        *state->fp32BundleBytes, bundleBytes,
+        ratio(double(bundleBytes), double(*state->fp32BundleBytes)));
+    report["bundle_bytes_f32"] = int64_t(*state->fp32BundleBytes);
+  }
+  if (quantizeReport.empty())
+    return success();
+  llvm::json::Value json(std::move(report));
+  if (quantizeReport == "-") {
+    llvm::outs() << llvm::formatv("{0:2}", json) << "\n";
+    return success();
+  }
+  std::string message;
+  std::unique_ptr<llvm::ToolOutputFile> file =
+      mlir::openOutputFile(quantizeReport, &message);
+  if (!file)
+    return fail("cannot write the quantization report: " + message);
+  file->os() << llvm::formatv("{0:2}", json) << "\n";
+  file->keep();
+  return success();
+}
