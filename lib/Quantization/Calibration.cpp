@@ -331,14 +331,12 @@ llvm::json::Value mlir::lmopt::quantization::buildCalibrationTable(
     if (observer.empty())
       continue;
     auto [lo, hi] = observer.range(method);
-    linears[name] = llvm::json::Object{
-        {"input", llvm::json::Object{{"min", lo}, {"max", hi}}}};
+    linears[name] = llvm::json::Object{{"min", lo}, {"max", hi}};
   }
-  return llvm::json::Object{{"format", "lmopt-calibration"},
-                            {"version", 1},
+  return llvm::json::Object{{"version", 1},
                             {"method", method.str()},
                             {"samples", int64_t(numSamples)},
-                            {"linears", std::move(linears)}};
+                            {"tensors", std::move(linears)}};
 }
 
 void ErrorMeasure::add(const float *expected, const float *actual,

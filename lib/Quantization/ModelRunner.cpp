@@ -10,7 +10,6 @@
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseMap.h"
-#include "llvm/ADT/StringMap.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -26,14 +25,8 @@ static llvm::Error makeError(const llvm::Twine &message) {
 std::vector<std::string>
 mlir::lmopt::quantization::getLinearNames(func::FuncOp main) {
   std::vector<std::string> names;
-  llvm::StringMap<unsigned> seen;
-  main.walk([&](LinearOp linear) {
-    std::string name = describeNode(linear.getLoc());
-    unsigned repeat = ++seen[name];
-    if (repeat > 1)
-      name += "#" + std::to_string(repeat);
-    names.push_back(std::move(name));
-  });
+  main.walk(
+      [&](LinearOp linear) { names.push_back(describeNode(linear.getLoc())); });
   return names;
 }
 
@@ -66,7 +59,8 @@ mlir::lmopt::quantization::addLinearProbes(ModuleOp module, bool probeInputs,
   size_t next = 0;
   main.walk([&](LinearOp linear) {
     int input = probeInputs ? probe(linear.getInput()) : -1;
-    layout.linears[names[next++]] = {input, probe(linear.getOutput())};
+    layout.linears.push_back(
+        {names[next++], input, probe(linear.getOutput())});
   });
   OpBuilder builder(ret);
   func::ReturnOp::create(builder, ret.getLoc(), results);

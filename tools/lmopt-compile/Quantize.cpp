@@ -40,8 +40,8 @@ cl::OptionCategory &lmopt_compile::getQuantizeCategory() {
 
 static cl::opt<std::string> quantizeMode(
     "quantize",
-    cl::desc("Quantize the linears: int8-dynamic, int8-static, int4-weight, "
-             "bf16 or fp16 (docs/quantization.md)"),
+    cl::desc("Quantize the linears: int8-dynamic, int8-dynamic-per-tensor, "
+             "int8-static, int4-weight, bf16 or fp16 (docs/quantization.md)"),
     cl::value_desc("mode"), cl::cat(lmopt_compile::getQuantizeCategory()));
 static cl::opt<std::string> calibrationFile(
     "calibration",
@@ -88,8 +88,9 @@ static cl::opt<double> sensitivityTarget(
              "reach (default 0.99)"),
     cl::init(0.99), cl::cat(lmopt_compile::getQuantizeCategory()));
 
-static const llvm::StringRef kModes[] = {"int8-dynamic", "int8-static",
-                                         "int4-weight", "bf16", "fp16"};
+static const llvm::StringRef kModes[] = {
+    "int8-dynamic", "int8-dynamic-per-tensor", "int8-static", "int4-weight",
+    "bf16",         "fp16"};
 
 namespace lmopt_compile {
 /// What run() learns that finish() prints.
@@ -209,18 +210,24 @@ static int64_t weightBytes(Value weight) {
          (zeroPoints ? (params * width + 7) / 8 : 0);
 }
 
-/// Per linear name: its weight's bytes, and whether it is quantized (its
-/// weight is not f32).
-static std::map<std::string, std::pair<int64_t, bool>>
-getLinearWeights(ModuleOp module) {
-  std::map<std::string, std::pair<int64_t, bool>> weights;
+namespace {
+struct LinearWeight {
+  std::string name;
+  int64_t bytes = 0;
+  /// The weight is not f32.
+  bool quantized = false;
+};
+} // namespace
+
+/// Every linear's weight, in program order.
+static std::vector<LinearWeight> getLinearWeights(ModuleOp module) {
+  std::vector<LinearWeight> weights;
   func::FuncOp main = getMain(module);
   std::vector<std::string> names = getLinearNames(main);
-  size_t next = 0;
   main.walk([&](LinearOp linear) {
     auto type = llvm::cast<ShapedType>(linear.getWeight().getType());
-    weights[names[next++]] = {weightBytes(linear.getWeight()),
-                              !type.getElementType().isF32()};
+    weights.push_back({names[weights.size()], weightBytes(linear.getWeight()),
+                       !type.getElementType().isF32()});
   });
   return weights;
 }
@@ -307,18 +314,21 @@ static LogicalResult reportAccuracy(ModelRunner &runner, ModuleOp fp32,
   if (!actual)
     return fail(llvm::toString(actual.takeError()));
 
-  std::map<std::string, std::pair<int64_t, bool>> weights =
-      getLinearWeights(quantized);
+  // The quantize pass keeps the linears and their order.
+  std::vector<LinearWeight> weights = getLinearWeights(quantized);
+  if (weights.size() != fp32Layout.linears.size())
+    return fail("the quantized model has " + llvm::Twine(weights.size()) +
+                " linears, the f32 one " +
+                llvm::Twine(fp32Layout.linears.size()));
   std::vector<Row> layers, outputs;
-  for (const auto &[name, slots] : quantizedLayout.linears) {
-    auto it = fp32Layout.linears.find(name);
-    if (it == fp32Layout.linears.end() || !weights[name].second ||
-        slots.second < 0 || it->second.second < 0)
+  for (auto [i, linear] : llvm::enumerate(quantizedLayout.linears)) {
+    int reference = fp32Layout.linears[i].output;
+    if (!weights[i].quantized || linear.output < 0 || reference < 0)
       continue;
-    Row row{name, {}};
+    Row row{linear.name, {}};
     for (size_t s = 0; s < set.samples.size(); ++s) {
-      const rt::NamedTensor &e = (*expected)[s][it->second.second];
-      row.error.add(floatData(e), floatData((*actual)[s][slots.second]),
+      const rt::NamedTensor &e = (*expected)[s][reference];
+      row.error.add(floatData(e), floatData((*actual)[s][linear.output]),
                     e.tensor.elementCount());
     }
     layers.push_back(std::move(row));
@@ -450,14 +460,15 @@ QuantizeStep::run(ModuleOp module,
         runner.run(*probed, *set);
     if (!outputs)
       return fail(llvm::toString(outputs.takeError()));
+    // Linears of one name (rare) share an entry: their ranges join.
     std::map<std::string, RangeObserver> observers;
-    for (const auto &[name, slots] : layout.linears) {
-      RangeObserver &observer = observers[name];
-      if (slots.first < 0)
+    for (const ProbeLayout::Linear &linear : layout.linears) {
+      RangeObserver &observer = observers[linear.name];
+      if (linear.input < 0)
         continue;
       for (const std::vector<rt::NamedTensor> &sample : *outputs)
-        observer.observe(floatData(sample[slots.first]),
-                         sample[slots.first].tensor.elementCount());
+        observer.observe(floatData(sample[linear.input]),
+                         sample[linear.input].tensor.elementCount());
     }
     llvm::json::Value json =
         buildCalibrationTable(observers, method, set->samples.size());
@@ -493,16 +504,18 @@ QuantizeStep::run(ModuleOp module,
   if (failed(quantize(module, exclude, table)))
     return failure();
 
-  std::map<std::string, std::pair<int64_t, bool>> fp32Weights =
-      getLinearWeights(*fp32);
-  std::map<std::string, std::pair<int64_t, bool>> weights =
-      getLinearWeights(module);
+  std::vector<LinearWeight> fp32Weights = getLinearWeights(*fp32);
+  std::vector<LinearWeight> weights = getLinearWeights(module);
+  if (weights.size() != fp32Weights.size())
+    return fail("lmopt-quantize changed the number of linears");
+  // Sizes of the quantized linears only: excluded ones are the same in both.
   std::vector<std::string> quantizedLayers;
-  for (const auto &[name, entry] : weights) {
-    state->quantizedWeightBytes += entry.first;
-    state->fp32WeightBytes += fp32Weights[name].first;
-    if (entry.second)
-      quantizedLayers.push_back(name);
+  for (auto [weight, fp32Weight] : llvm::zip(weights, fp32Weights)) {
+    if (!weight.quantized)
+      continue;
+    state->quantizedWeightBytes += weight.bytes;
+    state->fp32WeightBytes += fp32Weight.bytes;
+    quantizedLayers.push_back(weight.name);
   }
   llvm::errs() << "quantize: " << quantizeMode << ", "
                << quantizedLayers.size() << " of " << weights.size()
@@ -546,8 +559,8 @@ LogicalResult QuantizeStep::finish(uint64_t bundleBytes) {
   double weightRatio =
       ratio(state->quantizedWeightBytes, state->fp32WeightBytes);
   llvm::errs() << llvm::formatv(
-      "linear weights: {0} bytes f32 -> {1} bytes {2} ({3:f3}x, scales "
-      "included)\n",
+      "quantized linear weights: {0} bytes f32 -> {1} bytes {2} ({3:f3}x, "
+      "scales included)\n",
       state->fp32WeightBytes, state->quantizedWeightBytes,
       quantizeMode.getValue(), weightRatio);
   llvm::json::Object &report = state->report;

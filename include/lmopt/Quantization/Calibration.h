@@ -72,8 +72,9 @@ private:
   std::vector<uint64_t> bins;
 };
 
-/// The calibration table the quantize pass reads (`calibration-table=`): per
-/// linear, by name, the range of its input.
+/// The calibration table the quantize pass reads (`calibration-table=`,
+/// format in docs/quantization.md): per layer name, the range of the
+/// linear's input.
 llvm::json::Value
 buildCalibrationTable(const std::map<std::string, RangeObserver> &observers,
                       const CalibrationMethod &method, size_t numSamples);

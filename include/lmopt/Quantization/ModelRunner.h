@@ -26,17 +26,23 @@
 
 namespace mlir::lmopt::quantization {
 
-/// The name the report, the calibration table and `exclude=` globs use for
-/// each `lmopt.linear` of @main, in program order: its node name (ONNX node
-/// or source location), with "#2", "#3", ... appended to repeats.
+/// The layer name the report, the calibration table and `exclude=` globs use
+/// for each `lmopt.linear` of @main, in program order: the first name in its
+/// location (the ONNX node the linear was built at), as lmopt-quantize names
+/// layers (docs/quantization.md).
 std::vector<std::string> getLinearNames(func::FuncOp main);
 
 /// What a probed module returns after @main's own results.
 struct ProbeLayout {
+  struct Linear {
+    std::string name;
+    /// Result indices of the linear's input (-1 when not probed, e.g. a
+    /// quantized input) and of its output.
+    int input = -1, output = -1;
+  };
   unsigned numModelOutputs = 0;
-  /// Per linear name, the result index of its input (-1 when not probed,
-  /// e.g. a quantized input) and of its output.
-  std::map<std::string, std::pair<int, int>> linears;
+  /// Every linear, in program order.
+  std::vector<Linear> linears;
 };
 
 /// A copy of `module` whose @main also returns each linear's f32 input (when

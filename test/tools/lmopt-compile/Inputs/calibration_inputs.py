@@ -79,7 +79,7 @@ def check(model_path, cal_path, table_path, method):
         outputs = dict(zip(names, session.run(None, {"x": sample})))
         for key in values:
             values[key].append(outputs[key].ravel())
-    table = json.load(open(table_path))["linears"]
+    table = json.load(open(table_path))["tensors"]
     consumers = {i: n for n in model.graph.node for i in n.input}
     ok = True
     for node in matmuls:
@@ -102,7 +102,7 @@ def check(model_path, cal_path, table_path, method):
             chain.append(consumers[value])
             value = chain[-1].output[0]
         key = next((n.name for n in reversed(chain) if n.name in table), node.name)
-        got = table.get(key, {}).get("input")
+        got = table.get(key)
         good = got is not None and abs(got["min"] - lo) <= tol and abs(got["max"] - hi) <= tol
         ok &= good
         print(f"{key}: numpy [{lo:.6f}, {hi:.6f}] table "
