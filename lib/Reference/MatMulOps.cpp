@@ -10,6 +10,7 @@
 
 #include "lmopt/Dialect/Lmopt/IR/LmoptOps.h"
 
+#include <algorithm>
 #include <cmath>
 
 using namespace mlir;
@@ -149,17 +150,72 @@ static EvalResult evaluateGemm(GemmOp op, ArrayRef<Tensor> operands) {
   return single(std::move(*product));
 }
 
+/// Each row (all dims but the last) quantized to i8 with scale
+/// `max|row| / 127` (1 for a row of zeros), zero point 0, round half to
+/// even, and dequantized again; scale and quotient in f32 as kernels compute
+/// them.
+static Tensor quantizePerToken(const Tensor &input, Type f32) {
+  Tensor result(f32, input.getShape());
+  int64_t k = input.getShape().back();
+  const std::vector<double> &values = input.getFloats();
+  for (size_t row = 0; k > 0 && row < values.size(); row += k) {
+    float max = 0.0f;
+    for (int64_t i = 0; i < k; ++i)
+      max = std::max(max, std::fabs(static_cast<float>(values[row + i])));
+    float scale = max == 0.0f ? 1.0f : max / 127.0f;
+    for (int64_t i = 0; i < k; ++i) {
+      float q = std::nearbyint(static_cast<float>(values[row + i]) / scale);
+      result.setDouble(row + i, std::clamp(q, -127.0f, 127.0f) *
+                                    static_cast<double>(scale));
+    }
+  }
+  return result;
+}
+
+/// The whole input quantized to u8 as ONNX DynamicQuantizeLinear does, and
+/// dequantized again.
+static Tensor quantizePerTensor(const Tensor &input, Type f32) {
+  Tensor result(f32, input.getShape());
+  DynamicQuantization quantized = dynamicQuantizeLinear(input.getFloats());
+  for (auto [i, value] : llvm::enumerate(quantized.values))
+    result.setDouble(i, static_cast<double>(value - quantized.zeroPoint) *
+                            static_cast<double>(quantized.scale));
+  return result;
+}
+
+/// The input as the linear multiplies it: dequantized when its type is
+/// quantized (static int8), quantized and dequantized again as
+/// `input_quantization` says, else as is.
+static FailureOr<Tensor> getLinearInput(LinearOp op, const Tensor &input) {
+  if (!input.isFloat())
+    return dequantizeToF32(op, input);
+  Type f32 = Float32Type::get(op.getContext());
+  switch (op.getInputQuantization()) {
+  case InputQuantization::none:
+    return input;
+  case InputQuantization::dynamic_per_token:
+    return quantizePerToken(input, f32);
+  case InputQuantization::dynamic_per_tensor:
+    return quantizePerTensor(input, f32);
+  }
+  llvm_unreachable("unknown input quantization");
+}
+
 static EvalResult evaluateLinear(LinearOp op, ArrayRef<Tensor> operands) {
-  const Tensor &input = operands[0];
-  if (input.getRank() < 1 || operands[1].getRank() != 2)
+  if (operands[0].getRank() < 1 || operands[1].getRank() != 2)
     return op.emitError() << "linear needs an input of rank 1 or more and a "
                              "weight of rank 2, got "
-                          << formatShape(input.getShape()) << " and "
+                          << formatShape(operands[0].getShape()) << " and "
                           << formatShape(operands[1].getShape());
-  if (!input.isFloat() || !operands[1].isFloat())
-    return op.emitError() << "linear supports float operands only";
+  FailureOr<Tensor> linearInput = getLinearInput(op, operands[0]);
+  FailureOr<Tensor> floatWeight =
+      operands[1].isFloat() ? FailureOr<Tensor>(operands[1])
+                            : dequantizeToF32(op, operands[1]);
+  if (failed(linearInput) || failed(floatWeight))
+    return failure();
+  const Tensor &input = *linearInput;
   Tensor weight =
-      op.getTransposeWeight() ? transpose2D(operands[1]) : operands[1];
+      op.getTransposeWeight() ? transpose2D(*floatWeight) : *floatWeight;
   int64_t k = input.getShape().back();
   Tensor rows =
       input.reshaped({getNumElements(input.getShape().drop_back()), k});

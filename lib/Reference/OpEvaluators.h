@@ -113,6 +113,18 @@ FailureOr<Tensor> numpyMatMul(Operation *op, Tensor lhs, Tensor rhs,
 /// The epilogue activation of `lmopt.linear` (and `lmopt.gelu`) on one value.
 double applyActivation(Activation activation, double x);
 
+/// `input` (of a `quant` element type) dequantized to f32 with its type's
+/// scales and zero points.
+FailureOr<Tensor> dequantizeToF32(Operation *op, const Tensor &input);
+
+/// The result of ONNX DynamicQuantizeLinear on a list of values.
+struct DynamicQuantization {
+  std::vector<int64_t> values;
+  float scale = 0.0f;
+  int64_t zeroPoint = 0;
+};
+DynamicQuantization dynamicQuantizeLinear(ArrayRef<double> values);
+
 } // namespace mlir::lmopt::reference
 
 #endif // LMOPT_LIB_REFERENCE_OPEVALUATORS_H

@@ -132,6 +132,15 @@ static EvalResult dequantizeFrom(Operation *op, const Tensor &input,
   return single(std::move(result));
 }
 
+FailureOr<Tensor> mlir::lmopt::reference::dequantizeToF32(Operation *op,
+                                                          const Tensor &input) {
+  EvalResult result =
+      dequantizeFrom(op, input, Float32Type::get(op->getContext()));
+  if (failed(result))
+    return failure();
+  return std::move((*result)[0]);
+}
+
 static EvalResult evaluateQuantize(QuantizeOp op, ArrayRef<Tensor> operands) {
   return quantizeTo(op, operands[0], getResultElementType(op));
 }
@@ -141,39 +150,43 @@ static EvalResult evaluateDequantize(DequantizeOp op,
   return dequantizeFrom(op, operands[0], getResultElementType(op));
 }
 
+DynamicQuantization
+mlir::lmopt::reference::dynamicQuantizeLinear(ArrayRef<double> values) {
+  float min = 0.0f, max = 0.0f;
+  for (double value : values) {
+    min = std::min(min, static_cast<float>(value));
+    max = std::max(max, static_cast<float>(value));
+  }
+  DynamicQuantization result;
+  result.scale = (max - min) / 255.0f;
+  result.values.assign(values.size(), 0);
+  // All zeros: every value quantizes to the zero point 0.
+  if (result.scale == 0.0f)
+    return result;
+  result.zeroPoint = static_cast<int64_t>(
+      std::nearbyint(std::clamp(-min / result.scale, 0.0f, 255.0f)));
+  for (auto [i, value] : llvm::enumerate(values)) {
+    float scaled = static_cast<float>(value) / result.scale;
+    result.values[i] = std::clamp<int64_t>(
+        static_cast<int64_t>(std::nearbyint(scaled)) + result.zeroPoint, 0,
+        255);
+  }
+  return result;
+}
+
 /// ONNX DynamicQuantizeLinear: the range [min(0, min x), max(0, max x)] maps
 /// to [0, 255]; scale and zero point are computed in f32 as ONNX Runtime
 /// does, rounding half to even.
 static EvalResult evaluateDynamicQuantizeLinear(DynamicQuantizeLinearOp op,
                                                 ArrayRef<Tensor> operands) {
   const Tensor &input = operands[0];
-  float min = 0.0f, max = 0.0f;
-  for (double value : input.getFloats()) {
-    min = std::min(min, static_cast<float>(value));
-    max = std::max(max, static_cast<float>(value));
-  }
-  float scale = (max - min) / 255.0f;
+  DynamicQuantization quantized = dynamicQuantizeLinear(input.getFloats());
   Tensor output(getResultElementType(op, 0), input.getShape());
   Tensor scaleTensor(getResultElementType(op, 1), {});
   Tensor zeroPoint(getResultElementType(op, 2), {});
-  scaleTensor.setDouble(0, scale);
-  if (scale == 0.0f) {
-    // All zeros: every value quantizes to the zero point 0.
-    SmallVector<Tensor> results;
-    results.push_back(std::move(output));
-    results.push_back(std::move(scaleTensor));
-    results.push_back(std::move(zeroPoint));
-    return results;
-  }
-  int64_t zero = static_cast<int64_t>(
-      std::nearbyint(std::clamp(-min / scale, 0.0f, 255.0f)));
-  zeroPoint.setInt(0, zero);
-  for (int64_t i = 0, e = input.getNumElements(); i < e; ++i) {
-    float scaled = static_cast<float>(input.getDouble(i)) / scale;
-    output.setInt(
-        i, std::clamp<int64_t>(
-               static_cast<int64_t>(std::nearbyint(scaled)) + zero, 0, 255));
-  }
+  scaleTensor.setDouble(0, quantized.scale);
+  zeroPoint.setInt(0, quantized.zeroPoint);
+  output.getInts() = std::move(quantized.values);
   SmallVector<Tensor> results;
   results.push_back(std::move(output));
   results.push_back(std::move(scaleTensor));

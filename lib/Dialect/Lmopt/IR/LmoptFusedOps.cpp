@@ -14,6 +14,163 @@ static bool dimsDiffer(int64_t a, int64_t b) {
   return !ShapedType::isDynamic(a) && !ShapedType::isDynamic(b) && a != b;
 }
 
+static Type elementTypeOf(Value value) {
+  return llvm::cast<ShapedType>(value.getType()).getElementType();
+}
+
+/// True when every zero point of `type` (per tensor or per axis) is 0.
+static bool hasZeroZeroPoints(quant::QuantizedType type) {
+  if (auto uniform = llvm::dyn_cast<quant::UniformQuantizedType>(type))
+    return uniform.getZeroPoint() == 0;
+  auto perAxis = llvm::cast<quant::UniformQuantizedPerAxisType>(type);
+  return llvm::all_of(perAxis.getZeroPoints(),
+                      [](int64_t zero) { return zero == 0; });
+}
+
+/// Checks an 8-bit weight of `mode`: per tensor or per axis on the output
+/// channels (`outAxis`), expressing f32; signed with zero points 0 unless
+/// the mode allows asymmetric weights.
+static LogicalResult verifyInt8Weight(LinearOp op, Type weightType,
+                                      int64_t outAxis, int64_t n,
+                                      StringRef mode, bool asymmetric) {
+  auto quantType = llvm::dyn_cast<quant::QuantizedType>(weightType);
+  if (!quantType || quantType.getStorageTypeIntegralWidth() != 8 ||
+      !llvm::isa<quant::UniformQuantizedType,
+                 quant::UniformQuantizedPerAxisType>(quantType))
+    return op.emitOpError() << mode
+                            << " needs an 8-bit weight quantized per tensor "
+                               "or per output channel, got "
+                            << weightType;
+  if (!quantType.getExpressedType().isF32())
+    return op.emitOpError("quantized weight must express f32, got ")
+           << quantType.getExpressedType();
+  if (auto perAxis =
+          llvm::dyn_cast<quant::UniformQuantizedPerAxisType>(quantType)) {
+    int64_t axis = perAxis.getQuantizedDimension();
+    if (axis != outAxis)
+      return op.emitOpError("weight is quantized along axis ")
+             << axis << " but its output channels are axis " << outAxis
+             << (op.getTransposeWeight() ? " (transpose_weight)" : "");
+    int64_t channels = perAxis.getScales().size();
+    if (dimsDiffer(channels, n))
+      return op.emitOpError("weight has ")
+             << channels << " per-channel scales for " << n
+             << " output channels";
+  }
+  if (asymmetric)
+    return success();
+  if (!quantType.isSigned() || !hasZeroZeroPoints(quantType))
+    return op.emitOpError() << mode
+                            << " needs a symmetric i8 weight (signed, zero "
+                               "points 0), got "
+                            << weightType;
+  return success();
+}
+
+/// Checks a 4-bit weight-only weight: blocks along K (`kAxis`), one block
+/// row per output channel, the block size dividing K.
+static LogicalResult verifyInt4Weight(LinearOp op,
+                                      quant::UniformQuantizedSubChannelType type,
+                                      int64_t kAxis, int64_t k, int64_t n) {
+  if (type.getStorageTypeIntegralWidth() != 4)
+    return op.emitOpError("block-wise weight must have 4-bit storage, got ")
+           << type;
+  if (!type.getExpressedType().isF32())
+    return op.emitOpError("quantized weight must express f32, got ")
+           << type.getExpressedType();
+  int64_t block = ShapedType::kDynamic;
+  for (auto [dim, size] : type.getBlockSizeInfo())
+    if (dim == kAxis)
+      block = size;
+  if (ShapedType::isDynamic(block))
+    return op.emitOpError("block-wise weight has no block size along the "
+                          "contraction axis ")
+           << kAxis;
+  if (!ShapedType::isDynamic(k) && k % block != 0)
+    return op.emitOpError("block size ")
+           << block << " does not divide the contraction dim " << k;
+  ArrayRef<int64_t> params =
+      llvm::cast<ShapedType>(type.getScales().getType()).getShape();
+  int64_t outAxis = 1 - kAxis;
+  if (params.size() != 2 || dimsDiffer(params[outAxis], n) ||
+      (!ShapedType::isDynamic(k) && dimsDiffer(params[kAxis], k / block)))
+    return op.emitOpError("block-wise weight must have one block row per "
+                          "output channel and blocks only along K, got "
+                          "scales of shape ")
+           << formatShape(params);
+  return success();
+}
+
+/// Checks the operand types against the modes of docs/dialect.md,
+/// "Quantized and mixed-precision linears". `k` and `n` are the contraction
+/// and output dims.
+static LogicalResult verifyLinearTypes(LinearOp op, int64_t k, int64_t n) {
+  Type input = elementTypeOf(op.getInput());
+  Type weight = elementTypeOf(op.getWeight());
+  Type result = elementTypeOf(op.getOutput());
+  int64_t outAxis = op.getTransposeWeight() ? 0 : 1;
+  InputQuantization dynamic = op.getInputQuantization();
+  std::string dynamicName =
+      ("input_quantization " + stringifyInputQuantization(dynamic)).str();
+  bool plainFloat = false;
+  if (auto quantInput = llvm::dyn_cast<quant::QuantizedType>(input)) {
+    // Static int8: the input carries its per-tensor scale in its type.
+    if (!llvm::isa<quant::UniformQuantizedType>(quantInput) ||
+        quantInput.getStorageTypeIntegralWidth() != 8 ||
+        !quantInput.getExpressedType().isF32())
+      return op.emitOpError("quantized input must be 8-bit per tensor "
+                            "expressing f32, got ")
+             << input;
+    if (dynamic != InputQuantization::none)
+      return op.emitOpError("an input quantized statically cannot have ")
+             << dynamicName;
+    if (failed(verifyInt8Weight(op, weight, outAxis, n, "a static int8 linear",
+                                /*asymmetric=*/false)))
+      return failure();
+  } else if (!input.isF32()) {
+    // bf16 / f16: both operands of that type.
+    if (!llvm::isa<BFloat16Type, Float16Type>(input))
+      return op.emitOpError("input element type must be f32, bf16, f16 or "
+                            "quantized, got ")
+             << input;
+    if (weight != input)
+      return op.emitOpError("a ")
+             << input << " input needs a " << input << " weight, got "
+             << weight;
+    if (dynamic != InputQuantization::none)
+      return op.emitOpError("a ") << input << " input cannot have "
+                                  << dynamicName;
+    plainFloat = true;
+  } else if (dynamic != InputQuantization::none) {
+    if (failed(verifyInt8Weight(op, weight, outAxis, n, dynamicName,
+                                dynamic == InputQuantization::dynamic_per_tensor)))
+      return failure();
+  } else if (auto blocked =
+                 llvm::dyn_cast<quant::UniformQuantizedSubChannelType>(
+                     weight)) {
+    if (failed(verifyInt4Weight(op, blocked, 1 - outAxis, k, n)))
+      return failure();
+  } else if (llvm::isa<quant::QuantizedType>(weight)) {
+    return op.emitOpError("an 8-bit weight with an f32 input needs "
+                          "input_quantization dynamic_per_token or "
+                          "dynamic_per_tensor, or a quantized input; got ")
+           << weight;
+  } else if (!weight.isF32()) {
+    return op.emitOpError("an f32 input needs an f32 or quantized weight, got ")
+           << weight;
+  } else {
+    plainFloat = true;
+  }
+  // An unquantized half-precision model keeps its own result type.
+  if (!result.isF32() && !(plainFloat && result == input))
+    return op.emitOpError("result element type must be f32, got ") << result;
+  for (Value value : {op.getBias(), op.getResidual()})
+    if (value && elementTypeOf(value) != result)
+      return op.emitOpError("bias and residual must be ")
+             << result << ", got " << elementTypeOf(value);
+  return success();
+}
+
 LogicalResult LinearOp::verify() {
   ArrayRef<int64_t> input = shapeOf(getInput()), weight = shapeOf(getWeight());
   if (input.empty())
@@ -43,7 +200,7 @@ LogicalResult LinearOp::verify() {
     return emitOpError("result shape ")
            << formatShape(shapeOf(getOutput()))
            << " does not match expected shape " << formatShape(expected);
-  return success();
+  return verifyLinearTypes(*this, k, n);
 }
 
 /// Checks head-split `[B, H, Sk, D]` key and value against the packed

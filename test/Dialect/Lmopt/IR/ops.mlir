@@ -116,3 +116,22 @@ func.func @integer_quantization(%x: tensor<?x8xf32>, %b: tensor<8x4xi8>, %bzp: t
   %1 = lmopt.matmul_integer %0#0, %b a_zero_point %0#2 b_zero_point %bzp : (tensor<?x8xui8>, tensor<8x4xi8>, tensor<ui8>, tensor<4xi8>) -> tensor<?x4xi32>
   return %1 : tensor<?x4xi32>
 }
+
+// The quantized and mixed-precision forms of lmopt.linear, one per mode of
+// docs/dialect.md (per token, per tensor, static int8, int4, bf16, fp16).
+// CHECK-LABEL: func @quantized_linears
+func.func @quantized_linears(%x: tensor<?x8xf32>, %w8: tensor<4x8x!quant.uniform<i8:f32:0, {0.1, 0.2, 0.3, 0.4}>>, %wu8: tensor<8x4x!quant.uniform<u8:f32, 0.1:3>>, %xs: tensor<?x8x!quant.uniform<u8:f32, 0.05:128>>, %w4: tensor<4x8x!quant.uniform<u4:f32:{0:1, 1:4}, {{0.1:8, 0.2:8}, {0.1:8, 0.2:8}, {0.1:8, 0.2:8}, {0.1:8, 0.2:8}}>>, %xb: tensor<?x8xbf16>, %wb: tensor<8x4xbf16>, %xh: tensor<?x8xf16>, %wh: tensor<4x8xf16>, %b: tensor<4xf32>) -> (tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>) {
+  // CHECK: lmopt.linear %{{.*}}, %{{.*}} bias %{{.*}} {input_quantization = #lmopt.input_quantization<dynamic_per_token>, transpose_weight = true} : (tensor<?x8xf32>, tensor<4x8x!quant.uniform<i8:f32:0, {1.000000e-01,2.000000e-01,3.000000e-01,4.000000e-01}>>, tensor<4xf32>) -> tensor<?x4xf32>
+  %0 = lmopt.linear %x, %w8 bias %b {input_quantization = #lmopt.input_quantization<dynamic_per_token>, transpose_weight = true} : (tensor<?x8xf32>, tensor<4x8x!quant.uniform<i8:f32:0, {0.1, 0.2, 0.3, 0.4}>>, tensor<4xf32>) -> tensor<?x4xf32>
+  // CHECK: lmopt.linear %{{.*}}, %{{.*}} {input_quantization = #lmopt.input_quantization<dynamic_per_tensor>} : (tensor<?x8xf32>, tensor<8x4x!quant.uniform<u8:f32, 1.000000e-01:3>>) -> tensor<?x4xf32>
+  %1 = lmopt.linear %x, %wu8 {input_quantization = #lmopt.input_quantization<dynamic_per_tensor>} : (tensor<?x8xf32>, tensor<8x4x!quant.uniform<u8:f32, 0.1:3>>) -> tensor<?x4xf32>
+  // CHECK: lmopt.linear %{{.*}}, %{{.*}} {transpose_weight = true} : (tensor<?x8x!quant.uniform<u8:f32, 5.000000e-02:128>>, tensor<4x8x!quant.uniform<i8:f32:0, {{.*}}>>) -> tensor<?x4xf32>
+  %2 = lmopt.linear %xs, %w8 {transpose_weight = true} : (tensor<?x8x!quant.uniform<u8:f32, 0.05:128>>, tensor<4x8x!quant.uniform<i8:f32:0, {0.1, 0.2, 0.3, 0.4}>>) -> tensor<?x4xf32>
+  // CHECK: lmopt.linear %{{.*}}, %{{.*}} {transpose_weight = true} : (tensor<?x8xf32>, tensor<4x8x!quant.uniform<u4:f32:{0:1, 1:4}, {{.*}}>>) -> tensor<?x4xf32>
+  %3 = lmopt.linear %x, %w4 {transpose_weight = true} : (tensor<?x8xf32>, tensor<4x8x!quant.uniform<u4:f32:{0:1, 1:4}, {{0.1:8, 0.2:8}, {0.1:8, 0.2:8}, {0.1:8, 0.2:8}, {0.1:8, 0.2:8}}>>) -> tensor<?x4xf32>
+  // CHECK: lmopt.linear %{{.*}}, %{{.*}} bias %{{.*}} : (tensor<?x8xbf16>, tensor<8x4xbf16>, tensor<4xf32>) -> tensor<?x4xf32>
+  %4 = lmopt.linear %xb, %wb bias %b : (tensor<?x8xbf16>, tensor<8x4xbf16>, tensor<4xf32>) -> tensor<?x4xf32>
+  // CHECK: lmopt.linear %{{.*}}, %{{.*}} {transpose_weight = true} : (tensor<?x8xf16>, tensor<4x8xf16>) -> tensor<?x4xf32>
+  %5 = lmopt.linear %xh, %wh {transpose_weight = true} : (tensor<?x8xf16>, tensor<4x8xf16>) -> tensor<?x4xf32>
+  return %0, %1, %2, %3, %4, %5 : tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>
+}

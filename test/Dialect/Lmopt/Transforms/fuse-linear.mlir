@@ -161,3 +161,18 @@ func.func @negative_reshape_escapes(%a: tensor<?x64xf32>, %b: tensor<64x256xf32>
   %2 = lmopt.gelu %1 : tensor<?x?x256xf32>
   return %2, %1 : tensor<?x?x256xf32>, tensor<?x?x256xf32>
 }
+
+// -----
+
+// A bias add and GELU after a quantized linear fold into it, and the linear
+// keeps its input_quantization.
+// CHECK-LABEL: func @quantized_linear_epilogue
+// CHECK: lmopt.linear %{{.*}}, %{{.*}} bias %{{.*}} {activation = #lmopt.activation<gelu>, input_quantization = #lmopt.input_quantization<dynamic_per_token>}
+// CHECK-NOT: lmopt.add
+// CHECK-NOT: lmopt.gelu
+func.func @quantized_linear_epilogue(%x: tensor<?x8xf32>, %w: tensor<8x4x!quant.uniform<i8:f32:1, {0.1, 0.2, 0.3, 0.4}>>, %b: tensor<4xf32>) -> tensor<?x4xf32> {
+  %0 = lmopt.linear %x, %w {input_quantization = #lmopt.input_quantization<dynamic_per_token>} : (tensor<?x8xf32>, tensor<8x4x!quant.uniform<i8:f32:1, {0.1, 0.2, 0.3, 0.4}>>) -> tensor<?x4xf32>
+  %1 = lmopt.add %0, %b : (tensor<?x4xf32>, tensor<4xf32>) -> tensor<?x4xf32>
+  %2 = lmopt.gelu %1 : tensor<?x4xf32>
+  return %2 : tensor<?x4xf32>
+}

@@ -76,6 +76,20 @@ def Lmopt_ActivationAttr
   let assemblyFormat = "`<` $value `>`";
 }
 
+def Lmopt_InputQuantization : I32EnumAttr<"InputQuantization",
+    "how a linear quantizes its float input at run time", [
+      I32EnumAttrCase<"none", 0>,
+      I32EnumAttrCase<"dynamic_per_token", 1>,
+      I32EnumAttrCase<"dynamic_per_tensor", 2>
+    ]> {
+  let cppNamespace = "::mlir::lmopt";
+  let genSpecializedAttr = 0;
+}
+def Lmopt_InputQuantizationAttr
+    : EnumAttr<Lmopt_Dialect, Lmopt_InputQuantization, "input_quantization"> {
+  let assemblyFormat = "`<` $value `>`";
+}
+
 //===----------------------------------------------------------------------===//
 // Type constraints
 //===----------------------------------------------------------------------===//

@@ -27,13 +27,35 @@ def Lmopt_LinearOp : Lmopt_Op<"linear", [Pure, AttrSizedOperandSegments]> {
         : (tensor<?x128x768xf32>, tensor<3072x768xf32>, tensor<3072xf32>)
         -> tensor<?x128x3072xf32>
     ```
+
+    Quantized and mixed-precision forms (docs/dialect.md, "Quantized and
+    mixed-precision linears"): the operand types and `input_quantization`
+    select the mode, and the result, bias and residual are `f32`.
+
+    | mode | `input` | `weight` | `input_quantization` |
+    | --- | --- | --- | --- |
+    | int8 dynamic per token | `f32` | `i8` per output channel, zero points 0 | `dynamic_per_token` |
+    | int8 dynamic per tensor | `f32` | `i8`/`u8` per tensor or per output channel | `dynamic_per_tensor` |
+    | int8 static | per-tensor `i8`/`u8` quantized `f32` | `i8` per tensor or per output channel, zero points 0 | `none` |
+    | int4 weight-only | `f32` | `i4`/`u4` blocks along K (sub-channel type) | `none` |
+    | bf16 / fp16 | `bf16` / `f16` | the same type | `none` |
+
+    `dynamic_per_token` quantizes each input row (all dims but the last) to
+    `i8` with scale `max|row| / 127`, zero point 0, rounding half to even (a
+    row of zeros gets scale 1); `dynamic_per_tensor` quantizes the whole
+    input to `u8` as ONNX DynamicQuantizeLinear does. The output is
+    `activation(dequantize(q(input)) x dequantize(W) + bias) + residual`.
+    An unquantized linear whose input, weight and result share one float
+    type (a half-precision model imported as is) is also accepted.
   }];
   let arguments = (ins Lmopt_Tensor:$input, Lmopt_Tensor:$weight,
                        Optional<Lmopt_Tensor>:$bias,
                        Optional<Lmopt_Tensor>:$residual,
                        DefaultValuedAttr<BoolAttr, "false">:$transpose_weight,
                        DefaultValuedAttr<Lmopt_ActivationAttr,
-                                         "::mlir::lmopt::Activation::none">:$activation);
+                                         "::mlir::lmopt::Activation::none">:$activation,
+                       DefaultValuedAttr<Lmopt_InputQuantizationAttr,
+                           "::mlir::lmopt::InputQuantization::none">:$input_quantization);
   let results = (outs Lmopt_Tensor:$output);
   let assemblyFormat = [{
     $input `,` $weight (`bias` $bias^)? (`residual` $residual^)? attr-dict
