@@ -240,6 +240,10 @@ CalibrationMethod::parse(llvm::StringRef spelling) {
   llvm::StringRef text = spelling;
   if (text == "minmax")
     return method;
+  if (text == "entropy") {
+    method.kind = Entropy;
+    return method;
+  }
   if (text.consume_front("percentile")) {
     method.kind = Percentile;
     if (text.empty())
@@ -252,13 +256,15 @@ CalibrationMethod::parse(llvm::StringRef spelling) {
     }
   }
   return makeError("unknown calibration method '" + spelling +
-                   "'; use minmax, percentile or percentile:P (50 < P <= "
-                   "100, e.g. percentile:99.99)");
+                   "'; use minmax, entropy, percentile or percentile:P (50 < "
+                   "P <= 100, e.g. percentile:99.99)");
 }
 
 std::string CalibrationMethod::str() const {
   if (kind == MinMax)
     return "minmax";
+  if (kind == Entropy)
+    return "entropy";
   return llvm::formatv("percentile:{0}", percentile).str();
 }
 
@@ -312,9 +318,71 @@ double RangeObserver::quantile(double fraction) const {
   return bound;
 }
 
+/// The |x| threshold whose 8-bit quantization of the histogram loses the
+/// least information (TensorRT's entropy calibration): for each candidate
+/// threshold, P is the |x| histogram up to it with the values beyond added
+/// to its last bin, Q is P merged into 128 levels and spread back over each
+/// level's nonzero bins, and the threshold with the smallest KL(P || Q)
+/// wins.
+double RangeObserver::entropyThreshold() const {
+  constexpr int half = kBins / 2, levels = 128;
+  std::vector<double> folded(half);
+  for (int j = 0; j < half; ++j)
+    folded[j] = double(bins[half + j] + bins[half - 1 - j]);
+  std::vector<double> beyond(half + 1, 0.0);
+  for (int j = half - 1; j >= 0; --j)
+    beyond[j] = beyond[j + 1] + folded[j];
+  double bestDivergence = INFINITY;
+  int best = half;
+  std::vector<double> p, q;
+  for (int i = levels; i <= half; ++i) {
+    p.assign(folded.begin(), folded.begin() + i);
+    p[i - 1] += beyond[i];
+    q.assign(i, 0.0);
+    for (int level = 0; level < levels; ++level) {
+      int begin = level * i / levels, end = (level + 1) * i / levels;
+      double total = 0;
+      int nonzero = 0;
+      for (int k = begin; k < end; ++k) {
+        total += folded[k];
+        nonzero += folded[k] != 0;
+      }
+      for (int k = begin; k < end; ++k)
+        if (folded[k] != 0)
+          q[k] = total / nonzero;
+    }
+    double pSum = 0, qSum = 0;
+    for (int k = 0; k < i; ++k) {
+      pSum += p[k];
+      qSum += q[k];
+    }
+    if (pSum == 0 || qSum == 0)
+      continue;
+    double divergence = 0;
+    for (int k = 0; k < i; ++k) {
+      if (p[k] == 0)
+        continue;
+      // A bin Q leaves empty (only the outlier bin can be) costs as if
+      // nearly empty rather than infinitely.
+      double qk = std::max(q[k] / qSum, 1e-12);
+      divergence += p[k] / pSum * std::log(p[k] / pSum / qk);
+    }
+    if (divergence < bestDivergence) {
+      bestDivergence = divergence;
+      best = i;
+    }
+  }
+  return best * (2 * bound / kBins);
+}
+
 std::pair<double, double>
 RangeObserver::range(const CalibrationMethod &method) const {
   double lo = min, hi = max;
+  if (method.kind == CalibrationMethod::Entropy && count > 0) {
+    double threshold = entropyThreshold();
+    lo = std::max(lo, -threshold);
+    hi = std::min(hi, threshold);
+  }
   if (method.kind == CalibrationMethod::Percentile && count > 0) {
     double tail = (100.0 - method.percentile) / 100.0;
     lo = std::max(lo, quantile(tail));

@@ -52,7 +52,7 @@ static cl::opt<std::string> calibrationFile(
 static cl::opt<std::string> calibrationMethodText(
     "calibration-method",
     cl::desc("How a linear input's range is chosen: minmax (default), "
-             "percentile or percentile:P"),
+             "percentile, percentile:P or entropy"),
     cl::init("minmax"), cl::cat(lmopt_compile::getQuantizeCategory()));
 static cl::opt<std::string> calibrationTableOut(
     "calibration-table-out",

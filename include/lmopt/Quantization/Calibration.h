@@ -42,11 +42,12 @@ llvm::Expected<CalibrationSet> loadCalibrationSet(llvm::StringRef path,
 
 /// How a linear input's range is chosen from its observed values.
 struct CalibrationMethod {
-  enum Kind { MinMax, Percentile } kind = MinMax;
+  enum Kind { MinMax, Percentile, Entropy } kind = MinMax;
   /// For Percentile: the share of values (per tail) the range keeps.
   double percentile = 99.99;
 
-  /// "minmax", "percentile" or "percentile:P" with 50 < P <= 100.
+  /// "minmax", "percentile", "percentile:P" with 50 < P <= 100, or
+  /// "entropy".
   static llvm::Expected<CalibrationMethod> parse(llvm::StringRef text);
   std::string str() const;
 };
@@ -64,6 +65,7 @@ public:
 private:
   static constexpr int kBins = 4096;
   double quantile(double fraction) const;
+  double entropyThreshold() const;
 
   uint64_t count = 0;
   double min = 0, max = 0;
