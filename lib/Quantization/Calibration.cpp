@@ -51,10 +51,10 @@ static std::optional<rt::DType> toDType(Type type) {
 }
 
 static std::string formatDims(llvm::ArrayRef<int64_t> dims) {
-  return "[" + llvm::join(llvm::map_range(dims, [](int64_t d) {
-           return std::to_string(d);
-         }),
-                          ", ") +
+  return "[" +
+         llvm::join(
+             llvm::map_range(dims, [](int64_t d) { return std::to_string(d); }),
+             ", ") +
          "]";
 }
 
@@ -74,8 +74,7 @@ static std::optional<std::string> findNonFinite(const rt::Tensor &tensor) {
       position[d] = int64_t(rest % uint64_t(tensor.shape[d]));
       rest /= uint64_t(tensor.shape[d]);
     }
-    return (std::isnan(value) ? "NaN at " : "Inf at ") +
-           formatDims(position);
+    return (std::isnan(value) ? "NaN at " : "Inf at ") + formatDims(position);
   }
   return std::nullopt;
 }

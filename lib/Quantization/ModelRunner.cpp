@@ -59,14 +59,14 @@ mlir::lmopt::quantization::addLinearProbes(ModuleOp module, bool probeInputs,
   size_t next = 0;
   main.walk([&](LinearOp linear) {
     int input = probeInputs ? probe(linear.getInput()) : -1;
-    layout.linears.push_back(
-        {names[next++], input, probe(linear.getOutput())});
+    layout.linears.push_back({names[next++], input, probe(linear.getOutput())});
   });
   OpBuilder builder(ret);
   func::ReturnOp::create(builder, ret.getLoc(), results);
   ret.erase();
-  main.setFunctionType(FunctionType::get(
-      module.getContext(), main.getArgumentTypes(), ValueRange(results).getTypes()));
+  main.setFunctionType(FunctionType::get(module.getContext(),
+                                         main.getArgumentTypes(),
+                                         ValueRange(results).getTypes()));
   if (auto names = main->getAttrOfType<ArrayAttr>("lmopt.output_names")) {
     SmallVector<Attribute> extended(names.begin(), names.end());
     for (size_t i = extended.size(); i < results.size(); ++i)

@@ -89,7 +89,8 @@ static cl::opt<double> sensitivityTarget(
     cl::init(0.99), cl::cat(lmopt_compile::getQuantizeCategory()));
 
 static const llvm::StringRef kModes[] = {
-    "int8-dynamic", "int8-dynamic-per-tensor", "int8-static", "int4-weight",
+    "int8-dynamic", "int8-dynamic-per-tensor",
+    "int8-static",  "int4-weight",
     "bf16",         "fp16"};
 
 namespace lmopt_compile {
@@ -108,7 +109,8 @@ QuantizeStep::QuantizeStep()
 QuantizeStep::~QuantizeStep() = default;
 
 bool QuantizeStep::requested() {
-  return quantizeMode.getNumOccurrences() || calibrationFile.getNumOccurrences() ||
+  return quantizeMode.getNumOccurrences() ||
+         calibrationFile.getNumOccurrences() ||
          sensitivity.getNumOccurrences() || excludeGlobs.getNumOccurrences() ||
          quantizeReport.getNumOccurrences() ||
          calibrationTableOut.getNumOccurrences() ||
@@ -154,6 +156,18 @@ LogicalResult QuantizeStep::checkFlags() {
   return success();
 }
 
+/// A glob that matches exactly `name` (the pass's globs are
+/// llvm::GlobPattern, where `\` escapes).
+static std::string literalGlob(llvm::StringRef name) {
+  std::string glob;
+  for (char c : name) {
+    if (llvm::StringRef("*?[]{}\\").contains(c))
+      glob += '\\';
+    glob += c;
+  }
+  return glob;
+}
+
 /// Runs lmopt-quantize on `module` with the flags' options, `exclude` and
 /// the calibration table at `table` (if any).
 static LogicalResult quantize(ModuleOp module, ArrayRef<std::string> exclude,
@@ -192,7 +206,8 @@ static int64_t weightBytes(Value weight) {
   int64_t width = quantized.getStorageTypeIntegralWidth();
   int64_t params = 1;
   bool zeroPoints = false;
-  if (auto perAxis = llvm::dyn_cast<quant::UniformQuantizedPerAxisType>(element)) {
+  if (auto perAxis =
+          llvm::dyn_cast<quant::UniformQuantizedPerAxisType>(element)) {
     params = perAxis.getScales().size();
     zeroPoints = llvm::any_of(perAxis.getZeroPoints(),
                               [](int64_t zp) { return zp != 0; });
@@ -273,25 +288,22 @@ static void printRows(llvm::StringRef title, std::vector<Row> &rows) {
   auto padded = [&](llvm::StringRef text) {
     return text.str() + std::string(width - text.size(), ' ');
   };
-  llvm::errs() << llvm::formatv("  {0}  {1,12}  {2,10}  {3,9}\n",
-                                padded(title), "max abs err", "rel err",
-                                "cosine");
+  llvm::errs() << llvm::formatv("  {0}  {1,12}  {2,10}  {3,9}\n", padded(title),
+                                "max abs err", "rel err", "cosine");
   for (const Row &row : rows)
     llvm::errs() << llvm::formatv(
-        "  {0}  {1,12:e3}  {2,10:e3}  {3,9:f6}\n",
-        padded(row.name),
-        row.error.maxAbsError(), row.error.relativeError(),
-        row.error.cosine());
+        "  {0}  {1,12:e3}  {2,10:e3}  {3,9:f6}\n", padded(row.name),
+        row.error.maxAbsError(), row.error.relativeError(), row.error.cosine());
 }
 
 static llvm::json::Array rowsToJSON(const std::vector<Row> &rows) {
   llvm::json::Array array;
   for (const Row &row : rows)
-    array.push_back(llvm::json::Object{
-        {"name", row.name},
-        {"max_abs_error", row.error.maxAbsError()},
-        {"relative_error", row.error.relativeError()},
-        {"cosine", row.error.cosine()}});
+    array.push_back(
+        llvm::json::Object{{"name", row.name},
+                           {"max_abs_error", row.error.maxAbsError()},
+                           {"relative_error", row.error.relativeError()},
+                           {"cosine", row.error.cosine()}});
   return array;
 }
 
@@ -370,7 +382,7 @@ static LogicalResult searchSensitivity(ModelRunner &runner, ModuleOp fp32,
     std::vector<std::string> exclude(excludeGlobs.begin(), excludeGlobs.end());
     for (const std::string &other : layers)
       if (other != layer)
-        exclude.push_back(other);
+        exclude.push_back(literalGlob(other));
     if (failed(quantize(*variant, exclude, table)))
       return failure();
     llvm::Expected<double> cosine =
@@ -398,7 +410,7 @@ static LogicalResult searchSensitivity(ModelRunner &runner, ModuleOp fp32,
   for (size_t k = 0; k <= damage.size(); ++k) {
     suggestion.clear();
     for (size_t i = 0; i < k; ++i)
-      suggestion.push_back(damage[i].second);
+      suggestion.push_back(literalGlob(damage[i].second));
     OwningOpRef<ModuleOp> variant(fp32.clone());
     std::vector<std::string> exclude(excludeGlobs.begin(), excludeGlobs.end());
     exclude.insert(exclude.end(), suggestion.begin(), suggestion.end());
@@ -436,8 +448,8 @@ LogicalResult
 QuantizeStep::run(ModuleOp module,
                   const mlir::lmopt::cpu::KernelCodegenOptions &codegen) {
   func::FuncOp main = getMain(module);
-  CalibrationMethod method = llvm::cantFail(
-      CalibrationMethod::parse(calibrationMethodText));
+  CalibrationMethod method =
+      llvm::cantFail(CalibrationMethod::parse(calibrationMethodText));
   std::optional<CalibrationSet> set;
   if (!calibrationFile.empty()) {
     llvm::Expected<CalibrationSet> loaded =
@@ -517,9 +529,8 @@ QuantizeStep::run(ModuleOp module,
     state->fp32WeightBytes += fp32Weight.bytes;
     quantizedLayers.push_back(weight.name);
   }
-  llvm::errs() << "quantize: " << quantizeMode << ", "
-               << quantizedLayers.size() << " of " << weights.size()
-               << " linears quantized\n";
+  llvm::errs() << "quantize: " << quantizeMode << ", " << quantizedLayers.size()
+               << " of " << weights.size() << " linears quantized\n";
   llvm::json::Object &report = state->report;
   report["mode"] = quantizeMode.getValue();
   report["quantized_linears"] = llvm::json::Array(quantizedLayers);

@@ -35,8 +35,9 @@ public:
   mlir::LogicalResult checkFlags();
   /// Calibrates, quantizes `module` in place and prints the accuracy report
   /// (and the sensitivity search when asked).
-  mlir::LogicalResult run(mlir::ModuleOp module,
-                          const mlir::lmopt::cpu::KernelCodegenOptions &codegen);
+  mlir::LogicalResult
+  run(mlir::ModuleOp module,
+      const mlir::lmopt::cpu::KernelCodegenOptions &codegen);
   /// After the bundle is written: the size summary and the JSON report.
   mlir::LogicalResult finish(uint64_t bundleBytes);
 

@@ -362,8 +362,7 @@ static LogicalResult writeReport(const FusionSummary &fusions,
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   mlir::lmopt::registerAllLmoptPasses();
-  cl::HideUnrelatedOptions(
-      {&category, &lmopt_compile::getQuantizeCategory()});
+  cl::HideUnrelatedOptions({&category, &lmopt_compile::getQuantizeCategory()});
   cl::ParseCommandLineOptions(
       argc, argv,
       "lmopt-compile: compile a transformer model to a .lmopt bundle\n");

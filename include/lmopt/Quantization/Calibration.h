@@ -1,4 +1,5 @@
-//===- Calibration.h - calibration data, range statistics, tables -*- C++ -*-===//
+//===- Calibration.h - calibration data, range statistics, tables -*- C++
+//-*-===//
 //
 // What `lmopt-compile --quantize` needs besides the quantize pass: the
 // calibration set (a .npz of model inputs, checked against @main), the range

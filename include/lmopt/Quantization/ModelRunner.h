@@ -1,4 +1,5 @@
-//===- ModelRunner.h - run a module on the CPU backend for measurement -*- C++ -*-===//
+//===- ModelRunner.h - run a module on the CPU backend for measurement -*- C++
+//-*-===//
 //
 // Calibration and the quantization report run the optimized module on the
 // calibration samples through the CPU backend itself (plan, kernels, bundle,
