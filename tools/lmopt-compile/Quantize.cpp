@@ -76,7 +76,7 @@ static cl::opt<std::string> quantizeReport(
     cl::desc("Also write the quantization report as JSON ('-' for stdout)"),
     cl::value_desc("file.json|-"),
     cl::cat(lmopt_compile::getQuantizeCategory()));
-static cl::opt<unsigned> sensitivity(
+static cl::opt<std::string> sensitivity(
     "sensitivity",
     cl::desc("Quantize one linear at a time, print the N most damaging and "
              "suggest an --exclude list reaching --sensitivity-target"),
@@ -144,6 +144,11 @@ LogicalResult QuantizeStep::checkFlags() {
   if (quantizeMode == "int8-static" && calibrationFile.empty())
     return fail("--quantize=int8-static needs --calibration=inputs.npz to "
                 "choose the activation ranges");
+  unsigned count;
+  if (!sensitivity.empty() &&
+      (llvm::StringRef(sensitivity).getAsInteger(10, count) || count == 0))
+    return fail("--sensitivity=N needs a positive count, got '" + sensitivity +
+                "'");
   if (sensitivity.getNumOccurrences() && calibrationFile.empty())
     return fail("--sensitivity needs --calibration=inputs.npz to measure "
                 "each layer on");
@@ -392,7 +397,9 @@ static LogicalResult searchSensitivity(ModelRunner &runner, ModuleOp fp32,
     damage.emplace_back(*cosine, layer);
   }
   llvm::sort(damage);
-  unsigned shown = sensitivity ? unsigned(sensitivity) : 10;
+  unsigned shown = 10;
+  if (!sensitivity.empty())
+    llvm::StringRef(sensitivity).getAsInteger(10, shown);
   llvm::errs() << "sensitivity: output cosine vs f32 with only that layer "
                   "quantized (most damaging first):\n";
   llvm::json::Array damageJSON;
