@@ -3,7 +3,6 @@
 #include "lmopt/Quantization/ModelRunner.h"
 
 #include "lmopt/Dialect/Lmopt/IR/LmoptOps.h"
-#include "lmopt/Runtime/Session.h"
 #include "lmopt/Support/FusionReport.h"
 #include "lmopt/Target/CPU/BundleEmitter.h"
 #include "lmopt/Target/CPU/PlanBuilder.h"
@@ -35,9 +34,8 @@ static bool isF32Tensor(Value value) {
   return type && type.getElementType().isF32();
 }
 
-OwningOpRef<ModuleOp>
-mlir::lmopt::quantization::addLinearProbes(ModuleOp module, bool probeInputs,
-                                           ProbeLayout &layout) {
+OwningOpRef<ModuleOp> mlir::lmopt::quantization::addLinearProbes(
+    ModuleOp module, bool probeInputs, bool probeOutputs, ProbeLayout &layout) {
   OwningOpRef<ModuleOp> probed(module.clone());
   auto main = probed->lookupSymbol<func::FuncOp>("main");
   auto ret = llvm::cast<func::ReturnOp>(main.getBody().back().getTerminator());
@@ -134,8 +132,8 @@ llvm::Expected<uint64_t> ModelRunner::writeBundle(ModuleOp module,
                              cpu::buildMetaJSON(plan.plan, meta), cpuFeatures);
 }
 
-llvm::Expected<std::vector<std::vector<rt::NamedTensor>>>
-ModelRunner::run(ModuleOp module, const CalibrationSet &samples) {
+llvm::Expected<std::unique_ptr<rt::Session>>
+ModelRunner::open(ModuleOp module) {
   llvm::SmallString<128> path;
   if (std::error_code ec =
           llvm::sys::fs::createTemporaryFile("lmopt-measure", "lmopt", path))
@@ -148,14 +146,40 @@ ModelRunner::run(ModuleOp module, const CalibrationSet &samples) {
   rt::Status status = rt::Session::create(path.str().str(), {}, session);
   if (!status.isOk())
     return makeError("cannot run the measurement bundle: " + status.message());
-  std::vector<std::vector<rt::NamedTensor>> outputs(samples.samples.size());
-  for (auto [sample, inputs] : llvm::enumerate(samples.samples)) {
-    status = session->run(inputs, outputs[sample]);
-    if (!status.isOk())
-      return makeError("calibration sample " + llvm::Twine(sample) + ": " +
-                       status.message());
+  return session;
+}
+
+llvm::Error ModelRunner::runEach(llvm::ArrayRef<ModuleOp> modules,
+                                 const CalibrationSet &samples,
+                                 SampleConsumer consume) {
+  std::vector<std::unique_ptr<rt::Session>> sessions;
+  for (ModuleOp module : modules) {
+    llvm::Expected<std::unique_ptr<rt::Session>> session = open(module);
+    if (!session)
+      return session.takeError();
+    sessions.push_back(std::move(*session));
   }
-  llvm::sys::fs::remove(path);
-  temporaries.pop_back();
+  std::vector<std::vector<rt::NamedTensor>> outputs(modules.size());
+  for (auto [sample, inputs] : llvm::enumerate(samples.samples)) {
+    for (auto [session, out] : llvm::zip(sessions, outputs)) {
+      rt::Status status = session->run(inputs, out);
+      if (!status.isOk())
+        return makeError("calibration sample " + llvm::Twine(sample) + ": " +
+                         status.message());
+    }
+    consume(sample, outputs);
+  }
+  return llvm::Error::success();
+}
+
+llvm::Expected<std::vector<std::vector<rt::NamedTensor>>>
+ModelRunner::run(ModuleOp module, const CalibrationSet &samples) {
+  std::vector<std::vector<rt::NamedTensor>> outputs;
+  if (llvm::Error error = runEach(
+          {module}, samples,
+          [&](size_t, llvm::ArrayRef<std::vector<rt::NamedTensor>> out) {
+            outputs.push_back(out[0]);
+          }))
+    return std::move(error);
   return outputs;
 }

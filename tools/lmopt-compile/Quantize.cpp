@@ -319,18 +319,10 @@ static LogicalResult reportAccuracy(ModelRunner &runner, ModuleOp fp32,
                                     const CalibrationSet &set,
                                     llvm::json::Object &report) {
   ProbeLayout fp32Layout, quantizedLayout;
-  OwningOpRef<ModuleOp> fp32Probed = addLinearProbes(fp32, false, fp32Layout);
+  OwningOpRef<ModuleOp> fp32Probed =
+      addLinearProbes(fp32, false, true, fp32Layout);
   OwningOpRef<ModuleOp> quantizedProbed =
-      addLinearProbes(quantized, false, quantizedLayout);
-  llvm::Expected<std::vector<std::vector<rt::NamedTensor>>> expected =
-      runner.run(*fp32Probed, set);
-  if (!expected)
-    return fail(llvm::toString(expected.takeError()));
-  llvm::Expected<std::vector<std::vector<rt::NamedTensor>>> actual =
-      runner.run(*quantizedProbed, set);
-  if (!actual)
-    return fail(llvm::toString(actual.takeError()));
-
+      addLinearProbes(quantized, false, true, quantizedLayout);
   // The quantize pass keeps the linears and their order.
   std::vector<LinearWeight> weights = getLinearWeights(quantized);
   if (weights.size() != fp32Layout.linears.size())
@@ -338,29 +330,38 @@ static LogicalResult reportAccuracy(ModelRunner &runner, ModuleOp fp32,
                 " linears, the f32 one " +
                 llvm::Twine(fp32Layout.linears.size()));
   std::vector<Row> layers, outputs;
+  std::vector<std::pair<int, int>> layerSlots;
   for (auto [i, linear] : llvm::enumerate(quantizedLayout.linears)) {
     int reference = fp32Layout.linears[i].output;
     if (!weights[i].quantized || linear.output < 0 || reference < 0)
       continue;
-    Row row{linear.name, {}};
-    for (size_t s = 0; s < set.samples.size(); ++s) {
-      const rt::NamedTensor &e = (*expected)[s][reference];
-      row.error.add(floatData(e), floatData((*actual)[s][linear.output]),
-                    e.tensor.elementCount());
-    }
-    layers.push_back(std::move(row));
+    layers.push_back({linear.name, {}});
+    layerSlots.emplace_back(reference, linear.output);
   }
-  std::vector<std::string> outputNames;
-  for (unsigned o = 0; o < fp32Layout.numModelOutputs; ++o) {
-    const rt::NamedTensor &first = (*expected)[0][o];
-    if (first.tensor.dtype != rt::DType::F32)
-      continue;
-    Row row{first.name, {}};
-    for (size_t s = 0; s < set.samples.size(); ++s)
-      row.error.add(floatData((*expected)[s][o]), floatData((*actual)[s][o]),
-                    (*expected)[s][o].tensor.elementCount());
-    outputs.push_back(std::move(row));
-  }
+  std::vector<unsigned> outputSlots;
+  auto add = [](ErrorMeasure &error, const rt::NamedTensor &expected,
+                const rt::NamedTensor &actual) {
+    error.add(floatData(expected), floatData(actual),
+              expected.tensor.elementCount());
+  };
+  llvm::Error error = runner.runEach(
+      {*fp32Probed, *quantizedProbed}, set,
+      [&](size_t sample, ArrayRef<std::vector<rt::NamedTensor>> results) {
+        const std::vector<rt::NamedTensor> &expected = results[0];
+        const std::vector<rt::NamedTensor> &actual = results[1];
+        if (sample == 0)
+          for (unsigned o = 0; o < fp32Layout.numModelOutputs; ++o)
+            if (expected[o].tensor.dtype == rt::DType::F32) {
+              outputs.push_back({expected[o].name, {}});
+              outputSlots.push_back(o);
+            }
+        for (auto [row, slots] : llvm::zip(layers, layerSlots))
+          add(row.error, expected[slots.first], actual[slots.second]);
+        for (auto [row, o] : llvm::zip(outputs, outputSlots))
+          add(row.error, expected[o], actual[o]);
+      });
+  if (error)
+    return fail(llvm::toString(std::move(error)));
   llvm::errs() << "accuracy against f32 on " << set.samples.size()
                << " calibration samples (worst first):\n";
   printRows("layer", layers);
@@ -474,21 +475,21 @@ QuantizeStep::run(ModuleOp module,
   if (set) {
     auto start = std::chrono::steady_clock::now();
     ProbeLayout layout;
-    OwningOpRef<ModuleOp> probed = addLinearProbes(module, true, layout);
-    llvm::Expected<std::vector<std::vector<rt::NamedTensor>>> outputs =
-        runner.run(*probed, *set);
-    if (!outputs)
-      return fail(llvm::toString(outputs.takeError()));
+    OwningOpRef<ModuleOp> probed = addLinearProbes(module, true, false, layout);
     // Linears of one name (rare) share an entry: their ranges join.
     std::map<std::string, RangeObserver> observers;
-    for (const ProbeLayout::Linear &linear : layout.linears) {
-      RangeObserver &observer = observers[linear.name];
-      if (linear.input < 0)
-        continue;
-      for (const std::vector<rt::NamedTensor> &sample : *outputs)
-        observer.observe(floatData(sample[linear.input]),
-                         sample[linear.input].tensor.elementCount());
-    }
+    llvm::Error error = runner.runEach(
+        {*probed}, *set,
+        [&](size_t, ArrayRef<std::vector<rt::NamedTensor>> results) {
+          for (const ProbeLayout::Linear &linear : layout.linears) {
+            RangeObserver &observer = observers[linear.name];
+            if (linear.input >= 0)
+              observer.observe(floatData(results[0][linear.input]),
+                               results[0][linear.input].tensor.elementCount());
+          }
+        });
+    if (error)
+      return fail(llvm::toString(std::move(error)));
     llvm::json::Value json =
         buildCalibrationTable(observers, method, set->samples.size());
     if (!calibrationTableOut.empty()) {

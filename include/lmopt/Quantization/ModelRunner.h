@@ -15,6 +15,7 @@
 #define LMOPT_QUANTIZATION_MODELRUNNER_H
 
 #include "lmopt/Quantization/Calibration.h"
+#include "lmopt/Runtime/Session.h"
 #include "lmopt/Target/CPU/KernelCodegen.h"
 #include "lmopt/Target/CPU/PlanBuilder.h"
 
@@ -22,6 +23,7 @@
 #include "mlir/IR/OwningOpRef.h"
 
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -46,10 +48,11 @@ struct ProbeLayout {
   std::vector<Linear> linears;
 };
 
-/// A copy of `module` whose @main also returns each linear's f32 input (when
-/// `probeInputs`) and output; results are shared when values repeat.
+/// A copy of `module` whose @main also returns each linear's f32 input
+/// (when `probeInputs`) and output (when `probeOutputs`); results are
+/// shared when values repeat.
 OwningOpRef<ModuleOp> addLinearProbes(ModuleOp module, bool probeInputs,
-                                      ProbeLayout &layout);
+                                      bool probeOutputs, ProbeLayout &layout);
 
 class ModelRunner {
 public:
@@ -66,6 +69,15 @@ public:
   llvm::Expected<std::vector<std::vector<::lmopt::runtime::NamedTensor>>>
   run(ModuleOp module, const CalibrationSet &samples);
 
+  /// Compiles every module and runs them side by side, one sample at a
+  /// time, handing `consume` the sample's outputs of each (in `modules`
+  /// order); nothing is kept, so probed outputs of large models fit.
+  using SampleConsumer = llvm::function_ref<void(
+      size_t sample,
+      llvm::ArrayRef<std::vector<::lmopt::runtime::NamedTensor>> outputs)>;
+  llvm::Error runEach(llvm::ArrayRef<ModuleOp> modules,
+                      const CalibrationSet &samples, SampleConsumer consume);
+
   /// Compiles `module` (a plan that fails reports its diagnostics first);
   /// sets `kernels` and `features`.
   llvm::Error compile(ModuleOp module, cpu::CpuPlan &plan,
@@ -73,6 +85,10 @@ public:
                       std::vector<std::string> &features);
 
 private:
+  /// A session of `module`, compiled into a temporary bundle.
+  llvm::Expected<std::unique_ptr<::lmopt::runtime::Session>>
+  open(ModuleOp module);
+
   cpu::KernelCodegenOptions codegen;
   std::map<std::string, std::vector<uint8_t>> kernelCache;
   std::vector<std::string> features;
