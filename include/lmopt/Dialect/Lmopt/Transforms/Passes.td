@@ -171,6 +171,67 @@ def FuseSkipLayerNormPass : Pass<"lmopt-fuse-skip-layer-norm"> {
   let dependentDialects = ["::mlir::lmopt::LmoptDialect"];
 }
 
+def QuantizePass : Pass<"lmopt-quantize"> {
+  let summary = "Quantize the weights of lmopt.linear (int8, int4, bf16, fp16)";
+  let description = [{
+    Rewrites every `lmopt.linear` with an `f32` input and a constant `f32`
+    weight (`dense` or `dense_resource`) into the quantized form of `mode`
+    (docs/dialect.md, "Quantized and mixed-precision linears"):
+
+    * `int8-dynamic`: `i8` weight per output channel, symmetric (scale
+      `max|w| / 127`), input quantized per token at run time;
+    * `int8-dynamic-per-tensor`: the same weight, input quantized per tensor
+      as ONNX DynamicQuantizeLinear does;
+    * `int8-static`: the same weight, input quantized by `lmopt.quantize` to
+      the `u8` scale and zero point of its range in `calibration-table`;
+    * `int4-weight`: `i4` (symmetric, scale `max|w| / 7`) or `u4` (with a
+      zero point) blocks of `block-size` along K, input unchanged;
+    * `bf16`, `fp16`: weight converted, input cast by `lmopt.cast`.
+
+    Integer weights become an integer `lmopt.constant` and `quant.scast`;
+    rounding is half to even. `exclude` lists globs matched against each
+    linear's layer name (the first name in its location); such linears, and
+    linears whose weight is not a constant `f32`, are left as they are (with
+    a remark for the latter), as are int4 linears whose K the block size does
+    not divide. NaN or Inf in a weight, and a linear without an entry in the
+    calibration table, are errors. Format of the table, and the summary in
+    the statistics: docs/quantization.md.
+
+    Precondition: `lmopt-fuse-linear` (products that are not linears stay
+    float).
+  }];
+  let dependentDialects = ["::mlir::lmopt::LmoptDialect",
+                           "::mlir::quant::QuantDialect"];
+  let options = [
+    Option<"mode", "mode", "std::string", "\"int8-dynamic\"",
+           "int8-dynamic, int8-dynamic-per-tensor, int8-static, int4-weight, "
+           "bf16 or fp16">,
+    Option<"blockSize", "block-size", "int64_t", "32",
+           "int4: block length along K (32, 64 or 128)">,
+    Option<"symmetric", "symmetric", "bool", "true",
+           "int4: signed blocks with zero point 0 (else u4 with zero points)">,
+    Option<"perTensorWeights", "per-tensor-weights", "bool", "false",
+           "int8: one weight scale per matrix instead of per output channel">,
+    ListOption<"exclude", "exclude", "std::string",
+               "Globs of layer names to leave in f32">,
+    Option<"calibrationTable", "calibration-table", "std::string", "\"\"",
+           "int8-static: JSON file of input ranges per layer name">
+  ];
+  let statistics = [
+    Statistic<"numQuantized", "quantized", "Linears quantized">,
+    Statistic<"numNotConstant", "skipped-not-constant",
+              "Linears skipped: weight not a constant f32">,
+    Statistic<"numExcluded", "skipped-excluded",
+              "Linears skipped: name matched by exclude">,
+    Statistic<"numBlockSize", "skipped-block-size",
+              "Linears skipped: block size does not divide K">,
+    Statistic<"weightBytesBefore", "weight-bytes-before",
+              "Bytes of the quantized weights before (f32)">,
+    Statistic<"weightBytesAfter", "weight-bytes-after",
+              "Bytes of the quantized weights after, parameters included">
+  ];
+}
+
 def TestPrintSymbolicShapesPass
     : Pass<"lmopt-test-print-symbolic-shapes", "::mlir::func::FuncOp"> {
   let summary = "Print the symbolic dims of every op result, as remarks";

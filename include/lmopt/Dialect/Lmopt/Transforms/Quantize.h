@@ -1,0 +1,83 @@
+//===- Quantize.h - quantization of lmopt.linear ----------------*- C++ -*-===//
+//
+// The rewrite behind `lmopt-quantize`, callable without a pass manager so
+// that lmopt-compile can print what it did, and the layer names that
+// `exclude` globs and calibration tables refer to.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LMOPT_DIALECT_LMOPT_TRANSFORMS_QUANTIZE_H
+#define LMOPT_DIALECT_LMOPT_TRANSFORMS_QUANTIZE_H
+
+#include "mlir/IR/Location.h"
+#include "mlir/IR/Operation.h"
+#include "mlir/Support/LLVM.h"
+#include "llvm/ADT/StringMap.h"
+
+#include <optional>
+#include <string>
+
+namespace mlir::lmopt {
+
+enum class QuantizeMode {
+  Int8Dynamic,
+  Int8DynamicPerTensor,
+  Int8Static,
+  Int4Weight,
+  BF16,
+  FP16
+};
+
+/// The mode named by `lmopt-quantize`'s `mode` option, or nullopt.
+std::optional<QuantizeMode> parseQuantizeMode(StringRef name);
+
+/// The observed range of a linear's input.
+struct InputRange {
+  double min = 0.0;
+  double max = 0.0;
+};
+
+struct QuantizeOptions {
+  QuantizeMode mode = QuantizeMode::Int8Dynamic;
+  /// int4: block length along K.
+  int64_t blockSize = 32;
+  /// int4: signed blocks with zero point 0, else u4 with zero points.
+  bool symmetric = true;
+  /// int8: one weight scale per matrix.
+  bool perTensorWeights = false;
+  /// Globs of layer names left in f32.
+  SmallVector<std::string> exclude;
+  /// int8-static: input range per layer name.
+  llvm::StringMap<InputRange> calibration;
+};
+
+/// What `quantizeLinears` did.
+struct QuantizeSummary {
+  int64_t quantized = 0;
+  int64_t skippedNotConstant = 0;
+  int64_t skippedExcluded = 0;
+  int64_t skippedBlockSize = 0;
+  /// f32 bytes of the weights that were quantized, and their size after
+  /// (int4 at two values per byte; scales as f32, zero points one byte).
+  int64_t weightBytesBefore = 0;
+  int64_t weightBytesAfter = 0;
+};
+
+/// The layer name of `op`: the first name in its location (the ONNX node
+/// name the importer records), or "" when it has none.
+std::string getLayerName(Operation *op);
+
+/// Reads a calibration table (docs/quantization.md); errors are reported at
+/// `loc` naming the file and the entry.
+FailureOr<llvm::StringMap<InputRange>> readCalibrationTable(StringRef path,
+                                                            Location loc);
+
+/// Rewrites every `lmopt.linear` under `root` with a constant f32 weight
+/// into the form of `options.mode`. Fails, with a diagnostic, on NaN/Inf
+/// weights, a missing calibration entry or a bad exclude glob.
+FailureOr<QuantizeSummary> quantizeLinears(Operation *root,
+                                           const QuantizeOptions &options);
+
+} // namespace mlir::lmopt
+
+#endif // LMOPT_DIALECT_LMOPT_TRANSFORMS_QUANTIZE_H

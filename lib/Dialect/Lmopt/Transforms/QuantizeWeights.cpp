@@ -1,0 +1,177 @@
+//===- QuantizeWeights.cpp - weight quantization arithmetic ---------------===//
+//
+// Scales are computed in f32 and values rounded half to even in f32, as the
+// kernels and the NumPy checks of test/Dialect/Lmopt/Transforms compute them.
+//
+//===----------------------------------------------------------------------===//
+
+#include "QuantizeWeights.h"
+
+#include "lmopt/Dialect/Lmopt/IR/LmoptOps.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+using namespace mlir;
+using namespace mlir::lmopt;
+
+FailureOr<std::vector<float>> mlir::lmopt::readF32Constant(Value value) {
+  auto constant = value.getDefiningOp<ConstantOp>();
+  auto type = llvm::cast<ShapedType>(value.getType());
+  if (!constant || !type.getElementType().isF32() || !type.hasStaticShape())
+    return failure();
+  int64_t count = type.getNumElements();
+  if (auto dense = llvm::dyn_cast<DenseElementsAttr>(constant.getValue())) {
+    auto values = dense.getValues<float>();
+    return std::vector<float>(values.begin(), values.end());
+  }
+  auto resource =
+      llvm::dyn_cast<DenseResourceElementsAttr>(constant.getValue());
+  if (!resource)
+    return failure();
+  ArrayRef<char> data = resource.getData();
+  std::vector<float> values(count);
+  if (static_cast<int64_t>(data.size()) == count * 4)
+    std::memcpy(values.data(), data.data(), data.size());
+  else if (data.size() == 4) // a splat blob
+    std::fill(values.begin(), values.end(),
+              *reinterpret_cast<const float *>(data.data()));
+  else
+    return failure(); // a missing blob
+  return values;
+}
+
+/// `round_half_even(x / scale) + zeroPoint`, clamped to [lo, hi].
+static int8_t quantizeValue(float x, float scale, int64_t zeroPoint,
+                            int64_t lo, int64_t hi) {
+  float q = std::nearbyint(x / scale) + static_cast<float>(zeroPoint);
+  return static_cast<int8_t>(
+      std::clamp(static_cast<int64_t>(q), lo, hi));
+}
+
+QuantizedWeight mlir::lmopt::quantizeInt8Weight(MLIRContext *context,
+                                                ArrayRef<float> w,
+                                                ArrayRef<int64_t> shape,
+                                                int64_t outAxis,
+                                                bool perTensor) {
+  int64_t rows = shape[0], cols = shape[1];
+  int64_t channels = perTensor ? 1 : shape[outAxis];
+  auto channelOf = [&](int64_t r, int64_t c) {
+    return perTensor ? 0 : (outAxis == 0 ? r : c);
+  };
+  std::vector<float> maxAbs(channels, 0.0f);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) {
+      float &m = maxAbs[channelOf(r, c)];
+      m = std::max(m, std::fabs(w[r * cols + c]));
+    }
+  SmallVector<double> scales;
+  std::vector<float> floatScales;
+  for (float m : maxAbs) {
+    floatScales.push_back(m == 0.0f ? 1.0f : m / 127.0f);
+    scales.push_back(floatScales.back());
+  }
+  QuantizedWeight result;
+  result.values.resize(w.size());
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c)
+      result.values[r * cols + c] = quantizeValue(
+          w[r * cols + c], floatScales[channelOf(r, c)], 0, -127, 127);
+  auto i8 = IntegerType::get(context, 8);
+  auto f32 = Float32Type::get(context);
+  unsigned flags = quant::QuantizationFlags::Signed;
+  if (perTensor)
+    result.type =
+        quant::UniformQuantizedType::get(flags, i8, f32, scales[0], 0, -128,
+                                         127);
+  else
+    result.type = quant::UniformQuantizedPerAxisType::get(
+        flags, i8, f32, scales, SmallVector<int64_t>(channels, 0),
+        static_cast<int32_t>(outAxis), -128, 127);
+  result.bytes = rows * cols + channels * 4;
+  return result;
+}
+
+QuantizedWeight mlir::lmopt::quantizeInt4Weight(MLIRContext *context,
+                                                ArrayRef<float> w,
+                                                ArrayRef<int64_t> shape,
+                                                int64_t outAxis, int64_t block,
+                                                bool symmetric) {
+  int64_t rows = shape[0], cols = shape[1];
+  int64_t kAxis = 1 - outAxis;
+  // Parameters are laid out like the weight: [N, K/B] or [K/B, N].
+  SmallVector<int64_t> paramShape(shape);
+  paramShape[kAxis] /= block;
+  int64_t paramCols = paramShape[1];
+  auto paramOf = [&](int64_t r, int64_t c) {
+    return kAxis == 1 ? r * paramCols + c / block
+                      : (r / block) * paramCols + c;
+  };
+  int64_t numParams = paramShape[0] * paramShape[1];
+  std::vector<float> lo(numParams, 0.0f), hi(numParams, 0.0f);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) {
+      int64_t p = paramOf(r, c);
+      lo[p] = std::min(lo[p], w[r * cols + c]);
+      hi[p] = std::max(hi[p], w[r * cols + c]);
+    }
+  std::vector<float> scales(numParams);
+  std::vector<int64_t> zeroPoints(numParams, 0);
+  for (int64_t p = 0; p < numParams; ++p) {
+    if (symmetric) {
+      float m = std::max(-lo[p], hi[p]);
+      scales[p] = m == 0.0f ? 1.0f : m / 7.0f;
+      continue;
+    }
+    float range = hi[p] - lo[p];
+    scales[p] = range == 0.0f ? 1.0f : range / 15.0f;
+    zeroPoints[p] = std::clamp<int64_t>(
+        static_cast<int64_t>(std::nearbyint(-lo[p] / scales[p])), 0, 15);
+  }
+  QuantizedWeight result;
+  result.values.resize(w.size());
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) {
+      int64_t p = paramOf(r, c);
+      result.values[r * cols + c] =
+          symmetric ? quantizeValue(w[r * cols + c], scales[p], 0, -7, 7)
+                    : quantizeValue(w[r * cols + c], scales[p], zeroPoints[p],
+                                    0, 15);
+    }
+  auto i4 = IntegerType::get(context, 4);
+  auto f32 = Float32Type::get(context);
+  SmallVector<APFloat> scaleValues;
+  SmallVector<APInt> zeroValues;
+  for (int64_t p = 0; p < numParams; ++p) {
+    scaleValues.push_back(APFloat(scales[p]));
+    zeroValues.push_back(APInt(4, zeroPoints[p], /*isSigned=*/true,
+                               /*implicitTrunc=*/true));
+  }
+  SmallVector<int64_t> blocks = {1, 1};
+  blocks[kAxis] = block;
+  result.type = quant::UniformQuantizedSubChannelType::get(
+      symmetric ? quant::QuantizationFlags::Signed : 0, i4, f32,
+      DenseElementsAttr::get(RankedTensorType::get(paramShape, f32),
+                             scaleValues),
+      DenseElementsAttr::get(RankedTensorType::get(paramShape, i4),
+                             zeroValues),
+      {0, 1}, blocks, symmetric ? -8 : 0, symmetric ? 7 : 15);
+  result.bytes = (rows * cols + 1) / 2 + numParams * (symmetric ? 4 : 5);
+  return result;
+}
+
+quant::UniformQuantizedType
+mlir::lmopt::getStaticInputType(MLIRContext *context, InputRange range) {
+  float lo = std::min(0.0f, static_cast<float>(range.min));
+  float hi = std::max(0.0f, static_cast<float>(range.max));
+  float scale = hi == lo ? 1.0f : (hi - lo) / 255.0f;
+  int64_t zeroPoint = std::clamp<int64_t>(
+      static_cast<int64_t>(std::nearbyint(-lo / scale)), 0, 255);
+  return quant::UniformQuantizedType::get(
+      /*flags=*/0, IntegerType::get(context, 8), Float32Type::get(context),
+      scale, zeroPoint, 0, 255);
+}
