@@ -3,7 +3,7 @@
 #include "lmopt/Quantization/ModelRunner.h"
 
 #include "lmopt/Dialect/Lmopt/IR/LmoptOps.h"
-#include "lmopt/Support/FusionReport.h"
+#include "lmopt/Dialect/Lmopt/Transforms/Quantize.h"
 #include "lmopt/Target/CPU/BundleEmitter.h"
 #include "lmopt/Target/CPU/PlanBuilder.h"
 
@@ -24,8 +24,7 @@ static llvm::Error makeError(const llvm::Twine &message) {
 std::vector<std::string>
 mlir::lmopt::quantization::getLinearNames(func::FuncOp main) {
   std::vector<std::string> names;
-  main.walk(
-      [&](LinearOp linear) { names.push_back(describeNode(linear.getLoc())); });
+  main.walk([&](LinearOp linear) { names.push_back(getLayerName(linear)); });
   return names;
 }
 
@@ -57,7 +56,8 @@ OwningOpRef<ModuleOp> mlir::lmopt::quantization::addLinearProbes(
   size_t next = 0;
   main.walk([&](LinearOp linear) {
     int input = probeInputs ? probe(linear.getInput()) : -1;
-    layout.linears.push_back({names[next++], input, probe(linear.getOutput())});
+    int output = probeOutputs ? probe(linear.getOutput()) : -1;
+    layout.linears.push_back({names[next++], input, output});
   });
   OpBuilder builder(ret);
   func::ReturnOp::create(builder, ret.getLoc(), results);

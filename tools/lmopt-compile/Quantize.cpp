@@ -9,15 +9,12 @@
 #include "Quantize.h"
 
 #include "lmopt/Dialect/Lmopt/IR/LmoptOps.h"
+#include "lmopt/Dialect/Lmopt/Transforms/Quantize.h"
 #include "lmopt/Quantization/Calibration.h"
 #include "lmopt/Quantization/ModelRunner.h"
 #include "lmopt/Runtime/Session.h"
 
-#include "mlir/Dialect/Quant/IR/QuantTypes.h"
-#include "mlir/Pass/PassManager.h"
-#include "mlir/Pass/PassRegistry.h"
 #include "mlir/Support/FileUtilities.h"
-#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -154,10 +151,12 @@ LogicalResult QuantizeStep::checkFlags() {
                 "each layer on");
   if (blockSize.getNumOccurrences() && quantizeMode != "int4-weight")
     return fail("--block-size applies to --quantize=int4-weight only");
+  if (blockSize.getNumOccurrences() &&
+      !llvm::is_contained({32u, 64u, 128u}, unsigned(blockSize)))
+    return fail("--block-size must be 32, 64 or 128, got " +
+                llvm::Twine(unsigned(blockSize)));
   if (sensitivityTarget <= 0 || sensitivityTarget > 1)
     return fail("--sensitivity-target must be in (0, 1]");
-  if (!PassInfo::lookup("lmopt-quantize"))
-    return fail("this build has no 'lmopt-quantize' pass");
   return success();
 }
 
@@ -173,83 +172,43 @@ static std::string literalGlob(llvm::StringRef name) {
   return glob;
 }
 
-/// Runs lmopt-quantize on `module` with the flags' options, `exclude` and
-/// the calibration table at `table` (if any).
-static LogicalResult quantize(ModuleOp module, ArrayRef<std::string> exclude,
-                              llvm::StringRef table) {
-  const PassInfo *info = PassInfo::lookup("lmopt-quantize");
-  if (!info)
-    return fail("this build has no 'lmopt-quantize' pass");
-  std::string options = "mode=" + quantizeMode;
+/// The quantize pass's options from the flags, but for `exclude`, with the
+/// int8-static input ranges `calibration`.
+static mlir::lmopt::QuantizeOptions getQuantizeOptions(
+    ArrayRef<std::string> exclude,
+    const llvm::StringMap<mlir::lmopt::InputRange> &calibration) {
+  mlir::lmopt::QuantizeOptions options;
+  options.mode = *mlir::lmopt::parseQuantizeMode(quantizeMode);
   if (blockSize.getNumOccurrences())
-    options += " block-size=" + std::to_string(blockSize);
-  if (!exclude.empty())
-    options += " exclude=" + llvm::join(exclude, ",");
-  if (!table.empty())
-    options += " calibration-table=" + table.str();
-  PassManager pm(module.getContext(), ModuleOp::getOperationName(),
-                 OpPassManager::Nesting::Implicit);
-  if (failed(info->addToPipeline(pm, options, [](const llvm::Twine &message) {
-        return fail("lmopt-quantize: " + message);
-      })))
-    return failure();
-  return pm.run(module);
+    options.blockSize = blockSize;
+  options.exclude.assign(exclude.begin(), exclude.end());
+  options.calibration = calibration;
+  return options;
+}
+
+static LogicalResult
+quantize(ModuleOp module, ArrayRef<std::string> exclude,
+         const llvm::StringMap<mlir::lmopt::InputRange> &calibration) {
+  return success(succeeded(mlir::lmopt::quantizeLinears(
+      module, getQuantizeOptions(exclude, calibration))));
 }
 
 static func::FuncOp getMain(ModuleOp module) {
   return module.lookupSymbol<func::FuncOp>("main");
 }
 
-/// Storage bytes of a linear's weight, scales and zero points included.
-static int64_t weightBytes(Value weight) {
-  auto type = llvm::cast<ShapedType>(weight.getType());
-  int64_t count = type.getNumElements();
-  Type element = type.getElementType();
-  auto quantized = llvm::dyn_cast<quant::QuantizedType>(element);
-  if (!quantized)
-    return (count * element.getIntOrFloatBitWidth() + 7) / 8;
-  int64_t width = quantized.getStorageTypeIntegralWidth();
-  int64_t params = 1;
-  bool zeroPoints = false;
-  if (auto perAxis =
-          llvm::dyn_cast<quant::UniformQuantizedPerAxisType>(element)) {
-    params = perAxis.getScales().size();
-    zeroPoints = llvm::any_of(perAxis.getZeroPoints(),
-                              [](int64_t zp) { return zp != 0; });
-  } else if (auto blocked =
-                 llvm::dyn_cast<quant::UniformQuantizedSubChannelType>(
-                     element)) {
-    params = blocked.getScales().getNumElements();
-    zeroPoints = llvm::any_of(blocked.getZeroPoints().getValues<APInt>(),
-                              [](const APInt &zp) { return !zp.isZero(); });
-  } else if (auto uniform =
-                 llvm::dyn_cast<quant::UniformQuantizedType>(element)) {
-    zeroPoints = uniform.getZeroPoint() != 0;
-  }
-  return (count * width + 7) / 8 + params * 4 +
-         (zeroPoints ? (params * width + 7) / 8 : 0);
-}
-
-namespace {
-struct LinearWeight {
-  std::string name;
-  int64_t bytes = 0;
-  /// The weight is not f32.
-  bool quantized = false;
-};
-} // namespace
-
-/// Every linear's weight, in program order.
-static std::vector<LinearWeight> getLinearWeights(ModuleOp module) {
-  std::vector<LinearWeight> weights;
+/// Per linear of @main, in program order: its layer name (the pass's, else
+/// its location) and whether its weight is no longer f32.
+static std::vector<std::pair<std::string, bool>>
+getQuantizedLinears(ModuleOp module) {
+  std::vector<std::pair<std::string, bool>> linears;
   func::FuncOp main = getMain(module);
   std::vector<std::string> names = getLinearNames(main);
   main.walk([&](LinearOp linear) {
     auto type = llvm::cast<ShapedType>(linear.getWeight().getType());
-    weights.push_back({names[weights.size()], weightBytes(linear.getWeight()),
-                       !type.getElementType().isF32()});
+    linears.emplace_back(names[linears.size()], !type.getElementType().isF32());
   });
-  return weights;
+  return linears;
 }
 
 static const float *floatData(const rt::NamedTensor &tensor) {
@@ -324,7 +283,8 @@ static LogicalResult reportAccuracy(ModelRunner &runner, ModuleOp fp32,
   OwningOpRef<ModuleOp> quantizedProbed =
       addLinearProbes(quantized, false, true, quantizedLayout);
   // The quantize pass keeps the linears and their order.
-  std::vector<LinearWeight> weights = getLinearWeights(quantized);
+  std::vector<std::pair<std::string, bool>> weights =
+      getQuantizedLinears(quantized);
   if (weights.size() != fp32Layout.linears.size())
     return fail("the quantized model has " + llvm::Twine(weights.size()) +
                 " linears, the f32 one " +
@@ -333,7 +293,7 @@ static LogicalResult reportAccuracy(ModelRunner &runner, ModuleOp fp32,
   std::vector<std::pair<int, int>> layerSlots;
   for (auto [i, linear] : llvm::enumerate(quantizedLayout.linears)) {
     int reference = fp32Layout.linears[i].output;
-    if (!weights[i].quantized || linear.output < 0 || reference < 0)
+    if (!weights[i].second || linear.output < 0 || reference < 0)
       continue;
     layers.push_back({linear.name, {}});
     layerSlots.emplace_back(reference, linear.output);
@@ -373,11 +333,11 @@ static LogicalResult reportAccuracy(ModelRunner &runner, ModuleOp fp32,
 
 /// Quantizes one linear at a time, prints the most damaging, then grows an
 /// exclude list (worst first) until the outputs reach the target cosine.
-static LogicalResult searchSensitivity(ModelRunner &runner, ModuleOp fp32,
-                                       llvm::ArrayRef<std::string> layers,
-                                       const CalibrationSet &set,
-                                       llvm::StringRef table,
-                                       llvm::json::Object &report) {
+static LogicalResult
+searchSensitivity(ModelRunner &runner, ModuleOp fp32,
+                  llvm::ArrayRef<std::string> layers, const CalibrationSet &set,
+                  const llvm::StringMap<mlir::lmopt::InputRange> &table,
+                  llvm::json::Object &report) {
   llvm::Expected<std::vector<std::vector<rt::NamedTensor>>> reference =
       runner.run(fp32, set);
   if (!reference)
@@ -470,8 +430,7 @@ QuantizeStep::run(ModuleOp module,
   OwningOpRef<ModuleOp> fp32(module.clone());
 
   // Calibrate: every linear input's range over the samples.
-  std::string table;
-  llvm::SmallString<128> temporaryTable;
+  llvm::StringMap<mlir::lmopt::InputRange> ranges;
   if (set) {
     auto start = std::chrono::steady_clock::now();
     ProbeLayout layout;
@@ -490,59 +449,64 @@ QuantizeStep::run(ModuleOp module,
         });
     if (error)
       return fail(llvm::toString(std::move(error)));
-    llvm::json::Value json =
-        buildCalibrationTable(observers, method, set->samples.size());
-    if (!calibrationTableOut.empty()) {
-      table = calibrationTableOut;
-    } else {
-      if (std::error_code ec = llvm::sys::fs::createTemporaryFile(
-              "lmopt-calibration", "json", temporaryTable))
-        return fail("cannot create the calibration table: " + ec.message());
-      table = temporaryTable.str().str();
+    for (const auto &[name, observer] : observers) {
+      if (observer.empty())
+        continue;
+      auto [lo, hi] = observer.range(method);
+      ranges[name] = {lo, hi};
     }
-    std::string message;
-    std::unique_ptr<llvm::ToolOutputFile> file =
-        mlir::openOutputFile(table, &message);
-    if (!file)
-      return fail("cannot write the calibration table: " + message);
-    file->os() << llvm::formatv("{0:2}", json) << "\n";
-    file->keep();
+    if (!calibrationTableOut.empty()) {
+      std::string message;
+      std::unique_ptr<llvm::ToolOutputFile> file =
+          mlir::openOutputFile(calibrationTableOut, &message);
+      if (!file)
+        return fail("cannot write the calibration table: " + message);
+      file->os() << llvm::formatv("{0:2}",
+                                  buildCalibrationTable(observers, method,
+                                                        set->samples.size()))
+                 << "\n";
+      file->keep();
+    }
     llvm::errs() << llvm::formatv(
         "calibration: {0} samples, {1} linears, method {2} ({3:f1} s)\n",
         set->samples.size(), layout.linears.size(), method.str(),
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
             .count());
   }
-  llvm::scope_exit removeTable([&] {
-    if (!temporaryTable.empty())
-      llvm::sys::fs::remove(temporaryTable);
-  });
 
   if (quantizeMode.empty())
     return success();
   std::vector<std::string> exclude(excludeGlobs.begin(), excludeGlobs.end());
-  if (failed(quantize(module, exclude, table)))
-    return failure();
-
-  std::vector<LinearWeight> fp32Weights = getLinearWeights(*fp32);
-  std::vector<LinearWeight> weights = getLinearWeights(module);
-  if (weights.size() != fp32Weights.size())
-    return fail("lmopt-quantize changed the number of linears");
-  // Sizes of the quantized linears only: excluded ones are the same in both.
-  std::vector<std::string> quantizedLayers;
-  for (auto [weight, fp32Weight] : llvm::zip(weights, fp32Weights)) {
-    if (!weight.quantized)
-      continue;
-    state->quantizedWeightBytes += weight.bytes;
-    state->fp32WeightBytes += fp32Weight.bytes;
-    quantizedLayers.push_back(weight.name);
+  FailureOr<mlir::lmopt::QuantizeSummary> summary;
+  {
+    mlir::lmopt::QuantizeOptions options = getQuantizeOptions(exclude, ranges);
+    summary = mlir::lmopt::quantizeLinears(module, options);
   }
-  llvm::errs() << "quantize: " << quantizeMode << ", " << quantizedLayers.size()
-               << " of " << weights.size() << " linears quantized\n";
+  if (failed(summary))
+    return failure();
+  state->fp32WeightBytes = summary->weightBytesBefore;
+  state->quantizedWeightBytes = summary->weightBytesAfter;
+  std::vector<std::pair<std::string, bool>> linears =
+      getQuantizedLinears(module);
+  std::vector<std::string> quantizedLayers;
+  for (const auto &[name, quantized] : linears)
+    if (quantized)
+      quantizedLayers.push_back(name);
+  llvm::errs() << "quantize: " << quantizeMode << ", " << summary->quantized
+               << " of " << linears.size() << " linears quantized";
+  if (summary->skippedExcluded)
+    llvm::errs() << ", " << summary->skippedExcluded << " excluded";
+  if (summary->skippedNotConstant)
+    llvm::errs() << ", " << summary->skippedNotConstant
+                 << " without a constant f32 weight";
+  if (summary->skippedBlockSize)
+    llvm::errs() << ", " << summary->skippedBlockSize
+                 << " whose K the block size does not divide";
+  llvm::errs() << "\n";
   llvm::json::Object &report = state->report;
   report["mode"] = quantizeMode.getValue();
   report["quantized_linears"] = llvm::json::Array(quantizedLayers);
-  report["linears"] = int64_t(weights.size());
+  report["linears"] = int64_t(linears.size());
 
   if (set) {
     report["calibration_samples"] = int64_t(set->samples.size());
@@ -550,7 +514,7 @@ QuantizeStep::run(ModuleOp module,
     if (failed(reportAccuracy(runner, *fp32, module, *set, report)))
       return failure();
     if (sensitivity.getNumOccurrences() &&
-        failed(searchSensitivity(runner, *fp32, quantizedLayers, *set, table,
+        failed(searchSensitivity(runner, *fp32, quantizedLayers, *set, ranges,
                                  report)))
       return failure();
   } else {

@@ -30,9 +30,9 @@
 namespace mlir::lmopt::quantization {
 
 /// The layer name the report, the calibration table and `exclude=` globs use
-/// for each `lmopt.linear` of @main, in program order: the first name in its
-/// location (the ONNX node the linear was built at), as lmopt-quantize names
-/// layers (docs/quantization.md).
+/// for each `lmopt.linear` of @main, in program order: lmopt-quantize's
+/// getLayerName, the first name in its location (the ONNX node the linear
+/// was built at; "" without one).
 std::vector<std::string> getLinearNames(func::FuncOp main);
 
 /// What a probed module returns after @main's own results.
