@@ -13,7 +13,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <functional>
 #include <memory>
+#include <string>
+#include <vector>
 
 namespace lmopt::bench {
 
@@ -40,6 +43,35 @@ inline std::unique_ptr<runtime::CpuContext> createContext(int threads) {
     return nullptr;
   }
   return ctx;
+}
+
+struct Variant {
+  std::string name;
+  std::function<bool()> run;
+  std::vector<double> seconds;
+};
+
+inline double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/// 3 warm-up rounds, then `rounds` timed ones; in round r the variants run
+/// starting from variant r mod count. False when a run fails.
+inline bool interleave(std::vector<Variant> &variants, int rounds) {
+  size_t count = variants.size();
+  for (int r = 0; r < rounds + 3; ++r)
+    for (size_t i = 0; i < count; ++i) {
+      Variant &v = variants[(size_t(r) + i) % count];
+      auto t0 = std::chrono::steady_clock::now();
+      if (!v.run())
+        return false;
+      auto t1 = std::chrono::steady_clock::now();
+      if (r >= 3)
+        v.seconds.push_back(std::chrono::duration<double>(t1 - t0).count());
+    }
+  return true;
 }
 
 } // namespace lmopt::bench

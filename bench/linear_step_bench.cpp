@@ -32,6 +32,9 @@
 #include <vector>
 
 using namespace lmopt::runtime;
+using lmopt::bench::interleave;
+using lmopt::bench::median;
+using lmopt::bench::Variant;
 
 namespace {
 
@@ -42,35 +45,6 @@ struct Shape {
   bool bias, residual;
   LinearActivation act;
 };
-
-struct Variant {
-  std::string name;
-  std::function<bool()> run;
-  std::vector<double> seconds;
-};
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-/// 3 warm-up rounds, then `rounds` timed ones; in round r the variants run
-/// starting from variant r mod count. False when a run fails.
-bool interleave(std::vector<Variant> &variants, int rounds) {
-  size_t count = variants.size();
-  for (int r = 0; r < rounds + 3; ++r)
-    for (size_t i = 0; i < count; ++i) {
-      Variant &v = variants[(size_t(r) + i) % count];
-      auto t0 = std::chrono::steady_clock::now();
-      if (!v.run())
-        return false;
-      auto t1 = std::chrono::steady_clock::now();
-      if (r >= 3)
-        v.seconds.push_back(std::chrono::duration<double>(t1 - t0).count());
-    }
-  return true;
-}
 
 } // namespace
 

@@ -46,6 +46,8 @@ const char *lmopt::runtime::stepKindName(StepKind kind) {
     return "copy";
   case StepKind::MatMul:
     return "matmul";
+  case StepKind::QuantLinear:
+    return "quant_linear";
   }
   return "invalid";
 }

@@ -93,6 +93,10 @@ enum class StepKind : uint32_t {
   /// A bare `lmopt.matmul` (numpy semantics, f32): operands lhs, rhs
   /// (runtime/CPU/MatMulStep.h).
   MatMul = 6,
+  /// A quantized or mixed-precision `lmopt.linear` (attribute `mode`:
+  /// int8 dynamic per token or per tensor, int8 static, bf16, int4
+  /// weight-only; runtime/CPU/QuantLinearStep.h).
+  QuantLinear = 7,
 };
 
 const char *stepKindName(StepKind kind);

@@ -17,6 +17,7 @@
 #include "lmopt/Runtime/CPU/KernelLibrary.h"
 #include "lmopt/Runtime/CPU/LinearStep.h"
 #include "lmopt/Runtime/CPU/MatMulStep.h"
+#include "lmopt/Runtime/CPU/QuantLinearStep.h"
 
 #include <algorithm>
 #include <cstring>
@@ -536,6 +537,11 @@ static Status buildKernel(const StepChecker &c,
   return Status::ok();
 }
 
+static Status buildQuantLinear(const StepChecker &c,
+                               std::unique_ptr<StepExecutor> &out) {
+  return buildQuantLinearExecutor(c.context, c.step, out);
+}
+
 //===----------------------------------------------------------------------===//
 // Dispatch
 //===----------------------------------------------------------------------===//
@@ -552,6 +558,7 @@ static const StepKindEntry kStepKinds[] = {
     {StepKind::Kernel, buildKernel},       {StepKind::Linear, buildLinear},
     {StepKind::Attention, buildAttention}, {StepKind::Gather, buildGather},
     {StepKind::Copy, buildCopy},           {StepKind::MatMul, buildMatMul},
+    {StepKind::QuantLinear, buildQuantLinear},
 };
 
 /// True when two arena tensors share a byte.
@@ -564,12 +571,13 @@ static bool overlap(const PlanTensor &a, const PlanTensor &b) {
 }
 
 /// Results share no bytes with operands or each other; a linear step's
-/// residual may be exactly its output.
+/// residual (plain or quantized) may be exactly its output.
 static Status checkAliasing(const StepChecker &c) {
   const Plan &plan = c.context.plan;
   const PlanStep &step = c.step;
   auto inPlaceResidual = [&](size_t operand, size_t result) {
-    if (step.kind != StepKind::Linear || operand + 1 != step.operands.size() ||
+    if ((step.kind != StepKind::Linear && step.kind != StepKind::QuantLinear) ||
+        operand + 1 != step.operands.size() ||
         operand < 2 || result != 0)
       return false;
     int64_t hasResidual = 0;

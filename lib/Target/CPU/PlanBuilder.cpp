@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "lmopt/Target/CPU/PlanBuilder.h"
+#include "QuantPlan.h"
 
 #include "lmopt/Conversion/LmoptToLinalg/LmoptToLinalg.h"
 #include "lmopt/Dialect/Lmopt/IR/LmoptOps.h"
@@ -189,7 +190,16 @@ static FailureOr<DenseElementsAttr> getDenseAttr(ElementsAttr attr,
 //===----------------------------------------------------------------------===//
 
 namespace {
-enum class Role { Constant, Alias, Linear, Attention, Gather, MatMul, Kernel };
+enum class Role {
+  Constant,
+  Alias,
+  Linear,
+  QuantLinear,
+  Attention,
+  Gather,
+  MatMul,
+  Kernel
+};
 } // namespace
 
 static ElementsAttr getConstantValue(Operation *op) {
@@ -234,6 +244,10 @@ static FailureOr<Role> classify(Operation *op) {
   if (failed(checkTypes(op->getResultTypes(), "result")) ||
       (!castsConstant && failed(checkTypes(op->getOperandTypes(), "operand"))))
     return failure();
+  // A quantized linear's weight is stored in the step's own layout
+  // (QuantPlan.cpp), so the cast feeding it stores nothing.
+  if (castsConstant && onlyFeedsQuantizedLinears(op))
+    return Role::Constant;
   // A storage cast only renames the integers' type: same bytes.
   if (isa<ReshapeOp, SqueezeOp, UnsqueezeOp, quant::StorageCastOp>(op))
     return Role::Alias;
@@ -241,6 +255,8 @@ static FailureOr<Role> classify(Operation *op) {
     return llvm::cast<ShapedType>(value.getType()).getElementType().isF32();
   };
   if (auto linear = dyn_cast<LinearOp>(op)) {
+    if (isQuantizedLinear(linear))
+      return Role::QuantLinear;
     if (!isF32(linear.getInput()) || !isF32(linear.getWeight()))
       return unsupported("only f32 linears run on the CPU so far");
     return Role::Linear;
@@ -294,6 +310,7 @@ private:
   FailureOr<rt::PlanStep *> addLibraryStep(Operation *op, Value output,
                                            rt::StepKind kind);
   LogicalResult emitLinear(LinearOp op);
+  LogicalResult emitQuantLinear(LinearOp op);
   LogicalResult emitAttention(AttentionOp op);
   LogicalResult emitGather(GatherOp op);
   LogicalResult flushGroup();
@@ -484,6 +501,46 @@ LogicalResult PlanBuilder::emitLinear(LinearOp op) {
   addInt(step, "activation", static_cast<int64_t>(op.getActivation()));
   addInt(step, "has_bias", op.getBias() != nullptr);
   addInt(step, "has_residual", op.getResidual() != nullptr);
+  return success();
+}
+
+/// The step and its repacked constants come from QuantPlan.cpp.
+LogicalResult PlanBuilder::emitQuantLinear(LinearOp op) {
+  std::string name = describeNode(op.getLoc());
+  FailureOr<QuantLinearLowering> lowering = lowerQuantizedLinear(op, name);
+  FailureOr<uint32_t> input = getTensor(op.getInput());
+  if (failed(lowering) || failed(input))
+    return failure();
+  SmallVector<uint32_t> operands = {*input};
+  for (const QuantConstant &constant : lowering->constants) {
+    FailureOr<uint64_t> offset = addWeight(constant.value, op.getLoc());
+    if (failed(offset))
+      return failure();
+    rt::PlanTensor tensor;
+    tensor.name = constant.name;
+    auto type = llvm::cast<ShapedType>(constant.value.getType());
+    tensor.dtype = *getRuntimeDType(type.getElementType());
+    tensor.dims.assign(type.getShape().begin(), type.getShape().end());
+    tensor.storage = rt::TensorStorage::Weight;
+    tensor.offset = *offset;
+    operands.push_back(result.plan.addTensor(std::move(tensor)));
+    result.aliasRoot.push_back(operands.back());
+  }
+  for (Value value : {op.getBias(), op.getResidual()}) {
+    if (!value)
+      continue;
+    FailureOr<uint32_t> id = getTensor(value);
+    if (failed(id))
+      return failure();
+    operands.push_back(*id);
+  }
+  uint32_t output =
+      addTensor(name, op.getOutput(), rt::TensorStorage::Arena, 0, ~0u);
+  tensors[op.getOutput()] = output;
+  rt::PlanStep &step = result.plan.addStep(rt::StepKind::QuantLinear, name);
+  step.operands.assign(operands.begin(), operands.end());
+  step.results = {output};
+  step.attrs = std::move(lowering->attrs);
   return success();
 }
 
@@ -722,6 +779,10 @@ FailureOr<CpuPlan> PlanBuilder::build() {
     case Role::Linear:
       emitted =
           succeeded(flushGroup()) ? emitLinear(cast<LinearOp>(op)) : failure();
+      break;
+    case Role::QuantLinear:
+      emitted = succeeded(flushGroup()) ? emitQuantLinear(cast<LinearOp>(op))
+                                        : failure();
       break;
     case Role::Attention:
       emitted = succeeded(flushGroup()) ? emitAttention(cast<AttentionOp>(op))

@@ -1,0 +1,157 @@
+//===- QuantLinearStep.h - Low-bit lmopt.linear on the CPU ------*- C++ -*-===//
+//
+// The runtime's library step for the quantized and mixed-precision forms of
+// `lmopt.linear` (docs/dialect.md, "Quantized and mixed-precision linears"):
+//
+//   output = act(dequantize(q(input)) x dequantize(weight) + bias) + residual
+//
+// with f32 bias, residual and output. Five modes:
+//
+// - int8 dynamic per token: each input row is quantized to i8 with scale
+//   max|row| / 127 (zero point 0, round half to even; a zero row gets scale
+//   1); i8 weight with per-output-channel (or one) f32 scales.
+// - int8 dynamic per tensor: the whole input is quantized to u8 as ONNX
+//   DynamicQuantizeLinear does; i8 weight as above.
+// - int8 static: the input arrives quantized (u8 or i8) with a constant
+//   scale and zero point; i8 weight as above.
+// - bf16: bf16 input and weight, f32 accumulation.
+// - int4 weight-only: f32 input; 4-bit weight, block-wise along K with one
+//   f32 scale (and optionally one zero point) per output channel and block.
+//
+// The integer products run on oneDNN's int8 matmul (AMX or VNNI, whichever
+// oneDNN picks) with the weight scales as output scales; the row scale,
+// bias, activation and residual are one pass over the product afterwards
+// (oneDNN 2.6 has no per-row scale its fast kernels take). bf16 is one
+// oneDNN matmul with bias, activation and residual as post-ops. int4 is the
+// runtime's own kernel: 64-column panels of the weight are dequantized to
+// f32 into a cache-resident buffer, K chunk by K chunk, and an AVX-512 FMA
+// kernel multiplies every row of the input with them; the f32 weight is never
+// stored. Weights are packed once, when the step is created, into buffers the
+// step owns. docs/cpu-backend.md ("Quantized linear steps") describes them.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LMOPT_RUNTIME_CPU_QUANTLINEARSTEP_H
+#define LMOPT_RUNTIME_CPU_QUANTLINEARSTEP_H
+
+#include "lmopt/Runtime/CPU/LinearStep.h"
+#include "lmopt/Runtime/Status.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace lmopt::runtime {
+
+enum class QuantLinearMode : int {
+  Int8DynamicPerToken = 1,
+  Int8DynamicPerTensor = 2,
+  Int8Static = 3,
+  BF16 = 4,
+  Int4WeightOnly = 5,
+};
+
+/// The plan's spelling of a mode: "int8_dynamic_per_token",
+/// "int8_dynamic_per_tensor", "int8_static", "bf16", "int4_weight_only";
+/// "invalid" outside the enum.
+const char *quantLinearModeName(QuantLinearMode mode);
+/// The inverse of quantLinearModeName; false for any other string.
+bool parseQuantLinearMode(std::string_view name, QuantLinearMode &out);
+
+struct QuantLinearStepDesc {
+  /// Names the step in every message.
+  std::string name;
+  QuantLinearMode mode = QuantLinearMode::Int8DynamicPerToken;
+  /// K and N: the input is [rows, K], the output [rows, N].
+  int64_t inputFeatures = 0;
+  int64_t outputFeatures = 0;
+  /// int8 and bf16: the weight is stored [N, K] instead of [K, N]. int4
+  /// weights are always [N, K/2] bytes (see QuantLinearWeights).
+  bool transposeWeight = false;
+  bool hasBias = false;
+  LinearActivation activation = LinearActivation::None;
+  bool hasResidual = false;
+  /// int8: N weight scales (per output channel) or one (per tensor).
+  bool perChannelScales = true;
+  /// int4: K elements per block (even, dividing K); signed nibbles (i4,
+  /// -8..7) or unsigned (u4, 0..15); whether zero points are given (else 0).
+  int64_t blockSize = 0;
+  bool weightSigned = true;
+  bool hasZeroPoints = false;
+  /// int8 static: the input's dtype (i8 or u8), scale and zero point.
+  bool inputSigned = false;
+  float inputScale = 1.0f;
+  int32_t inputZeroPoint = 0;
+};
+
+/// A step's constant operands, read only by create().
+struct QuantLinearWeights {
+  /// int8: i8 [K, N] (or [N, K] transposed). bf16: bf16 bits, likewise.
+  /// int4: [N, K/2] bytes, row n holding channel n's K values two per byte,
+  /// the even k in the low nibble and k + 1 in the high one.
+  const void *weight = nullptr;
+  /// int8: N (or 1) f32. int4: [N, K / blockSize] f32. bf16: unused.
+  const float *scales = nullptr;
+  /// int4 with zero points: [N, K / blockSize], one per byte, i8 for i4
+  /// weights and u8 for u4. Otherwise unused.
+  const void *zeroPoints = nullptr;
+};
+
+class QuantLinearStep {
+public:
+  QuantLinearStep(const QuantLinearStep &) = delete;
+  QuantLinearStep &operator=(const QuantLinearStep &) = delete;
+  ~QuantLinearStep();
+
+  /// Validates `desc`, builds the step for exactly `rows` rows (>= 1) and
+  /// packs `weights` into buffers the step owns.
+  static Status create(const CpuContext &context,
+                       const QuantLinearStepDesc &desc, int64_t rows,
+                       const QuantLinearWeights &weights,
+                       std::unique_ptr<QuantLinearStep> &out);
+
+  /// Computes all rows. `input` is [rows, K]: f32 (dynamic int8, int4),
+  /// i8/u8 (static int8) or bf16 bits (bf16). `bias` [N] and `residual`
+  /// [rows, N] are passed exactly when the desc has them; `residual` may be
+  /// `output` itself, otherwise it must not overlap it. Uses scratch buffers
+  /// of the step, so one step runs on one thread at a time.
+  Status run(const void *input, const float *bias, const float *residual,
+             float *output) const;
+
+  const QuantLinearStepDesc &desc() const { return desc_; }
+  int64_t rows() const { return rows_; }
+  /// Bytes of the packed weight, scales and zero points the step holds.
+  uint64_t packedBytes() const { return packedBytes_; }
+  /// What runs the product: oneDNN's implementation name
+  /// ("brg:avx512_core_amx_int8", ...) or the runtime's int4 kernel's.
+  const std::string &implementation() const { return implementation_; }
+
+  struct Impl;
+
+private:
+  explicit QuantLinearStep(const CpuContext &context);
+
+  const CpuContext &context_;
+  QuantLinearStepDesc desc_;
+  int64_t rows_ = 0;
+  uint64_t packedBytes_ = 0;
+  std::string implementation_;
+  std::unique_ptr<Impl> impl_;
+};
+
+struct StepBuildContext;
+struct PlanStep;
+class StepExecutor;
+
+/// The plan's `quant_linear` step (docs/bundle-format.md): checks operands,
+/// attributes and dtypes, reads the constant operands from the weights
+/// section and builds the step. Messages name the bundle and the step.
+Status buildQuantLinearExecutor(const StepBuildContext &context,
+                                const PlanStep &step,
+                                std::unique_ptr<StepExecutor> &out);
+
+} // namespace lmopt::runtime
+
+#endif // LMOPT_RUNTIME_CPU_QUANTLINEARSTEP_H

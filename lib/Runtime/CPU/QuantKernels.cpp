@@ -1,0 +1,496 @@
+//===- QuantKernels.cpp - Loops behind the quantized linear step ---------===//
+//
+// Every AVX-512 function has a portable twin below it that computes the same
+// formula; rounding is round-half-to-even in both (the default rounding mode
+// for std::nearbyint, _MM_FROUND_TO_NEAREST_INT for the vector converts).
+//
+//===----------------------------------------------------------------------===//
+
+#include "QuantKernels.h"
+
+#include <oneapi/dnnl/dnnl.h>
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define LMOPT_QUANT_AVX512 1
+#define LMOPT_AVX512 __attribute__((target("avx512f,avx512bw")))
+#endif
+
+using namespace lmopt::runtime;
+using namespace lmopt::runtime::quant;
+
+bool quant::useAvx512() {
+#ifdef LMOPT_QUANT_AVX512
+  unsigned isa = unsigned(dnnl_get_effective_cpu_isa());
+  unsigned avx512 = unsigned(dnnl_cpu_isa_avx512_core);
+  return __builtin_cpu_supports("avx512f") &&
+         __builtin_cpu_supports("avx512bw") && (isa & avx512) == avx512;
+#else
+  return false;
+#endif
+}
+
+static int teamSize(int threads) {
+  return threads > 0 ? threads : omp_get_max_threads();
+}
+
+/// sqrt(1/2) and sqrt(2/pi), for the two GELUs.
+static constexpr float kRsqrt2 = 0.70710678118654752f;
+static constexpr float kSqrt2OverPi = 0.79788456080286536f;
+
+static float activate(float v, LinearActivation act) {
+  switch (act) {
+  case LinearActivation::None:
+    return v;
+  case LinearActivation::Relu:
+    return v > 0 ? v : 0.0f;
+  case LinearActivation::Gelu:
+    return 0.5f * v * (1.0f + std::erf(v * kRsqrt2));
+  case LinearActivation::GeluTanh:
+    return 0.5f * v *
+           (1.0f + std::tanh(kSqrt2OverPi * (v + 0.044715f * v * v * v)));
+  }
+  return v;
+}
+
+//===----------------------------------------------------------------------===//
+// AVX-512 forms
+//===----------------------------------------------------------------------===//
+
+#ifdef LMOPT_QUANT_AVX512
+#if defined(__GNUC__) && !defined(__clang__)
+// GCC 12 reports the undefined pass-through operand inside its own AVX-512
+// intrinsics as maybe uninitialized.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+
+LMOPT_AVX512 static inline __mmask16 laneMask(int64_t count) {
+  return count >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << count) - 1);
+}
+
+LMOPT_AVX512 static inline float horizontalMax(__m512 v) {
+  alignas(64) float lanes[16];
+  _mm512_store_ps(lanes, v);
+  float m = lanes[0];
+  for (int i = 1; i < 16; ++i)
+    m = std::max(m, lanes[i]);
+  return m;
+}
+
+LMOPT_AVX512 static inline float horizontalMin(__m512 v) {
+  alignas(64) float lanes[16];
+  _mm512_store_ps(lanes, v);
+  float m = lanes[0];
+  for (int i = 1; i < 16; ++i)
+    m = std::min(m, lanes[i]);
+  return m;
+}
+
+/// e^x: x = n ln2 + r with |r| <= ln2/2, e^r by its degree-6 Taylor
+/// polynomial (relative error below 1e-6 in f32), scaled by 2^n.
+LMOPT_AVX512 static inline __m512 vexp(__m512 x) {
+  x = _mm512_min_ps(_mm512_max_ps(x, _mm512_set1_ps(-87.0f)),
+                    _mm512_set1_ps(88.0f));
+  __m512 n = _mm512_roundscale_ps(
+      _mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
+      _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693145752f), x);
+  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(1.42860677e-6f), r);
+  static const float kTaylor[] = {1.0f / 720, 1.0f / 120, 1.0f / 24,
+                                  1.0f / 6,   0.5f,       1.0f,
+                                  1.0f};
+  __m512 p = _mm512_set1_ps(kTaylor[0]);
+  for (int i = 1; i < 7; ++i)
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(kTaylor[i]));
+  return _mm512_scalef_ps(p, n);
+}
+
+/// erf(x) by Abramowitz & Stegun 7.1.26 (absolute error below 5e-7 in f32).
+LMOPT_AVX512 static inline __m512 verf(__m512 x) {
+  const __m512i signBit = _mm512_set1_epi32(int32_t(0x80000000u));
+  __m512i bits = _mm512_castps_si512(x);
+  __m512 a = _mm512_castsi512_ps(_mm512_andnot_si512(signBit, bits));
+  __m512 one = _mm512_set1_ps(1.0f);
+  __m512 t = _mm512_div_ps(
+      one, _mm512_fmadd_ps(a, _mm512_set1_ps(0.3275911f), one));
+  __m512 p = _mm512_set1_ps(1.061405429f);
+  p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(-1.453152027f));
+  p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(1.421413741f));
+  p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(-0.284496736f));
+  p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(0.254829592f));
+  p = _mm512_mul_ps(p, t);
+  __m512 e = vexp(_mm512_sub_ps(_mm512_setzero_ps(), _mm512_mul_ps(a, a)));
+  __m512 y = _mm512_fnmadd_ps(p, e, one);
+  return _mm512_castsi512_ps(_mm512_or_si512(
+      _mm512_castps_si512(y), _mm512_and_si512(bits, signBit)));
+}
+
+LMOPT_AVX512 static inline __m512 vactivate(__m512 v, LinearActivation act) {
+  switch (act) {
+  case LinearActivation::None:
+    return v;
+  case LinearActivation::Relu:
+    return _mm512_max_ps(v, _mm512_setzero_ps());
+  case LinearActivation::Gelu: {
+    __m512 half = _mm512_mul_ps(v, _mm512_set1_ps(0.5f));
+    __m512 e = verf(_mm512_mul_ps(v, _mm512_set1_ps(kRsqrt2)));
+    return _mm512_fmadd_ps(half, e, half);
+  }
+  case LinearActivation::GeluTanh: {
+    // 0.5 v (1 + tanh(u)) = v / (1 + e^(-2u)).
+    __m512 v3 = _mm512_mul_ps(_mm512_mul_ps(v, v), v);
+    __m512 u = _mm512_mul_ps(_mm512_fmadd_ps(v3, _mm512_set1_ps(0.044715f), v),
+                             _mm512_set1_ps(-2.0f * kSqrt2OverPi));
+    return _mm512_div_ps(v, _mm512_add_ps(_mm512_set1_ps(1.0f), vexp(u)));
+  }
+  }
+  return v;
+}
+
+LMOPT_AVX512 static void quantizeRowsAvx512(const float *x, int64_t rows,
+                                            int64_t k, int8_t *q,
+                                            float *scales) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const float *row = x + r * k;
+    __m512 amax = _mm512_setzero_ps();
+    for (int64_t j = 0; j < k; j += 16) {
+      __m512 v = _mm512_maskz_loadu_ps(laneMask(k - j), row + j);
+      amax = _mm512_max_ps(amax, _mm512_abs_ps(v));
+    }
+    float m = horizontalMax(amax);
+    float s = m > 0 ? m / 127.0f : 1.0f;
+    scales[r] = s;
+    __m512 vs = _mm512_set1_ps(s);
+    for (int64_t j = 0; j < k; j += 16) {
+      __mmask16 lanes = laneMask(k - j);
+      __m512 v = _mm512_div_ps(_mm512_maskz_loadu_ps(lanes, row + j), vs);
+      __m512i i = _mm512_cvt_roundps_epi32(
+          v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+      _mm512_mask_cvtsepi32_storeu_epi8(q + r * k + j, lanes, i);
+    }
+  }
+}
+
+LMOPT_AVX512 static void minMaxAvx512(const float *x, int64_t count,
+                                      float &lo, float &hi) {
+  __m512 vmin = _mm512_setzero_ps(), vmax = _mm512_setzero_ps();
+  for (int64_t j = 0; j < count; j += 16) {
+    __m512 v = _mm512_maskz_loadu_ps(laneMask(count - j), x + j);
+    vmin = _mm512_min_ps(vmin, v);
+    vmax = _mm512_max_ps(vmax, v);
+  }
+  lo = horizontalMin(vmin);
+  hi = horizontalMax(vmax);
+}
+
+LMOPT_AVX512 static void quantizeU8Avx512(const float *x, int64_t count,
+                                          uint8_t *q, float scale,
+                                          int32_t zeroPoint) {
+  __m512 vs = _mm512_set1_ps(scale);
+  __m512i zp = _mm512_set1_epi32(zeroPoint);
+  for (int64_t j = 0; j < count; j += 16) {
+    __mmask16 lanes = laneMask(count - j);
+    __m512 v = _mm512_div_ps(_mm512_maskz_loadu_ps(lanes, x + j), vs);
+    __m512i i = _mm512_add_epi32(
+        _mm512_cvt_roundps_epi32(v,
+                                 _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC),
+        zp);
+    i = _mm512_max_epi32(i, _mm512_setzero_si512());
+    _mm512_mask_cvtusepi32_storeu_epi8(q + j, lanes, i);
+  }
+}
+
+LMOPT_AVX512 static void epilogueRowsAvx512(const float *acc,
+                                            int64_t accStride, int64_t begin,
+                                            int64_t end, int64_t n,
+                                            const Epilogue &e, float *out) {
+  for (int64_t r = begin; r < end; ++r) {
+    __m512 s = _mm512_set1_ps(e.rowScales ? e.rowScales[r] : e.uniformScale);
+    for (int64_t c = 0; c < n; c += 16) {
+      __mmask16 lanes = laneMask(n - c);
+      __m512 v = _mm512_maskz_loadu_ps(lanes, acc + r * accStride + c);
+      __m512 b = e.bias ? _mm512_maskz_loadu_ps(lanes, e.bias + c)
+                        : _mm512_setzero_ps();
+      v = vactivate(_mm512_fmadd_ps(v, s, b), e.activation);
+      if (e.residual)
+        v = _mm512_add_ps(v,
+                          _mm512_maskz_loadu_ps(lanes, e.residual + r * n + c));
+      _mm512_mask_storeu_ps(out + r * n + c, lanes, v);
+    }
+  }
+}
+
+/// Dequantizes rows [k0, k0 + kn) of panel `p` into b ([kn][64] f32).
+LMOPT_AVX512 static void dequantPanelAvx512(const Int4Panels &w, int64_t p,
+                                            int64_t k0, int64_t kn, float *b) {
+  const __m512i low = _mm512_set1_epi32(0xF);
+  for (int64_t k = k0; k < k0 + kn;) {
+    int64_t block = k / w.blockSize;
+    int64_t blockEnd = std::min(k0 + kn, (block + 1) * w.blockSize);
+    const float *sc = w.scales.data() + (p * w.blocks + block) * 64;
+    const int32_t *zp = w.zeroPoints.data() + (p * w.blocks + block) * 64;
+    __m512 s[4];
+    __m512i z[4];
+    for (int g = 0; g < 4; ++g) {
+      s[g] = _mm512_loadu_ps(sc + 16 * g);
+      z[g] = _mm512_loadu_si512(zp + 16 * g);
+    }
+    for (; k < blockEnd; ++k) {
+      const uint8_t *src = w.nibbles.data() + (p * w.k + k) * 32;
+      __m512i v0 = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)src));
+      __m512i v1 =
+          _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(src + 16)));
+      __m512i q[4] = {_mm512_and_si512(v0, low), _mm512_and_si512(v1, low),
+                      _mm512_srli_epi32(v0, 4), _mm512_srli_epi32(v1, 4)};
+      float *dst = b + (k - k0) * 64;
+      for (int g = 0; g < 4; ++g)
+        _mm512_storeu_ps(dst + 16 * g,
+                         _mm512_mul_ps(_mm512_cvtepi32_ps(
+                                           _mm512_sub_epi32(q[g], z[g])),
+                                       s[g]));
+    }
+  }
+}
+
+/// c[MR][64] (+)= a[MR][kn] x b[kn][64]; `first` starts from zero.
+template <int MR>
+LMOPT_AVX512 static void microAvx512(const float *a, int64_t lda,
+                                     const float *b, int64_t kn, float *c,
+                                     int64_t ldc, bool first) {
+  __m512 acc[MR][4];
+#pragma GCC unroll 8
+  for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 4
+    for (int j = 0; j < 4; ++j)
+      acc[i][j] = first ? _mm512_setzero_ps()
+                        : _mm512_loadu_ps(c + i * ldc + 16 * j);
+  for (int64_t k = 0; k < kn; ++k) {
+    const float *bk = b + k * 64;
+    __m512 b0 = _mm512_loadu_ps(bk), b1 = _mm512_loadu_ps(bk + 16),
+           b2 = _mm512_loadu_ps(bk + 32), b3 = _mm512_loadu_ps(bk + 48);
+#pragma GCC unroll 8
+    for (int i = 0; i < MR; ++i) {
+      __m512 av = _mm512_set1_ps(a[i * lda + k]);
+      acc[i][0] = _mm512_fmadd_ps(av, b0, acc[i][0]);
+      acc[i][1] = _mm512_fmadd_ps(av, b1, acc[i][1]);
+      acc[i][2] = _mm512_fmadd_ps(av, b2, acc[i][2]);
+      acc[i][3] = _mm512_fmadd_ps(av, b3, acc[i][3]);
+    }
+  }
+#pragma GCC unroll 8
+  for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 4
+    for (int j = 0; j < 4; ++j)
+      _mm512_storeu_ps(c + i * ldc + 16 * j, acc[i][j]);
+}
+
+LMOPT_AVX512 static void microAvx512Rows(int64_t mr, const float *a,
+                                         int64_t lda, const float *b,
+                                         int64_t kn, float *c, int64_t ldc,
+                                         bool first) {
+  switch (mr) {
+  case 6:
+    return microAvx512<6>(a, lda, b, kn, c, ldc, first);
+  case 5:
+    return microAvx512<5>(a, lda, b, kn, c, ldc, first);
+  case 4:
+    return microAvx512<4>(a, lda, b, kn, c, ldc, first);
+  case 3:
+    return microAvx512<3>(a, lda, b, kn, c, ldc, first);
+  case 2:
+    return microAvx512<2>(a, lda, b, kn, c, ldc, first);
+  default:
+    return microAvx512<1>(a, lda, b, kn, c, ldc, first);
+  }
+}
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+#endif // LMOPT_QUANT_AVX512
+
+//===----------------------------------------------------------------------===//
+// Portable forms and dispatch
+//===----------------------------------------------------------------------===//
+
+void quant::quantizeRowsS8(const float *x, int64_t rows, int64_t k, int8_t *q,
+                           float *scales, bool avx512) {
+#ifdef LMOPT_QUANT_AVX512
+  if (avx512)
+    return quantizeRowsAvx512(x, rows, k, q, scales);
+#endif
+  (void)avx512;
+  for (int64_t r = 0; r < rows; ++r) {
+    const float *row = x + r * k;
+    float m = 0;
+    for (int64_t j = 0; j < k; ++j)
+      m = std::max(m, std::fabs(row[j]));
+    float s = m > 0 ? m / 127.0f : 1.0f;
+    scales[r] = s;
+    for (int64_t j = 0; j < k; ++j) {
+      float v = std::nearbyint(row[j] / s);
+      q[r * k + j] = int8_t(std::min(127.0f, std::max(-128.0f, v)));
+    }
+  }
+}
+
+void quant::quantizeTensorU8(const float *x, int64_t count, uint8_t *q,
+                             float &scale, int32_t &zeroPoint, bool avx512) {
+  float lo = 0, hi = 0;
+#ifdef LMOPT_QUANT_AVX512
+  if (avx512)
+    minMaxAvx512(x, count, lo, hi);
+  else
+#endif
+    for (int64_t j = 0; j < count; ++j) {
+      lo = std::min(lo, x[j]);
+      hi = std::max(hi, x[j]);
+    }
+  // ONNX DynamicQuantizeLinear, in f32 as the operator defines it.
+  scale = (hi - lo) / 255.0f;
+  if (!(scale > 0)) {
+    scale = 0;
+    zeroPoint = 0;
+    std::memset(q, 0, size_t(count));
+    return;
+  }
+  float initial = std::min(255.0f, std::max(0.0f, 0.0f - lo / scale));
+  zeroPoint = int32_t(std::nearbyint(initial));
+#ifdef LMOPT_QUANT_AVX512
+  if (avx512)
+    return quantizeU8Avx512(x, count, q, scale, zeroPoint);
+#endif
+  for (int64_t j = 0; j < count; ++j) {
+    float v = std::nearbyint(x[j] / scale) + float(zeroPoint);
+    q[j] = uint8_t(std::min(255.0f, std::max(0.0f, v)));
+  }
+}
+
+void quant::applyEpilogue(const float *acc, int64_t accStride, int64_t rows,
+                          int64_t n, const Epilogue &e, float *out,
+                          int threads, bool avx512) {
+  // Rows are independent; split them over the team when there is enough
+  // work to pay for waking it.
+  int team = rows * n >= (1 << 15) ? teamSize(threads) : 1;
+#pragma omp parallel num_threads(team)
+  {
+    int t = omp_get_thread_num(), count = omp_get_num_threads();
+    int64_t begin = rows * t / count, end = rows * (t + 1) / count;
+#ifdef LMOPT_QUANT_AVX512
+    if (avx512)
+      epilogueRowsAvx512(acc, accStride, begin, end, n, e, out);
+    else
+#endif
+      for (int64_t r = begin; r < end; ++r) {
+        float s = e.rowScales ? e.rowScales[r] : e.uniformScale;
+        for (int64_t c = 0; c < n; ++c) {
+          float v = acc[r * accStride + c] * s + (e.bias ? e.bias[c] : 0.0f);
+          v = activate(v, e.activation);
+          if (e.residual)
+            v += e.residual[r * n + c];
+          out[r * n + c] = v;
+        }
+      }
+  }
+  (void)avx512;
+}
+
+void quant::packInt4(const uint8_t *weight, const float *scales,
+                     const void *zeroPoints, bool weightSigned, int64_t k,
+                     int64_t n, int64_t blockSize, Int4Panels &out) {
+  const int64_t P = Int4Panels::kPanel;
+  out.k = k;
+  out.n = n;
+  out.blockSize = blockSize;
+  out.panels = (n + P - 1) / P;
+  out.blocks = k / blockSize;
+  out.nibbles.assign(size_t(out.panels * k * 32), 0);
+  out.scales.assign(size_t(out.panels * out.blocks * P), 0.0f);
+  out.zeroPoints.assign(size_t(out.panels * out.blocks * P), 0);
+  // Signed nibbles are stored as value + 8 (nibble ^ 8), their zero points
+  // shifted alike, so that dequantization is one unsigned form.
+  const int32_t shift = weightSigned ? 8 : 0;
+  for (int64_t col = 0; col < n; ++col) {
+    int64_t p = col / P, lane = col % P;
+    const uint8_t *row = weight + col * (k / 2);
+    for (int64_t kk = 0; kk < k; ++kk) {
+      uint8_t nib = (row[kk / 2] >> (kk % 2 ? 4 : 0)) & 0xF;
+      if (weightSigned)
+        nib ^= 8;
+      uint8_t &dst = out.nibbles[size_t((p * k + kk) * 32 + lane % 32)];
+      dst |= uint8_t(nib << (lane < 32 ? 0 : 4));
+    }
+    for (int64_t b = 0; b < out.blocks; ++b) {
+      size_t at = size_t((p * out.blocks + b) * P + lane);
+      out.scales[at] = scales[col * out.blocks + b];
+      int32_t zp = 0;
+      if (zeroPoints)
+        zp = weightSigned
+                 ? int32_t(static_cast<const int8_t *>(
+                       zeroPoints)[col * out.blocks + b])
+                 : int32_t(static_cast<const uint8_t *>(
+                       zeroPoints)[col * out.blocks + b]);
+      out.zeroPoints[at] = zp + shift;
+    }
+  }
+  // Padding columns: nibble 0, zero point 0, scale 0, so they stay 0.
+}
+
+static void dequantPanelPortable(const Int4Panels &w, int64_t p, int64_t k0,
+                                 int64_t kn, float *b) {
+  for (int64_t k = k0; k < k0 + kn; ++k) {
+    int64_t block = k / w.blockSize;
+    const float *sc = w.scales.data() + (p * w.blocks + block) * 64;
+    const int32_t *zp = w.zeroPoints.data() + (p * w.blocks + block) * 64;
+    const uint8_t *src = w.nibbles.data() + (p * w.k + k) * 32;
+    for (int lane = 0; lane < 64; ++lane) {
+      int32_t q = (src[lane % 32] >> (lane < 32 ? 0 : 4)) & 0xF;
+      b[(k - k0) * 64 + lane] = float(q - zp[lane]) * sc[lane];
+    }
+  }
+}
+
+void quant::gemmInt4(const float *x, int64_t rows, const Int4Panels &w,
+                     float *acc, int threads, bool avx512) {
+  const int64_t P = Int4Panels::kPanel;
+  // A K chunk of a panel, dequantized, is 64 KiB: it stays in L2 while every
+  // row of the input passes over it.
+  const int64_t kc = std::min<int64_t>(w.k, 256);
+  const int64_t ldc = w.panels * P;
+  int team = std::min<int64_t>(teamSize(threads), w.panels);
+#pragma omp parallel num_threads(team)
+  {
+    std::vector<float> b(size_t(kc * P));
+#pragma omp for schedule(static)
+    for (int64_t p = 0; p < w.panels; ++p)
+      for (int64_t k0 = 0; k0 < w.k; k0 += kc) {
+        int64_t kn = std::min(kc, w.k - k0);
+        float *c = acc + p * P;
+#ifdef LMOPT_QUANT_AVX512
+        if (avx512) {
+          dequantPanelAvx512(w, p, k0, kn, b.data());
+          for (int64_t m = 0; m < rows; m += 6)
+            microAvx512Rows(std::min<int64_t>(6, rows - m), x + m * w.k + k0,
+                            w.k, b.data(), kn, c + m * ldc, ldc, k0 == 0);
+          continue;
+        }
+#endif
+        dequantPanelPortable(w, p, k0, kn, b.data());
+        for (int64_t m = 0; m < rows; ++m)
+          for (int64_t lane = 0; lane < P; ++lane) {
+            float sum = k0 == 0 ? 0.0f : c[m * ldc + lane];
+            for (int64_t k = 0; k < kn; ++k)
+              sum += x[m * w.k + k0 + k] * b[k * P + lane];
+            c[m * ldc + lane] = sum;
+          }
+      }
+  }
+  (void)avx512;
+}

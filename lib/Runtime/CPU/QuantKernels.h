@@ -1,0 +1,81 @@
+//===- QuantKernels.h - Loops behind the quantized linear step --*- C++ -*-===//
+//
+// The passes QuantLinearStep runs around (or instead of) oneDNN: input
+// quantization, the epilogue that applies the row scale, bias, activation
+// and residual to an integer product, and the int4 weight-only GEMM. Each
+// has an AVX-512 form and a portable one computing the same values (the
+// portable one runs where oneDNN's ISA cap or the CPU excludes AVX-512).
+// Internal to the runtime.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LMOPT_LIB_RUNTIME_CPU_QUANTKERNELS_H
+#define LMOPT_LIB_RUNTIME_CPU_QUANTKERNELS_H
+
+#include "lmopt/Runtime/CPU/LinearStep.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace lmopt::runtime::quant {
+
+/// True when the AVX-512 forms may run (CPU support and oneDNN's ISA cap).
+bool useAvx512();
+
+/// Per-token quantization: row r of `x` ([rows, k]) becomes
+/// q[r, :] = round_half_even(x / s) with s = max|x[r, :]| / 127 (1 for a
+/// row of zeros); scales[r] = s.
+void quantizeRowsS8(const float *x, int64_t rows, int64_t k, int8_t *q,
+                    float *scales, bool avx512);
+
+/// ONNX DynamicQuantizeLinear over `count` values: scale and zero point
+/// from min(0, min x) and max(0, max x), q = saturate(round(x / scale) +
+/// zeroPoint). An all-zero input gets scale 0, zero point 0 and q = 0.
+void quantizeTensorU8(const float *x, int64_t count, uint8_t *q, float &scale,
+                      int32_t &zeroPoint, bool avx512);
+
+/// out[r, c] = act(acc[r, c] * rowScale(r) + bias[c]) + residual[r, c] for
+/// r < rows, c < n. `acc` rows are `accStride` apart; rowScale(r) is
+/// rowScales[r], or `uniformScale` when rowScales is null; bias and
+/// residual may be null; residual may equal out (and out may equal acc
+/// when accStride == n).
+struct Epilogue {
+  const float *rowScales = nullptr;
+  float uniformScale = 1.0f;
+  const float *bias = nullptr;
+  LinearActivation activation = LinearActivation::None;
+  const float *residual = nullptr;
+};
+void applyEpilogue(const float *acc, int64_t accStride, int64_t rows,
+                   int64_t n, const Epilogue &e, float *out, int threads,
+                   bool avx512);
+
+/// An int4 weight repacked for gemmInt4: 64-column panels, each K rows of
+/// 32 bytes (byte j of row k: column j in the low nibble, column j + 32 in
+/// the high one, as unsigned 0..15), with per-panel, per-block f32 scales
+/// and i32 zero points (already shifted for signed weights). Columns past
+/// N are zero.
+struct Int4Panels {
+  static constexpr int64_t kPanel = 64;
+  int64_t k = 0, n = 0, blockSize = 0, panels = 0, blocks = 0;
+  std::vector<uint8_t> nibbles;    // [panels][k][32]
+  std::vector<float> scales;       // [panels][blocks][64]
+  std::vector<int32_t> zeroPoints; // [panels][blocks][64]
+  uint64_t bytes() const {
+    return nibbles.size() + scales.size() * 4 + zeroPoints.size() * 4;
+  }
+};
+
+/// Repacks the step's int4 weight (see QuantLinearWeights); zeroPoints may
+/// be null.
+void packInt4(const uint8_t *weight, const float *scales,
+              const void *zeroPoints, bool weightSigned, int64_t k, int64_t n,
+              int64_t blockSize, Int4Panels &out);
+
+/// acc[rows, panels * 64] = x[rows, k] x dequantize(w), f32.
+void gemmInt4(const float *x, int64_t rows, const Int4Panels &w, float *acc,
+              int threads, bool avx512);
+
+} // namespace lmopt::runtime::quant
+
+#endif // LMOPT_LIB_RUNTIME_CPU_QUANTKERNELS_H

@@ -1,0 +1,269 @@
+//===- QuantLinearExecutor.cpp - The plan's quant_linear step -------------===//
+//
+// Checks a `quant_linear` step of a plan (docs/bundle-format.md lists its
+// operands and attributes) and builds its QuantLinearStep from the weights
+// section. Every constant operand (weight, scales, zero points) must be a
+// weight tensor: the step packs them when the session is created.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lmopt/Runtime/CPU/Executor.h"
+#include "lmopt/Runtime/CPU/QuantLinearStep.h"
+
+#include <algorithm>
+#include <initializer_list>
+
+using namespace lmopt::runtime;
+
+namespace {
+
+class QuantLinearExecutor : public StepExecutor {
+public:
+  Status run(void *const *tensors) const override {
+    auto f32 = [&](int64_t id) {
+      return id < 0 ? nullptr : static_cast<const float *>(tensors[id]);
+    };
+    return step->run(tensors[input], f32(bias), f32(residual),
+                     static_cast<float *>(tensors[output]));
+  }
+  int64_t copiedWeight() const override { return weight; }
+
+  std::unique_ptr<QuantLinearStep> step;
+  int64_t input = 0, weight = 0, bias = -1, residual = -1, output = 0;
+};
+
+/// Names the bundle and step in every message.
+struct Checker {
+  const StepBuildContext &context;
+  const PlanStep &step;
+
+  Status error(const std::string &what,
+               StatusCode code = StatusCode::InvalidFormat) const {
+    return Status::error(code, "bundle '" + context.source +
+                                   "': quant_linear step '" + step.name +
+                                   "': " + what);
+  }
+  Status relabel(const Status &st) const {
+    return Status::error(st.code(),
+                         "bundle '" + context.source + "': " + st.message());
+  }
+  const PlanTensor &tensor(uint32_t id) const {
+    return context.plan.tensors[id];
+  }
+  static std::string describe(const PlanTensor &t) {
+    return "'" + t.name + "' (" + dtypeName(t.dtype) + " " +
+           formatDims(t.dims) + ")";
+  }
+  Status expect(const char *role, const PlanTensor &t,
+                std::initializer_list<DType> dtypes,
+                const std::vector<int64_t> &dims) const {
+    if (std::find(dtypes.begin(), dtypes.end(), t.dtype) == dtypes.end()) {
+      std::string allowed;
+      for (DType d : dtypes)
+        allowed += (allowed.empty() ? "" : " or ") + std::string(dtypeName(d));
+      return error(std::string(role) + " " + describe(t) + " has dtype " +
+                   dtypeName(t.dtype) + "; expected " + allowed);
+    }
+    if (t.dims != dims)
+      return error(std::string(role) + " " + describe(t) +
+                   " should have dims " + formatDims(dims));
+    return Status::ok();
+  }
+  Status flag(const char *name, bool &out) const {
+    int64_t v = 0;
+    if (Status st = step.getInt(name, 0, v); !st)
+      return relabel(st);
+    if (v != 0 && v != 1)
+      return error("attribute '" + std::string(name) + "' is " +
+                   std::to_string(v) + "; expected 0 or 1");
+    out = v == 1;
+    return Status::ok();
+  }
+  /// A constant operand: its bytes in the weights section.
+  Status constant(const char *role, const PlanTensor &t,
+                  const void *&out) const {
+    if (t.storage != TensorStorage::Weight || !context.weights)
+      return error(std::string(role) + " " + describe(t) +
+                   " is not in the weights section; a quantized linear "
+                   "packs its constants when the session is created");
+    out = context.weights + t.offset;
+    return Status::ok();
+  }
+};
+
+} // namespace
+
+Status lmopt::runtime::buildQuantLinearExecutor(
+    const StepBuildContext &context, const PlanStep &step,
+    std::unique_ptr<StepExecutor> &out) {
+  Checker c{context, step};
+  static const char *const kKnown[] = {
+      "mode",          "transpose_weight", "activation",
+      "has_bias",      "has_residual",     "block_size",
+      "has_zero_points", "weight_signed",  "input_scale",
+      "input_zero_point"};
+  for (const PlanAttr &attr : step.attrs)
+    if (std::none_of(std::begin(kKnown), std::end(kKnown),
+                     [&](const char *k) { return attr.name == k; }))
+      return c.error("has attribute '" + attr.name +
+                         "', which this runtime does not know",
+                     StatusCode::Unsupported);
+
+  QuantLinearStepDesc d;
+  d.name = step.name;
+  std::string modeName;
+  if (Status st = step.getString("mode", modeName); !st)
+    return c.relabel(st);
+  if (!parseQuantLinearMode(modeName, d.mode))
+    return c.error("attribute 'mode' is '" + modeName +
+                       "'; expected int8_dynamic_per_token, "
+                       "int8_dynamic_per_tensor, int8_static, bf16 or "
+                       "int4_weight_only",
+                   StatusCode::Unsupported);
+  int64_t activation = 0;
+  if (Status st = step.getInt("activation", 0, activation); !st)
+    return c.relabel(st);
+  if (activation < 0 || activation > 3)
+    return c.error("attribute 'activation' is " + std::to_string(activation) +
+                   "; expected 0 (none), 1 (relu), 2 (gelu) or 3 (gelu_tanh)");
+  d.activation = LinearActivation(activation);
+  for (auto [name, field] :
+       {std::pair<const char *, bool *>{"transpose_weight", &d.transposeWeight},
+        {"has_bias", &d.hasBias},
+        {"has_residual", &d.hasResidual},
+        {"has_zero_points", &d.hasZeroPoints},
+        {"weight_signed", &d.weightSigned}})
+    if (Status st = c.flag(name, *field); !st)
+      return st;
+  bool int4 = d.mode == QuantLinearMode::Int4WeightOnly;
+  bool bf16 = d.mode == QuantLinearMode::BF16;
+  bool isStatic = d.mode == QuantLinearMode::Int8Static;
+  if (int4 && !step.findAttr("weight_signed"))
+    d.weightSigned = true;
+  if (int4)
+    if (Status st = step.getInt("block_size", d.blockSize); !st)
+      return c.relabel(st);
+  if (isStatic) {
+    double scale = 0;
+    int64_t zp = 0;
+    if (Status st = step.getFloat("input_scale", scale); !st)
+      return c.relabel(st);
+    if (Status st = step.getInt("input_zero_point", 0, zp); !st)
+      return c.relabel(st);
+    d.inputScale = float(scale);
+    d.inputZeroPoint = int32_t(std::clamp<int64_t>(zp, -1000, 1000));
+  }
+
+  size_t expected = 2 + (bf16 ? 0 : 1) + (int4 && d.hasZeroPoints) +
+                    d.hasBias + d.hasResidual;
+  std::string roles = std::string("input, weight") + (bf16 ? "" : ", scales") +
+                      (int4 && d.hasZeroPoints ? ", zero_points" : "") +
+                      (d.hasBias ? ", bias" : "") +
+                      (d.hasResidual ? ", residual" : "");
+  if (step.operands.size() != expected || step.results.size() != 1)
+    return c.error("has " + std::to_string(step.operands.size()) +
+                   " operands and " + std::to_string(step.results.size()) +
+                   " results; expected " + std::to_string(expected) + " (" +
+                   roles + ") and 1");
+
+  const PlanTensor &input = c.tensor(step.operands[0]);
+  const PlanTensor &weight = c.tensor(step.operands[1]);
+  const PlanTensor &output = c.tensor(step.results[0]);
+  if (input.dims.empty())
+    return c.error("input " + Checker::describe(input) +
+                   " is a scalar; expected [..., K]");
+  const int64_t k = input.dims.back();
+  if (weight.dims.size() != 2)
+    return c.error("weight " + Checker::describe(weight) +
+                   " has rank " + std::to_string(weight.dims.size()) +
+                   "; expected 2");
+  int64_t n = int4 || d.transposeWeight ? weight.dims[0] : weight.dims[1];
+  std::vector<int64_t> weightDims =
+      int4 ? std::vector<int64_t>{n, k / 2}
+           : d.transposeWeight ? std::vector<int64_t>{n, k}
+                               : std::vector<int64_t>{k, n};
+  DType inputType = bf16 ? DType::BF16 : DType::F32;
+  if (isStatic)
+    inputType = input.dtype == DType::I8 ? DType::I8 : DType::U8;
+  d.inputSigned = inputType == DType::I8;
+  if (Status st = c.expect("input", input, {inputType}, input.dims); !st)
+    return st;
+  if (int4 && (k % 2 != 0))
+    return c.error("input " + Checker::describe(input) +
+                   " has an odd K; int4 weights pack two per byte");
+  DType weightType = bf16                        ? DType::BF16
+                     : int4 && !d.weightSigned ? DType::U8
+                                               : DType::I8;
+  if (Status st = c.expect("weight", weight, {weightType}, weightDims); !st)
+    return st;
+  std::vector<int64_t> outDims = input.dims;
+  outDims.back() = n;
+  if (Status st = c.expect("output", output, {DType::F32}, outDims); !st)
+    return st;
+
+  QuantLinearWeights w;
+  if (Status st = c.constant("weight", weight, w.weight); !st)
+    return st;
+  size_t next = 2;
+  if (!bf16) {
+    const PlanTensor &scales = c.tensor(step.operands[next++]);
+    std::vector<int64_t> scaleDims{n};
+    if (int4) {
+      if (d.blockSize <= 0 || k % d.blockSize != 0)
+        return c.error("attribute 'block_size' is " +
+                       std::to_string(d.blockSize) +
+                       "; expected a positive divisor of K = " +
+                       std::to_string(k));
+      scaleDims = {n, k / d.blockSize};
+    } else if (scales.dims == std::vector<int64_t>{1} && n != 1) {
+      d.perChannelScales = false;
+      scaleDims = {1};
+    }
+    if (Status st = c.expect("scales", scales, {DType::F32}, scaleDims); !st)
+      return st;
+    const void *data = nullptr;
+    if (Status st = c.constant("scales", scales, data); !st)
+      return st;
+    w.scales = static_cast<const float *>(data);
+    if (int4 && d.hasZeroPoints) {
+      const PlanTensor &zps = c.tensor(step.operands[next++]);
+      if (Status st = c.expect("zero_points", zps,
+                               {d.weightSigned ? DType::I8 : DType::U8},
+                               scaleDims);
+          !st)
+        return st;
+      if (Status st = c.constant("zero_points", zps, w.zeroPoints); !st)
+        return st;
+    }
+  }
+  auto exec = std::make_unique<QuantLinearExecutor>();
+  exec->input = step.operands[0];
+  exec->weight = step.operands[1];
+  exec->output = step.results[0];
+  if (d.hasBias) {
+    const PlanTensor &bias = c.tensor(step.operands[next]);
+    if (Status st = c.expect("bias", bias, {DType::F32}, {n}); !st)
+      return st;
+    exec->bias = step.operands[next++];
+  }
+  if (d.hasResidual) {
+    const PlanTensor &residual = c.tensor(step.operands[next]);
+    if (Status st = c.expect("residual", residual, {DType::F32}, outDims);
+        !st)
+      return st;
+    exec->residual = step.operands[next++];
+  }
+  d.inputFeatures = k;
+  d.outputFeatures = n;
+  int64_t rows = 1;
+  for (size_t i = 0; i + 1 < input.dims.size(); ++i)
+    rows *= input.dims[i];
+  if (rows == 0)
+    return c.error("input " + Checker::describe(input) +
+                   " has no rows; a quantized linear needs at least one");
+  if (Status st = QuantLinearStep::create(context.cpu, d, rows, w, exec->step);
+      !st)
+    return c.relabel(st);
+  out = std::move(exec);
+  return Status::ok();
+}

@@ -1,0 +1,572 @@
+//===- QuantLinearStep.cpp - Low-bit lmopt.linear on the CPU --------------===//
+//
+// Written against oneDNN's C API, like LinearStep.cpp: every oneDNN call's
+// status becomes a Status and nothing throws.
+//
+// Why the int8 epilogue is not a oneDNN post-op: oneDNN 2.6's output scales
+// are per column only, and a binary-mul post-op with a [rows, 1] scale makes
+// it fall back to its reference int8 kernel ("ref_int8:any", ~100x slower);
+// run-time output scales likewise move it from brgemm (AMX) to "gemm:jit".
+// So the primitive applies the constant per-column weight scales (the only
+// scale it takes on its fast path) and writes f32, and one pass afterwards
+// applies the per-row (or per-tensor) input scale, bias, activation and
+// residual, in that order, which is the order the semantics need.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lmopt/Runtime/CPU/QuantLinearStep.h"
+
+#include "QuantKernels.h"
+#include "lmopt/Runtime/CPU/Executor.h"
+
+#include <oneapi/dnnl/dnnl.h>
+#include <oneapi/dnnl/dnnl_debug.h>
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+using namespace lmopt::runtime;
+
+namespace {
+
+/// Owns a oneDNN C handle; `Destroy` is its dnnl_*_destroy function.
+template <typename T, dnnl_status_t (*Destroy)(T)> struct DnnlOwner {
+  T value = nullptr;
+  DnnlOwner() = default;
+  DnnlOwner(const DnnlOwner &) = delete;
+  DnnlOwner &operator=(const DnnlOwner &) = delete;
+  ~DnnlOwner() {
+    if (value)
+      Destroy(value);
+  }
+};
+
+using OwnedMemory = DnnlOwner<dnnl_memory_t, dnnl_memory_destroy>;
+using OwnedPrimitive = DnnlOwner<dnnl_primitive_t, dnnl_primitive_destroy>;
+using OwnedPd = DnnlOwner<dnnl_primitive_desc_t, dnnl_primitive_desc_destroy>;
+using OwnedAttr = DnnlOwner<dnnl_primitive_attr_t, dnnl_primitive_attr_destroy>;
+using OwnedPostOps = DnnlOwner<dnnl_post_ops_t, dnnl_post_ops_destroy>;
+
+/// A 64-byte aligned buffer.
+struct Aligned {
+  void *data = nullptr;
+  size_t bytes = 0;
+  Aligned() = default;
+  Aligned(const Aligned &) = delete;
+  Aligned &operator=(const Aligned &) = delete;
+  ~Aligned() { std::free(data); }
+  bool allocate(size_t size) {
+    bytes = size;
+    return posix_memalign(&data, 64, std::max<size_t>(64, (size + 63) / 64 * 64)) ==
+               0 &&
+           data;
+  }
+  template <typename T> T *as() const { return static_cast<T *>(data); }
+};
+
+/// Sets the calling thread's OpenMP team size for one execution (oneDNN's
+/// OpenMP build sizes its regions by omp_get_max_threads()).
+class TeamSize {
+public:
+  explicit TeamSize(int threads)
+      : saved(threads > 0 ? omp_get_max_threads() : 0) {
+    if (threads > 0)
+      omp_set_num_threads(threads);
+  }
+  ~TeamSize() {
+    if (saved > 0)
+      omp_set_num_threads(saved);
+  }
+
+private:
+  int saved;
+};
+
+} // namespace
+
+struct QuantLinearStep::Impl {
+  bool avx512 = false;
+  /// oneDNN form (int8, bf16).
+  OwnedPrimitive primitive;
+  Aligned packedWeight;
+  OwnedMemory weight, src, dst, bias, srcZeroPoint;
+  /// With bf16: the residual is a sum post-op (else added afterwards).
+  bool residualPostOp = false;
+  /// int8 scratch: the quantized input, row scales, the scaled product.
+  Aligned quantized, rowScales, product;
+  int32_t zeroPoint = 0;
+  /// int4 form.
+  quant::Int4Panels int4;
+};
+
+QuantLinearStep::QuantLinearStep(const CpuContext &context)
+    : context_(context) {}
+
+QuantLinearStep::~QuantLinearStep() = default;
+
+const char *lmopt::runtime::quantLinearModeName(QuantLinearMode mode) {
+  switch (mode) {
+  case QuantLinearMode::Int8DynamicPerToken:
+    return "int8_dynamic_per_token";
+  case QuantLinearMode::Int8DynamicPerTensor:
+    return "int8_dynamic_per_tensor";
+  case QuantLinearMode::Int8Static:
+    return "int8_static";
+  case QuantLinearMode::BF16:
+    return "bf16";
+  case QuantLinearMode::Int4WeightOnly:
+    return "int4_weight_only";
+  }
+  return "invalid";
+}
+
+bool lmopt::runtime::parseQuantLinearMode(std::string_view name,
+                                          QuantLinearMode &out) {
+  for (int m = 1; m <= 5; ++m)
+    if (name == quantLinearModeName(QuantLinearMode(m))) {
+      out = QuantLinearMode(m);
+      return true;
+    }
+  return false;
+}
+
+static bool isInt8(QuantLinearMode mode) {
+  return mode == QuantLinearMode::Int8DynamicPerToken ||
+         mode == QuantLinearMode::Int8DynamicPerTensor ||
+         mode == QuantLinearMode::Int8Static;
+}
+
+static Status dnnlCheck(dnnl_status_t st, const std::string &prefix,
+                        const char *what) {
+  if (st == dnnl_success)
+    return Status::ok();
+  StatusCode code = st == dnnl_unimplemented ? StatusCode::Unsupported
+                                             : StatusCode::InvalidArgument;
+  return Status::error(code, prefix + "oneDNN " + what +
+                                 " failed: " + dnnl_status2str(st));
+}
+
+static dnnl_status_t initPlain(dnnl_memory_desc_t &md, int64_t rows,
+                               int64_t cols, dnnl_data_type_t dt,
+                               int64_t rowStride, int64_t colStride) {
+  dnnl_dims_t dims = {rows, cols};
+  dnnl_dims_t strides = {rowStride, colStride};
+  return dnnl_memory_desc_init_by_strides(&md, 2, dims, dt, strides);
+}
+
+static Status validate(const QuantLinearStepDesc &d, int64_t rows,
+                       const QuantLinearWeights &w, const std::string &prefix) {
+  auto bad = [&](const std::string &what) {
+    return Status::error(StatusCode::InvalidArgument, prefix + what);
+  };
+  if (std::string_view(quantLinearModeName(d.mode)) == "invalid")
+    return bad("unknown mode " + std::to_string(int(d.mode)));
+  int act = int(d.activation);
+  if (act < 0 || act > 3)
+    return bad("unknown activation " + std::to_string(act));
+  if (rows <= 0 || d.inputFeatures <= 0 || d.outputFeatures <= 0)
+    return bad("rows, K and N must be positive, got " + std::to_string(rows) +
+               ", " + std::to_string(d.inputFeatures) + ", " +
+               std::to_string(d.outputFeatures));
+  int64_t elems = 0;
+  if (__builtin_mul_overflow(rows, d.inputFeatures, &elems) ||
+      elems > INT64_MAX / 8 ||
+      __builtin_mul_overflow(rows, d.outputFeatures, &elems) ||
+      elems > INT64_MAX / 8 ||
+      __builtin_mul_overflow(d.inputFeatures, d.outputFeatures, &elems) ||
+      elems > INT64_MAX / 8)
+    return bad("sizes overflow");
+  if (!w.weight)
+    return bad("null weight pointer");
+  if ((isInt8(d.mode) || d.mode == QuantLinearMode::Int4WeightOnly) &&
+      !w.scales)
+    return bad("null weight scales pointer");
+  if (d.mode == QuantLinearMode::Int8Static && !(d.inputScale > 0))
+    return bad("input scale " + std::to_string(d.inputScale) +
+               " is not positive");
+  if (d.mode == QuantLinearMode::Int8Static &&
+      (d.inputZeroPoint < (d.inputSigned ? -128 : 0) ||
+       d.inputZeroPoint > (d.inputSigned ? 127 : 255)))
+    return bad("input zero point " + std::to_string(d.inputZeroPoint) +
+               " is outside the " + (d.inputSigned ? "i8" : "u8") + " range");
+  if (d.mode == QuantLinearMode::Int4WeightOnly) {
+    if (d.blockSize <= 0 || d.blockSize % 2 != 0 ||
+        d.inputFeatures % d.blockSize != 0)
+      return bad("int4 block size " + std::to_string(d.blockSize) +
+                 " must be even and divide K = " +
+                 std::to_string(d.inputFeatures));
+    if (d.hasZeroPoints && !w.zeroPoints)
+      return bad("null zero points pointer");
+  }
+  return Status::ok();
+}
+
+/// Reorders the plain weight into the layout the primitive chose, into
+/// `impl.packedWeight`, and wraps it in `impl.weight`.
+static Status packForPrimitive(const CpuContext &context,
+                               dnnl_primitive_desc_t pd,
+                               const dnnl_memory_desc_t &plainMd,
+                               const void *weight, QuantLinearStep::Impl &impl,
+                               const std::string &prefix) {
+  const dnnl_memory_desc_t *packedMd =
+      dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
+  if (!packedMd)
+    return Status::error(StatusCode::InvalidFormat,
+                         prefix + "oneDNN chose no weight layout");
+  if (!impl.packedWeight.allocate(dnnl_memory_desc_get_size(packedMd)))
+    return Status::error(StatusCode::IoError,
+                         prefix + "cannot allocate the packed weight");
+  dnnl_engine_t engine = context.engine();
+  OwnedPd reorderPd;
+  OwnedPrimitive reorder;
+  OwnedMemory from;
+  dnnl_status_t st = dnnl_reorder_primitive_desc_create(
+      &reorderPd.value, &plainMd, engine, packedMd, engine, nullptr);
+  if (st == dnnl_success)
+    st = dnnl_primitive_create(&reorder.value, reorderPd.value);
+  if (st == dnnl_success)
+    st = dnnl_memory_create(&from.value, &plainMd, engine,
+                            const_cast<void *>(weight));
+  if (st == dnnl_success)
+    st = dnnl_memory_create(&impl.weight.value, packedMd, engine,
+                            impl.packedWeight.data);
+  if (st == dnnl_success) {
+    TeamSize team(context.threads());
+    dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, from.value},
+                               {DNNL_ARG_TO, impl.weight.value}};
+    st = dnnl_primitive_execute(reorder.value, context.stream(), 2, args);
+    if (st == dnnl_success)
+      st = dnnl_stream_wait(context.stream());
+  }
+  return dnnlCheck(st, prefix, "weight reorder");
+}
+
+/// The int8 product: src (s8/u8, optional run-time zero point) x s8 weight,
+/// times the weight scales, into an f32 scratch product.
+static Status createInt8(const CpuContext &context,
+                         const QuantLinearStepDesc &d, int64_t rows,
+                         const QuantLinearWeights &w,
+                         QuantLinearStep::Impl &impl, std::string &implName,
+                         const std::string &prefix) {
+  const int64_t k = d.inputFeatures, n = d.outputFeatures;
+  bool srcSigned = d.mode == QuantLinearMode::Int8DynamicPerToken ||
+                   (d.mode == QuantLinearMode::Int8Static && d.inputSigned);
+  bool srcZeroPoint = d.mode == QuantLinearMode::Int8DynamicPerTensor ||
+                      (d.mode == QuantLinearMode::Int8Static &&
+                       d.inputZeroPoint != 0);
+  dnnl_memory_desc_t srcMd, plainWeightMd, anyWeightMd, dstMd, zpMd;
+  dnnl_dims_t weightDims = {k, n};
+  dnnl_dims_t one = {1};
+  dnnl_status_t st =
+      initPlain(srcMd, rows, k, srcSigned ? dnnl_s8 : dnnl_u8, k, 1);
+  if (st == dnnl_success)
+    st = d.transposeWeight ? initPlain(plainWeightMd, k, n, dnnl_s8, 1, k)
+                           : initPlain(plainWeightMd, k, n, dnnl_s8, n, 1);
+  if (st == dnnl_success)
+    st = dnnl_memory_desc_init_by_tag(&anyWeightMd, 2, weightDims, dnnl_s8,
+                                      dnnl_format_tag_any);
+  if (st == dnnl_success)
+    st = initPlain(dstMd, rows, n, dnnl_f32, n, 1);
+  if (st == dnnl_success)
+    st = dnnl_memory_desc_init_by_tag(&zpMd, 1, one, dnnl_s32, dnnl_a);
+  if (Status s = dnnlCheck(st, prefix, "memory descriptor setup"); !s)
+    return s;
+
+  dnnl_matmul_desc_t matmul;
+  OwnedAttr attr;
+  OwnedPd pd;
+  st = dnnl_matmul_desc_init(&matmul, &srcMd, &anyWeightMd, nullptr, &dstMd);
+  if (st == dnnl_success)
+    st = dnnl_primitive_attr_create(&attr.value);
+  if (st == dnnl_success)
+    st = dnnl_primitive_attr_set_output_scales(
+        attr.value, d.perChannelScales ? n : 1, d.perChannelScales ? 2 : 0,
+        w.scales);
+  if (st == dnnl_success && srcZeroPoint) {
+    int32_t runtime = DNNL_RUNTIME_S32_VAL;
+    st = dnnl_primitive_attr_set_zero_points(attr.value, DNNL_ARG_SRC, 1, 0,
+                                             &runtime);
+  }
+  if (st == dnnl_success)
+    st = dnnl_primitive_desc_create(&pd.value, &matmul, attr.value,
+                                    context.engine(), nullptr);
+  if (Status s = dnnlCheck(st, prefix, "int8 matmul primitive selection"); !s)
+    return s;
+  const char *name = nullptr;
+  if (dnnl_primitive_desc_query(pd.value, dnnl_query_impl_info_str, 0,
+                                &name) == dnnl_success &&
+      name)
+    implName = name;
+  if (Status s = dnnlCheck(dnnl_primitive_create(&impl.primitive.value,
+                                                 pd.value),
+                           prefix, "int8 matmul primitive creation");
+      !s)
+    return s;
+  if (Status s = packForPrimitive(context, pd.value, plainWeightMd, w.weight,
+                                  impl, prefix);
+      !s)
+    return s;
+
+  bool quantizes = d.mode != QuantLinearMode::Int8Static;
+  if ((quantizes && !impl.quantized.allocate(size_t(rows * k))) ||
+      !impl.rowScales.allocate(size_t(rows) * sizeof(float)) ||
+      !impl.product.allocate(size_t(rows * n) * sizeof(float)))
+    return Status::error(StatusCode::IoError,
+                         prefix + "cannot allocate scratch buffers");
+  dnnl_engine_t engine = context.engine();
+  st = dnnl_memory_create(&impl.src.value, &srcMd, engine,
+                          quantizes ? impl.quantized.data : DNNL_MEMORY_NONE);
+  if (st == dnnl_success)
+    st = dnnl_memory_create(&impl.dst.value, &dstMd, engine,
+                            impl.product.data);
+  if (st == dnnl_success && srcZeroPoint)
+    st = dnnl_memory_create(&impl.srcZeroPoint.value, &zpMd, engine,
+                            &impl.zeroPoint);
+  impl.zeroPoint = d.inputZeroPoint;
+  return dnnlCheck(st, prefix, "memory creation");
+}
+
+/// bf16 x bf16 -> f32 with bias, activation and (when oneDNN's fast kernel
+/// takes it with the activation) the residual as post-ops.
+static Status createBf16(const CpuContext &context,
+                         const QuantLinearStepDesc &d, int64_t rows,
+                         const QuantLinearWeights &w,
+                         QuantLinearStep::Impl &impl, std::string &implName,
+                         const std::string &prefix) {
+  const int64_t k = d.inputFeatures, n = d.outputFeatures;
+  dnnl_memory_desc_t srcMd, plainWeightMd, anyWeightMd, biasMd, dstMd;
+  dnnl_dims_t weightDims = {k, n};
+  dnnl_status_t st = initPlain(srcMd, rows, k, dnnl_bf16, k, 1);
+  if (st == dnnl_success)
+    st = d.transposeWeight ? initPlain(plainWeightMd, k, n, dnnl_bf16, 1, k)
+                           : initPlain(plainWeightMd, k, n, dnnl_bf16, n, 1);
+  if (st == dnnl_success)
+    st = dnnl_memory_desc_init_by_tag(&anyWeightMd, 2, weightDims, dnnl_bf16,
+                                      dnnl_format_tag_any);
+  if (st == dnnl_success)
+    st = initPlain(biasMd, 1, n, dnnl_f32, n, 1);
+  if (st == dnnl_success)
+    st = initPlain(dstMd, rows, n, dnnl_f32, n, 1);
+  if (Status s = dnnlCheck(st, prefix, "memory descriptor setup"); !s)
+    return s;
+  dnnl_matmul_desc_t matmul;
+  if (Status s = dnnlCheck(dnnl_matmul_desc_init(&matmul, &srcMd, &anyWeightMd,
+                                                 d.hasBias ? &biasMd : nullptr,
+                                                 &dstMd),
+                           prefix, "bf16 matmul descriptor setup");
+      !s)
+    return s;
+
+  // Try the residual as a sum post-op first; without it when that choice
+  // would be oneDNN's reference kernel.
+  OwnedPd pd;
+  for (bool sum : {d.hasResidual, false}) {
+    OwnedPostOps postOps;
+    OwnedAttr attr;
+    st = dnnl_post_ops_create(&postOps.value);
+    if (st == dnnl_success && d.activation != LinearActivation::None)
+      st = dnnl_post_ops_append_eltwise(
+          postOps.value, 1.0f,
+          d.activation == LinearActivation::Relu   ? dnnl_eltwise_relu
+          : d.activation == LinearActivation::Gelu ? dnnl_eltwise_gelu_erf
+                                                   : dnnl_eltwise_gelu_tanh,
+          0.0f, 0.0f);
+    if (st == dnnl_success && sum)
+      st = dnnl_post_ops_append_sum(postOps.value, 1.0f);
+    if (st == dnnl_success)
+      st = dnnl_primitive_attr_create(&attr.value);
+    if (st == dnnl_success)
+      st = dnnl_primitive_attr_set_post_ops(attr.value, postOps.value);
+    if (st == dnnl_success) {
+      if (pd.value)
+        dnnl_primitive_desc_destroy(pd.value);
+      pd.value = nullptr;
+      st = dnnl_primitive_desc_create(&pd.value, &matmul, attr.value,
+                                      context.engine(), nullptr);
+    }
+    if (Status s = dnnlCheck(st, prefix, "bf16 matmul primitive selection");
+        !s)
+      return s;
+    const char *name = nullptr;
+    dnnl_primitive_desc_query(pd.value, dnnl_query_impl_info_str, 0, &name);
+    implName = name ? name : "";
+    impl.residualPostOp = sum;
+    if (!sum || implName.rfind("ref", 0) != 0)
+      break;
+  }
+  if (Status s = dnnlCheck(dnnl_primitive_create(&impl.primitive.value,
+                                                 pd.value),
+                           prefix, "bf16 matmul primitive creation");
+      !s)
+    return s;
+  if (Status s = packForPrimitive(context, pd.value, plainWeightMd, w.weight,
+                                  impl, prefix);
+      !s)
+    return s;
+  dnnl_engine_t engine = context.engine();
+  st = dnnl_memory_create(&impl.src.value, &srcMd, engine, DNNL_MEMORY_NONE);
+  if (st == dnnl_success)
+    st = dnnl_memory_create(&impl.dst.value, &dstMd, engine, DNNL_MEMORY_NONE);
+  if (st == dnnl_success && d.hasBias)
+    st = dnnl_memory_create(&impl.bias.value, &biasMd, engine,
+                            DNNL_MEMORY_NONE);
+  return dnnlCheck(st, prefix, "memory creation");
+}
+
+Status QuantLinearStep::create(const CpuContext &context,
+                               const QuantLinearStepDesc &desc, int64_t rows,
+                               const QuantLinearWeights &weights,
+                               std::unique_ptr<QuantLinearStep> &out) {
+  const std::string prefix = std::string("quant_linear step '") + desc.name +
+                             "' (" + quantLinearModeName(desc.mode) + "): ";
+  if (Status st = validate(desc, rows, weights, prefix); !st)
+    return st;
+  std::unique_ptr<QuantLinearStep> step(new QuantLinearStep(context));
+  step->impl_ = std::make_unique<Impl>();
+  Impl &impl = *step->impl_;
+  impl.avx512 = quant::useAvx512();
+  const int64_t k = desc.inputFeatures, n = desc.outputFeatures;
+  if (isInt8(desc.mode)) {
+    if (Status st = createInt8(context, desc, rows, weights, impl,
+                               step->implementation_, prefix);
+        !st)
+      return st;
+    step->packedBytes_ = impl.packedWeight.bytes;
+  } else if (desc.mode == QuantLinearMode::BF16) {
+    if (Status st = createBf16(context, desc, rows, weights, impl,
+                               step->implementation_, prefix);
+        !st)
+      return st;
+    step->packedBytes_ = impl.packedWeight.bytes;
+  } else {
+    quant::packInt4(static_cast<const uint8_t *>(weights.weight),
+                    weights.scales,
+                    desc.hasZeroPoints ? weights.zeroPoints : nullptr,
+                    desc.weightSigned, k, n, desc.blockSize, impl.int4);
+    if (!impl.product.allocate(size_t(rows * impl.int4.panels) *
+                               quant::Int4Panels::kPanel * sizeof(float)))
+      return Status::error(StatusCode::IoError,
+                           prefix + "cannot allocate scratch buffers");
+    step->packedBytes_ = impl.int4.bytes();
+    step->implementation_ =
+        impl.avx512 ? "lmopt:int4_avx512_fma" : "lmopt:int4_portable";
+  }
+  step->desc_ = desc;
+  step->rows_ = rows;
+  out = std::move(step);
+  return Status::ok();
+}
+
+Status QuantLinearStep::run(const void *input, const float *bias,
+                            const float *residual, float *output) const {
+  const std::string prefix = std::string("quant_linear step '") + desc_.name +
+                             "': ";
+  if (!input || !output)
+    return Status::error(StatusCode::InvalidArgument,
+                         prefix + "null " + (input ? "output" : "input") +
+                             " pointer");
+  if (bool(bias) != desc_.hasBias || bool(residual) != desc_.hasResidual)
+    return Status::error(StatusCode::InvalidArgument,
+                         prefix + (bool(bias) != desc_.hasBias
+                                       ? "bias passed iff the desc has one"
+                                       : "residual passed iff the desc has "
+                                         "one") +
+                             " is violated");
+  const int64_t rows = rows_, k = desc_.inputFeatures,
+                n = desc_.outputFeatures;
+  if (residual && residual != output) {
+    auto at = [](const void *p) { return reinterpret_cast<uintptr_t>(p); };
+    size_t bytes = size_t(rows * n) * sizeof(float);
+    if (at(residual) < at(output) + bytes && at(output) < at(residual) + bytes)
+      return Status::error(StatusCode::InvalidArgument,
+                           prefix + "residual partially overlaps the output");
+  }
+  Impl &impl = *impl_;
+  TeamSize team(context_.threads());
+  auto execute = [&](int nargs, dnnl_exec_arg_t *args) {
+    dnnl_status_t st =
+        dnnl_primitive_execute(impl.primitive.value, context_.stream(), nargs,
+                               args);
+    if (st == dnnl_success)
+      st = dnnl_stream_wait(context_.stream());
+    return dnnlCheck(st, prefix, "matmul execution");
+  };
+
+  quant::Epilogue e;
+  e.bias = bias;
+  e.activation = desc_.activation;
+  e.residual = residual;
+  if (isInt8(desc_.mode)) {
+    switch (desc_.mode) {
+    case QuantLinearMode::Int8DynamicPerToken:
+      quant::quantizeRowsS8(static_cast<const float *>(input), rows, k,
+                            impl.quantized.as<int8_t>(),
+                            impl.rowScales.as<float>(), impl.avx512);
+      e.rowScales = impl.rowScales.as<float>();
+      break;
+    case QuantLinearMode::Int8DynamicPerTensor:
+      quant::quantizeTensorU8(static_cast<const float *>(input), rows * k,
+                              impl.quantized.as<uint8_t>(), e.uniformScale,
+                              impl.zeroPoint, impl.avx512);
+      break;
+    default:
+      e.uniformScale = desc_.inputScale;
+      if (dnnl_status_t st = dnnl_memory_set_data_handle(
+              impl.src.value, const_cast<void *>(input));
+          st != dnnl_success)
+        return dnnlCheck(st, prefix, "memory handle update");
+      break;
+    }
+    dnnl_exec_arg_t args[4] = {
+        {DNNL_ARG_SRC, impl.src.value},
+        {DNNL_ARG_WEIGHTS, impl.weight.value},
+        {DNNL_ARG_DST, impl.dst.value},
+        {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, impl.srcZeroPoint.value}};
+    if (Status st = execute(impl.srcZeroPoint.value ? 4 : 3, args); !st)
+      return st;
+    quant::applyEpilogue(impl.product.as<float>(), n, rows, n, e, output,
+                         context_.threads(), impl.avx512);
+    return Status::ok();
+  }
+
+  if (desc_.mode == QuantLinearMode::Int4WeightOnly) {
+    quant::gemmInt4(static_cast<const float *>(input), rows, impl.int4,
+                    impl.product.as<float>(), context_.threads(), impl.avx512);
+    quant::applyEpilogue(impl.product.as<float>(),
+                         impl.int4.panels * quant::Int4Panels::kPanel, rows, n,
+                         e, output, context_.threads(), impl.avx512);
+    return Status::ok();
+  }
+
+  // bf16.
+  size_t outBytes = size_t(rows * n) * sizeof(float);
+  std::vector<float> saved;
+  if (residual && !impl.residualPostOp && residual == output) {
+    saved.assign(residual, residual + rows * n);
+    residual = saved.data();
+  }
+  if (residual && impl.residualPostOp && residual != output)
+    std::memcpy(output, residual, outBytes);
+  dnnl_status_t st =
+      dnnl_memory_set_data_handle(impl.src.value, const_cast<void *>(input));
+  if (st == dnnl_success)
+    st = dnnl_memory_set_data_handle(impl.dst.value, output);
+  if (st == dnnl_success && bias)
+    st = dnnl_memory_set_data_handle(impl.bias.value,
+                                     const_cast<float *>(bias));
+  if (Status s = dnnlCheck(st, prefix, "memory handle update"); !s)
+    return s;
+  dnnl_exec_arg_t args[4] = {{DNNL_ARG_SRC, impl.src.value},
+                             {DNNL_ARG_WEIGHTS, impl.weight.value},
+                             {DNNL_ARG_DST, impl.dst.value},
+                             {DNNL_ARG_BIAS, impl.bias.value}};
+  if (Status s = execute(bias ? 4 : 3, args); !s)
+    return s;
+  if (residual && !impl.residualPostOp)
+    for (int64_t i = 0; i < rows * n; ++i)
+      output[i] += residual[i];
+  return Status::ok();
+}

@@ -1,0 +1,52 @@
+//===- QuantPlan.h - Quantized lmopt.linear to a quant_linear step -*- C++ -*-===//
+//
+// The plan builder's part for the quantized and mixed-precision forms of
+// `lmopt.linear` (docs/dialect.md): which forms the CPU runs, and the
+// step's attributes and constant operands in the layout the runtime's
+// QuantLinearStep reads (docs/bundle-format.md, "quant_linear").
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LMOPT_LIB_TARGET_CPU_QUANTPLAN_H
+#define LMOPT_LIB_TARGET_CPU_QUANTPLAN_H
+
+#include "lmopt/Dialect/Lmopt/IR/LmoptOps.h"
+#include "lmopt/Runtime/Plan.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+
+#include <string>
+#include <vector>
+
+namespace mlir::lmopt::cpu {
+
+/// True for a linear whose input or weight is not f32 (or whose input is
+/// quantized at run time): it becomes a quant_linear step, not a linear one.
+bool isQuantizedLinear(LinearOp op);
+
+/// A weight-like operand the step reads, as a constant to store.
+struct QuantConstant {
+  /// Names the tensor in the plan ("<node>.weight", ".scales", ...).
+  std::string name;
+  ElementsAttr value;
+};
+
+struct QuantLinearLowering {
+  std::vector<::lmopt::runtime::PlanAttr> attrs;
+  /// In step operand order after the input: weight, then scales (not for
+  /// bf16), then zero points (int4 with zero points).
+  std::vector<QuantConstant> constants;
+};
+
+/// The step for `op` (isQuantizedLinear), or a diagnostic on `op` naming
+/// its node when the CPU has no kernel for that form.
+FailureOr<QuantLinearLowering> lowerQuantizedLinear(LinearOp op,
+                                                    StringRef node);
+
+/// Whether the storage cast `op` only feeds weights of quantized linears
+/// (then the plan stores the step's repacked form, not the cast's bytes).
+bool onlyFeedsQuantizedLinears(Operation *op);
+
+} // namespace mlir::lmopt::cpu
+
+#endif // LMOPT_LIB_TARGET_CPU_QUANTPLAN_H

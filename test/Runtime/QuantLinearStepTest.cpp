@@ -1,0 +1,553 @@
+//===- QuantLinearStepTest.cpp - QuantLinearStep against its semantics ----===//
+//
+// Every mode against a straightforward evaluation of docs/dialect.md's
+// formula, "act(dequantize(q(input)) x dequantize(weight) + bias) +
+// residual", written here independently of the step: quantization in f32 as
+// the doc (and ONNX DynamicQuantizeLinear) define it, products summed in
+// double, the activation in double.
+//
+// Tolerance: |got - want| <= 1e-5 * mag + 1e-6, where mag is the sum of the
+// absolute values of everything summed into the output (|x_k w_k| over k,
+// scaled, plus |bias| and |residual|). For int8 the integer product is exact
+// (i32) and the step adds at most four f32 roundings (~5e-7 * mag) and the
+// AVX-512 erf's 5e-7 absolute error; for bf16 and int4 the f32 accumulation
+// over K <= 768 terms in blocks stays well below 1e-5 * mag. A wrongly
+// rounded quantized input moves an output by about mag / (K * 64), so the
+// quantizers are also checked bit for bit, ties included.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lmopt/Runtime/CPU/Executor.h"
+#include "lmopt/Runtime/CPU/QuantLinearStep.h"
+
+#include "../../lib/Runtime/CPU/QuantKernels.h"
+#include "TestUtil.h"
+
+#include <cmath>
+#include <cstring>
+
+using namespace lmopt::runtime;
+using namespace lmopt::runtime::test;
+
+namespace {
+
+double activate(double v, LinearActivation act) {
+  switch (act) {
+  case LinearActivation::None:
+    return v;
+  case LinearActivation::Relu:
+    return v > 0 ? v : 0;
+  case LinearActivation::Gelu:
+    return 0.5 * v * (1 + std::erf(v / std::sqrt(2.0)));
+  case LinearActivation::GeluTanh:
+    return 0.5 * v *
+           (1 + std::tanh(std::sqrt(2 / M_PI) * (v + 0.044715 * v * v * v)));
+  }
+  return v;
+}
+
+uint16_t toBf16(float f) {
+  uint32_t bits;
+  std::memcpy(&bits, &f, 4);
+  bits += 0x7FFF + ((bits >> 16) & 1); // round to nearest even
+  return uint16_t(bits >> 16);
+}
+
+float fromBf16(uint16_t b) {
+  uint32_t bits = uint32_t(b) << 16;
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+/// One case's operands, in the step's storage forms, and the reference's
+/// dequantized view of them.
+struct Case {
+  QuantLinearStepDesc desc;
+  int64_t m = 0;
+  std::vector<float> input, bias, residual, scales;
+  std::vector<int8_t> weight8;       // int8: [K, N] or [N, K]
+  std::vector<uint16_t> weightBf16;  // bf16
+  std::vector<uint8_t> weight4;      // int4: [N, K/2]
+  std::vector<uint8_t> zeroPoints4;  // int4: [N, K/block]
+  std::vector<uint8_t> staticInput;  // int8 static: u8 or i8 bytes
+  std::vector<uint16_t> inputBf16;   // bf16
+  /// Dequantized weight, [K, N].
+  std::vector<double> w;
+
+  QuantLinearWeights weights() const {
+    QuantLinearWeights out;
+    switch (desc.mode) {
+    case QuantLinearMode::BF16:
+      out.weight = weightBf16.data();
+      break;
+    case QuantLinearMode::Int4WeightOnly:
+      out.weight = weight4.data();
+      out.zeroPoints = zeroPoints4.data();
+      break;
+    default:
+      out.weight = weight8.data();
+    }
+    out.scales = scales.data();
+    return out;
+  }
+  const void *stepInput() const {
+    if (desc.mode == QuantLinearMode::Int8Static)
+      return staticInput.data();
+    if (desc.mode == QuantLinearMode::BF16)
+      return inputBf16.data();
+    return input.data();
+  }
+};
+
+Case makeCase(QuantLinearMode mode, int64_t m, int64_t k, int64_t n,
+              bool transpose, bool bias, LinearActivation act, bool residual,
+              uint32_t seed) {
+  Case c;
+  c.desc.name = "dense_q";
+  c.desc.mode = mode;
+  c.desc.inputFeatures = k;
+  c.desc.outputFeatures = n;
+  c.desc.transposeWeight = transpose;
+  c.desc.hasBias = bias;
+  c.desc.activation = act;
+  c.desc.hasResidual = residual;
+  c.m = m;
+  c.input = hashValues(seed, m * k, 4.0);
+  // A few rows with one large value and one row of zeros exercise the row
+  // scales' range.
+  if (m > 2) {
+    c.input[size_t(1 * k + 3)] = 37.5f;
+    std::fill(c.input.begin() + 2 * k, c.input.begin() + 3 * k, 0.0f);
+  }
+  if (bias)
+    c.bias = hashValues(seed + 1, n, 2.0);
+  if (residual)
+    c.residual = hashValues(seed + 2, m * n, 2.0);
+  std::vector<float> raw = hashValues(seed + 3, k * n, 1.0); // [K, N]
+  c.w.resize(size_t(k * n));
+  if (mode == QuantLinearMode::BF16) {
+    c.weightBf16.resize(size_t(k * n));
+    for (int64_t kk = 0; kk < k; ++kk)
+      for (int64_t j = 0; j < n; ++j) {
+        uint16_t b = toBf16(raw[size_t(kk * n + j)]);
+        c.weightBf16[size_t(transpose ? j * k + kk : kk * n + j)] = b;
+        c.w[size_t(kk * n + j)] = fromBf16(b);
+      }
+    for (float &x : c.input) {
+      c.inputBf16.push_back(toBf16(x));
+      x = fromBf16(c.inputBf16.back());
+    }
+  } else if (mode == QuantLinearMode::Int4WeightOnly) {
+    int64_t block = c.desc.blockSize = k >= 64 ? 32 : 16;
+    int64_t blocks = k / block;
+    c.desc.hasZeroPoints = true;
+    c.scales = hashValues(seed + 4, n * blocks, 0.1);
+    for (float &s : c.scales)
+      s = std::fabs(s) + 0.01f;
+    c.weight4.assign(size_t(n * k / 2), 0);
+    c.zeroPoints4.resize(size_t(n * blocks));
+    std::vector<float> zr = hashValues(seed + 5, n * blocks, 1.0);
+    for (int64_t j = 0; j < n; ++j)
+      for (int64_t kk = 0; kk < k; ++kk) {
+        int64_t b = kk / block;
+        int zp = int((zr[size_t(j * blocks + b)] + 0.5f) * 15.99f) - 8;
+        c.zeroPoints4[size_t(j * blocks + b)] = uint8_t(int8_t(zp));
+        // Signed nibbles -8..7.
+        int q = int((raw[size_t(kk * n + j)] + 0.5f) * 15.99f) - 8;
+        c.weight4[size_t(j * (k / 2) + kk / 2)] |=
+            uint8_t((q & 0xF) << (kk % 2 ? 4 : 0));
+        c.w[size_t(kk * n + j)] =
+            double(float(q - zp) * c.scales[size_t(j * blocks + b)]);
+      }
+  } else {
+    c.scales = hashValues(seed + 4, n, 0.02);
+    for (float &s : c.scales)
+      s = std::fabs(s) + 0.001f;
+    c.weight8.resize(size_t(k * n));
+    for (int64_t kk = 0; kk < k; ++kk)
+      for (int64_t j = 0; j < n; ++j) {
+        int8_t q = int8_t(std::lround(raw[size_t(kk * n + j)] * 254));
+        c.weight8[size_t(transpose ? j * k + kk : kk * n + j)] = q;
+        c.w[size_t(kk * n + j)] = double(q) * c.scales[size_t(j)];
+      }
+    if (mode == QuantLinearMode::Int8Static) {
+      c.desc.inputScale = 0.03125f;
+      c.desc.inputZeroPoint = 131;
+      c.staticInput.resize(size_t(m * k));
+      std::vector<float> u = hashValues(seed + 6, m * k, 1.0);
+      for (size_t i = 0; i < u.size(); ++i)
+        c.staticInput[i] = uint8_t(int((u[i] + 0.5f) * 255.99f));
+    }
+  }
+  return c;
+}
+
+/// The doc's q(input), dequantized, [M, K].
+std::vector<double> dequantizedInput(const Case &c) {
+  int64_t m = c.m, k = c.desc.inputFeatures;
+  std::vector<double> x(size_t(m * k));
+  switch (c.desc.mode) {
+  case QuantLinearMode::Int8DynamicPerToken:
+    for (int64_t r = 0; r < m; ++r) {
+      float amax = 0;
+      for (int64_t j = 0; j < k; ++j)
+        amax = std::max(amax, std::fabs(c.input[size_t(r * k + j)]));
+      float s = amax > 0 ? amax / 127.0f : 1.0f;
+      for (int64_t j = 0; j < k; ++j)
+        x[size_t(r * k + j)] =
+            double(std::nearbyint(c.input[size_t(r * k + j)] / s)) * s;
+    }
+    break;
+  case QuantLinearMode::Int8DynamicPerTensor: {
+    float lo = 0, hi = 0;
+    for (float v : c.input) {
+      lo = std::min(lo, v);
+      hi = std::max(hi, v);
+    }
+    float scale = (hi - lo) / 255.0f;
+    float zp = std::nearbyint(std::min(255.0f, std::max(0.0f, -lo / scale)));
+    for (size_t i = 0; i < x.size(); ++i) {
+      float q = std::min(
+          255.0f, std::max(0.0f, std::nearbyint(c.input[i] / scale) + zp));
+      x[i] = (double(q) - zp) * scale;
+    }
+    break;
+  }
+  case QuantLinearMode::Int8Static:
+    for (size_t i = 0; i < x.size(); ++i)
+      x[i] = (double(c.staticInput[i]) - c.desc.inputZeroPoint) *
+             c.desc.inputScale;
+    break;
+  default:
+    for (size_t i = 0; i < x.size(); ++i)
+      x[i] = c.input[i];
+  }
+  return x;
+}
+
+/// Runs the step (with the residual in place when `inPlace`) and compares.
+void checkCase(const Case &c, bool inPlace = false, int threads = 0) {
+  SCOPED_TRACE(std::string(quantLinearModeName(c.desc.mode)) + " " +
+               std::to_string(c.m) + "x" + std::to_string(c.desc.inputFeatures) +
+               "x" + std::to_string(c.desc.outputFeatures) + " act " +
+               linearActivationName(c.desc.activation) +
+               (c.desc.hasBias ? " bias" : "") +
+               (c.desc.hasResidual ? (inPlace ? " residual(in place)"
+                                              : " residual")
+                                   : ""));
+  std::unique_ptr<CpuContext> ctx = makeContext(threads);
+  ASSERT_TRUE(ctx);
+  std::unique_ptr<QuantLinearStep> step;
+  Status st = QuantLinearStep::create(*ctx, c.desc, c.m, c.weights(), step);
+  ASSERT_TRUE(st) << st.toString();
+  int64_t m = c.m, k = c.desc.inputFeatures, n = c.desc.outputFeatures;
+  std::vector<float> out(size_t(m * n), -7.0f);
+  const float *residual = c.desc.hasResidual ? c.residual.data() : nullptr;
+  if (inPlace) {
+    out = c.residual;
+    residual = out.data();
+  }
+  st = step->run(c.stepInput(), c.desc.hasBias ? c.bias.data() : nullptr,
+                 residual, out.data());
+  ASSERT_TRUE(st) << st.toString();
+
+  std::vector<double> x = dequantizedInput(c);
+  int bad = 0;
+  for (int64_t r = 0; r < m; ++r)
+    for (int64_t j = 0; j < n; ++j) {
+      double sum = 0, mag = 0;
+      for (int64_t kk = 0; kk < k; ++kk) {
+        double t = x[size_t(r * k + kk)] * c.w[size_t(kk * n + j)];
+        sum += t;
+        mag += std::fabs(t);
+      }
+      if (c.desc.hasBias) {
+        sum += c.bias[size_t(j)];
+        mag += std::fabs(c.bias[size_t(j)]);
+      }
+      double want = activate(sum, c.desc.activation);
+      if (c.desc.hasResidual) {
+        want += c.residual[size_t(r * n + j)];
+        mag += std::fabs(c.residual[size_t(r * n + j)]);
+      }
+      double got = out[size_t(r * n + j)];
+      if (!(std::fabs(got - want) <= 1e-5 * mag + 1e-6) && bad++ < 5)
+        ADD_FAILURE() << "out[" << r << ", " << j << "] = " << got
+                      << ", want " << want << " (mag " << mag << ")";
+    }
+  EXPECT_EQ(bad, 0);
+}
+
+const QuantLinearMode kModes[] = {
+    QuantLinearMode::Int8DynamicPerToken, QuantLinearMode::Int8DynamicPerTensor,
+    QuantLinearMode::Int8Static, QuantLinearMode::BF16,
+    QuantLinearMode::Int4WeightOnly};
+
+const LinearActivation kActs[] = {LinearActivation::None, LinearActivation::Relu,
+                                  LinearActivation::Gelu,
+                                  LinearActivation::GeluTanh};
+
+TEST(QuantLinearStep, EveryModeAndEpilogueSmallShape) {
+  // 7 rows (not a multiple of the int4 kernel's 6), N = 40 (a partial
+  // 16-lane vector and a partial 64-column panel).
+  uint32_t seed = 11;
+  for (QuantLinearMode mode : kModes)
+    for (LinearActivation act : kActs)
+      for (int epilogue = 0; epilogue < 4; ++epilogue)
+        checkCase(makeCase(mode, 7, 64, 40, epilogue & 1, epilogue & 1, act,
+                           epilogue & 2, seed++));
+}
+
+TEST(QuantLinearStep, BertShapes) {
+  // The shapes and epilogues of a BERT-base layer (K, N cut to keep the
+  // reference quick): QKV (bias), FFN up (bias, gelu), FFN down (bias,
+  // residual in place).
+  uint32_t seed = 101;
+  for (QuantLinearMode mode : kModes) {
+    checkCase(makeCase(mode, 128, 768, 96, true, true, LinearActivation::None,
+                       false, seed++));
+    checkCase(makeCase(mode, 128, 256, 192, true, true, LinearActivation::Gelu,
+                       false, seed++));
+    checkCase(makeCase(mode, 128, 768, 64, true, true, LinearActivation::None,
+                       true, seed++),
+              /*inPlace=*/true);
+  }
+}
+
+TEST(QuantLinearStep, OneThreadAndOneRow) {
+  uint32_t seed = 301;
+  for (QuantLinearMode mode : kModes) {
+    checkCase(makeCase(mode, 1, 128, 70, false, true, LinearActivation::Gelu,
+                       true, seed++),
+              false, /*threads=*/1);
+    checkCase(makeCase(mode, 13, 128, 130, false, false,
+                       LinearActivation::Relu, true, seed++),
+              true, /*threads=*/1);
+  }
+}
+
+TEST(QuantLinearStep, PerTensorWeightScale) {
+  Case c = makeCase(QuantLinearMode::Int8DynamicPerToken, 9, 64, 33, false,
+                    true, LinearActivation::None, false, 401);
+  c.desc.perChannelScales = false;
+  for (int64_t kk = 0; kk < 64; ++kk)
+    for (int64_t j = 0; j < 33; ++j)
+      c.w[size_t(kk * 33 + j)] = double(c.weight8[size_t(kk * 33 + j)]) *
+                                 c.scales[0];
+  checkCase(c);
+}
+
+TEST(QuantLinearStep, UnsignedInt4WithoutZeroPoints) {
+  Case c = makeCase(QuantLinearMode::Int4WeightOnly, 5, 128, 80, false, false,
+                    LinearActivation::None, false, 501);
+  c.desc.weightSigned = false;
+  c.desc.hasZeroPoints = false;
+  c.desc.blockSize = 64;
+  c.scales.resize(size_t(80 * 2));
+  for (int64_t j = 0; j < 80; ++j)
+    for (int64_t kk = 0; kk < 128; ++kk) {
+      int q = (c.weight4[size_t(j * 64 + kk / 2)] >> (kk % 2 ? 4 : 0)) & 0xF;
+      c.w[size_t(kk * 80 + j)] =
+          double(float(q) * c.scales[size_t(j * 2 + kk / 64)]);
+    }
+  checkCase(c);
+}
+
+// The quantizers, bit for bit, on ties and on both kernel forms.
+TEST(QuantKernels, PerTokenRoundsHalfToEven) {
+  // max |row| = 127 gives scale 1, so x / s = x exactly.
+  std::vector<float> row = {127.0f, 2.5f, 3.5f, -2.5f, -0.5f, 0.5f, 1.5f,
+                            -127.0f, 126.5f, 0.0f, -3.5f, 100.49f};
+  std::vector<int8_t> want = {127, 2, 4, -2, 0, 0, 2, -127, 126, 0, -4, 100};
+  for (bool avx512 : {false, quant::useAvx512()}) {
+    std::vector<int8_t> q(row.size());
+    float scale = 0;
+    quant::quantizeRowsS8(row.data(), 1, int64_t(row.size()), q.data(),
+                          &scale, avx512);
+    EXPECT_EQ(scale, 1.0f);
+    EXPECT_EQ(q, want) << (avx512 ? "avx512" : "portable");
+    std::vector<float> zeros(20, 0.0f);
+    std::vector<int8_t> qz(20, 5);
+    quant::quantizeRowsS8(zeros.data(), 1, 20, qz.data(), &scale, avx512);
+    EXPECT_EQ(scale, 1.0f);
+    EXPECT_EQ(qz, std::vector<int8_t>(20, 0));
+  }
+}
+
+TEST(QuantKernels, PerTensorMatchesDynamicQuantizeLinear) {
+  // min -1, max 1.55: scale 0.01, zero point 100. The expected bytes are
+  // onnxruntime 1.32's DynamicQuantizeLinear output for this input.
+  std::vector<float> x = {-1.0f, 1.55f, 0.0f, 0.005f, 0.015f, -0.025f, 0.5f};
+  const std::vector<uint8_t> want = {0, 255, 100, 100, 102, 98, 150};
+  for (bool avx512 : {false, quant::useAvx512()}) {
+    std::vector<uint8_t> q(x.size());
+    float scale = 0;
+    int32_t zp = -1;
+    quant::quantizeTensorU8(x.data(), int64_t(x.size()), q.data(), scale, zp,
+                            avx512);
+    EXPECT_EQ(scale, 0.01f);
+    EXPECT_EQ(zp, 100);
+    EXPECT_EQ(q, want) << (avx512 ? "avx512" : "portable");
+  }
+}
+
+TEST(QuantKernels, EpilogueFormsAgree) {
+  // The AVX-512 activation approximations against the portable (libm) form.
+  const int64_t rows = 3, n = 37;
+  std::vector<float> acc = hashValues(7, rows * n, 16.0);
+  std::vector<float> bias = hashValues(8, n, 2.0);
+  std::vector<float> rs = {0.5f, 1.0f, 0.25f};
+  for (LinearActivation act : kActs) {
+    quant::Epilogue e;
+    e.rowScales = rs.data();
+    e.bias = bias.data();
+    e.activation = act;
+    std::vector<float> a(size_t(rows * n)), b(size_t(rows * n));
+    quant::applyEpilogue(acc.data(), n, rows, n, e, a.data(), 1, false);
+    quant::applyEpilogue(acc.data(), n, rows, n, e, b.data(), 1,
+                         quant::useAvx512());
+    for (size_t i = 0; i < a.size(); ++i)
+      EXPECT_NEAR(a[i], b[i], 2e-6 * (1 + std::fabs(a[i])))
+          << linearActivationName(act) << " at " << i;
+  }
+}
+
+TEST(QuantLinearStep, RefusesBadDescs) {
+  std::unique_ptr<CpuContext> ctx = makeContext();
+  ASSERT_TRUE(ctx);
+  Case c = makeCase(QuantLinearMode::Int4WeightOnly, 4, 64, 16, false, false,
+                    LinearActivation::None, false, 601);
+  std::unique_ptr<QuantLinearStep> step;
+  c.desc.blockSize = 24;
+  EXPECT_STATUS(QuantLinearStep::create(*ctx, c.desc, 4, c.weights(), step),
+                StatusCode::InvalidArgument,
+                "quant_linear step 'dense_q' (int4_weight_only): int4 block "
+                "size 24 must be even and divide K = 64");
+  c.desc.blockSize = 16;
+  QuantLinearWeights w = c.weights();
+  w.scales = nullptr;
+  EXPECT_STATUS(QuantLinearStep::create(*ctx, c.desc, 4, w, step),
+                StatusCode::InvalidArgument,
+                "quant_linear step 'dense_q' (int4_weight_only): null weight "
+                "scales pointer");
+  Case s = makeCase(QuantLinearMode::Int8Static, 4, 64, 16, false, true,
+                    LinearActivation::None, false, 602);
+  s.desc.inputZeroPoint = 300;
+  EXPECT_STATUS(QuantLinearStep::create(*ctx, s.desc, 4, s.weights(), step),
+                StatusCode::InvalidArgument,
+                "quant_linear step 'dense_q' (int8_static): input zero point "
+                "300 is outside the u8 range");
+  s.desc.inputZeroPoint = 0;
+  ASSERT_TRUE(QuantLinearStep::create(*ctx, s.desc, 4, s.weights(), step));
+  std::vector<float> out(64);
+  EXPECT_STATUS(step->run(s.staticInput.data(), nullptr, nullptr, out.data()),
+                StatusCode::InvalidArgument,
+                "quant_linear step 'dense_q': bias passed iff the desc has "
+                "one is violated");
+}
+
+/// A plan with one quant_linear step whose constants lie in `weights`.
+struct OneStepPlan {
+  Plan plan;
+  std::vector<uint8_t> weights;
+  uint32_t add(DType dtype, std::vector<int64_t> dims, TensorStorage storage,
+               const void *data = nullptr) {
+    PlanTensor t;
+    t.name = "t" + std::to_string(plan.tensors.size());
+    t.dtype = dtype;
+    t.dims = std::move(dims);
+    t.storage = storage;
+    if (storage == TensorStorage::Weight) {
+      t.offset = weights.size();
+      weights.resize(weights.size() + (t.byteSize() + 63) / 64 * 64);
+      std::memcpy(weights.data() + t.offset, data, t.byteSize());
+    } else if (storage == TensorStorage::Arena) {
+      t.offset = plan.arenaSize;
+      plan.arenaSize += (t.byteSize() + 63) / 64 * 64;
+    }
+    return plan.addTensor(t);
+  }
+};
+
+TEST(QuantLinearExecutor, BuildsAndRunsFromAPlan) {
+  Case c = makeCase(QuantLinearMode::Int4WeightOnly, 6, 64, 24, false, true,
+                    LinearActivation::Gelu, false, 701);
+  OneStepPlan p;
+  uint32_t in = p.add(DType::F32, {2, 3, 64}, TensorStorage::Input);
+  uint32_t w = p.add(DType::I8, {24, 32}, TensorStorage::Weight,
+                     c.weight4.data());
+  // K = 64 in blocks of 32 (makeCase's choice): [N, 2] scales.
+  uint32_t s = p.add(DType::F32, {24, 2}, TensorStorage::Weight,
+                     c.scales.data());
+  uint32_t z = p.add(DType::I8, {24, 2}, TensorStorage::Weight,
+                     c.zeroPoints4.data());
+  uint32_t b = p.add(DType::F32, {24}, TensorStorage::Weight, c.bias.data());
+  uint32_t o = p.add(DType::F32, {2, 3, 24}, TensorStorage::Arena);
+  PlanStep &step = p.plan.addStep(StepKind::QuantLinear, "ffn_up");
+  step.operands = {in, w, s, z, b};
+  step.results = {o};
+  auto attr = [&](const char *name, int64_t v) {
+    PlanAttr a;
+    a.name = name;
+    a.intValue = v;
+    step.attrs.push_back(a);
+  };
+  PlanAttr mode;
+  mode.name = "mode";
+  mode.kind = PlanAttr::Kind::String;
+  mode.stringValue = "int4_weight_only";
+  step.attrs.push_back(mode);
+  attr("block_size", 32);
+  attr("has_zero_points", 1);
+  attr("has_bias", 1);
+  attr("activation", 2);
+
+  std::unique_ptr<CpuContext> ctx = makeContext();
+  ASSERT_TRUE(ctx);
+  StepBuildContext bc{p.plan, *ctx, nullptr, "q.lmopt", p.weights.data()};
+  std::unique_ptr<StepExecutor> exec;
+  Status st = createStepExecutor(bc, p.plan.steps[0], exec);
+  ASSERT_TRUE(st) << st.toString();
+  std::vector<float> out(6 * 24);
+  std::vector<void *> ptrs = {c.input.data(), nullptr, nullptr, nullptr,
+                              nullptr, out.data()};
+  for (uint32_t id : {w, s, z, b})
+    ptrs[id] = p.weights.data() + p.plan.tensors[id].offset;
+  ASSERT_TRUE(exec->run(ptrs.data()));
+  std::unique_ptr<QuantLinearStep> direct;
+  ASSERT_TRUE(QuantLinearStep::create(*ctx, c.desc, 6, c.weights(), direct));
+  std::vector<float> want(6 * 24);
+  ASSERT_TRUE(direct->run(c.input.data(), c.bias.data(), nullptr, want.data()));
+  EXPECT_EQ(out, want);
+
+  // Diagnostics name the bundle, the step and the operand.
+  step.attrs[0].stringValue = "int3";
+  EXPECT_STATUS(createStepExecutor(bc, p.plan.steps[0], exec),
+                StatusCode::Unsupported,
+                "bundle 'q.lmopt': quant_linear step 'ffn_up': attribute "
+                "'mode' is 'int3'; expected int8_dynamic_per_token, "
+                "int8_dynamic_per_tensor, int8_static, bf16 or "
+                "int4_weight_only");
+  step.attrs[0].stringValue = "int4_weight_only";
+  p.plan.tensors[s].dims = {24, 4};
+  EXPECT_STATUS(createStepExecutor(bc, p.plan.steps[0], exec),
+                StatusCode::InvalidFormat,
+                "bundle 'q.lmopt': quant_linear step 'ffn_up': scales 't2' "
+                "(f32 [24, 4]) should have dims [24, 2]");
+  p.plan.tensors[s].dims = {24, 2};
+  p.plan.tensors[w].storage = TensorStorage::Arena;
+  EXPECT_STATUS(createStepExecutor(bc, p.plan.steps[0], exec),
+                StatusCode::InvalidFormat,
+                "bundle 'q.lmopt': quant_linear step 'ffn_up': weight 't1' "
+                "(i8 [24, 32]) is not in the weights section; a quantized "
+                "linear packs its constants when the session is created");
+  p.plan.tensors[w].storage = TensorStorage::Weight;
+  attr("group", 1);
+  EXPECT_STATUS(createStepExecutor(bc, p.plan.steps[0], exec),
+                StatusCode::Unsupported,
+                "bundle 'q.lmopt': quant_linear step 'ffn_up': has attribute "
+                "'group', which this runtime does not know");
+}
+
+} // namespace
