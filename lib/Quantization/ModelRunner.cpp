@@ -120,14 +120,13 @@ llvm::Error ModelRunner::compile(ModuleOp module, cpu::CpuPlan &plan,
 }
 
 llvm::Expected<uint64_t> ModelRunner::writeBundle(ModuleOp module,
-                                                  llvm::StringRef path) {
+                                                  llvm::StringRef path,
+                                                  const cpu::BundleMeta &meta) {
   cpu::CpuPlan plan;
   std::vector<uint8_t> kernels;
   std::vector<std::string> cpuFeatures;
   if (llvm::Error error = compile(module, plan, kernels, cpuFeatures))
     return std::move(error);
-  cpu::BundleMeta meta;
-  meta.modelName = "calibration";
   return cpu::writeCpuBundle(path, plan, kernels,
                              cpu::buildMetaJSON(plan.plan, meta), cpuFeatures);
 }

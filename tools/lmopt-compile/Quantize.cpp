@@ -243,6 +243,10 @@ struct Row {
 };
 
 static void printRows(llvm::StringRef title, std::vector<Row> &rows) {
+  if (rows.empty()) {
+    llvm::errs() << "  (no " << title << ")\n";
+    return;
+  }
   llvm::sort(rows, [](const Row &a, const Row &b) {
     return a.error.cosine() < b.error.cosine();
   });
@@ -414,7 +418,8 @@ searchSensitivity(ModelRunner &runner, ModuleOp fp32,
 
 LogicalResult
 QuantizeStep::run(ModuleOp module,
-                  const mlir::lmopt::cpu::KernelCodegenOptions &codegen) {
+                  const mlir::lmopt::cpu::KernelCodegenOptions &codegen,
+                  const mlir::lmopt::cpu::BundleMeta &meta) {
   func::FuncOp main = getMain(module);
   CalibrationMethod method =
       llvm::cantFail(CalibrationMethod::parse(calibrationMethodText));
@@ -525,7 +530,8 @@ QuantizeStep::run(ModuleOp module,
   // The f32 bundle's size, for the whole-bundle ratio.
   llvm::SmallString<128> fp32Bundle;
   if (!llvm::sys::fs::createTemporaryFile("lmopt-fp32", "lmopt", fp32Bundle)) {
-    llvm::Expected<uint64_t> bytes = runner.writeBundle(*fp32, fp32Bundle);
+    llvm::Expected<uint64_t> bytes =
+        runner.writeBundle(*fp32, fp32Bundle, meta);
     if (bytes)
       state->fp32BundleBytes = *bytes;
     else

@@ -9,6 +9,7 @@
 #ifndef LMOPT_TOOLS_LMOPT_COMPILE_QUANTIZE_H
 #define LMOPT_TOOLS_LMOPT_COMPILE_QUANTIZE_H
 
+#include "lmopt/Target/CPU/BundleEmitter.h"
 #include "lmopt/Target/CPU/KernelCodegen.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -34,10 +35,11 @@ public:
   /// Checks the flags alone; prints the error and fails on bad ones.
   mlir::LogicalResult checkFlags();
   /// Calibrates, quantizes `module` in place and prints the accuracy report
-  /// (and the sensitivity search when asked).
-  mlir::LogicalResult
-  run(mlir::ModuleOp module,
-      const mlir::lmopt::cpu::KernelCodegenOptions &codegen);
+  /// (and the sensitivity search when asked); `meta` is what the bundle will
+  /// carry, for the f32 bundle that the size ratio compares with.
+  mlir::LogicalResult run(mlir::ModuleOp module,
+                          const mlir::lmopt::cpu::KernelCodegenOptions &codegen,
+                          const mlir::lmopt::cpu::BundleMeta &meta);
   /// After the bundle is written: the size summary and the JSON report.
   mlir::LogicalResult finish(uint64_t bundleBytes);
 

@@ -427,7 +427,10 @@ int main(int argc, char **argv) {
   mlir::lmopt::cpu::KernelCodegenOptions codegen;
   codegen.optLevel = unsigned(optLevel - '0');
   codegen.cpu = cpuName;
-  if (quantizing && failed(quantizeStep.run(module, codegen)))
+  mlir::lmopt::cpu::BundleMeta meta;
+  meta.modelName = llvm::sys::path::stem(inputFile).str();
+  meta.fusions = llvm::json::Object(fusions.counts);
+  if (quantizing && failed(quantizeStep.run(module, codegen, meta)))
     return EXIT_FAILURE;
 
   // 3. Plan: steps, weights, kernels to generate, memory.
@@ -473,9 +476,6 @@ int main(int argc, char **argv) {
 
   // 5. Bundle.
   Phase writePhase(5, "write");
-  mlir::lmopt::cpu::BundleMeta meta;
-  meta.modelName = llvm::sys::path::stem(inputFile).str();
-  meta.fusions = llvm::json::Object(fusions.counts);
   llvm::Expected<uint64_t> bundleBytes = mlir::lmopt::cpu::writeCpuBundle(
       outputFile, *plan, kernels,
       mlir::lmopt::cpu::buildMetaJSON(plan->plan, meta), cpuFeatures);

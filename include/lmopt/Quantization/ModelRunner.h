@@ -16,6 +16,7 @@
 
 #include "lmopt/Quantization/Calibration.h"
 #include "lmopt/Runtime/Session.h"
+#include "lmopt/Target/CPU/BundleEmitter.h"
 #include "lmopt/Target/CPU/KernelCodegen.h"
 #include "lmopt/Target/CPU/PlanBuilder.h"
 
@@ -61,8 +62,9 @@ public:
   ~ModelRunner();
 
   /// Plans and compiles `module` (not modified) and writes it as a bundle to
-  /// `path`; returns the bundle's size.
-  llvm::Expected<uint64_t> writeBundle(ModuleOp module, llvm::StringRef path);
+  /// `path` with `meta`; returns the bundle's size.
+  llvm::Expected<uint64_t> writeBundle(ModuleOp module, llvm::StringRef path,
+                                       const cpu::BundleMeta &meta = {});
 
   /// Compiles `module` into a temporary bundle and runs every sample;
   /// per sample, the outputs in @main's result order.
