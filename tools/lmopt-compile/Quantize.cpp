@@ -398,19 +398,20 @@ searchSensitivity(ModelRunner &runner, ModuleOp fp32,
   }
   if (reached < sensitivityTarget)
     llvm::errs() << llvm::formatv(
-        "sensitivity: no exclude list reaches cosine {0}\n",
+        "sensitivity: no exclude list reaches cosine {0:f6}\n",
         sensitivityTarget.getValue());
   else if (suggestion.empty())
     llvm::errs() << llvm::formatv(
         "sensitivity: all layers quantized already reach cosine {0:f6} >= "
-        "{1}; nothing to exclude\n",
+        "{1:f6}; nothing to exclude\n",
         reached, sensitivityTarget.getValue());
   else
-    llvm::errs() << llvm::formatv(
-        "sensitivity: --exclude={0} reaches cosine {1:f6} (target {2}, {3} of "
-        "{4} layers kept f32)\n",
-        llvm::join(suggestion, ","), reached, sensitivityTarget.getValue(),
-        suggestion.size(), layers.size());
+    llvm::errs() << llvm::formatv("sensitivity: --exclude={0} reaches cosine "
+                                  "{1:f6} (target {2:f6}, {3} of "
+                                  "{4} layers kept f32)\n",
+                                  llvm::join(suggestion, ","), reached,
+                                  sensitivityTarget.getValue(),
+                                  suggestion.size(), layers.size());
   report["suggested_exclude"] = llvm::json::Array(suggestion);
   report["suggested_cosine"] = reached;
   return success();
