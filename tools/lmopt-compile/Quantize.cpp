@@ -68,6 +68,11 @@ static cl::opt<unsigned>
               cl::desc("int4-weight: weights per scale along K (default: "
                        "the quantize pass's)"),
               cl::cat(lmopt_compile::getQuantizeCategory()));
+static cl::opt<bool> asymmetric(
+    "asymmetric",
+    cl::desc("int4-weight: u4 blocks with a zero point each instead of "
+             "symmetric i4 (the pass's symmetric=false)"),
+    cl::cat(lmopt_compile::getQuantizeCategory()));
 static cl::opt<std::string> quantizeReport(
     "quantize-report",
     cl::desc("Also write the quantization report as JSON ('-' for stdout)"),
@@ -111,8 +116,12 @@ bool QuantizeStep::requested() {
          sensitivity.getNumOccurrences() || excludeGlobs.getNumOccurrences() ||
          quantizeReport.getNumOccurrences() ||
          calibrationTableOut.getNumOccurrences() ||
-         blockSize.getNumOccurrences() ||
+         blockSize.getNumOccurrences() || asymmetric.getNumOccurrences() ||
          calibrationMethodText.getNumOccurrences();
+}
+
+static llvm::Error makeStringError(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
 }
 
 static LogicalResult fail(const llvm::Twine &message) {
@@ -129,7 +138,7 @@ LogicalResult QuantizeStep::checkFlags() {
     // Calibration alone: write the table for lmopt-opt's lmopt-quantize.
     if (!calibrationFile.empty() && !calibrationTableOut.empty() &&
         !sensitivity.getNumOccurrences() && excludeGlobs.empty() &&
-        !blockSize.getNumOccurrences() && quantizeReport.empty())
+        !blockSize.getNumOccurrences() && !asymmetric && quantizeReport.empty())
       return success();
     return fail("quantization flags need --quantize=MODE (" +
                 llvm::join(llvm::ArrayRef(kModes), ", ") +
@@ -151,6 +160,8 @@ LogicalResult QuantizeStep::checkFlags() {
                 "each layer on");
   if (blockSize.getNumOccurrences() && quantizeMode != "int4-weight")
     return fail("--block-size applies to --quantize=int4-weight only");
+  if (asymmetric && quantizeMode != "int4-weight")
+    return fail("--asymmetric applies to --quantize=int4-weight only");
   if (blockSize.getNumOccurrences() &&
       !llvm::is_contained({32u, 64u, 128u}, unsigned(blockSize)))
     return fail("--block-size must be 32, 64 or 128, got " +
@@ -181,6 +192,7 @@ static mlir::lmopt::QuantizeOptions getQuantizeOptions(
   options.mode = *mlir::lmopt::parseQuantizeMode(quantizeMode);
   if (blockSize.getNumOccurrences())
     options.blockSize = blockSize;
+  options.symmetric = !asymmetric;
   options.exclude.assign(exclude.begin(), exclude.end());
   options.calibration = calibration;
   return options;
@@ -377,25 +389,37 @@ searchSensitivity(ModelRunner &runner, ModuleOp fp32,
   }
   report["sensitivity"] = std::move(damageJSON);
 
-  std::vector<std::string> suggestion;
-  double reached = 0;
-  for (size_t k = 0; k <= damage.size(); ++k) {
-    suggestion.clear();
-    for (size_t i = 0; i < k; ++i)
-      suggestion.push_back(literalGlob(damage[i].second));
+  // The fewest worst layers to keep f32: a binary search over k, taking
+  // the output cosine as growing with k (it does up to measurement noise;
+  // the answer is measured, not assumed). Keeping every layer is exact.
+  auto measure = [&](size_t k) -> llvm::Expected<double> {
+    if (k == damage.size())
+      return 1.0;
     OwningOpRef<ModuleOp> variant(fp32.clone());
     std::vector<std::string> exclude(excludeGlobs.begin(), excludeGlobs.end());
-    exclude.insert(exclude.end(), suggestion.begin(), suggestion.end());
+    for (size_t i = 0; i < k; ++i)
+      exclude.push_back(literalGlob(damage[i].second));
     if (failed(quantize(*variant, exclude, table)))
-      return failure();
-    llvm::Expected<double> cosine =
-        outputCosine(runner, *variant, set, *reference);
+      return makeStringError("quantization failed");
+    return outputCosine(runner, *variant, set, *reference);
+  };
+  size_t low = 0, high = damage.size();
+  double reached = 1.0;
+  while (low < high) {
+    size_t middle = (low + high) / 2;
+    llvm::Expected<double> cosine = measure(middle);
     if (!cosine)
       return fail(llvm::toString(cosine.takeError()));
-    reached = *cosine;
-    if (reached >= sensitivityTarget)
-      break;
+    if (*cosine >= sensitivityTarget) {
+      high = middle;
+      reached = *cosine;
+    } else {
+      low = middle + 1;
+    }
   }
+  std::vector<std::string> suggestion;
+  for (size_t i = 0; i < high; ++i)
+    suggestion.push_back(literalGlob(damage[i].second));
   if (reached < sensitivityTarget)
     llvm::errs() << llvm::formatv(
         "sensitivity: no exclude list reaches cosine {0:f6}\n",
