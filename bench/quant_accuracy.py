@@ -14,6 +14,8 @@ BERT-base-sized random model (bench/make_models.py): relative output error
 Sizes, from `--quantize-report`: the quantized linears' weight bytes (scales
 included) over their f32 bytes, and the whole bundle's size ratio.
 
+A mode may carry lmopt-compile flags after '+' (int4-weight+asymmetric,
+int4-weight+block-size=128, int8-static+calibration-method=percentile:99.99).
 A mode the build cannot compile yet is listed with lmopt-compile's error.
 
 usage: bench/quant_accuracy.py [--modes int8-dynamic,int8-static,int4-weight,bf16]
@@ -61,8 +63,9 @@ def compile_bundle(args, model, shape_npz, mode, cal, work, tag):
     cmd = [os.path.join(args.build, "bin", "lmopt-compile"), model,
            "--input-shapes-from", shape_npz, "-o", bundle]
     if mode != "f32":
-        cmd += [f"--quantize={mode}", "--calibration", cal,
-                f"--quantize-report={report}"]
+        base, *flags = mode.split("+")
+        cmd += [f"--quantize={base}", "--calibration", cal,
+                f"--quantize-report={report}"] + [f"--{f}" for f in flags]
     code, _, err = run(cmd)
     if code != 0:
         first = next((l for l in err.splitlines() if l.startswith("error")), err.strip()[-200:])
@@ -128,7 +131,7 @@ def minilm(args, modes, work):
             continue
         got = embed(lmopt_outputs(args, bundle, batches, work), mask)
         cosines = (got * reference).sum(1)
-        target = TARGETS[mode]
+        target = TARGETS[mode.split("+")[0]]
         verdict = "met" if cosines.mean() >= target else "MISSED"
         weights, whole = size_columns(sizes)
         print(f"| {mode} | {cosines.mean():.5f} | {cosines.min():.5f} "
@@ -164,7 +167,7 @@ def bert_base(args, modes, work):
         got = lmopt_outputs(args, bundle, [feeds], work).astype(np.float64)
         rel = np.linalg.norm(got - reference) / np.linalg.norm(reference)
         weights, whole = size_columns(sizes)
-        size_target = SIZE_TARGETS.get(mode)
+        size_target = SIZE_TARGETS.get(mode.split("+")[0])
         check = ""
         if size_target and weights:
             check = f"<= {size_target} {'met' if float(weights) <= size_target else 'MISSED'}"
