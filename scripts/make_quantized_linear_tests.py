@@ -18,8 +18,14 @@ independent computation of the same numbers:
 - bf16 / fp16: NumPy (ml_dtypes for bf16) on the rounded operands.
 
 Writes test/e2e/ops/quantized-linear.mlir and
-test/e2e/ops/Inputs/quantized_linear.{inputs,ref}.npz. Needs numpy,
-ml_dtypes, onnx and onnxruntime:
+test/e2e/ops/Inputs/quantized_linear*.npz.
+
+It also writes test/e2e/ops/quantize-pass.mlir: float linears run through
+`lmopt-quantize` in every mode, against NumPy applying the rules of
+docs/quantization.md to the same weights (per-channel int8, int4 blocks
+symmetric and not, the static input range from a calibration table
+written next to it, bf16/fp16 rounding) and the input rules of
+docs/dialect.md. Needs numpy, ml_dtypes, onnx and onnxruntime:
 
     python3 scripts/make_quantized_linear_tests.py
 """
@@ -290,5 +296,149 @@ def main():
         out.write("\n".join(lines))
 
 
+# --- lmopt-quantize against NumPy ----------------------------------------
+
+F = np.float32
+
+
+def q_int8_weight(w, axis):
+    """Per output channel (`axis`), symmetric: scale max|w| / 127 in f32."""
+    m = np.abs(w).max(axis=1 - axis, keepdims=True)
+    scale = np.where(m == 0, F(1), m / F(127)).astype(F)
+    q = np.clip(np.rint(w / scale), -127, 127)
+    return q.astype(np.float64) * scale.astype(np.float64)
+
+
+def q_int4_weight(w, symmetric):
+    """[N, K] weight, blocks of BLOCK along K."""
+    n, k = w.shape
+    blocks = w.reshape(n, k // BLOCK, BLOCK)
+    if symmetric:
+        m = np.abs(blocks).max(axis=2, keepdims=True)
+        scale = np.where(m == 0, F(1), m / F(7)).astype(F)
+        q = np.clip(np.rint(blocks / scale), -7, 7)
+        zp = 0
+    else:
+        lo = np.minimum(F(0), blocks.min(axis=2, keepdims=True))
+        hi = np.maximum(F(0), blocks.max(axis=2, keepdims=True))
+        scale = np.where(hi == lo, F(1), (hi - lo) / F(15)).astype(F)
+        zp = np.clip(np.rint(-lo / scale), 0, 15)
+        q = np.clip(np.rint(blocks / scale) + zp, 0, 15)
+    d = (q - zp).astype(np.float64) * scale.astype(np.float64)
+    return d.reshape(n, k)
+
+
+def q_per_token(x):
+    rows = x.reshape(-1, x.shape[-1])
+    m = np.abs(rows).max(axis=1, keepdims=True)
+    scale = np.where(m == 0, F(1), m / F(127)).astype(F)
+    q = np.clip(np.rint(rows / scale), -127, 127)
+    return (q.astype(np.float64) * scale.astype(np.float64)).reshape(x.shape)
+
+
+def q_u8(x, lo, hi):
+    """u8 with the range [lo, hi] widened to 0 (DynamicQuantizeLinear for
+    the tensor's own range, static quantization for a calibrated one)."""
+    lo, hi = min(F(0), F(lo)), max(F(0), F(hi))
+    scale = F(1) if hi == lo else F((hi - lo) / F(255))
+    zp = np.clip(np.rint(-lo / scale), 0, 255)
+    q = np.clip(np.rint(x / scale) + zp, 0, 255)
+    return (q - zp).astype(np.float64) * np.float64(scale)
+
+
+def quantize_pass_tests():
+    x = randn(2, 3, K4)
+    w_t = randn(N, K4) * 0.1   # [N, K], transpose_weight
+    w = randn(K4, N) * 0.1     # [K, N]
+    b = randn(N)
+    table = os.path.join(TEST_DIR, "Inputs", "quantize_pass.calibration.json")
+    # The observed range, slightly narrower than x's so that saturation at
+    # the range ends is exercised too.
+    lo, hi = float(x.min()) * 0.9, float(x.max()) * 0.9
+    with open(table, "w") as out:
+        out.write('{"version": 1, "tensors": {"fc_t": {"min": %r, "max": %r}, '
+                  '"fc": {"min": %r, "max": %r}}}\n' % (lo, hi, lo, hi))
+
+    def linear(xd, wd_t, wd):
+        return {"y_t": (xd @ wd_t.T + b).astype(F), "y": (xd @ wd + b).astype(F)}
+
+    xf = x.astype(np.float64)
+    refs = {
+        "int8_dynamic": linear(q_per_token(x), q_int8_weight(w_t, 0),
+                               q_int8_weight(w, 1)),
+        "int8_dynamic_per_tensor": linear(q_u8(x, x.min(), x.max()),
+                                          q_int8_weight(w_t, 0),
+                                          q_int8_weight(w, 1)),
+        "int8_static": linear(q_u8(x, lo, hi), q_int8_weight(w_t, 0),
+                              q_int8_weight(w, 1)),
+        "int4_symmetric": linear(xf, q_int4_weight(w_t, True),
+                                 q_int4_weight(w.T, True).T),
+        "int4_asymmetric": linear(xf, q_int4_weight(w_t, False),
+                                  q_int4_weight(w.T, False).T),
+    }
+    for name, dtype in (("bf16", ml_dtypes.bfloat16), ("fp16", np.float16)):
+        xh = x.astype(dtype).astype(np.float64)
+        refs[name] = linear(xh, w_t.astype(dtype).astype(np.float64),
+                            w.astype(dtype).astype(np.float64))
+    options = {
+        "int8_dynamic": "mode=int8-dynamic",
+        "int8_dynamic_per_tensor": "mode=int8-dynamic-per-tensor",
+        "int8_static": "mode=int8-static calibration-table="
+                       "%S/Inputs/quantize_pass.calibration.json",
+        "int4_symmetric": "mode=int4-weight",
+        "int4_asymmetric": "mode=int4-weight symmetric=false",
+        "bf16": "mode=bf16",
+        "fp16": "mode=fp16",
+    }
+    np.savez(os.path.join(TEST_DIR, "Inputs", "quantize_pass.inputs.npz"), x=x)
+    lines = [QUANTIZE_HEADER]
+    for name, ref in refs.items():
+        np.savez(os.path.join(TEST_DIR, "Inputs",
+                              f"quantize_pass_{name}.ref.npz"), **ref)
+        prefix = name.upper()
+        lines.append(
+            f"// RUN: lmopt-interpret %s --inputs %S/Inputs/quantize_pass.inputs.npz "
+            f"--compare %S/Inputs/quantize_pass_{name}.ref.npz %tolerance "
+            f"--pass-pipeline='builtin.module(func.func(lmopt-quantize{{{options[name]}}}))' "
+            f"| FileCheck %s --check-prefix={prefix}\n"
+            f"// {prefix}: y_t: shape 2x3x{N}, {{{{.*}}}}: PASS\n"
+            f"// {prefix}-NEXT: y: shape 2x3x{N}, {{{{.*}}}}: PASS")
+    lines.append(
+        f"// The pass must have changed the numbers: the f32 linears alone do\n"
+        f"// not match the int8 reference.\n"
+        f"// RUN: not lmopt-interpret %s --inputs %S/Inputs/quantize_pass.inputs.npz "
+        f"--compare %S/Inputs/quantize_pass_int8_dynamic.ref.npz %tolerance "
+        f"| FileCheck %s --check-prefix=FLOAT\n"
+        f"// FLOAT: y_t: shape 2x3x{N}, {{{{.*}}}}: FAIL\n")
+    lines.append(
+        f"func.func @main(%x: tensor<2x3x{K4}xf32>) -> (tensor<2x3x{N}xf32>, "
+        f"tensor<2x3x{N}xf32>)\n"
+        f"    attributes {{lmopt.input_names = [\"x\"], "
+        f"lmopt.output_names = [\"y_t\", \"y\"]}} {{\n"
+        f"  %w_t = lmopt.constant {dense(w_t)} : tensor<{N}x{K4}xf32>\n"
+        f"  %w = lmopt.constant {dense(w)} : tensor<{K4}x{N}xf32>\n"
+        f"  %b = lmopt.constant {dense(b)} : tensor<{N}xf32>\n"
+        f"  %y_t = lmopt.linear %x, %w_t bias %b {{transpose_weight = true}} : "
+        f"(tensor<2x3x{K4}xf32>, tensor<{N}x{K4}xf32>, tensor<{N}xf32>) -> "
+        f"tensor<2x3x{N}xf32> loc(\"fc_t\")\n"
+        f"  %y = lmopt.linear %x, %w bias %b : (tensor<2x3x{K4}xf32>, "
+        f"tensor<{K4}x{N}xf32>, tensor<{N}xf32>) -> tensor<2x3x{N}xf32> "
+        f"loc(\"fc\")\n"
+        f"  return %y_t, %y : tensor<2x3x{N}xf32>, tensor<2x3x{N}xf32>\n}}\n")
+    with open(os.path.join(TEST_DIR, "quantize-pass.mlir"), "w") as out:
+        out.write("\n".join(lines))
+
+
+QUANTIZE_HEADER = """\
+// Generated by scripts/make_quantized_linear_tests.py; do not edit.
+//
+// lmopt-quantize in every mode on two float linears (a [N, K] weight with
+// transpose_weight and a [K, N] one), evaluated by lmopt-interpret, against
+// NumPy applying the quantization rules of docs/quantization.md and the
+// input rules of docs/dialect.md to the same weights and inputs.
+"""
+
+
 if __name__ == "__main__":
     main()
+    quantize_pass_tests()

@@ -208,9 +208,9 @@ static EvalResult evaluateLinear(LinearOp op, ArrayRef<Tensor> operands) {
                           << formatShape(operands[0].getShape()) << " and "
                           << formatShape(operands[1].getShape());
   FailureOr<Tensor> linearInput = getLinearInput(op, operands[0]);
-  FailureOr<Tensor> floatWeight =
-      operands[1].isFloat() ? FailureOr<Tensor>(operands[1])
-                            : dequantizeToF32(op, operands[1]);
+  FailureOr<Tensor> floatWeight = operands[1].isFloat()
+                                      ? FailureOr<Tensor>(operands[1])
+                                      : dequantizeToF32(op, operands[1]);
   if (failed(linearInput) || failed(floatWeight))
     return failure();
   const Tensor &input = *linearInput;

@@ -69,9 +69,9 @@ static LogicalResult verifyInt8Weight(LinearOp op, Type weightType,
 
 /// Checks a 4-bit weight-only weight: blocks along K (`kAxis`), one block
 /// row per output channel, the block size dividing K.
-static LogicalResult verifyInt4Weight(LinearOp op,
-                                      quant::UniformQuantizedSubChannelType type,
-                                      int64_t kAxis, int64_t k, int64_t n) {
+static LogicalResult
+verifyInt4Weight(LinearOp op, quant::UniformQuantizedSubChannelType type,
+                 int64_t kAxis, int64_t k, int64_t n) {
   if (type.getStorageTypeIntegralWidth() != 4)
     return op.emitOpError("block-wise weight must have 4-bit storage, got ")
            << type;
@@ -128,22 +128,23 @@ static LogicalResult verifyLinearTypes(LinearOp op, int64_t k, int64_t n) {
                                 /*asymmetric=*/false)))
       return failure();
   } else if (!input.isF32()) {
-    // bf16 / f16: both operands of that type.
-    if (!llvm::isa<BFloat16Type, Float16Type>(input))
-      return op.emitOpError("input element type must be f32, bf16, f16 or "
-                            "quantized, got ")
+    // bf16 / f16 (or another float type, unquantized): both operands of
+    // that type.
+    if (!llvm::isa<FloatType>(input))
+      return op.emitOpError("input element type must be a float or "
+                            "quantized type, got ")
              << input;
     if (weight != input)
-      return op.emitOpError("a ")
-             << input << " input needs a " << input << " weight, got "
-             << weight;
+      return op.emitOpError("a ") << input << " input needs a " << input
+                                  << " weight, got " << weight;
     if (dynamic != InputQuantization::none)
-      return op.emitOpError("a ") << input << " input cannot have "
-                                  << dynamicName;
+      return op.emitOpError("a ")
+             << input << " input cannot have " << dynamicName;
     plainFloat = true;
   } else if (dynamic != InputQuantization::none) {
-    if (failed(verifyInt8Weight(op, weight, outAxis, n, dynamicName,
-                                dynamic == InputQuantization::dynamic_per_tensor)))
+    if (failed(
+            verifyInt8Weight(op, weight, outAxis, n, dynamicName,
+                             dynamic == InputQuantization::dynamic_per_tensor)))
       return failure();
   } else if (auto blocked =
                  llvm::dyn_cast<quant::UniformQuantizedSubChannelType>(

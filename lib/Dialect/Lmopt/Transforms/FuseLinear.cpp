@@ -34,6 +34,13 @@ static constexpr llvm::StringLiteral kActivation = "linear_activation";
 static constexpr llvm::StringLiteral kResidual = "linear_residual";
 
 
+/// True for tensors of a float element type, the only ones `lmopt.linear`
+/// takes unquantized.
+static bool isFloatTensor(Value value) {
+  return llvm::isa<FloatType>(
+      llvm::cast<ShapedType>(value.getType()).getElementType());
+}
+
 /// A linear whose result has this one user and no epilogue beyond `upTo`
 /// (bias < activation < residual), so the user can be folded into it.
 enum class Stage { Bias, Activation, Residual };
@@ -78,6 +85,8 @@ struct MatMulToLinear : OpRewritePattern<MatMulOp> {
     if (shapeOf(op.getRhs()).size() != 2 || shapeOf(op.getLhs()).size() < 2)
       return rewriter.notifyMatchFailure(
           op, "not an activation times a rank-2 weight");
+    if (!isFloatTensor(op.getLhs()))
+      return rewriter.notifyMatchFailure(op, "integer product");
     Value weight = op.getRhs();
     bool transposed = false;
     auto transpose = weight.getDefiningOp<TransposeOp>();
@@ -95,6 +104,8 @@ struct MatMulToLinear : OpRewritePattern<MatMulOp> {
 
 /// Why a gemm cannot become a linear, or nullopt when it can.
 static std::optional<std::string> whyNotLinear(GemmOp op) {
+  if (!isFloatTensor(op.getA()))
+    return "gemm on integer operands";
   if (!op.getAlpha().isExactlyValue(1.0))
     return "gemm alpha is not 1";
   if (op.getC() && !op.getBeta().isExactlyValue(1.0))

@@ -68,8 +68,7 @@ mlir::lmopt::readCalibrationTable(StringRef path, Location loc) {
   llvm::Expected<llvm::json::Value> json =
       llvm::json::parse((*buffer)->getBuffer());
   if (!json)
-    return emitError(loc) << "calibration table '" << path
-                          << "' is not JSON: "
+    return emitError(loc) << "calibration table '" << path << "' is not JSON: "
                           << llvm::toString(json.takeError());
   const llvm::json::Object *root = json->getAsObject();
   std::optional<int64_t> version =
@@ -88,9 +87,9 @@ mlir::lmopt::readCalibrationTable(StringRef path, Location loc) {
     std::optional<double> max = entry ? entry->getNumber("max") : std::nullopt;
     if (!min || !max || !std::isfinite(*min) || !std::isfinite(*max) ||
         *min > *max)
-      return emitError(loc) << "calibration table '" << path << "': entry '"
-                            << key.str()
-                            << "' needs finite numbers \"min\" <= \"max\"";
+      return emitError(loc)
+             << "calibration table '" << path << "': entry '" << key.str()
+             << "' needs finite numbers \"min\" <= \"max\"";
     table[key.str()] = {*min, *max};
   }
   return table;
@@ -102,8 +101,8 @@ mlir::lmopt::readCalibrationTable(StringRef path, Location loc) {
 static Value createIntegerConstant(OpBuilder &builder, Location loc,
                                    ArrayRef<int64_t> shape, unsigned width,
                                    ArrayRef<int8_t> values) {
-  auto type =
-      RankedTensorType::get(shape, IntegerType::get(builder.getContext(), width));
+  auto type = RankedTensorType::get(
+      shape, IntegerType::get(builder.getContext(), width));
   ElementsAttr attr;
   if (width == 8) {
     ArrayRef<char> bytes(reinterpret_cast<const char *>(values.data()),
@@ -125,9 +124,9 @@ static Value createIntegerConstant(OpBuilder &builder, Location loc,
 static Value createQuantizedWeight(OpBuilder &builder, Location loc,
                                    ArrayRef<int64_t> shape,
                                    const QuantizedWeight &weight) {
-  Value bits = createIntegerConstant(
-      builder, loc, shape, weight.type.getStorageTypeIntegralWidth(),
-      weight.values);
+  Value bits = createIntegerConstant(builder, loc, shape,
+                                     weight.type.getStorageTypeIntegralWidth(),
+                                     weight.values);
   return quant::StorageCastOp::create(
              builder, loc, RankedTensorType::get(shape, weight.type), bits)
       .getResult();
@@ -224,7 +223,9 @@ LogicalResult LinearQuantizer::quantize(LinearOp linear, StringRef name) {
     if (!std::isfinite(x))
       return linear.emitError()
              << "weight of linear '" << name << "' has "
-             << (std::isnan(x) ? "NaN" : x > 0 ? "+Inf" : "-Inf")
+             << (std::isnan(x) ? "NaN"
+                 : x > 0       ? "+Inf"
+                               : "-Inf")
              << " at element " << i << "; cannot quantize it";
 
   ArrayRef<int64_t> shape = llvm::cast<ShapedType>(weight.getType()).getShape();
@@ -269,17 +270,16 @@ LogicalResult LinearQuantizer::quantize(LinearOp linear, StringRef name) {
   case QuantizeMode::Int4Weight: {
     if (k % options.blockSize != 0) {
       ++summary.skippedBlockSize;
-      linear.emitRemark() << "linear '" << name << "' not quantized: block size "
-                          << options.blockSize
+      linear.emitRemark() << "linear '" << name
+                          << "' not quantized: block size " << options.blockSize
                           << " does not divide its contraction dim " << k;
       report.recordNearMiss(kQuantizeKind, linear.getLoc(),
                             "block size " + Twine(options.blockSize) +
                                 " does not divide K = " + Twine(k));
       return success();
     }
-    QuantizedWeight quantized =
-        quantizeInt4Weight(context, *values, shape, outAxis,
-                           options.blockSize, options.symmetric);
+    QuantizedWeight quantized = quantizeInt4Weight(
+        context, *values, shape, outAxis, options.blockSize, options.symmetric);
     newWeight = createQuantizedWeight(builder, loc, shape, quantized);
     bytesAfter = quantized.bytes;
     break;
@@ -291,8 +291,8 @@ LogicalResult LinearQuantizer::quantize(LinearOp linear, StringRef name) {
                          : FloatType(Float16Type::get(context));
     newWeight = createHalfWeight(builder, loc, shape, *values, half);
     auto inputType = llvm::cast<RankedTensorType>(input.getType());
-    input = CastOp::create(builder, loc, inputType.clone(half), input)
-                .getOutput();
+    input =
+        CastOp::create(builder, loc, inputType.clone(half), input).getOutput();
     bytesAfter = static_cast<int64_t>(values->size()) * 2;
     break;
   }
@@ -300,8 +300,8 @@ LogicalResult LinearQuantizer::quantize(LinearOp linear, StringRef name) {
 
   auto replacement = LinearOp::create(
       builder, loc, linear.getType(), input, newWeight, linear.getBias(),
-      linear.getResidual(), linear.getTransposeWeight(),
-      linear.getActivation(), inputQuantization);
+      linear.getResidual(), linear.getTransposeWeight(), linear.getActivation(),
+      inputQuantization);
   linear.getOutput().replaceAllUsesWith(replacement.getOutput());
   linear.erase();
   if (Operation *constant = weight.getDefiningOp();

@@ -46,11 +46,10 @@ FailureOr<std::vector<float>> mlir::lmopt::readF32Constant(Value value) {
 }
 
 /// `round_half_even(x / scale) + zeroPoint`, clamped to [lo, hi].
-static int8_t quantizeValue(float x, float scale, int64_t zeroPoint,
-                            int64_t lo, int64_t hi) {
+static int8_t quantizeValue(float x, float scale, int64_t zeroPoint, int64_t lo,
+                            int64_t hi) {
   float q = std::nearbyint(x / scale) + static_cast<float>(zeroPoint);
-  return static_cast<int8_t>(
-      std::clamp(static_cast<int64_t>(q), lo, hi));
+  return static_cast<int8_t>(std::clamp(static_cast<int64_t>(q), lo, hi));
 }
 
 QuantizedWeight mlir::lmopt::quantizeInt8Weight(MLIRContext *context,
@@ -85,9 +84,8 @@ QuantizedWeight mlir::lmopt::quantizeInt8Weight(MLIRContext *context,
   auto f32 = Float32Type::get(context);
   unsigned flags = quant::QuantizationFlags::Signed;
   if (perTensor)
-    result.type =
-        quant::UniformQuantizedType::get(flags, i8, f32, scales[0], 0, -128,
-                                         127);
+    result.type = quant::UniformQuantizedType::get(flags, i8, f32, scales[0], 0,
+                                                   -128, 127);
   else
     result.type = quant::UniformQuantizedPerAxisType::get(
         flags, i8, f32, scales, SmallVector<int64_t>(channels, 0),
@@ -108,8 +106,7 @@ QuantizedWeight mlir::lmopt::quantizeInt4Weight(MLIRContext *context,
   paramShape[kAxis] /= block;
   int64_t paramCols = paramShape[1];
   auto paramOf = [&](int64_t r, int64_t c) {
-    return kAxis == 1 ? r * paramCols + c / block
-                      : (r / block) * paramCols + c;
+    return kAxis == 1 ? r * paramCols + c / block : (r / block) * paramCols + c;
   };
   int64_t numParams = paramShape[0] * paramShape[1];
   std::vector<float> lo(numParams, 0.0f), hi(numParams, 0.0f);
@@ -138,9 +135,9 @@ QuantizedWeight mlir::lmopt::quantizeInt4Weight(MLIRContext *context,
     for (int64_t c = 0; c < cols; ++c) {
       int64_t p = paramOf(r, c);
       result.values[r * cols + c] =
-          symmetric ? quantizeValue(w[r * cols + c], scales[p], 0, -7, 7)
-                    : quantizeValue(w[r * cols + c], scales[p], zeroPoints[p],
-                                    0, 15);
+          symmetric
+              ? quantizeValue(w[r * cols + c], scales[p], 0, -7, 7)
+              : quantizeValue(w[r * cols + c], scales[p], zeroPoints[p], 0, 15);
     }
   auto i4 = IntegerType::get(context, 4);
   auto f32 = Float32Type::get(context);
@@ -157,8 +154,7 @@ QuantizedWeight mlir::lmopt::quantizeInt4Weight(MLIRContext *context,
       symmetric ? quant::QuantizationFlags::Signed : 0, i4, f32,
       DenseElementsAttr::get(RankedTensorType::get(paramShape, f32),
                              scaleValues),
-      DenseElementsAttr::get(RankedTensorType::get(paramShape, i4),
-                             zeroValues),
+      DenseElementsAttr::get(RankedTensorType::get(paramShape, i4), zeroValues),
       {0, 1}, blocks, symmetric ? -8 : 0, symmetric ? 7 : 15);
   result.bytes = (rows * cols + 1) / 2 + numParams * (symmetric ? 4 : 5);
   return result;

@@ -126,7 +126,7 @@ func.func @f32_input_bf16_weight(%x: tensor<2x8xf32>, %w: tensor<8x4xbf16>) -> t
 // -----
 
 func.func @integer_input(%x: tensor<2x8xi8>, %w: tensor<8x4xi8>) -> tensor<2x4xf32> {
-  // expected-error @+1 {{input element type must be f32, bf16, f16 or quantized, got 'i8'}}
+  // expected-error @+1 {{input element type must be a float or quantized type, got 'i8'}}
   %0 = lmopt.linear %x, %w : (tensor<2x8xi8>, tensor<8x4xi8>) -> tensor<2x4xf32>
   return %0 : tensor<2x4xf32>
 }

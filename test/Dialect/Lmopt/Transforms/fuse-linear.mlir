@@ -176,3 +176,27 @@ func.func @quantized_linear_epilogue(%x: tensor<?x8xf32>, %w: tensor<8x4x!quant.
   %2 = lmopt.gelu %1 : tensor<?x4xf32>
   return %2 : tensor<?x4xf32>
 }
+
+// -----
+
+// A half-precision model keeps its type: the linear reads, weighs and
+// returns f16.
+// CHECK-LABEL: func @f16_model
+// CHECK: lmopt.linear %{{.*}}, %{{.*}} bias %{{.*}} : (tensor<2x4xf16>, tensor<4x3xf16>, tensor<3xf16>) -> tensor<2x3xf16>
+func.func @f16_model(%x: tensor<2x4xf16>, %w: tensor<4x3xf16>, %b: tensor<3xf16>) -> tensor<2x3xf16> {
+  %0 = lmopt.matmul %x, %w : (tensor<2x4xf16>, tensor<4x3xf16>) -> tensor<2x3xf16>
+  %1 = lmopt.add %0, %b : (tensor<2x3xf16>, tensor<3xf16>) -> tensor<2x3xf16>
+  return %1 : tensor<2x3xf16>
+}
+
+// -----
+
+// An integer product is not a linear (lmopt.linear takes integers only as
+// quantized types).
+// CHECK-LABEL: func @negative_integer_matmul
+// CHECK: lmopt.matmul
+// CHECK-NOT: lmopt.linear
+func.func @negative_integer_matmul(%x: tensor<2x4xi32>, %w: tensor<4x3xi32>) -> tensor<2x3xi32> {
+  %0 = lmopt.matmul %x, %w : (tensor<2x4xi32>, tensor<4x3xi32>) -> tensor<2x3xi32>
+  return %0 : tensor<2x3xi32>
+}

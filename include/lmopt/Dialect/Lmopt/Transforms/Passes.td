@@ -232,6 +232,31 @@ def QuantizePass : Pass<"lmopt-quantize"> {
   ];
 }
 
+def FoldQuantizedLinearPass : Pass<"lmopt-fold-quantized-linear"> {
+  let summary = "Fold imported quantized subgraphs into quantized lmopt.linear";
+  let description = [{
+    Rewrites the quantized subgraphs of models quantized by other tools onto
+    the forms of docs/dialect.md, "Quantized and mixed-precision linears":
+
+    * ONNX Runtime `quantize_dynamic`: `dynamic_quantize_linear`,
+      `matmul_integer` with a constant weight, the cast to f32, the multiply
+      by both scales and a bias add become a linear with
+      `input_quantization = dynamic_per_tensor`;
+    * QDQ: a linear whose input is `dequantize(quantize(x))` per tensor and
+      whose weight is `dequantize(quant.scast(constant))` with `i8` zero
+      points 0 becomes a static int8 linear on `quantize(x)`;
+    * MatMulNBits: a linear whose weight is the `dequantize` of a block-wise
+      4-bit `quant.scast` becomes an int4 weight-only linear.
+
+    Subgraphs the forms cannot express are left as they are, with a near
+    miss in the fusion report (kind `quantized_linear`).
+
+    Precondition: `lmopt-fuse-linear`.
+  }];
+  let dependentDialects = ["::mlir::lmopt::LmoptDialect",
+                           "::mlir::quant::QuantDialect"];
+}
+
 def TestPrintSymbolicShapesPass
     : Pass<"lmopt-test-print-symbolic-shapes", "::mlir::func::FuncOp"> {
   let summary = "Print the symbolic dims of every op result, as remarks";
