@@ -70,6 +70,7 @@ struct Case {
   std::vector<uint16_t> weightBf16;  // bf16
   std::vector<uint8_t> weight4;      // int4: [N, K/2]
   std::vector<uint8_t> zeroPoints4;  // int4: [N, K/block]
+  std::vector<uint8_t> zeroPoints8;  // int8 (optional): [N] or [1]
   std::vector<uint8_t> staticInput;  // int8 static: u8 or i8 bytes
   std::vector<uint16_t> inputBf16;   // bf16
   /// Dequantized weight, [K, N].
@@ -87,6 +88,7 @@ struct Case {
       break;
     default:
       out.weight = weight8.data();
+      out.zeroPoints = zeroPoints8.empty() ? nullptr : zeroPoints8.data();
     }
     out.scales = scales.data();
     return out;
@@ -338,6 +340,37 @@ TEST(QuantLinearStep, PerTensorWeightScale) {
   checkCase(c);
 }
 
+TEST(QuantLinearStep, UnsignedInt8WeightsWithZeroPoints) {
+  // ONNX Runtime's quantize_dynamic with QUInt8 weights: u8 with zero
+  // points, per tensor or per channel, under dynamic per-tensor inputs.
+  for (bool perChannel : {false, true})
+    for (bool zeroPoints : {false, true}) {
+      Case c = makeCase(QuantLinearMode::Int8DynamicPerTensor, 9, 128, 40,
+                        perChannel, true, LinearActivation::Gelu, true,
+                        801 + 2 * perChannel + zeroPoints);
+      c.desc.weightSigned = false;
+      c.desc.hasZeroPoints = zeroPoints;
+      c.desc.perChannelScales = perChannel;
+      int64_t count = perChannel ? 40 : 1;
+      std::vector<float> zr = hashValues(811, count, 1.0);
+      for (float z : zr)
+        c.zeroPoints8.push_back(uint8_t(128 + int(z * 60)));
+      if (!zeroPoints)
+        c.zeroPoints8.clear();
+      std::vector<float> raw = hashValues(812, 128 * 40, 1.0);
+      for (int64_t kk = 0; kk < 128; ++kk)
+        for (int64_t j = 0; j < 40; ++j) {
+          uint8_t u = uint8_t(int((raw[size_t(kk * 40 + j)] + 0.5f) * 255.99f));
+          c.weight8[size_t(perChannel ? j * 128 + kk : kk * 40 + j)] =
+              int8_t(u);
+          int64_t i = perChannel ? j : 0;
+          int zp = zeroPoints ? c.zeroPoints8[size_t(i)] : 0;
+          c.w[size_t(kk * 40 + j)] = (double(u) - zp) * c.scales[size_t(i)];
+        }
+      checkCase(c);
+    }
+}
+
 TEST(QuantLinearStep, UnsignedInt4WithoutZeroPoints) {
   Case c = makeCase(QuantLinearMode::Int4WeightOnly, 5, 128, 80, false, false,
                     LinearActivation::None, false, 501);
@@ -396,6 +429,10 @@ TEST(QuantKernels, EpilogueFormsAgree) {
   // The AVX-512 activation approximations against the portable (libm) form.
   const int64_t rows = 3, n = 37;
   std::vector<float> acc = hashValues(7, rows * n, 16.0);
+  // Far into both tails of the activations (exp's clamping range).
+  acc[5] = -400.0f;
+  acc[6] = 400.0f;
+  acc[40] = -60.0f;
   std::vector<float> bias = hashValues(8, n, 2.0);
   std::vector<float> rs = {0.5f, 1.0f, 0.25f};
   for (LinearActivation act : kActs) {

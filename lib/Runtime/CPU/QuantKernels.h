@@ -39,7 +39,12 @@ void quantizeTensorU8(const float *x, int64_t count, uint8_t *q, float &scale,
 /// rowScales[r], or `uniformScale` when rowScales is null; bias and
 /// residual may be null; residual may equal out (and out may equal acc
 /// when accStride == n).
+///
+/// With `columnShift` and `rowSums` (weight zero points), acc[r, c] is
+/// first reduced by columnShift[c] * rowSums[r].
 struct Epilogue {
+  const float *columnShift = nullptr;
+  const float *rowSums = nullptr;
   const float *rowScales = nullptr;
   float uniformScale = 1.0f;
   const float *bias = nullptr;
@@ -65,6 +70,11 @@ struct Int4Panels {
     return nibbles.size() + scales.size() * 4 + zeroPoints.size() * 4;
   }
 };
+
+/// rowSums[r] = sum over k of (q[r, k] - zeroPoint), q signed or unsigned
+/// bytes.
+void sumRows(const void *q, bool isSigned, int64_t rows, int64_t k,
+             int32_t zeroPoint, float *rowSums);
 
 /// Repacks the step's int4 weight (see QuantLinearWeights); zeroPoints may
 /// be null.

@@ -135,11 +135,12 @@ Status lmopt::runtime::buildQuantLinearExecutor(
         {"weight_signed", &d.weightSigned}})
     if (Status st = c.flag(name, *field); !st)
       return st;
+  // weight_signed defaults to 1.
+  if (!step.findAttr("weight_signed"))
+    d.weightSigned = true;
   bool int4 = d.mode == QuantLinearMode::Int4WeightOnly;
   bool bf16 = d.mode == QuantLinearMode::BF16;
   bool isStatic = d.mode == QuantLinearMode::Int8Static;
-  if (int4 && !step.findAttr("weight_signed"))
-    d.weightSigned = true;
   if (int4)
     if (Status st = step.getInt("block_size", d.blockSize); !st)
       return c.relabel(st);
@@ -154,10 +155,12 @@ Status lmopt::runtime::buildQuantLinearExecutor(
     d.inputZeroPoint = int32_t(std::clamp<int64_t>(zp, -1000, 1000));
   }
 
-  size_t expected = 2 + (bf16 ? 0 : 1) + (int4 && d.hasZeroPoints) +
-                    d.hasBias + d.hasResidual;
+  if (bf16 && d.hasZeroPoints)
+    return c.error("a bf16 step has no zero points");
+  size_t expected = 2 + (bf16 ? 0 : 1) + d.hasZeroPoints + d.hasBias +
+                    d.hasResidual;
   std::string roles = std::string("input, weight") + (bf16 ? "" : ", scales") +
-                      (int4 && d.hasZeroPoints ? ", zero_points" : "") +
+                      (d.hasZeroPoints ? ", zero_points" : "") +
                       (d.hasBias ? ", bias" : "") +
                       (d.hasResidual ? ", residual" : "");
   if (step.operands.size() != expected || step.results.size() != 1)
@@ -191,9 +194,8 @@ Status lmopt::runtime::buildQuantLinearExecutor(
   if (int4 && (k % 2 != 0))
     return c.error("input " + Checker::describe(input) +
                    " has an odd K; int4 weights pack two per byte");
-  DType weightType = bf16                        ? DType::BF16
-                     : int4 && !d.weightSigned ? DType::U8
-                                               : DType::I8;
+  DType weightType = bf16 ? DType::BF16 : d.weightSigned ? DType::I8
+                                                        : DType::U8;
   if (Status st = c.expect("weight", weight, {weightType}, weightDims); !st)
     return st;
   std::vector<int64_t> outDims = input.dims;
@@ -225,7 +227,7 @@ Status lmopt::runtime::buildQuantLinearExecutor(
     if (Status st = c.constant("scales", scales, data); !st)
       return st;
     w.scales = static_cast<const float *>(data);
-    if (int4 && d.hasZeroPoints) {
+    if (d.hasZeroPoints) {
       const PlanTensor &zps = c.tensor(step.operands[next++]);
       if (Status st = c.expect("zero_points", zps,
                                {d.weightSigned ? DType::I8 : DType::U8},

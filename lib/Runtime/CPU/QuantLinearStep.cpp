@@ -95,8 +95,13 @@ struct QuantLinearStep::Impl {
   OwnedMemory weight, src, dst, bias, srcZeroPoint;
   /// With bf16: the residual is a sum post-op (else added afterwards).
   bool residualPostOp = false;
-  /// int8 scratch: the quantized input, row scales, the scaled product.
+  /// int8 scratch: the quantized input, row scales, and (with an in-place
+  /// residual) the scaled product; otherwise the product is the output.
   Aligned quantized, rowScales, product;
+  /// int8 weight zero points: scale[n] * (zero point[n] - 128 for u8), and
+  /// the per-row sums of the zero-point-shifted input they multiply.
+  std::vector<float> columnShift;
+  Aligned rowSums;
   int32_t zeroPoint = 0;
   /// int4 form.
   quant::Int4Panels int4;
@@ -198,9 +203,12 @@ static Status validate(const QuantLinearStepDesc &d, int64_t rows,
       return bad("int4 block size " + std::to_string(d.blockSize) +
                  " must be even and divide K = " +
                  std::to_string(d.inputFeatures));
-    if (d.hasZeroPoints && !w.zeroPoints)
-      return bad("null zero points pointer");
   }
+  if (d.hasZeroPoints && !w.zeroPoints)
+    return bad("null zero points pointer");
+  if (!d.weightSigned && d.mode != QuantLinearMode::Int8DynamicPerTensor &&
+      d.mode != QuantLinearMode::Int4WeightOnly)
+    return bad("unsigned weights are for int8_dynamic_per_tensor and int4");
   return Status::ok();
 }
 
@@ -305,15 +313,50 @@ static Status createInt8(const CpuContext &context,
                            prefix, "int8 matmul primitive creation");
       !s)
     return s;
-  if (Status s = packForPrimitive(context, pd.value, plainWeightMd, w.weight,
+  // u8 weights run as s8 (w - 128); the zero points, shifted alike, are
+  // applied in the epilogue as scale * zp * sum_k(input), since oneDNN's
+  // fast kernels take no weight zero point.
+  std::vector<int8_t> shifted;
+  const void *weight = w.weight;
+  if (!d.weightSigned) {
+    const uint8_t *u = static_cast<const uint8_t *>(w.weight);
+    shifted.resize(size_t(k * n));
+    for (size_t i = 0; i < shifted.size(); ++i)
+      shifted[i] = int8_t(int32_t(u[i]) - 128);
+    weight = shifted.data();
+  }
+  if (d.hasZeroPoints || !d.weightSigned) {
+    int64_t count = d.perChannelScales ? n : 1;
+    bool any = false;
+    impl.columnShift.resize(size_t(n));
+    for (int64_t c = 0; c < n; ++c) {
+      int64_t i = count == 1 ? 0 : c;
+      int32_t zp = 0;
+      if (d.hasZeroPoints)
+        zp = d.weightSigned ? static_cast<const int8_t *>(w.zeroPoints)[i]
+                            : static_cast<const uint8_t *>(w.zeroPoints)[i];
+      if (!d.weightSigned)
+        zp -= 128;
+      impl.columnShift[size_t(c)] = w.scales[i] * float(zp);
+      any |= zp != 0;
+    }
+    if (!any)
+      impl.columnShift.clear();
+  }
+  if (Status s = packForPrimitive(context, pd.value, plainWeightMd, weight,
                                   impl, prefix);
       !s)
     return s;
+  if (!impl.columnShift.empty() &&
+      !impl.rowSums.allocate(size_t(rows) * sizeof(float)))
+    return Status::error(StatusCode::IoError,
+                         prefix + "cannot allocate scratch buffers");
 
   bool quantizes = d.mode != QuantLinearMode::Int8Static;
   if ((quantizes && !impl.quantized.allocate(size_t(rows * k))) ||
       !impl.rowScales.allocate(size_t(rows) * sizeof(float)) ||
-      !impl.product.allocate(size_t(rows * n) * sizeof(float)))
+      (d.hasResidual &&
+       !impl.product.allocate(size_t(rows * n) * sizeof(float))))
     return Status::error(StatusCode::IoError,
                          prefix + "cannot allocate scratch buffers");
   dnnl_engine_t engine = context.engine();
@@ -321,7 +364,7 @@ static Status createInt8(const CpuContext &context,
                           quantizes ? impl.quantized.data : DNNL_MEMORY_NONE);
   if (st == dnnl_success)
     st = dnnl_memory_create(&impl.dst.value, &dstMd, engine,
-                            impl.product.data);
+                            DNNL_MEMORY_NONE);
   if (st == dnnl_success && srcZeroPoint)
     st = dnnl_memory_create(&impl.srcZeroPoint.value, &zpMd, engine,
                             &impl.zeroPoint);
@@ -520,6 +563,22 @@ Status QuantLinearStep::run(const void *input, const float *bias,
         return dnnlCheck(st, prefix, "memory handle update");
       break;
     }
+    if (!impl.columnShift.empty()) {
+      bool perToken = desc_.mode == QuantLinearMode::Int8DynamicPerToken;
+      bool isStatic = desc_.mode == QuantLinearMode::Int8Static;
+      quant::sumRows(isStatic ? input : impl.quantized.data,
+                     perToken || (isStatic && desc_.inputSigned), rows, k,
+                     perToken ? 0 : impl.zeroPoint, impl.rowSums.as<float>());
+      e.columnShift = impl.columnShift.data();
+      e.rowSums = impl.rowSums.as<float>();
+    }
+    // The product goes straight into the output, and the epilogue rewrites
+    // it in place, unless the output holds the residual the epilogue reads.
+    float *product =
+        residual == output ? impl.product.as<float>() : output;
+    if (dnnl_status_t st = dnnl_memory_set_data_handle(impl.dst.value, product);
+        st != dnnl_success)
+      return dnnlCheck(st, prefix, "memory handle update");
     dnnl_exec_arg_t args[4] = {
         {DNNL_ARG_SRC, impl.src.value},
         {DNNL_ARG_WEIGHTS, impl.weight.value},
@@ -527,7 +586,7 @@ Status QuantLinearStep::run(const void *input, const float *bias,
         {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, impl.srcZeroPoint.value}};
     if (Status st = execute(impl.srcZeroPoint.value ? 4 : 3, args); !st)
       return st;
-    quant::applyEpilogue(impl.product.as<float>(), n, rows, n, e, output,
+    quant::applyEpilogue(product, n, rows, n, e, output,
                          context_.threads(), impl.avx512);
     return Status::ok();
   }

@@ -106,8 +106,9 @@ static DenseElementsAttr byteTensor(MLIRContext *ctx, ArrayRef<int64_t> dims,
                            bytes.size()));
 }
 
-/// int8 weight: the constant as stored, plus its scales ([N] or [1]);
-/// fails unless the zero points are 0.
+/// int8 weight: the constant as stored (re-typed u8 when unsigned), its
+/// scales ([N] or [1]) and, when any is nonzero or the storage is unsigned,
+/// its zero points (as many as scales, one byte each).
 static LogicalResult lowerInt8Weight(LinearOp op, StringRef node, int64_t n,
                                      QuantLinearLowering &out) {
   auto diag = [&](const Twine &why) {
@@ -120,34 +121,55 @@ static LogicalResult lowerInt8Weight(LinearOp op, StringRef node, int64_t n,
     return diag("the int8 weight must be a storage cast of a constant");
   MLIRContext *ctx = op.getContext();
   std::vector<float> scales;
-  bool zeroPointsZero = true, isSigned = true;
+  std::vector<int64_t> zeroPoints;
+  bool isSigned = true;
   if (auto perTensor = llvm::dyn_cast<quant::UniformQuantizedType>(weightType)) {
     scales.push_back(float(perTensor.getScale()));
-    zeroPointsZero = perTensor.getZeroPoint() == 0;
+    zeroPoints.push_back(perTensor.getZeroPoint());
     isSigned = perTensor.isSigned();
   } else if (auto perAxis =
                  llvm::dyn_cast<quant::UniformQuantizedPerAxisType>(
                      weightType)) {
     for (double s : perAxis.getScales())
       scales.push_back(float(s));
-    zeroPointsZero = llvm::all_of(perAxis.getZeroPoints(),
-                                  [](int64_t z) { return z == 0; });
+    zeroPoints.assign(perAxis.getZeroPoints().begin(),
+                      perAxis.getZeroPoints().end());
     isSigned = perAxis.isSigned();
   } else {
     return diag("unsupported weight type " + Twine(typeString(weightType)));
   }
-  if (!isSigned || !zeroPointsZero)
-    return diag("int8 weights with zero points or unsigned storage "
-                "(" + typeString(weightType) +
-                ") have no CPU kernel yet; quantize weights symmetrically "
-                "to i8");
-  out.constants.push_back({node.str() + ".weight", raw});
   int64_t count = int64_t(scales.size());
   if (count != 1 && count != n)
     return diag("expected 1 or " + Twine(n) + " weight scales, got " +
                 Twine(count));
+  bool anyZeroPoint =
+      llvm::any_of(zeroPoints, [](int64_t z) { return z != 0; });
+  if ((anyZeroPoint || !isSigned) &&
+      op.getInputQuantization() != InputQuantization::dynamic_per_tensor)
+    return diag("int8 weights with zero points or unsigned storage (" +
+                typeString(weightType) +
+                ") run only with dynamic_per_tensor input quantization");
+  if (isSigned) {
+    out.constants.push_back({node.str() + ".weight", raw});
+  } else {
+    auto shape = llvm::cast<ShapedType>(raw.getType()).getShape();
+    FailureOr<std::vector<uint8_t>> bytes = lowBytes(raw, op.getLoc());
+    if (failed(bytes))
+      return failure();
+    out.constants.push_back(
+        {node.str() + ".weight", byteTensor(ctx, shape, false, *bytes)});
+  }
   out.constants.push_back(
       {node.str() + ".scales", f32Tensor(ctx, {count}, scales)});
+  if (anyZeroPoint) {
+    std::vector<uint8_t> bytes;
+    for (int64_t z : zeroPoints)
+      bytes.push_back(uint8_t(z & 0xFF));
+    out.constants.push_back({node.str() + ".zero_points",
+                             byteTensor(ctx, {count}, isSigned, bytes)});
+  }
+  out.attrs.push_back(intAttr("weight_signed", isSigned));
+  out.attrs.push_back(intAttr("has_zero_points", anyZeroPoint));
   return success();
 }
 

@@ -73,12 +73,15 @@ struct QuantLinearStepDesc {
   bool hasBias = false;
   LinearActivation activation = LinearActivation::None;
   bool hasResidual = false;
-  /// int8: N weight scales (per output channel) or one (per tensor).
+  /// int8: N weight scales (per output channel) or one (per tensor), and
+  /// as many zero points when hasZeroPoints.
   bool perChannelScales = true;
-  /// int4: K elements per block (even, dividing K); signed nibbles (i4,
-  /// -8..7) or unsigned (u4, 0..15); whether zero points are given (else 0).
+  /// int4: K elements per block (even, dividing K).
   int64_t blockSize = 0;
+  /// Signed weights (i8, i4 -8..7) or unsigned (u8, u4 0..15); int8
+  /// unsigned weights are for dynamic per-tensor mode.
   bool weightSigned = true;
+  /// int8 and int4: zero points are given (else all 0).
   bool hasZeroPoints = false;
   /// int8 static: the input's dtype (i8 or u8), scale and zero point.
   bool inputSigned = false;
@@ -88,14 +91,14 @@ struct QuantLinearStepDesc {
 
 /// A step's constant operands, read only by create().
 struct QuantLinearWeights {
-  /// int8: i8 [K, N] (or [N, K] transposed). bf16: bf16 bits, likewise.
+  /// int8: i8 or u8 [K, N] (or [N, K] transposed). bf16: bf16 bits, alike.
   /// int4: [N, K/2] bytes, row n holding channel n's K values two per byte,
   /// the even k in the low nibble and k + 1 in the high one.
   const void *weight = nullptr;
   /// int8: N (or 1) f32. int4: [N, K / blockSize] f32. bf16: unused.
   const float *scales = nullptr;
-  /// int4 with zero points: [N, K / blockSize], one per byte, i8 for i4
-  /// weights and u8 for u4. Otherwise unused.
+  /// With hasZeroPoints, one byte each (i8 for signed weights, u8 for
+  /// unsigned): int8 as many as scales; int4 [N, K / blockSize].
   const void *zeroPoints = nullptr;
 };
 
