@@ -7,6 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Quantize.h"
+
 #include "lmopt/Dialect/Lmopt/IR/LmoptDialect.h"
 #include "lmopt/Dialect/Lmopt/Transforms/Passes.h"
 #include "lmopt/Importer/ONNX/Importer.h"
@@ -360,7 +362,7 @@ static LogicalResult writeReport(const FusionSummary &fusions,
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   mlir::lmopt::registerAllLmoptPasses();
-  cl::HideUnrelatedOptions(category);
+  cl::HideUnrelatedOptions({&category, &lmopt_compile::getQuantizeCategory()});
   cl::ParseCommandLineOptions(
       argc, argv,
       "lmopt-compile: compile a transformer model to a .lmopt bundle\n");
@@ -372,6 +374,11 @@ int main(int argc, char **argv) {
                 llvm::Twine(char(optLevel)) + "; use -O0 to -O3");
   if (outputFile.empty() && !dumpPlan && !dumpKernels)
     return fail("no output file; pass -o model.lmopt (or --dump-plan)");
+  // Quantization flags (Quantize.cpp).
+  lmopt_compile::QuantizeStep quantizeStep;
+  bool quantizing = lmopt_compile::QuantizeStep::requested();
+  if (quantizing && failed(quantizeStep.checkFlags()))
+    return EXIT_FAILURE;
 
   DialectRegistry registry;
   registry.insert<mlir::lmopt::LmoptDialect, arith::ArithDialect,
@@ -417,6 +424,14 @@ int main(int argc, char **argv) {
   optimizePhase.done();
   FusionSummary fusions = summarizeFusions(context);
   printFusions(fusions);
+  mlir::lmopt::cpu::KernelCodegenOptions codegen;
+  codegen.optLevel = unsigned(optLevel - '0');
+  codegen.cpu = cpuName;
+  mlir::lmopt::cpu::BundleMeta meta;
+  meta.modelName = llvm::sys::path::stem(inputFile).str();
+  meta.fusions = llvm::json::Object(fusions.counts);
+  if (quantizing && failed(quantizeStep.run(module, codegen, meta)))
+    return EXIT_FAILURE;
 
   // 3. Plan: steps, weights, kernels to generate, memory.
   Phase planPhase(3, "plan");
@@ -443,9 +458,6 @@ int main(int argc, char **argv) {
   std::vector<uint8_t> kernels;
   std::vector<std::string> cpuFeatures;
   if (plan->numKernels > 0) {
-    mlir::lmopt::cpu::KernelCodegenOptions codegen;
-    codegen.optLevel = unsigned(optLevel - '0');
-    codegen.cpu = cpuName;
     FailureOr<std::vector<uint8_t>> compiled =
         mlir::lmopt::cpu::compileKernels(*plan->kernels, codegen);
     if (failed(compiled))
@@ -464,9 +476,6 @@ int main(int argc, char **argv) {
 
   // 5. Bundle.
   Phase writePhase(5, "write");
-  mlir::lmopt::cpu::BundleMeta meta;
-  meta.modelName = llvm::sys::path::stem(inputFile).str();
-  meta.fusions = llvm::json::Object(fusions.counts);
   llvm::Expected<uint64_t> bundleBytes = mlir::lmopt::cpu::writeCpuBundle(
       outputFile, *plan, kernels,
       mlir::lmopt::cpu::buildMetaJSON(plan->plan, meta), cpuFeatures);
@@ -495,6 +504,8 @@ int main(int argc, char **argv) {
   llvm::errs() << "bundle: " << *bundleBytes << " bytes -> " << outputFile
                << "\n";
   if (!reportFile.empty() && failed(writeReport(fusions, *plan, *bundleBytes)))
+    return EXIT_FAILURE;
+  if (quantizing && failed(quantizeStep.finish(*bundleBytes)))
     return EXIT_FAILURE;
   return EXIT_SUCCESS;
 }
