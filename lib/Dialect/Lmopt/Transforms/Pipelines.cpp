@@ -24,6 +24,9 @@ void lmopt::buildLmoptOptimizePipeline(OpPassManager &pm) {
   // are linears yet; the QKV merge needs the linears.
   pm.addPass(createFuseAttentionPass());
   pm.addPass(createFuseLinearPass());
+  // Models quantized by other tools: their dequantize/integer-product
+  // subgraphs become quantized linears, which run on the low-bit kernels.
+  pm.addPass(createFoldQuantizedLinearPass());
   pm.addPass(createFuseQkvPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
