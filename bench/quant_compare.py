@@ -5,7 +5,8 @@
 BERT-base-sized model of bench/make_models.py, sequence 128, the same inputs
 and thread count. Engines alternate within each round so that all see the
 same machine state; the table gives the median of the rounds' p50 latencies
-and each engine's ratio to onnxruntime f32. An lmopt mode this build cannot
+and each engine's latency ratio to onnxruntime f32, to lmopt f32 and to
+onnxruntime's int8 model. An lmopt mode this build cannot
 compile is listed with lmopt-compile's error.
 
 usage: bench/quant_compare.py [--batches 1,8] [--threads 2] [--rounds 3]
@@ -83,18 +84,20 @@ def main():
                     times[label].append(
                         lmopt_p50(out) if kind == "lmopt" else statistics.median(
                             json.loads(out.strip().splitlines()[-1])["latencies_ms"]))
-            base = statistics.median(times["onnxruntime f32"])
-            for label, values in times.items():
-                ms = statistics.median(values)
-                rows.append((batch, label, f"{ms:.1f}", f"{ms / base:.3f}"))
+            med = {label: statistics.median(values) for label, values in times.items()}
+            bases = [med["onnxruntime f32"], med.get("lmopt f32"),
+                     med["onnxruntime int8 (quantize_dynamic)"]]
+            for label, ms in med.items():
+                rows.append((batch, label, f"{ms:.1f}") + tuple(
+                    f"{ms / b:.3f}" if b else "" for b in bases))
             for label, error in skipped.items():
-                rows.append((batch, label, f"not available: {error}", ""))
+                rows.append((batch, label, f"not available: {error}", "", "", ""))
 
     print(f"BERT-base-sized, sequence 128, {args.threads} threads, {args.rounds} rounds x "
-          f"{args.runs} runs, median of the rounds' p50; ratio to onnxruntime f32 "
-          "(below 1 is faster). The machine is shared with compiles: timings are noisy.")
-    print("| batch | engine | ms | vs onnxruntime f32 |")
-    print("|---|---|---|---|")
+          f"{args.runs} runs, median of the rounds' p50; latency ratios (below 1 is "
+          "faster). Timings mean something only on an otherwise idle machine.")
+    print("| batch | engine | ms | vs onnxruntime f32 | vs lmopt f32 | vs onnxruntime int8 |")
+    print("|---|---|---|---|---|---|")
     for row in rows:
         print("| " + " | ".join(str(c) for c in row) + " |")
     return 0
