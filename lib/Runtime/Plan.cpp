@@ -9,6 +9,7 @@
 
 #include "lmopt/Runtime/Plan.h"
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
 #include <set>
@@ -127,6 +128,261 @@ PlanStep &Plan::addStep(StepKind kind, std::string name) {
   return steps.back();
 }
 
+uint32_t Plan::addExpr(DimExpr expr) {
+  for (size_t i = 0; i < exprs.size(); ++i) {
+    const std::vector<DimOp> &ops = exprs[i].ops;
+    if (ops.size() == expr.ops.size() &&
+        std::equal(ops.begin(), ops.end(), expr.ops.begin(),
+                   [](const DimOp &a, const DimOp &b) {
+                     return a.kind == b.kind && a.value == b.value;
+                   }))
+      return uint32_t(i);
+  }
+  exprs.push_back(std::move(expr));
+  return uint32_t(exprs.size() - 1);
+}
+
+//===----------------------------------------------------------------------===//
+// Dim expressions
+//===----------------------------------------------------------------------===//
+
+static const char *dimOpSymbol(DimOp::Kind kind) {
+  switch (kind) {
+  case DimOp::Kind::Add:
+    return " + ";
+  case DimOp::Kind::Sub:
+    return " - ";
+  case DimOp::Kind::Mul:
+    return " * ";
+  case DimOp::Kind::FloorDiv:
+    return " floordiv ";
+  case DimOp::Kind::Min:
+    return "min";
+  case DimOp::Kind::Max:
+    return "max";
+  case DimOp::Kind::Const:
+  case DimOp::Kind::Symbol:
+    break;
+  }
+  return nullptr;
+}
+
+std::string lmopt::runtime::formatDimExpr(const Plan &plan,
+                                          const DimExpr &expr) {
+  // Each stack entry: text and whether it needs parentheses as an operand
+  // of a product.
+  std::vector<std::pair<std::string, bool>> stack;
+  for (const DimOp &op : expr.ops) {
+    if (op.kind == DimOp::Kind::Const) {
+      stack.push_back({std::to_string(op.value), false});
+      continue;
+    }
+    if (op.kind == DimOp::Kind::Symbol) {
+      bool known = op.value >= 0 && uint64_t(op.value) < plan.symbols.size();
+      stack.push_back({known ? plan.symbols[size_t(op.value)].name
+                             : "?" + std::to_string(op.value),
+                       false});
+      continue;
+    }
+    const char *symbol = dimOpSymbol(op.kind);
+    if (!symbol || stack.size() < 2)
+      return "<malformed>";
+    auto rhs = std::move(stack.back());
+    stack.pop_back();
+    auto lhs = std::move(stack.back());
+    stack.pop_back();
+    if (op.kind == DimOp::Kind::Min || op.kind == DimOp::Kind::Max) {
+      stack.push_back(
+          {std::string(symbol) + "(" + lhs.first + ", " + rhs.first + ")",
+           false});
+      continue;
+    }
+    bool product =
+        op.kind == DimOp::Kind::Mul || op.kind == DimOp::Kind::FloorDiv;
+    auto wrap = [&](const std::pair<std::string, bool> &side) {
+      return product && side.second ? "(" + side.first + ")" : side.first;
+    };
+    stack.push_back({wrap(lhs) + symbol + wrap(rhs), !product});
+  }
+  return stack.size() == 1 ? stack.front().first : "<malformed>";
+}
+
+Status lmopt::runtime::evaluateDimExpr(const Plan &plan, const DimExpr &expr,
+                                       const std::vector<int64_t> &symbols,
+                                       int64_t &out) {
+  auto fail = [&](const std::string &why) {
+    return Status::error(StatusCode::InvalidArgument,
+                         "dim expression '" + formatDimExpr(plan, expr) +
+                             "' " + why);
+  };
+  std::vector<int64_t> stack;
+  stack.reserve(expr.ops.size());
+  for (const DimOp &op : expr.ops) {
+    if (op.kind == DimOp::Kind::Const) {
+      stack.push_back(op.value);
+      continue;
+    }
+    if (op.kind == DimOp::Kind::Symbol) {
+      if (op.value < 0 || uint64_t(op.value) >= symbols.size())
+        return fail("refers to symbol " + std::to_string(op.value) + " of " +
+                    std::to_string(symbols.size()));
+      stack.push_back(symbols[size_t(op.value)]);
+      continue;
+    }
+    if (stack.size() < 2)
+      return fail("is malformed: an operation lacks its operands");
+    int64_t rhs = stack.back();
+    stack.pop_back();
+    int64_t lhs = stack.back();
+    int64_t value = 0;
+    bool overflow = false;
+    switch (op.kind) {
+    case DimOp::Kind::Add:
+      overflow = __builtin_add_overflow(lhs, rhs, &value);
+      break;
+    case DimOp::Kind::Sub:
+      overflow = __builtin_sub_overflow(lhs, rhs, &value);
+      break;
+    case DimOp::Kind::Mul:
+      overflow = __builtin_mul_overflow(lhs, rhs, &value);
+      break;
+    case DimOp::Kind::FloorDiv:
+      if (rhs == 0)
+        return fail("divides " + std::to_string(lhs) + " by zero");
+      overflow = lhs == std::numeric_limits<int64_t>::min() && rhs == -1;
+      if (!overflow) {
+        value = lhs / rhs;
+        if ((lhs % rhs != 0) && ((lhs < 0) != (rhs < 0)))
+          --value;
+      }
+      break;
+    case DimOp::Kind::Min:
+      value = std::min(lhs, rhs);
+      break;
+    case DimOp::Kind::Max:
+      value = std::max(lhs, rhs);
+      break;
+    default:
+      return fail("has operation kind " + std::to_string(uint32_t(op.kind)));
+    }
+    if (overflow)
+      return fail("overflows 64 bits with operands " + std::to_string(lhs) +
+                  " and " + std::to_string(rhs));
+    stack.back() = value;
+  }
+  if (stack.size() != 1)
+    return fail("is malformed: it leaves " + std::to_string(stack.size()) +
+                " values instead of one");
+  out = stack.front();
+  return Status::ok();
+}
+
+/// "input_ids.0 = 2, input_ids.1 = 7" for messages.
+static std::string describeSymbols(const Plan &plan,
+                                   const std::vector<int64_t> &values) {
+  std::string text;
+  for (size_t i = 0; i < plan.symbols.size() && i < values.size(); ++i)
+    text += (i ? ", " : "") + plan.symbols[i].name + " = " +
+            std::to_string(values[i]);
+  return text;
+}
+
+Status lmopt::runtime::evaluatePlanShapes(
+    const Plan &plan, const std::vector<std::vector<int64_t>> &inputDims,
+    PlanShapes &out) {
+  auto invalid = [](const std::string &message) {
+    return Status::error(StatusCode::InvalidArgument, message);
+  };
+  out.symbols.assign(plan.symbols.size(), 0);
+  for (size_t i = 0; i < plan.symbols.size(); ++i) {
+    const PlanSymbol &symbol = plan.symbols[i];
+    const std::string &input = plan.inputs[symbol.input].name;
+    int64_t value = inputDims[symbol.input][symbol.dim];
+    if (value > symbol.bound)
+      return invalid("input '" + input + "' dim " +
+                     std::to_string(symbol.dim) + " is " +
+                     std::to_string(value) + ", beyond its bound " +
+                     std::to_string(symbol.bound) + " (" + symbol.name +
+                     " <= " + std::to_string(symbol.bound) +
+                     "; recompile with a larger --max-shape)");
+    out.symbols[i] = value;
+  }
+  std::vector<int64_t> values(plan.exprs.size(), 0);
+  for (size_t i = 0; i < plan.exprs.size(); ++i)
+    if (Status st = evaluateDimExpr(plan, plan.exprs[i], out.symbols,
+                                    values[i]);
+        !st)
+      return invalid("with " + describeSymbols(plan, out.symbols) + ", " +
+                     st.message());
+
+  for (size_t i = 0; i < plan.inputs.size(); ++i) {
+    const PlanTensor &t = plan.tensors[plan.inputs[i].tensor];
+    for (size_t d = 0; d < t.dims.size(); ++d) {
+      int64_t given = inputDims[i][d];
+      bool symbolic = t.isSymbolic() && t.dimExprs[d] >= 0;
+      int64_t want = symbolic ? values[size_t(t.dimExprs[d])] : t.dims[d];
+      if (given == want)
+        continue;
+      std::string needed =
+          symbolic ? formatDimExpr(plan, plan.exprs[size_t(t.dimExprs[d])]) +
+                         " = " + std::to_string(want)
+                   : std::to_string(want);
+      return invalid("input '" + plan.inputs[i].name + "' dim " +
+                     std::to_string(d) + " is " + std::to_string(given) +
+                     "; the model needs " + needed);
+    }
+  }
+  for (const PlanAssumption &a : plan.assumptions) {
+    int64_t lhs = values[a.lhs], rhs = values[a.rhs];
+    bool equal = a.kind == PlanAssumption::Kind::Equal;
+    if (equal ? lhs == rhs : lhs <= rhs)
+      continue;
+    return invalid("the inputs break an assumption the model was compiled "
+                   "with: " +
+                   formatDimExpr(plan, plan.exprs[a.lhs]) +
+                   (equal ? " == " : " <= ") +
+                   formatDimExpr(plan, plan.exprs[a.rhs]) + ", but " +
+                   std::to_string(lhs) + (equal ? " != " : " > ") +
+                   std::to_string(rhs) + " (" +
+                   describeSymbols(plan, out.symbols) + ")");
+  }
+
+  out.dims.resize(plan.tensors.size());
+  for (size_t i = 0; i < plan.tensors.size(); ++i) {
+    const PlanTensor &t = plan.tensors[i];
+    std::vector<int64_t> &dims = out.dims[i];
+    dims = t.dims;
+    if (!t.isSymbolic())
+      continue;
+    uint64_t elements = 1;
+    bool fits = true;
+    for (size_t d = 0; d < dims.size(); ++d) {
+      if (t.dimExprs[d] >= 0)
+        dims[d] = values[size_t(t.dimExprs[d])];
+      if (dims[d] < 0)
+        return Status::error(StatusCode::InvalidFormat,
+                             "tensor '" + t.name + "' dim " +
+                                 std::to_string(d) + " is " +
+                                 std::to_string(dims[d]) + " with " +
+                                 describeSymbols(plan, out.symbols));
+      if (dims[d] != 0 &&
+          elements > std::numeric_limits<uint64_t>::max() / 16 /
+                         uint64_t(dims[d]))
+        fits = false;
+      else
+        elements *= uint64_t(dims[d]);
+    }
+    if (!fits || elements > t.elementCount())
+      return Status::error(
+          StatusCode::InvalidFormat,
+          "tensor '" + t.name + "' would have dims " + formatDims(dims) +
+              " with " + describeSymbols(plan, out.symbols) +
+              ", more elements than the " + formatDims(t.dims) +
+              " the plan reserved for it");
+  }
+  return Status::ok();
+}
+
 //===----------------------------------------------------------------------===//
 // Encoding
 //===----------------------------------------------------------------------===//
@@ -238,16 +494,42 @@ private:
 std::vector<uint8_t> lmopt::runtime::serializePlan(const Plan &plan) {
   ByteWriter w;
   w.bytes.insert(w.bytes.end(), kMagic, kMagic + 8);
+  bool symbolic = plan.isSymbolic();
   w.u32(kPlanVersionMajor);
-  w.u32(kPlanVersionMinor);
+  w.u32(symbolic ? kPlanVersionMinor : 0);
   w.u64(plan.arenaSize);
+  if (symbolic) {
+    w.u32(uint32_t(plan.symbols.size()));
+    for (const PlanSymbol &symbol : plan.symbols) {
+      w.str(symbol.name);
+      w.u32(symbol.input);
+      w.u32(symbol.dim);
+      w.u64(uint64_t(symbol.bound));
+    }
+    w.u32(uint32_t(plan.exprs.size()));
+    for (const DimExpr &expr : plan.exprs) {
+      w.u32(uint32_t(expr.ops.size()));
+      for (const DimOp &op : expr.ops) {
+        w.u32(uint32_t(op.kind));
+        w.u64(uint64_t(op.value));
+      }
+    }
+    w.u32(uint32_t(plan.assumptions.size()));
+    for (const PlanAssumption &a : plan.assumptions) {
+      w.u32(uint32_t(a.kind));
+      w.u32(a.lhs);
+      w.u32(a.rhs);
+    }
+  }
   w.u32(uint32_t(plan.tensors.size()));
   for (const PlanTensor &t : plan.tensors) {
     w.str(t.name);
     w.u32(uint32_t(t.dtype));
     w.u32(uint32_t(t.dims.size()));
-    for (int64_t dim : t.dims)
-      w.u64(uint64_t(dim));
+    for (size_t d = 0; d < t.dims.size(); ++d)
+      w.u64(t.isSymbolic() && t.dimExprs[d] >= 0
+                ? uint64_t(-int64_t(t.dimExprs[d]) - 1)
+                : uint64_t(t.dims[d]));
     w.u32(uint32_t(t.storage));
     w.u64(t.offset);
   }
@@ -291,8 +573,10 @@ std::vector<uint8_t> lmopt::runtime::serializePlan(const Plan &plan) {
 // Decoding and validation
 //===----------------------------------------------------------------------===//
 
+/// `exprBounds[i]`: expression i at the symbols' bounds.
 static bool readTensor(ByteReader &r, uint64_t arenaSize, uint64_t weightsSize,
-                       size_t index, PlanTensor &t) {
+                       const std::vector<int64_t> &exprBounds, size_t index,
+                       PlanTensor &t) {
   uint32_t dtype, rank, storage;
   if (!r.str(t.name, "tensor name") || !r.u32(dtype, "tensor dtype") ||
       !r.u32(rank, "tensor rank"))
@@ -311,9 +595,18 @@ static bool readTensor(ByteReader &r, uint64_t arenaSize, uint64_t weightsSize,
     int64_t dim;
     if (!r.i64(dim, "tensor dim"))
       return false;
-    if (dim < 0)
-      return r.fail(what + " has dim " + std::to_string(i) + " = " +
-                    std::to_string(dim));
+    if (dim < 0) {
+      // -(e + 1): expression e, which holds its value at the bounds.
+      uint64_t expr = uint64_t(-(dim + 1));
+      if (expr >= exprBounds.size())
+        return r.fail(what + " has dim " + std::to_string(i) + " = " +
+                      std::to_string(dim) + ", which names expression " +
+                      std::to_string(expr) + " of " +
+                      std::to_string(exprBounds.size()));
+      t.dimExprs.resize(rank, -1);
+      t.dimExprs[i] = int32_t(expr);
+      dim = exprBounds[expr];
+    }
     if (dim != 0 && elements > limit / uint64_t(dim))
       return r.fail(what + " has more elements than 64-bit sizes hold");
     elements *= uint64_t(dim);
@@ -440,22 +733,140 @@ static bool readStep(ByteReader &r, const Plan &plan, PlanStep &s) {
   return true;
 }
 
+static constexpr uint32_t kMaxExprOps = 4096;
+
+/// Version 1.1's symbols, expressions and assumptions; `exprBounds` gets
+/// every expression's value at the symbols' bounds.
+static bool readSymbols(ByteReader &r, Plan &plan,
+                        std::vector<int64_t> &exprBounds) {
+  uint32_t n;
+  if (!r.count(n, 4 + 4 + 4 + 8, "symbol count"))
+    return false;
+  if (n == 0)
+    return r.fail("a version 1.1 plan has no symbols");
+  std::vector<int64_t> bounds;
+  for (uint32_t i = 0; i < n; ++i) {
+    PlanSymbol symbol;
+    if (!r.str(symbol.name, "symbol name") ||
+        !r.u32(symbol.input, "symbol input") ||
+        !r.u32(symbol.dim, "symbol dim") || !r.i64(symbol.bound, "symbol bound"))
+      return false;
+    if (symbol.bound < 0)
+      return r.fail("symbol '" + symbol.name + "' has bound " +
+                    std::to_string(symbol.bound));
+    for (const PlanSymbol &other : plan.symbols)
+      if (other.input == symbol.input && other.dim == symbol.dim)
+        return r.fail("symbols '" + other.name + "' and '" + symbol.name +
+                      "' both name dim " + std::to_string(symbol.dim) +
+                      " of input " + std::to_string(symbol.input));
+    bounds.push_back(symbol.bound);
+    plan.symbols.push_back(std::move(symbol));
+  }
+  if (!r.count(n, 4, "expression count"))
+    return false;
+  plan.exprs.resize(n);
+  for (uint32_t i = 0; i < n; ++i) {
+    uint32_t count;
+    if (!r.count(count, 4 + 8, "expression length"))
+      return false;
+    std::string what = "expression " + std::to_string(i);
+    if (count == 0 || count > kMaxExprOps)
+      return r.fail(what + " has " + std::to_string(count) +
+                    " operations; expected 1 to " +
+                    std::to_string(kMaxExprOps));
+    for (uint32_t j = 0; j < count; ++j) {
+      uint32_t kind;
+      DimOp op;
+      if (!r.u32(kind, "expression operation") ||
+          !r.i64(op.value, "expression operand"))
+        return false;
+      if (kind < uint32_t(DimOp::Kind::Const) ||
+          kind > uint32_t(DimOp::Kind::Max))
+        return r.fail(what + " has operation kind " + std::to_string(kind));
+      op.kind = DimOp::Kind(kind);
+      plan.exprs[i].ops.push_back(op);
+    }
+    int64_t value = 0;
+    if (Status st = evaluateDimExpr(plan, plan.exprs[i], bounds, value); !st)
+      return r.fail(what + " at the symbols' bounds: " + st.message());
+    if (value < 0)
+      return r.fail(what + " '" + formatDimExpr(plan, plan.exprs[i]) +
+                    "' is " + std::to_string(value) +
+                    " at the symbols' bounds");
+    exprBounds.push_back(value);
+  }
+  if (!r.count(n, 4 + 4 + 4, "assumption count"))
+    return false;
+  for (uint32_t i = 0; i < n; ++i) {
+    PlanAssumption a;
+    uint32_t kind;
+    if (!r.u32(kind, "assumption kind") || !r.u32(a.lhs, "assumption lhs") ||
+        !r.u32(a.rhs, "assumption rhs"))
+      return false;
+    if (kind != uint32_t(PlanAssumption::Kind::Equal) &&
+        kind != uint32_t(PlanAssumption::Kind::LessEqual))
+      return r.fail("assumption " + std::to_string(i) + " has kind " +
+                    std::to_string(kind));
+    a.kind = PlanAssumption::Kind(kind);
+    if (a.lhs >= plan.exprs.size() || a.rhs >= plan.exprs.size())
+      return r.fail("assumption " + std::to_string(i) +
+                    " refers to expressions " + std::to_string(a.lhs) +
+                    " and " + std::to_string(a.rhs) + " of " +
+                    std::to_string(plan.exprs.size()));
+    plan.assumptions.push_back(a);
+  }
+  return true;
+}
+
+/// Each symbol is a symbolic dim of an existing input whose expression is
+/// that symbol alone.
+static bool checkSymbolInputs(ByteReader &r, const Plan &plan) {
+  for (size_t i = 0; i < plan.symbols.size(); ++i) {
+    const PlanSymbol &symbol = plan.symbols[i];
+    std::string what = "symbol '" + symbol.name + "'";
+    if (symbol.input >= plan.inputs.size())
+      return r.fail(what + " names input " + std::to_string(symbol.input) +
+                    " of " + std::to_string(plan.inputs.size()));
+    const PlanTensor &t = plan.tensors[plan.inputs[symbol.input].tensor];
+    if (symbol.dim >= t.dims.size())
+      return r.fail(what + " names dim " + std::to_string(symbol.dim) +
+                    " of input '" + plan.inputs[symbol.input].name +
+                    "', which has rank " + std::to_string(t.dims.size()));
+    int32_t expr = t.isSymbolic() ? t.dimExprs[symbol.dim] : -1;
+    const std::vector<DimOp> *ops =
+        expr >= 0 ? &plan.exprs[size_t(expr)].ops : nullptr;
+    if (!ops || ops->size() != 1 || ops->front().kind != DimOp::Kind::Symbol ||
+        ops->front().value != int64_t(i))
+      return r.fail(what + " names dim " + std::to_string(symbol.dim) +
+                    " of input '" + plan.inputs[symbol.input].name +
+                    "', which is not that symbol");
+  }
+  return true;
+}
+
 static bool readPlan(ByteReader &r, uint64_t weightsSize, Plan &plan) {
   uint32_t major, minor, n;
   if (!r.u32(major, "version") || !r.u32(minor, "version"))
     return false;
-  if (major != kPlanVersionMajor)
+  // Minor versions change the layout (1.1 adds the symbol tables), so one
+  // newer than this runtime's cannot be read either.
+  if (major != kPlanVersionMajor || minor > kPlanVersionMinor)
     return r.fail("plan encoding version " + std::to_string(major) + "." +
                   std::to_string(minor) + " is not this runtime's " +
                   std::to_string(kPlanVersionMajor) + "." +
                   std::to_string(kPlanVersionMinor) +
                   "; recompile the model");
-  if (!r.u64(plan.arenaSize, "arena size") ||
-      !r.count(n, 4 + 4 + 4 + 4 + 8, "tensor count"))
+  if (!r.u64(plan.arenaSize, "arena size"))
+    return false;
+  std::vector<int64_t> exprBounds;
+  if (minor >= 1 && !readSymbols(r, plan, exprBounds))
+    return false;
+  if (!r.count(n, 4 + 4 + 4 + 4 + 8, "tensor count"))
     return false;
   plan.tensors.resize(n);
   for (uint32_t i = 0; i < n; ++i)
-    if (!readTensor(r, plan.arenaSize, weightsSize, i, plan.tensors[i]))
+    if (!readTensor(r, plan.arenaSize, weightsSize, exprBounds, i,
+                    plan.tensors[i]))
       return false;
   if (!readValues(r, plan, "input", plan.inputs) ||
       !readValues(r, plan, "output", plan.outputs))
@@ -474,6 +885,8 @@ static bool readPlan(ByteReader &r, uint64_t weightsSize, Plan &plan) {
          &plan.tensors[plan.inputs[t.offset].tensor] != &t))
       return r.fail("tensor '" + t.name + "' claims to be input " +
                     std::to_string(t.offset) + ", which names another tensor");
+  if (!checkSymbolInputs(r, plan))
+    return false;
   if (!r.count(n, 4 + 4 + 4 + 4 + 4, "step count"))
     return false;
   plan.steps.resize(n);
