@@ -13,6 +13,7 @@
 #include "lmopt/Target/CPU/PlanBuilder.h"
 
 #include "lmopt/Conversion/LmoptToLinalg/LmoptToLinalg.h"
+#include "lmopt/Dialect/Lmopt/Transforms/SymbolicShapes.h"
 #include "lmopt/Dialect/Lmopt/IR/LmoptOps.h"
 #include "lmopt/Support/FusionReport.h"
 #include "lmopt/Support/ResourceBlob.h"
@@ -35,6 +36,7 @@
 #include <cmath>
 #include <cstring>
 #include <optional>
+#include <set>
 #include <unordered_map>
 
 using namespace mlir;
@@ -88,10 +90,11 @@ std::optional<rt::DType> mlir::lmopt::cpu::getRuntimeDType(Type type) {
   }
 }
 
-/// A ranked tensor type with static dims and a plan dtype.
-static bool isPlannable(Type type) {
+/// A ranked tensor type with static dims (or, in a symbolic plan, any
+/// dims) and a plan dtype.
+static bool isPlannable(Type type, bool symbolic = false) {
   auto tensor = llvm::dyn_cast<RankedTensorType>(type);
-  return tensor && tensor.hasStaticShape() &&
+  return tensor && (symbolic || tensor.hasStaticShape()) &&
          getRuntimeDType(tensor.getElementType()).has_value();
 }
 
@@ -202,7 +205,7 @@ static ElementsAttr getConstantValue(Operation *op) {
 }
 
 /// The op's role, or a diagnostic naming why it has no CPU lowering.
-static FailureOr<Role> classify(Operation *op) {
+static FailureOr<Role> classify(Operation *op, bool symbolic) {
   std::string node = describeNode(op->getLoc());
   auto unsupported = [&](const Twine &why) {
     InFlightDiagnostic diag = op->emitError()
@@ -217,12 +220,13 @@ static FailureOr<Role> classify(Operation *op) {
     return Role::Constant;
   auto checkTypes = [&](TypeRange types, StringRef what) {
     for (auto [index, type] : llvm::enumerate(types)) {
-      if (isPlannable(type))
+      if (isPlannable(type, symbolic))
         continue;
       std::string text;
       llvm::raw_string_ostream os(text);
       os << what << " " << index << " has type " << type
-         << ", not a static tensor of a runtime dtype";
+         << (symbolic ? ", not a tensor of a runtime dtype"
+                      : ", not a static tensor of a runtime dtype");
       return unsupported(text);
     }
     return success();
@@ -301,6 +305,13 @@ private:
 
   static void addInt(rt::PlanStep &step, StringRef name, int64_t value);
 
+  LogicalResult setUpSymbols();
+  /// The plan expression of `expr`, or failure when it has a symbol that is
+  /// not an input dim.
+  std::optional<uint32_t> getPlanExpr(const SymExpr &expr);
+  /// Fills the symbolic dims of `tensor`, the planned form of `value`.
+  void setSymbolicDims(Value value, rt::PlanTensor &tensor);
+
   func::FuncOp main;
   const PlanBuildOptions &options;
   OpBuilder builder;
@@ -313,6 +324,11 @@ private:
   /// The kernel ops collected since the last non-kernel step.
   SmallVector<Operation *> group;
   llvm::SmallPtrSet<Operation *, 16> groupSet;
+  /// Symbolic plans: the dims of every value, and whether a dim failed to
+  /// follow from the inputs' (reported where it happened).
+  std::optional<SymbolicShapes> shapes;
+  bool symbolic = false;
+  bool unresolvedDims = false;
 };
 } // namespace
 
@@ -342,9 +358,162 @@ uint32_t PlanBuilder::addTensor(std::string name, Value value,
   tensor.dims.assign(type.getShape().begin(), type.getShape().end());
   tensor.storage = storage;
   tensor.offset = offset;
+  if (!type.hasStaticShape())
+    setSymbolicDims(value, tensor);
   uint32_t id = result.plan.addTensor(std::move(tensor));
   result.aliasRoot.push_back(aliasOf == ~0u ? id : aliasOf);
   return id;
+}
+
+std::optional<uint32_t> PlanBuilder::getPlanExpr(const SymExpr &expr) {
+  if (expr.hasOverflowed())
+    return std::nullopt;
+  using Op = rt::DimOp::Kind;
+  rt::DimExpr planExpr;
+  bool first = true;
+  for (const auto &[monomial, coefficient] : expr.getTerms()) {
+    bool started = false;
+    if (coefficient != 1 || monomial.empty()) {
+      planExpr.ops.push_back({Op::Const, coefficient});
+      started = true;
+    }
+    for (auto [symbol, exponent] : monomial) {
+      if (symbol >= shapes->getNumInputSymbols())
+        return std::nullopt;
+      for (unsigned i = 0; i < exponent; ++i) {
+        planExpr.ops.push_back({Op::Symbol, int64_t(symbol)});
+        if (started)
+          planExpr.ops.push_back({Op::Mul, 0});
+        started = true;
+      }
+    }
+    if (!first)
+      planExpr.ops.push_back({Op::Add, 0});
+    first = false;
+  }
+  if (planExpr.ops.empty())
+    planExpr.ops.push_back({Op::Const, 0});
+  return result.plan.addExpr(std::move(planExpr));
+}
+
+void PlanBuilder::setSymbolicDims(Value value, rt::PlanTensor &tensor) {
+  auto type = llvm::cast<RankedTensorType>(value.getType());
+  std::optional<ArrayRef<SymExpr>> dims =
+      shapes ? shapes->getDims(value) : std::nullopt;
+  std::vector<int64_t> bounds;
+  for (const rt::PlanSymbol &symbol : result.plan.symbols)
+    bounds.push_back(symbol.bound);
+  tensor.dimExprs.assign(tensor.dims.size(), -1);
+  for (int64_t d = 0; d < type.getRank(); ++d) {
+    if (!type.isDynamicDim(d))
+      continue;
+    // A dim the type leaves dynamic stays an expression (a constant one
+    // too), so that kernels get its size as their types say.
+    std::optional<uint32_t> expr =
+        dims && size_t(d) < dims->size() ? getPlanExpr((*dims)[d])
+                                         : std::nullopt;
+    int64_t atBounds = 0;
+    if (expr && !rt::evaluateDimExpr(result.plan, result.plan.exprs[*expr],
+                                     bounds, atBounds))
+      expr.reset();
+    if (!expr || atBounds < 0) {
+      // The first is reported: the dims computed from it would follow.
+      if (!unresolvedDims) {
+        std::string text = dims && size_t(d) < dims->size()
+                               ? (*dims)[d].print(shapes->getNames())
+                               : "?";
+        emitError(value.getLoc())
+            << "dim " << d << " of '" << tensor.name << "' (" << text
+            << ") does not follow from the input dims and their bounds; "
+               "pin it with --input-shape or narrow --max-shape";
+      }
+      unresolvedDims = true;
+      tensor.dims[d] = 0;
+      continue;
+    }
+    tensor.dimExprs[d] = int32_t(*expr);
+    tensor.dims[d] = atBounds;
+  }
+}
+
+LogicalResult PlanBuilder::setUpSymbols() {
+  auto inputNames = main->getAttrOfType<ArrayAttr>("lmopt.input_names");
+  auto nameOf = [&](BlockArgument arg) {
+    std::string name = "input" + std::to_string(arg.getArgNumber());
+    if (inputNames && arg.getArgNumber() < inputNames.size())
+      if (auto text =
+              llvm::dyn_cast<StringAttr>(inputNames[arg.getArgNumber()]))
+        name = text.str();
+    return name;
+  };
+  std::set<std::string> known;
+  SymbolicShapeBounds bounds;
+  bool ok = true;
+  for (BlockArgument arg : main.getArguments()) {
+    auto type = llvm::dyn_cast<RankedTensorType>(arg.getType());
+    if (!type)
+      continue;
+    std::string name = nameOf(arg);
+    known.insert(name);
+    auto given = options.maxShapes.find(name);
+    if (given != options.maxShapes.end() &&
+        given->second.size() != size_t(type.getRank())) {
+      emitError(arg.getLoc())
+          << "--max-shape for input '" << name << "' has "
+          << given->second.size() << " dims; the input has rank "
+          << type.getRank();
+      ok = false;
+      continue;
+    }
+    for (int64_t d = 0; d < type.getRank(); ++d) {
+      bool hasBound = given != options.maxShapes.end();
+      if (!type.isDynamicDim(d)) {
+        if (hasBound && given->second[d] != type.getDimSize(d)) {
+          emitError(arg.getLoc())
+              << "--max-shape for input '" << name << "' gives dim " << d
+              << " as " << given->second[d] << ", but the model fixes it at "
+              << type.getDimSize(d);
+          ok = false;
+        }
+        continue;
+      }
+      std::string symbolName = name + "." + std::to_string(d);
+      if (!hasBound) {
+        emitError(arg.getLoc())
+            << "input '" << name << "' dim " << d
+            << " is dynamic and has no bound; give one with --max-shape "
+            << name << ":<dims> (or pin it with --input-shape)";
+        ok = false;
+        continue;
+      }
+      if (given->second[d] < 1) {
+        emitError(arg.getLoc()) << "--max-shape for input '" << name
+                                << "' gives dim " << d << " the bound "
+                                << given->second[d] << "; bounds are >= 1";
+        ok = false;
+        continue;
+      }
+      result.plan.symbols.push_back(
+          {symbolName, arg.getArgNumber(), uint32_t(d), given->second[d]});
+      bounds.bounds.push_back(given->second[d]);
+    }
+  }
+  for (const auto &[name, dims] : options.maxShapes)
+    if (!known.count(name)) {
+      std::string inputs;
+      for (const std::string &input : known)
+        inputs += (inputs.empty() ? "'" : ", '") + input + "'";
+      emitError(main.getLoc()) << "--max-shape names '" << name
+                               << "', which is not a model input (inputs: "
+                               << inputs << ")";
+      ok = false;
+    }
+  if (!ok)
+    return failure();
+  symbolic = !result.plan.symbols.empty();
+  if (symbolic)
+    shapes.emplace(main, bounds);
+  return success();
 }
 
 FailureOr<uint64_t> PlanBuilder::addWeight(ElementsAttr attr, Location loc) {
@@ -676,11 +845,31 @@ LogicalResult PlanBuilder::emitOutputs(func::ReturnOp ret) {
 
 FailureOr<CpuPlan> PlanBuilder::build() {
   Block &block = main.getBody().front();
+  if (failed(setUpSymbols()))
+    return failure();
+  // A dim the types leave dynamic but the analysis proves constant becomes
+  // static, so that kernels broadcast it with a static map (a run-time 1
+  // facing another dynamic dim cannot broadcast in a generated kernel).
+  if (symbolic)
+    for (Operation &op : block.without_terminator())
+      for (Value value : op.getResults()) {
+        auto type = llvm::dyn_cast<RankedTensorType>(value.getType());
+        std::optional<ArrayRef<SymExpr>> dims = shapes->getDims(value);
+        if (!type || type.hasStaticShape() || !dims ||
+            dims->size() != size_t(type.getRank()))
+          continue;
+        SmallVector<int64_t> shape(type.getShape());
+        for (auto [size, dim] : llvm::zip_equal(shape, *dims))
+          if (std::optional<int64_t> constant = dim.getConstant();
+              ShapedType::isDynamic(size) && constant && *constant >= 0)
+            size = *constant;
+        value.setType(type.clone(shape));
+      }
   // Every op without a CPU lowering is reported before anything is built.
   llvm::DenseMap<Operation *, Role> roles;
   bool unsupported = false;
   for (Operation &op : block.without_terminator()) {
-    FailureOr<Role> role = classify(&op);
+    FailureOr<Role> role = classify(&op, symbolic);
     if (failed(role)) {
       unsupported = true;
       continue;
@@ -692,7 +881,7 @@ FailureOr<CpuPlan> PlanBuilder::build() {
 
   auto inputNames = main->getAttrOfType<ArrayAttr>("lmopt.input_names");
   for (BlockArgument arg : main.getArguments()) {
-    if (!isPlannable(arg.getType()))
+    if (!isPlannable(arg.getType(), symbolic))
       return emitError(arg.getLoc())
              << "input " << arg.getArgNumber() << " has type " << arg.getType()
              << ", not a static tensor of a runtime dtype";
@@ -747,6 +936,23 @@ FailureOr<CpuPlan> PlanBuilder::build() {
     return main.emitError("@main does not end with func.return");
   if (failed(emitOutputs(ret)))
     return failure();
+  if (unresolvedDims)
+    return failure();
+  if (symbolic)
+    for (const SymbolicAssumption &assumption : shapes->getAssumptions()) {
+      std::optional<uint32_t> lhs = getPlanExpr(assumption.lhs);
+      std::optional<uint32_t> rhs = getPlanExpr(assumption.rhs);
+      if (!lhs || !rhs)
+        continue; // about dims no tensor of the plan has
+      if (*lhs == *rhs ||
+          llvm::any_of(result.plan.assumptions,
+                       [&](const rt::PlanAssumption &known) {
+                         return known.lhs == *lhs && known.rhs == *rhs;
+                       }))
+        continue;
+      result.plan.assumptions.push_back(
+          {rt::PlanAssumption::Kind::Equal, *lhs, *rhs});
+    }
 
   result.memory = planMemory(result.plan, result.aliasRoot, options.memory);
   return std::move(result);
