@@ -338,6 +338,8 @@ static void lowerDynamicShapeOps(ModuleOp module) {
   module.walk([&](ShapeOp op) { shapeOps.push_back(op); });
   for (ShapeOp op : shapeOps) {
     auto inputType = llvm::cast<RankedTensorType>(op.getInput().getType());
+    if (inputType.hasStaticShape())
+      continue; // folds in the lowering
     int64_t rank = inputType.getRank();
     auto clamp = [&](int64_t index) {
       return std::clamp<int64_t>(index < 0 ? index + rank : index, 0, rank);

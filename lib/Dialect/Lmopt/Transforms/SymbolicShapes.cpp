@@ -365,6 +365,23 @@ static void setReshape(ReshapeOp op, SymbolicShapes &shapes) {
     for (const SymExpr &dim : out)
       known = known * dim;
     std::optional<SymExpr> quotient = total.divideExactly(known);
+    // With bounds, a symbolic target dim facing a different symbolic input
+    // dim at the same position (a mask reshaped to the ids' batch) is
+    // assumed to be that dim, which can make the division exact.
+    SmallVector<size_t> facing;
+    for (size_t i = 0; !quotient && i < input.size() && i < out.size(); ++i)
+      if (i != *inferred && input[i] != out[i] && !input[i].getConstant() &&
+          !out[i].getConstant())
+        facing.push_back(i);
+    if (!quotient && !facing.empty() && shapes.hasBounds()) {
+      SymExpr assumed = SymExpr::constant(1);
+      for (auto [i, dim] : llvm::enumerate(input))
+        assumed = assumed * (llvm::is_contained(facing, i) ? out[i] : dim);
+      quotient = assumed.divideExactly(known);
+      if (quotient)
+        for (size_t i : facing)
+          shapes.assumeEqual(input[i], out[i], op);
+    }
     out[*inferred] = quotient ? *quotient : shapes.fresh();
   }
   shapes.setDims(op, out);

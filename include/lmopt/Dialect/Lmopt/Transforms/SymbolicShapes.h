@@ -55,6 +55,7 @@ public:
   /// The same with bounds on those symbols (SymbolicShapeBounds).
   SymbolicShapes(func::FuncOp func, const SymbolicShapeBounds &bounds);
 
+  bool hasBounds() const { return bounds.has_value(); }
   /// Number of symbols that are input dims (ids 0 .. n-1).
   unsigned getNumInputSymbols() const { return numInputSymbols; }
   /// The equalities relied on (only with bounds), in the order made.
