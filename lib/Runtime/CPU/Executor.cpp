@@ -313,10 +313,10 @@ static Status buildLinear(const StepChecker &c,
   desc.activation = LinearActivation(activation);
   desc.hasResidual = hasResidual;
   // Static rows and a weight from the weights section: pack it once. Should
-  // oneDNN refuse that form, the plain one still runs the step. Symbolic
-  // rows keep one primitive with rows given at run time.
+  // oneDNN refuse that form, the plain one still runs the step. With
+  // symbolic rows the step is rebuilt, and the weight packed again, when a
+  // run's rows differ from the last run's.
   if (c.context.packLinearWeights && c.context.weights &&
-      !input.isSymbolic() &&
       weight.storage == TensorStorage::Weight && exec->rows > 0 &&
       LinearStep::createPacked(
           c.context.cpu, desc, exec->rows,
