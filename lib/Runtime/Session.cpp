@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "lmopt/Runtime/Session.h"
+#include "lmopt/Runtime/PlanShapes.h"
 #include "lmopt/Runtime/Requirements.h"
 
 #include "lmopt/Runtime/Bundle.h"
@@ -189,10 +190,22 @@ Status Session::create(const std::string &path, const SessionOptions &options,
   session->packLinearWeights_ = options.packLinearWeights;
   StepBuildContext context{plan, *session->cpu_,   session->kernels_.get(),
                            path, weightsView.data, options.packLinearWeights};
+  // Steps over symbolic dims are built again, packed for the rows of the
+  // first run, before it; packing them for the bounds now would only cost
+  // time and memory.
+  StepBuildContext symbolicContext = context;
+  symbolicContext.packLinearWeights = false;
   std::vector<ByteRange> weightsStillRead = weightsReadInPlace(plan);
   for (const PlanStep &step : plan.steps) {
     std::unique_ptr<StepExecutor> executor;
-    if (Status st = createStepExecutor(context, step, executor); !st)
+    bool symbolic = false;
+    for (const auto *ids : {&step.operands, &step.results})
+      for (uint32_t id : *ids)
+        symbolic |= plan.tensors[id].isSymbolic();
+    session->symbolicStep_.push_back(symbolic);
+    if (Status st = createStepExecutor(symbolic ? symbolicContext : context,
+                                       step, executor);
+        !st)
       return st;
     // Released step by step, so that the copies and the mapped originals are
     // not resident together.
@@ -203,15 +216,7 @@ Status Session::create(const std::string &path, const SessionOptions &options,
   }
   if (plan.isSymbolic()) {
     session->runPlan_ = plan;
-    for (const PlanStep &step : plan.steps) {
-      bool symbolic = false;
-      for (const auto *ids : {&step.operands, &step.results})
-        for (uint32_t id : *ids)
-          symbolic |= plan.tensors[id].isSymbolic();
-      session->symbolicStep_.push_back(symbolic);
-    }
-    for (const PlanSymbol &symbol : plan.symbols)
-      session->runSymbols_.push_back(symbol.bound);
+    session->rebuildAll_ = true;
   }
 
   session->arena_ = std::make_unique<AlignedBuffer>();
@@ -373,6 +378,7 @@ Status Session::bindShapes(const std::vector<const TensorView *> &bound) {
       return st;
   StepBuildContext context{runPlan_, *cpu_,           kernels_.get(),
                            path_,    weightsView.data, packLinearWeights_};
+  std::vector<ByteRange> weightsStillRead = weightsReadInPlace(runPlan_);
   for (size_t s = 0; s < runPlan_.steps.size(); ++s) {
     if (!symbolicStep_[s])
       continue;
@@ -387,6 +393,9 @@ Status Session::bindShapes(const std::vector<const TensorView *> &bound) {
     if (Status st = createStepExecutor(context, step, executor); !st)
       return st;
     steps_[s] = std::move(executor);
+    if (int64_t copied = steps_[s]->copiedWeight(); copied >= 0)
+      releaseWeightPages(weightsView.data, runPlan_.tensors[size_t(copied)],
+                         weightsStillRead);
   }
   runSymbols_ = std::move(shapes.symbols);
   rebuildAll_ = false;

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "lmopt/Runtime/Plan.h"
+#include "lmopt/Runtime/PlanShapes.h"
 #include "lmopt/Runtime/Session.h"
 
 #include "SessionTestUtil.h"

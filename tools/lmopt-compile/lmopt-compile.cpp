@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "lmopt/Dialect/Lmopt/IR/LmoptDialect.h"
+#include "lmopt/Runtime/PlanShapes.h"
 #include "lmopt/Dialect/Lmopt/Transforms/Passes.h"
 #include "lmopt/Importer/ONNX/Importer.h"
 #include "lmopt/Runtime/Npy.h"

@@ -138,8 +138,8 @@ private:
   std::unique_ptr<KernelLibrary> kernels_;
   std::vector<std::unique_ptr<StepExecutor>> steps_;
   /// Symbolic plans only: the plan with the last run's dims (the bounds'
-  /// before any), which steps are rebuilt from, and which steps read or
-  /// write a symbolic tensor.
+  /// before any; the first run rebuilds every symbolic step), which steps
+  /// are rebuilt from, and which steps read or write a symbolic tensor.
   Plan runPlan_;
   std::vector<bool> symbolicStep_;
   std::vector<int64_t> runSymbols_;

@@ -1,6 +1,7 @@
 //===- BundleEmitter.cpp - Write a CPU plan as a .lmopt bundle ------------===//
 
 #include "lmopt/Target/CPU/BundleEmitter.h"
+#include "lmopt/Runtime/PlanShapes.h"
 
 #include "lmopt/Runtime/Bundle.h"
 

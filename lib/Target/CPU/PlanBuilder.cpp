@@ -11,6 +11,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "lmopt/Target/CPU/PlanBuilder.h"
+#include "lmopt/Target/CPU/PlanSymbols.h"
+#include "lmopt/Runtime/PlanShapes.h"
 
 #include "lmopt/Conversion/LmoptToLinalg/LmoptToLinalg.h"
 #include "lmopt/Dialect/Lmopt/Transforms/SymbolicShapes.h"
@@ -306,9 +308,6 @@ private:
   static void addInt(rt::PlanStep &step, StringRef name, int64_t value);
 
   LogicalResult setUpSymbols();
-  /// The plan expression of `expr`, or failure when it has a symbol that is
-  /// not an input dim.
-  std::optional<uint32_t> getPlanExpr(const SymExpr &expr);
   /// Fills the symbolic dims of `tensor`, the planned form of `value`.
   void setSymbolicDims(Value value, rt::PlanTensor &tensor);
 
@@ -365,155 +364,21 @@ uint32_t PlanBuilder::addTensor(std::string name, Value value,
   return id;
 }
 
-std::optional<uint32_t> PlanBuilder::getPlanExpr(const SymExpr &expr) {
-  if (expr.hasOverflowed())
-    return std::nullopt;
-  using Op = rt::DimOp::Kind;
-  rt::DimExpr planExpr;
-  bool first = true;
-  for (const auto &[monomial, coefficient] : expr.getTerms()) {
-    bool started = false;
-    if (coefficient != 1 || monomial.empty()) {
-      planExpr.ops.push_back({Op::Const, coefficient});
-      started = true;
-    }
-    for (auto [symbol, exponent] : monomial) {
-      if (symbol >= shapes->getNumInputSymbols())
-        return std::nullopt;
-      for (unsigned i = 0; i < exponent; ++i) {
-        planExpr.ops.push_back({Op::Symbol, int64_t(symbol)});
-        if (started)
-          planExpr.ops.push_back({Op::Mul, 0});
-        started = true;
-      }
-    }
-    if (!first)
-      planExpr.ops.push_back({Op::Add, 0});
-    first = false;
-  }
-  if (planExpr.ops.empty())
-    planExpr.ops.push_back({Op::Const, 0});
-  return result.plan.addExpr(std::move(planExpr));
-}
-
-void PlanBuilder::setSymbolicDims(Value value, rt::PlanTensor &tensor) {
-  auto type = llvm::cast<RankedTensorType>(value.getType());
-  std::optional<ArrayRef<SymExpr>> dims =
-      shapes ? shapes->getDims(value) : std::nullopt;
-  std::vector<int64_t> bounds;
-  for (const rt::PlanSymbol &symbol : result.plan.symbols)
-    bounds.push_back(symbol.bound);
-  tensor.dimExprs.assign(tensor.dims.size(), -1);
-  for (int64_t d = 0; d < type.getRank(); ++d) {
-    if (!type.isDynamicDim(d))
-      continue;
-    // A dim the type leaves dynamic stays an expression (a constant one
-    // too), so that kernels get its size as their types say.
-    std::optional<uint32_t> expr =
-        dims && size_t(d) < dims->size() ? getPlanExpr((*dims)[d])
-                                         : std::nullopt;
-    int64_t atBounds = 0;
-    if (expr && !rt::evaluateDimExpr(result.plan, result.plan.exprs[*expr],
-                                     bounds, atBounds))
-      expr.reset();
-    if (!expr || atBounds < 0) {
-      // The first is reported: the dims computed from it would follow.
-      if (!unresolvedDims) {
-        std::string text = dims && size_t(d) < dims->size()
-                               ? (*dims)[d].print(shapes->getNames())
-                               : "?";
-        emitError(value.getLoc())
-            << "dim " << d << " of '" << tensor.name << "' (" << text
-            << ") does not follow from the input dims and their bounds; "
-               "pin it with --input-shape or narrow --max-shape";
-      }
-      unresolvedDims = true;
-      tensor.dims[d] = 0;
-      continue;
-    }
-    tensor.dimExprs[d] = int32_t(*expr);
-    tensor.dims[d] = atBounds;
-  }
-}
-
 LogicalResult PlanBuilder::setUpSymbols() {
-  auto inputNames = main->getAttrOfType<ArrayAttr>("lmopt.input_names");
-  auto nameOf = [&](BlockArgument arg) {
-    std::string name = "input" + std::to_string(arg.getArgNumber());
-    if (inputNames && arg.getArgNumber() < inputNames.size())
-      if (auto text =
-              llvm::dyn_cast<StringAttr>(inputNames[arg.getArgNumber()]))
-        name = text.str();
-    return name;
-  };
-  std::set<std::string> known;
   SymbolicShapeBounds bounds;
-  bool ok = true;
-  for (BlockArgument arg : main.getArguments()) {
-    auto type = llvm::dyn_cast<RankedTensorType>(arg.getType());
-    if (!type)
-      continue;
-    std::string name = nameOf(arg);
-    known.insert(name);
-    auto given = options.maxShapes.find(name);
-    if (given != options.maxShapes.end() &&
-        given->second.size() != size_t(type.getRank())) {
-      emitError(arg.getLoc())
-          << "--max-shape for input '" << name << "' has "
-          << given->second.size() << " dims; the input has rank "
-          << type.getRank();
-      ok = false;
-      continue;
-    }
-    for (int64_t d = 0; d < type.getRank(); ++d) {
-      bool hasBound = given != options.maxShapes.end();
-      if (!type.isDynamicDim(d)) {
-        if (hasBound && given->second[d] != type.getDimSize(d)) {
-          emitError(arg.getLoc())
-              << "--max-shape for input '" << name << "' gives dim " << d
-              << " as " << given->second[d] << ", but the model fixes it at "
-              << type.getDimSize(d);
-          ok = false;
-        }
-        continue;
-      }
-      std::string symbolName = name + "." + std::to_string(d);
-      if (!hasBound) {
-        emitError(arg.getLoc())
-            << "input '" << name << "' dim " << d
-            << " is dynamic and has no bound; give one with --max-shape "
-            << name << ":<dims> (or pin it with --input-shape)";
-        ok = false;
-        continue;
-      }
-      if (given->second[d] < 1) {
-        emitError(arg.getLoc()) << "--max-shape for input '" << name
-                                << "' gives dim " << d << " the bound "
-                                << given->second[d] << "; bounds are >= 1";
-        ok = false;
-        continue;
-      }
-      result.plan.symbols.push_back(
-          {symbolName, arg.getArgNumber(), uint32_t(d), given->second[d]});
-      bounds.bounds.push_back(given->second[d]);
-    }
-  }
-  for (const auto &[name, dims] : options.maxShapes)
-    if (!known.count(name)) {
-      std::string inputs;
-      for (const std::string &input : known)
-        inputs += (inputs.empty() ? "'" : ", '") + input + "'";
-      emitError(main.getLoc()) << "--max-shape names '" << name
-                               << "', which is not a model input (inputs: "
-                               << inputs << ")";
-      ok = false;
-    }
-  if (!ok)
+  if (failed(addPlanSymbols(main, options.maxShapes, result.plan, bounds)))
     return failure();
   symbolic = !result.plan.symbols.empty();
   if (symbolic)
     shapes.emplace(main, bounds);
   return success();
+}
+
+void PlanBuilder::setSymbolicDims(Value value, rt::PlanTensor &tensor) {
+  // The first unresolved dim is reported: the dims computed from it follow.
+  if (!setPlanTensorDims(result.plan, shapes ? &*shapes : nullptr, value,
+                         tensor, /*report=*/!unresolvedDims))
+    unresolvedDims = true;
 }
 
 FailureOr<uint64_t> PlanBuilder::addWeight(ElementsAttr attr, Location loc) {
@@ -847,24 +712,8 @@ FailureOr<CpuPlan> PlanBuilder::build() {
   Block &block = main.getBody().front();
   if (failed(setUpSymbols()))
     return failure();
-  // A dim the types leave dynamic but the analysis proves constant becomes
-  // static, so that kernels broadcast it with a static map (a run-time 1
-  // facing another dynamic dim cannot broadcast in a generated kernel).
   if (symbolic)
-    for (Operation &op : block.without_terminator())
-      for (Value value : op.getResults()) {
-        auto type = llvm::dyn_cast<RankedTensorType>(value.getType());
-        std::optional<ArrayRef<SymExpr>> dims = shapes->getDims(value);
-        if (!type || type.hasStaticShape() || !dims ||
-            dims->size() != size_t(type.getRank()))
-          continue;
-        SmallVector<int64_t> shape(type.getShape());
-        for (auto [size, dim] : llvm::zip_equal(shape, *dims))
-          if (std::optional<int64_t> constant = dim.getConstant();
-              ShapedType::isDynamic(size) && constant && *constant >= 0)
-            size = *constant;
-        value.setType(type.clone(shape));
-      }
+    refineStaticDims(main, *shapes);
   // Every op without a CPU lowering is reported before anything is built.
   llvm::DenseMap<Operation *, Role> roles;
   bool unsupported = false;
@@ -939,20 +788,7 @@ FailureOr<CpuPlan> PlanBuilder::build() {
   if (unresolvedDims)
     return failure();
   if (symbolic)
-    for (const SymbolicAssumption &assumption : shapes->getAssumptions()) {
-      std::optional<uint32_t> lhs = getPlanExpr(assumption.lhs);
-      std::optional<uint32_t> rhs = getPlanExpr(assumption.rhs);
-      if (!lhs || !rhs)
-        continue; // about dims no tensor of the plan has
-      if (*lhs == *rhs ||
-          llvm::any_of(result.plan.assumptions,
-                       [&](const rt::PlanAssumption &known) {
-                         return known.lhs == *lhs && known.rhs == *rhs;
-                       }))
-        continue;
-      result.plan.assumptions.push_back(
-          {rt::PlanAssumption::Kind::Equal, *lhs, *rhs});
-    }
+    addPlanAssumptions(result.plan, *shapes);
 
   result.memory = planMemory(result.plan, result.aliasRoot, options.memory);
   return std::move(result);
