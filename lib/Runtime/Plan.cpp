@@ -509,7 +509,8 @@ static bool readSymbols(ByteReader &r, Plan &plan,
     PlanSymbol symbol;
     if (!r.str(symbol.name, "symbol name") ||
         !r.u32(symbol.input, "symbol input") ||
-        !r.u32(symbol.dim, "symbol dim") || !r.i64(symbol.bound, "symbol bound"))
+        !r.u32(symbol.dim, "symbol dim") ||
+        !r.i64(symbol.bound, "symbol bound"))
       return false;
     if (symbol.bound < 0)
       return r.fail("symbol '" + symbol.name + "' has bound " +
@@ -550,9 +551,8 @@ static bool readSymbols(ByteReader &r, Plan &plan,
     if (Status st = evaluateDimExpr(plan, plan.exprs[i], bounds, value); !st)
       return r.fail(what + " at the symbols' bounds: " + st.message());
     if (value < 0)
-      return r.fail(what + " '" + formatDimExpr(plan, plan.exprs[i]) +
-                    "' is " + std::to_string(value) +
-                    " at the symbols' bounds");
+      return r.fail(what + " '" + formatDimExpr(plan, plan.exprs[i]) + "' is " +
+                    std::to_string(value) + " at the symbols' bounds");
     exprBounds.push_back(value);
   }
   if (!r.count(n, 4 + 4 + 4, "assumption count"))

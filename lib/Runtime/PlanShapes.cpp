@@ -80,8 +80,8 @@ Status lmopt::runtime::evaluateDimExpr(const Plan &plan, const DimExpr &expr,
                                        int64_t &out) {
   auto fail = [&](const std::string &why) {
     return Status::error(StatusCode::InvalidArgument,
-                         "dim expression '" + formatDimExpr(plan, expr) +
-                             "' " + why);
+                         "dim expression '" + formatDimExpr(plan, expr) + "' " +
+                             why);
   };
   std::vector<int64_t> stack;
   stack.reserve(expr.ops.size());
@@ -167,9 +167,8 @@ Status lmopt::runtime::evaluatePlanShapes(
     const std::string &input = plan.inputs[symbol.input].name;
     int64_t value = inputDims[symbol.input][symbol.dim];
     if (value > symbol.bound)
-      return invalid("input '" + input + "' dim " +
-                     std::to_string(symbol.dim) + " is " +
-                     std::to_string(value) + ", beyond its bound " +
+      return invalid("input '" + input + "' dim " + std::to_string(symbol.dim) +
+                     " is " + std::to_string(value) + ", beyond its bound " +
                      std::to_string(symbol.bound) + " (" + symbol.name +
                      " <= " + std::to_string(symbol.bound) +
                      "; recompile with a larger --max-shape)");
@@ -177,8 +176,8 @@ Status lmopt::runtime::evaluatePlanShapes(
   }
   std::vector<int64_t> values(plan.exprs.size(), 0);
   for (size_t i = 0; i < plan.exprs.size(); ++i)
-    if (Status st = evaluateDimExpr(plan, plan.exprs[i], out.symbols,
-                                    values[i]);
+    if (Status st =
+            evaluateDimExpr(plan, plan.exprs[i], out.symbols, values[i]);
         !st)
       return invalid("with " + describeSymbols(plan, out.symbols) + ", " +
                      st.message());
@@ -205,14 +204,13 @@ Status lmopt::runtime::evaluatePlanShapes(
     bool equal = a.kind == PlanAssumption::Kind::Equal;
     if (equal ? lhs == rhs : lhs <= rhs)
       continue;
-    return invalid("the inputs break an assumption the model was compiled "
-                   "with: " +
-                   formatDimExpr(plan, plan.exprs[a.lhs]) +
-                   (equal ? " == " : " <= ") +
-                   formatDimExpr(plan, plan.exprs[a.rhs]) + ", but " +
-                   std::to_string(lhs) + (equal ? " != " : " > ") +
-                   std::to_string(rhs) + " (" +
-                   describeSymbols(plan, out.symbols) + ")");
+    return invalid(
+        "the inputs break an assumption the model was compiled "
+        "with: " +
+        formatDimExpr(plan, plan.exprs[a.lhs]) + (equal ? " == " : " <= ") +
+        formatDimExpr(plan, plan.exprs[a.rhs]) + ", but " +
+        std::to_string(lhs) + (equal ? " != " : " > ") + std::to_string(rhs) +
+        " (" + describeSymbols(plan, out.symbols) + ")");
   }
 
   out.dims.resize(plan.tensors.size());
@@ -233,9 +231,8 @@ Status lmopt::runtime::evaluatePlanShapes(
                                  std::to_string(d) + " is " +
                                  std::to_string(dims[d]) + " with " +
                                  describeSymbols(plan, out.symbols));
-      if (dims[d] != 0 &&
-          elements > std::numeric_limits<uint64_t>::max() / 16 /
-                         uint64_t(dims[d]))
+      if (dims[d] != 0 && elements > std::numeric_limits<uint64_t>::max() / 16 /
+                                         uint64_t(dims[d]))
         fits = false;
       else
         elements *= uint64_t(dims[d]);
@@ -250,4 +247,3 @@ Status lmopt::runtime::evaluatePlanShapes(
   }
   return Status::ok();
 }
-

@@ -302,10 +302,9 @@ Status Session::bindInputs(const NamedTensorView *inputs, size_t count) {
                      describe(info));
     bool symbolic = plan_.isSymbolic();
     if (view.rank != info.dims.size() ||
-        (view.rank &&
-         (!view.dims ||
-          (!symbolic &&
-           !std::equal(info.dims.begin(), info.dims.end(), view.dims)))))
+        (view.rank && (!view.dims ||
+                       (!symbolic && !std::equal(info.dims.begin(),
+                                                 info.dims.end(), view.dims)))))
       return invalid(
           "input '" + info.name + "' has shape " +
           (view.rank && !view.dims
@@ -325,8 +324,8 @@ Status Session::bindInputs(const NamedTensorView *inputs, size_t count) {
     if (view.byteSize != bytes)
       return invalid("input '" + info.name + "' has " +
                      std::to_string(view.byteSize) + " bytes of data; " +
-                     dtypeName(t.dtype) + " " + formatDims(t.dims) +
-                     " needs " + std::to_string(bytes));
+                     dtypeName(t.dtype) + " " + formatDims(t.dims) + " needs " +
+                     std::to_string(bytes));
     if (bytes && !view.data)
       return invalid("input '" + info.name + "' has null data");
     void *data = const_cast<void *>(view.data);
@@ -354,10 +353,10 @@ Status Session::bindShapes(const std::vector<const TensorView *> &bound) {
     inputDims.emplace_back(view->dims, view->dims + view->rank);
   PlanShapes shapes;
   if (Status st = evaluatePlanShapes(plan_, inputDims, shapes); !st)
-    return Status::error(st.code(), st.code() == StatusCode::InvalidArgument
-                                        ? st.message()
-                                        : "bundle '" + path_ +
-                                              "': " + st.message());
+    return Status::error(st.code(),
+                         st.code() == StatusCode::InvalidArgument
+                             ? st.message()
+                             : "bundle '" + path_ + "': " + st.message());
   if (shapes.symbols == runSymbols_ && !rebuildAll_)
     return Status::ok();
   std::vector<bool> changed(plan_.tensors.size(), false);
@@ -376,8 +375,9 @@ Status Session::bindShapes(const std::vector<const TensorView *> &bound) {
   if (reader_->findSection("weights") >= 0)
     if (Status st = reader_->section("weights", weightsView); !st)
       return st;
-  StepBuildContext context{runPlan_, *cpu_,           kernels_.get(),
-                           path_,    weightsView.data, packLinearWeights_};
+  StepBuildContext context{runPlan_,         *cpu_,
+                           kernels_.get(),   path_,
+                           weightsView.data, packLinearWeights_};
   std::vector<ByteRange> weightsStillRead = weightsReadInPlace(runPlan_);
   for (size_t s = 0; s < runPlan_.steps.size(); ++s) {
     if (!symbolicStep_[s])

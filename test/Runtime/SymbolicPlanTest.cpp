@@ -46,9 +46,8 @@ TEST(DimExpr, EvaluatesPolynomialsAndDivisions) {
   Plan p = twoSymbols();
   int64_t out = 0;
   // a * b * 12 + 3 with a = 2, b = 5.
-  DimExpr poly =
-      expr({sym(0), sym(1), op(Op::Mul), cst(12), op(Op::Mul), cst(3),
-            op(Op::Add)});
+  DimExpr poly = expr(
+      {sym(0), sym(1), op(Op::Mul), cst(12), op(Op::Mul), cst(3), op(Op::Add)});
   ASSERT_TRUE(evaluateDimExpr(p, poly, {2, 5}, out));
   EXPECT_EQ(out, 123);
   EXPECT_EQ(formatDimExpr(p, poly), "x.0 * x.1 * 12 + 3");
@@ -57,8 +56,7 @@ TEST(DimExpr, EvaluatesPolynomialsAndDivisions) {
   ASSERT_TRUE(evaluateDimExpr(p, div, {0, 6}, out));
   EXPECT_EQ(out, -2); // (3 - 6) // 2
   EXPECT_EQ(formatDimExpr(p, div), "(3 - x.1) floordiv 2");
-  DimExpr mins =
-      expr({cst(128), sym(1), op(Op::Min), sym(0), op(Op::Max)});
+  DimExpr mins = expr({cst(128), sym(1), op(Op::Min), sym(0), op(Op::Max)});
   ASSERT_TRUE(evaluateDimExpr(p, mins, {4, 200}, out));
   EXPECT_EQ(out, 128);
   ASSERT_TRUE(evaluateDimExpr(p, mins, {9, 7}, out));
@@ -70,14 +68,13 @@ TEST(DimExpr, RefusesOverflowDivisionByZeroAndMalformedPrograms) {
   Plan p = twoSymbols();
   int64_t out = 0;
   int64_t big = std::numeric_limits<int64_t>::max() / 2 + 1;
-  EXPECT_STATUS(evaluateDimExpr(p, expr({sym(0), sym(1), op(Op::Mul)}),
-                                {big, 2}, out),
-                StatusCode::InvalidArgument,
-                "dim expression 'x.0 * x.1' overflows 64 bits with operands " +
-                    std::to_string(big) + " and 2");
   EXPECT_STATUS(
-      evaluateDimExpr(p, expr({cst(5), sym(0), op(Op::FloorDiv)}), {0, 0},
-                      out),
+      evaluateDimExpr(p, expr({sym(0), sym(1), op(Op::Mul)}), {big, 2}, out),
+      StatusCode::InvalidArgument,
+      "dim expression 'x.0 * x.1' overflows 64 bits with operands " +
+          std::to_string(big) + " and 2");
+  EXPECT_STATUS(
+      evaluateDimExpr(p, expr({cst(5), sym(0), op(Op::FloorDiv)}), {0, 0}, out),
       StatusCode::InvalidArgument,
       "dim expression '5 floordiv x.0' divides 5 by zero");
   EXPECT_STATUS(evaluateDimExpr(p, expr({cst(5), op(Op::Add)}), {0, 0}, out),
@@ -299,8 +296,7 @@ static BundleBuilder symbolicLinearModel() {
   uint32_t ids = b.input("ids", DType::I64, {3});
   uint32_t w = b.weight<float>("w", DType::F32, {3, 4},
                                {1, 0, 1, 0.5f, 0, 1, -1, 0, 1, 1, 0, 0});
-  uint32_t bias =
-      b.weight<float>("b", DType::F32, {4}, {0.5f, 0, 0, 0});
+  uint32_t bias = b.weight<float>("b", DType::F32, {4}, {0.5f, 0, 0, 0});
   uint32_t y = b.arena("y", DType::F32, {4, 4});
   uint32_t g = b.arena("g", DType::F32, {3, 4});
   setSymbolic(b, x, {n, -1});
@@ -346,9 +342,9 @@ TEST_F(SessionTest, OneSymbolicBundleRunsAtSeveralShapes) {
       x.push_back(float((i * 7) % 5) - 2);
     std::vector<int64_t> ids = {n - 1, 0};
     std::vector<NamedTensor> outputs;
-    st = session->run({{"x", f32({n, 3}, x)},
-                       {"ids", makeTensor(DType::I64, {2}, ids)}},
-                      outputs);
+    st = session->run(
+        {{"x", f32({n, 3}, x)}, {"ids", makeTensor(DType::I64, {2}, ids)}},
+        outputs);
     ASSERT_TRUE(st) << "n = " << n << ": " << st.toString();
     std::vector<float> y = linearReference(x);
     EXPECT_THAT(outputs[0].tensor.shape, ElementsAre(n, 4));
@@ -365,19 +361,18 @@ TEST_F(SessionTest, SymbolicRunErrorsNameInputDimValueAndBound) {
   ASSERT_TRUE(create(symbolicLinearModel(), session));
   std::vector<NamedTensor> outputs;
   std::vector<float> x(15, 1.0f);
-  EXPECT_STATUS(session->run({{"x", f32({5, 3}, x)},
-                              {"ids", makeTensor<int64_t>(DType::I64, {1},
-                                                          {0})}},
-                             outputs),
-                StatusCode::InvalidArgument,
-                "input 'x' dim 0 is 5, beyond its bound 4 (x.0 <= 4; "
-                "recompile with a larger --max-shape)");
-  EXPECT_STATUS(session->run({{"x", f32({1, 2}, {1, 2})},
-                              {"ids", makeTensor<int64_t>(DType::I64, {1},
-                                                          {0})}},
-                             outputs),
-                StatusCode::InvalidArgument,
-                "input 'x' dim 1 is 2; the model needs 3");
+  EXPECT_STATUS(
+      session->run({{"x", f32({5, 3}, x)},
+                    {"ids", makeTensor<int64_t>(DType::I64, {1}, {0})}},
+                   outputs),
+      StatusCode::InvalidArgument,
+      "input 'x' dim 0 is 5, beyond its bound 4 (x.0 <= 4; "
+      "recompile with a larger --max-shape)");
+  EXPECT_STATUS(
+      session->run({{"x", f32({1, 2}, {1, 2})},
+                    {"ids", makeTensor<int64_t>(DType::I64, {1}, {0})}},
+                   outputs),
+      StatusCode::InvalidArgument, "input 'x' dim 1 is 2; the model needs 3");
   EXPECT_STATUS(
       session->run({{"x", f32({1, 3}, {1, 2, 3})},
                     {"ids", makeTensor<int64_t>(DType::I64, {1, 1}, {0})}},
@@ -392,11 +387,10 @@ TEST_F(SessionTest, SymbolicRunErrorsNameInputDimValueAndBound) {
   EXPECT_THAT(st.message(), HasSubstr("index 1"));
   // The session still runs after the errors.
   st = session->run({{"x", f32({1, 3}, {1, 2, 3})},
-                            {"ids", makeTensor<int64_t>(DType::I64, {1}, {0})}},
-                           outputs);
+                     {"ids", makeTensor<int64_t>(DType::I64, {1}, {0})}},
+                    outputs);
   ASSERT_TRUE(st) << st.toString();
-  EXPECT_EQ(values<float>(outputs[0].tensor),
-            linearReference({1, 2, 3}));
+  EXPECT_EQ(values<float>(outputs[0].tensor), linearReference({1, 2, 3}));
 }
 
 /// Attention over q, k, v [B, S, 4] (B <= 2, S <= 5), two heads, by its

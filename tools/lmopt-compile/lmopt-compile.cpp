@@ -8,10 +8,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "lmopt/Dialect/Lmopt/IR/LmoptDialect.h"
-#include "lmopt/Runtime/PlanShapes.h"
 #include "lmopt/Dialect/Lmopt/Transforms/Passes.h"
 #include "lmopt/Importer/ONNX/Importer.h"
 #include "lmopt/Runtime/Npy.h"
+#include "lmopt/Runtime/PlanShapes.h"
 #include "lmopt/Target/CPU/BundleEmitter.h"
 #include "lmopt/Target/CPU/KernelCodegen.h"
 #include "lmopt/Target/CPU/PlanBuilder.h"
@@ -171,14 +171,13 @@ static std::string suggestShape(ArrayRef<int64_t> shape) {
 }
 
 /// The --max-shape bounds by input name, or failure (reported).
-static FailureOr<std::map<std::string, std::vector<int64_t>>>
-parseMaxShapes() {
+static FailureOr<std::map<std::string, std::vector<int64_t>>> parseMaxShapes() {
   std::map<std::string, std::vector<int64_t>> bounds;
   for (const std::string &spec : maxShapes) {
     mlir::lmopt::ImportOptions parsed;
     if (llvm::Error error = mlir::lmopt::parseInputShape(spec, parsed)) {
-      llvm::errs() << "error: --max-shape: "
-                   << llvm::toString(std::move(error)) << "\n";
+      llvm::errs() << "error: --max-shape: " << llvm::toString(std::move(error))
+                   << "\n";
       return failure();
     }
     auto &[name, dims] = *parsed.inputShapes.begin();
@@ -195,11 +194,11 @@ parseMaxShapes() {
                    << "' has both --input-shape and --max-shape\n";
       return failure();
     }
-    if (!bounds.emplace(name.str(), std::vector<int64_t>(dims.begin(),
-                                                         dims.end()))
+    if (!bounds
+             .emplace(name.str(),
+                      std::vector<int64_t>(dims.begin(), dims.end()))
              .second) {
-      llvm::errs() << "error: --max-shape names input '" << name
-                   << "' twice\n";
+      llvm::errs() << "error: --max-shape names input '" << name << "' twice\n";
       return failure();
     }
   }

@@ -1,4 +1,4 @@
-//===- PlanShapes.h - Symbolic dims of a plan, evaluated per run -*- C++ -*-===//
+//===- PlanShapes.h - Symbolic dims of a plan per run ----------*- C++ -*-===//
 //
 // A plan with symbolic dims (encoding 1.1) names each dim as an expression
 // over its symbols, the dynamic dims of its inputs. These functions evaluate

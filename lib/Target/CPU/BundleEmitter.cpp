@@ -127,8 +127,7 @@ void mlir::lmopt::cpu::printPlan(llvm::raw_ostream &os, const CpuPlan &cpu) {
     os << "symbol " << symbol.name << " <= " << symbol.bound << "\n";
   for (const rt::PlanAssumption &assumption : plan.assumptions)
     os << "assume " << rt::formatDimExpr(plan, plan.exprs[assumption.lhs])
-       << (assumption.kind == rt::PlanAssumption::Kind::Equal ? " == "
-                                                              : " <= ")
+       << (assumption.kind == rt::PlanAssumption::Kind::Equal ? " == " : " <= ")
        << rt::formatDimExpr(plan, plan.exprs[assumption.rhs]) << "\n";
   for (auto [id, tensor] : llvm::enumerate(plan.tensors)) {
     os << "tensor %" << id << " = " << rt::tensorStorageName(tensor.storage)

@@ -23,10 +23,10 @@
 #include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Arith/Transforms/BufferDeallocationOpInterfaceImpl.h"
 #include "mlir/Dialect/Arith/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Arith/Transforms/Passes.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/FuncBufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
@@ -151,14 +151,13 @@ mlir::lmopt::cpu::checkKernelModule(ModuleOp module) {
     checkTypes(func.getArgumentTypes(), "operand");
     checkTypes(func.getResultTypes(), "result");
     unsigned numSizes = 0;
-    for (TypeRange types : {TypeRange(func.getArgumentTypes()),
-                            TypeRange(func.getResultTypes())})
+    for (TypeRange types :
+         {TypeRange(func.getArgumentTypes()), TypeRange(func.getResultTypes())})
       for (Type type : types)
         if (auto tensorType = llvm::dyn_cast<RankedTensorType>(type))
           numSizes += tensorType.getNumDynamicDims();
-    entryPoints.push_back({name.str(),
-                           func.getNumArguments() + func.getNumResults(),
-                           numSizes});
+    entryPoints.push_back(
+        {name.str(), func.getNumArguments() + func.getNumResults(), numSizes});
   }
   if (!valid)
     return failure();
@@ -216,8 +215,8 @@ static LogicalResult lowerDynamicSlice(SliceOp op) {
     return failure();
   auto inputType = llvm::cast<RankedTensorType>(op.getInput().getType());
   int64_t rank = inputType.getRank();
-  auto numSliced = llvm::cast<RankedTensorType>(op.getStarts().getType())
-                       .getNumElements();
+  auto numSliced =
+      llvm::cast<RankedTensorType>(op.getStarts().getType()).getNumElements();
   SmallVector<int64_t> axes;
   if (op.getAxes()) {
     DenseIntElementsAttr attr;
@@ -251,8 +250,8 @@ static LogicalResult lowerDynamicSlice(SliceOp op) {
     Value dim = llvm::cast<Value>(sizes[axis]);
     // Negative bounds count from the end; both clamp into [0, dim].
     auto normalize = [&](Value index) {
-      Value negative = arith::CmpIOp::create(
-          b, loc, arith::CmpIPredicate::slt, index, zero);
+      Value negative =
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, index, zero);
       Value fromEnd = arith::AddIOp::create(b, loc, index, dim);
       index = arith::SelectOp::create(b, loc, negative, fromEnd, index);
       index = arith::MaxSIOp::create(b, loc, index, zero);
@@ -351,8 +350,7 @@ static void lowerDynamicShapeOps(ModuleOp module) {
     SmallVector<Value> dims;
     for (int64_t d = start; d < end; ++d) {
       Value size = tensor::DimOp::create(b, loc, op.getInput(), d);
-      dims.push_back(
-          arith::IndexCastOp::create(b, loc, b.getI64Type(), size));
+      dims.push_back(arith::IndexCastOp::create(b, loc, b.getI64Type(), size));
     }
     auto type = llvm::cast<RankedTensorType>(op.getType());
     if (type.getNumElements() != int64_t(dims.size()))
@@ -611,9 +609,8 @@ struct PassDynamicSizesPass
             b, loc, type, arg, b.getIndexAttr(0), sizes, strides);
         arg.replaceAllUsesExcept(view, view.getDefiningOp());
       }
-      func.setType(FunctionType::get(func.getContext(),
-                                     entry.getArgumentTypes(),
-                                     func.getResultTypes()));
+      func.setType(FunctionType::get(
+          func.getContext(), entry.getArgumentTypes(), func.getResultTypes()));
     }
   }
 };

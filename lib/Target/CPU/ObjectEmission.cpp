@@ -92,10 +92,9 @@ mlir::lmopt::cpu::addKernelEntryPoints(llvm::Module &module,
     if (impl->arg_size() != kernel.numArguments + kernel.numSizes ||
         !impl->getReturnType()->isVoidTy() ||
         llvm::any_of(impl->args(), [&](const llvm::Argument &arg) {
-          return arg.getType() !=
-                 (arg.getArgNo() < kernel.numArguments
-                      ? static_cast<llvm::Type *>(ptrType)
-                      : sizeType);
+          return arg.getType() != (arg.getArgNo() < kernel.numArguments
+                                       ? static_cast<llvm::Type *>(ptrType)
+                                       : sizeType);
         }))
       return llvm::createStringError(
           "kernel '" + kernel.name + "' has the LLVM signature '" +
@@ -140,8 +139,7 @@ mlir::lmopt::cpu::addKernelEntryPoints(llvm::Module &module,
       sizes->setMetadata(llvm::LLVMContext::MD_nonnull, empty);
       for (unsigned i = 0; i < kernel.numSizes; ++i)
         pointers.push_back(builder.CreateAlignedLoad(
-            sizeType,
-            builder.CreateConstInBoundsGEP1_64(sizeType, sizes, i),
+            sizeType, builder.CreateConstInBoundsGEP1_64(sizeType, sizes, i),
             llvm::Align(8)));
     }
     builder.CreateCall(impl, pointers);

@@ -11,12 +11,12 @@
 //===----------------------------------------------------------------------===//
 
 #include "lmopt/Target/CPU/PlanBuilder.h"
-#include "lmopt/Target/CPU/PlanSymbols.h"
 #include "lmopt/Runtime/PlanShapes.h"
+#include "lmopt/Target/CPU/PlanSymbols.h"
 
 #include "lmopt/Conversion/LmoptToLinalg/LmoptToLinalg.h"
-#include "lmopt/Dialect/Lmopt/Transforms/SymbolicShapes.h"
 #include "lmopt/Dialect/Lmopt/IR/LmoptOps.h"
+#include "lmopt/Dialect/Lmopt/Transforms/SymbolicShapes.h"
 #include "lmopt/Support/FusionReport.h"
 #include "lmopt/Support/ResourceBlob.h"
 

@@ -69,12 +69,11 @@ bool mlir::lmopt::cpu::setPlanTensorDims(rt::Plan &plan,
       continue;
     // A dim the type leaves dynamic stays an expression (a constant one
     // too), so that kernels get its size as their types say.
-    std::optional<uint32_t> expr =
-        dims && size_t(d) < dims->size() ? addPlanExpr(plan, *shapes, (*dims)[d])
-                                         : std::nullopt;
+    std::optional<uint32_t> expr = dims && size_t(d) < dims->size()
+                                       ? addPlanExpr(plan, *shapes, (*dims)[d])
+                                       : std::nullopt;
     int64_t atBounds = 0;
-    if (expr &&
-        !rt::evaluateDimExpr(plan, plan.exprs[*expr], bounds, atBounds))
+    if (expr && !rt::evaluateDimExpr(plan, plan.exprs[*expr], bounds, atBounds))
       expr.reset();
     if (!expr || atBounds < 0) {
       if (report) {
@@ -121,10 +120,9 @@ LogicalResult mlir::lmopt::cpu::addPlanSymbols(
     auto given = maxShapes.find(name);
     if (given != maxShapes.end() &&
         given->second.size() != size_t(type.getRank())) {
-      emitError(arg.getLoc())
-          << "--max-shape for input '" << name << "' has "
-          << given->second.size() << " dims; the input has rank "
-          << type.getRank();
+      emitError(arg.getLoc()) << "--max-shape for input '" << name << "' has "
+                              << given->second.size()
+                              << " dims; the input has rank " << type.getRank();
       ok = false;
       continue;
     }
@@ -150,9 +148,9 @@ LogicalResult mlir::lmopt::cpu::addPlanSymbols(
         continue;
       }
       if (given->second[d] < 1) {
-        emitError(arg.getLoc()) << "--max-shape for input '" << name
-                                << "' gives dim " << d << " the bound "
-                                << given->second[d] << "; bounds are >= 1";
+        emitError(arg.getLoc())
+            << "--max-shape for input '" << name << "' gives dim " << d
+            << " the bound " << given->second[d] << "; bounds are >= 1";
         ok = false;
         continue;
       }
@@ -166,14 +164,13 @@ LogicalResult mlir::lmopt::cpu::addPlanSymbols(
       std::string inputs;
       for (const std::string &input : known)
         inputs += (inputs.empty() ? "'" : ", '") + input + "'";
-      emitError(main.getLoc()) << "--max-shape names '" << name
-                               << "', which is not a model input (inputs: "
-                               << inputs << ")";
+      emitError(main.getLoc())
+          << "--max-shape names '" << name
+          << "', which is not a model input (inputs: " << inputs << ")";
       ok = false;
     }
   return success(ok);
 }
-
 
 void mlir::lmopt::cpu::refineStaticDims(func::FuncOp main,
                                         const SymbolicShapes &shapes) {

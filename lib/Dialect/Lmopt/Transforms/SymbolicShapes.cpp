@@ -264,9 +264,8 @@ static void setMatMul(Operation *op, SymbolicShapes &shapes) {
     lhs.insert(lhs.begin(), SymExpr::constant(1));
   if (rhsVector)
     rhs.push_back(SymExpr::constant(1));
-  Exprs out =
-      broadcast(shapes, ArrayRef(lhs).drop_back(2), ArrayRef(rhs).drop_back(2),
-                op);
+  Exprs out = broadcast(shapes, ArrayRef(lhs).drop_back(2),
+                        ArrayRef(rhs).drop_back(2), op);
   if (!lhsVector)
     out.push_back(lhs[lhs.size() - 2]);
   if (!rhsVector)
@@ -392,9 +391,8 @@ static void setReshape(ReshapeOp op, SymbolicShapes &shapes) {
 
 static void setExpand(ExpandOp op, SymbolicShapes &shapes) {
   if (std::optional<Exprs> target = valuesOf(shapes, op.getShape()))
-    shapes.setDims(op,
-                   broadcast(shapes, allDims(shapes, op.getInput()), *target,
-                             op.getOperation()));
+    shapes.setDims(op, broadcast(shapes, allDims(shapes, op.getInput()),
+                                 *target, op.getOperation()));
 }
 
 static void setTranspose(TransposeOp op, SymbolicShapes &shapes) {
@@ -446,9 +444,10 @@ static void setConcat(ConcatOp op, SymbolicShapes &shapes) {
 
 /// The extent of `[start, end)` with unit step over a dim of size `dim`,
 /// when provable: ONNX clamps both bounds into [0, dim].
-static std::optional<SymExpr>
-sliceExtent(const SymbolicShapes &shapes, const SymExpr &dim,
-            const SymExpr &start, const SymExpr &end) {
+static std::optional<SymExpr> sliceExtent(const SymbolicShapes &shapes,
+                                          const SymExpr &dim,
+                                          const SymExpr &start,
+                                          const SymExpr &end) {
   std::optional<int64_t> size = dim.getConstant();
   std::optional<int64_t> first = start.getConstant();
   std::optional<int64_t> last = end.getConstant();
@@ -505,9 +504,9 @@ static void setSlice(SliceOp op, SymbolicShapes &shapes) {
     if (!axis)
       return;
     std::optional<SymExpr> extent =
-        steps[i] == 1 ? sliceExtent(shapes, out[*axis], (*starts)[i],
-                                    (*ends)[i])
-                      : std::nullopt;
+        steps[i] == 1
+            ? sliceExtent(shapes, out[*axis], (*starts)[i], (*ends)[i])
+            : std::nullopt;
     out[*axis] = extent ? *extent : shapes.fresh();
   }
   shapes.setDims(op, out);
