@@ -3,6 +3,8 @@
 // RUN: not lmopt-compile %s --max-shape ids:4x0 --dump-plan 2>&1 | FileCheck %s --check-prefix=ZERO
 // RUN: not lmopt-compile %s --max-shape ids:4x16 --max-shape mask:2x2 --dump-plan 2>&1 | FileCheck %s --check-prefix=UNKNOWN
 // RUN: not lmopt-compile %S/Inputs/dynamic-range.mlir --max-shape x:8 --dump-plan 2>&1 | FileCheck %s --check-prefix=DATA
+// RUN: not lmopt-compile %S/Inputs/static-dim.mlir --max-shape x:3x8 --dump-plan 2>&1 | FileCheck %s --check-prefix=FIXED
+// RUN: lmopt-compile %S/Inputs/static-dim.mlir --max-shape x:2x8 --dump-plan 2>&1 | FileCheck %s --check-prefix=KEPT
 
 // Symbolic dims in the plan: the ids' dims are symbols with their bounds,
 // the gathered and projected activations carry them, and the reshape to
@@ -23,6 +25,9 @@
 // RANK: error: --max-shape for input 'ids' has 1 dims; the input has rank 2
 // ZERO: error: --max-shape for input 'ids' gives dim 1 the bound 0; bounds are >= 1
 // UNKNOWN: error: --max-shape names 'mask', which is not a model input (inputs: 'ids')
+// FIXED: error: --max-shape for input 'x' gives dim 0 as 3, but the model fixes it at 2
+// KEPT: symbols: x.1 <= 8
+// KEPT: tensor %0 = input 0 'x' f32 [2, x.1 <= 8]
 // DATA: error: dim 0 of 'steps' (?0) does not follow from the input dims and their bounds; pin it with --input-shape or narrow --max-shape
 
 func.func @main(%ids: tensor<?x?xi64>) -> tensor<?x4xf32>
