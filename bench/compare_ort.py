@@ -12,9 +12,14 @@ and how far lmopt's outputs are from onnxruntime's.
 Models come from bench/make_models.py (BERT-base, DistilBERT-base, GPT-2
 small, sequence 128, batch 1 and 8).
 
+With --max-shape BxS, each model is compiled with every input bounded by
+`--max-shape name:BxS` (bounded dynamic shapes) instead of pinned to the
+batch's shape, so the bundle is the same for every batch.
+
 usage: bench/compare_ort.py [--models bert_base,distilbert_base,gpt2_small]
                             [--batches 1,8] [--threads 2] [--rounds 3]
                             [--runs 5] [--build build] [--peak-gflops 230]
+                            [--max-shape 8x128]
 """
 import argparse
 import json
@@ -90,9 +95,13 @@ def bench_one(args, name, batch, work):
     if not os.path.exists(onnx_path) or not os.path.exists(inputs):
         sys.exit(f"error: {onnx_path} or {inputs} missing; run bench/make_models.py")
     with np.load(inputs) as data:
-        shapes = [f"--input-shape={n}:{'x'.join(map(str, data[n].shape))}"
-                  for n in data.files]
-    bundle = os.path.join(work, f"{name}.b{batch}.lmopt")
+        if args.max_shape:
+            shapes = [f"--max-shape={n}:{args.max_shape}" for n in data.files]
+        else:
+            shapes = [f"--input-shape={n}:{'x'.join(map(str, data[n].shape))}"
+                      for n in data.files]
+    bundle = os.path.join(
+        work, f"{name}.dyn.lmopt" if args.max_shape else f"{name}.b{batch}.lmopt")
     start = time.perf_counter()
     _, compile_log, compile_rss = run_measured(
         [os.path.join(args.build, "bin", "lmopt-compile"), onnx_path, *shapes,
@@ -136,6 +145,9 @@ def main():
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--build", default=os.path.join(ROOT, "build"))
+    parser.add_argument("--max-shape", default="",
+                        help="bound every input by BxS (one bundle per model) "
+                             "instead of pinning it to each batch's shape")
     parser.add_argument("--peak-gflops", type=float, default=333.0,
                         help="FMA peak of the cores, for the fraction column "
                              "(default: 2 cores x 2.6 GHz x 64 FLOP/cycle, two "
@@ -151,6 +163,8 @@ def main():
                 rows.append(row)
                 print(json.dumps(row), file=sys.stderr, flush=True)
 
+    if args.max_shape:
+        print(f"inputs bounded by --max-shape {args.max_shape} (the same bundle for every batch)")
     print(f"threads {args.threads}, sequence 128, {args.rounds} rounds x "
           f"{args.runs} runs each, median of the rounds' medians; GFLOP/s of matrix products, "
           f"peak {args.peak_gflops:.0f}")

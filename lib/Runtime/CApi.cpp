@@ -353,11 +353,11 @@ lmoptStatus lmoptSessionRun(lmoptSession session, size_t numInputs,
   size_t n = outputs.size();
   size_t dimsOffset = n * sizeof(lmoptTensor);
   size_t total = dimsOffset;
-  for (const ValueInfo &v : outputs)
-    total += v.dims.size() * sizeof(int64_t);
+  for (size_t i = 0; i < n; ++i)
+    total += s.outputTensor(i).dims.size() * sizeof(int64_t);
   std::vector<size_t> dataOffsets(n);
   for (size_t i = 0; i < n; ++i) {
-    const PlanTensor &t = s.plan().tensors[s.plan().outputs[i].tensor];
+    const PlanTensor &t = s.outputTensor(i);
     total = alignUp(total);
     dataOffsets[i] = total;
     total += size_t(t.byteSize());
@@ -369,7 +369,7 @@ lmoptStatus lmoptSessionRun(lmoptSession session, size_t numInputs,
   auto *tensors = reinterpret_cast<lmoptTensor *>(bytes);
   auto *dims = reinterpret_cast<int64_t *>(bytes + dimsOffset);
   for (size_t i = 0; i < n; ++i) {
-    const PlanTensor &t = s.plan().tensors[s.plan().outputs[i].tensor];
+    const PlanTensor &t = s.outputTensor(i);
     lmoptTensor *out = new (&tensors[i]) lmoptTensor();
     out->dtype = int32_t(t.dtype);
     out->rank = int32_t(t.dims.size());

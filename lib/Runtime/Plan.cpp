@@ -8,7 +8,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "lmopt/Runtime/Plan.h"
+#include "lmopt/Runtime/PlanShapes.h"
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
 #include <set>
@@ -129,6 +131,20 @@ PlanStep &Plan::addStep(StepKind kind, std::string name) {
   return steps.back();
 }
 
+uint32_t Plan::addExpr(DimExpr expr) {
+  for (size_t i = 0; i < exprs.size(); ++i) {
+    const std::vector<DimOp> &ops = exprs[i].ops;
+    if (ops.size() == expr.ops.size() &&
+        std::equal(ops.begin(), ops.end(), expr.ops.begin(),
+                   [](const DimOp &a, const DimOp &b) {
+                     return a.kind == b.kind && a.value == b.value;
+                   }))
+      return uint32_t(i);
+  }
+  exprs.push_back(std::move(expr));
+  return uint32_t(exprs.size() - 1);
+}
+
 //===----------------------------------------------------------------------===//
 // Encoding
 //===----------------------------------------------------------------------===//
@@ -240,16 +256,42 @@ private:
 std::vector<uint8_t> lmopt::runtime::serializePlan(const Plan &plan) {
   ByteWriter w;
   w.bytes.insert(w.bytes.end(), kMagic, kMagic + 8);
+  bool symbolic = plan.isSymbolic();
   w.u32(kPlanVersionMajor);
-  w.u32(kPlanVersionMinor);
+  w.u32(symbolic ? kPlanVersionMinor : 0);
   w.u64(plan.arenaSize);
+  if (symbolic) {
+    w.u32(uint32_t(plan.symbols.size()));
+    for (const PlanSymbol &symbol : plan.symbols) {
+      w.str(symbol.name);
+      w.u32(symbol.input);
+      w.u32(symbol.dim);
+      w.u64(uint64_t(symbol.bound));
+    }
+    w.u32(uint32_t(plan.exprs.size()));
+    for (const DimExpr &expr : plan.exprs) {
+      w.u32(uint32_t(expr.ops.size()));
+      for (const DimOp &op : expr.ops) {
+        w.u32(uint32_t(op.kind));
+        w.u64(uint64_t(op.value));
+      }
+    }
+    w.u32(uint32_t(plan.assumptions.size()));
+    for (const PlanAssumption &a : plan.assumptions) {
+      w.u32(uint32_t(a.kind));
+      w.u32(a.lhs);
+      w.u32(a.rhs);
+    }
+  }
   w.u32(uint32_t(plan.tensors.size()));
   for (const PlanTensor &t : plan.tensors) {
     w.str(t.name);
     w.u32(uint32_t(t.dtype));
     w.u32(uint32_t(t.dims.size()));
-    for (int64_t dim : t.dims)
-      w.u64(uint64_t(dim));
+    for (size_t d = 0; d < t.dims.size(); ++d)
+      w.u64(t.isSymbolic() && t.dimExprs[d] >= 0
+                ? uint64_t(-int64_t(t.dimExprs[d]) - 1)
+                : uint64_t(t.dims[d]));
     w.u32(uint32_t(t.storage));
     w.u64(t.offset);
   }
@@ -293,8 +335,10 @@ std::vector<uint8_t> lmopt::runtime::serializePlan(const Plan &plan) {
 // Decoding and validation
 //===----------------------------------------------------------------------===//
 
+/// `exprBounds[i]`: expression i at the symbols' bounds.
 static bool readTensor(ByteReader &r, uint64_t arenaSize, uint64_t weightsSize,
-                       size_t index, PlanTensor &t) {
+                       const std::vector<int64_t> &exprBounds, size_t index,
+                       PlanTensor &t) {
   uint32_t dtype, rank, storage;
   if (!r.str(t.name, "tensor name") || !r.u32(dtype, "tensor dtype") ||
       !r.u32(rank, "tensor rank"))
@@ -313,9 +357,18 @@ static bool readTensor(ByteReader &r, uint64_t arenaSize, uint64_t weightsSize,
     int64_t dim;
     if (!r.i64(dim, "tensor dim"))
       return false;
-    if (dim < 0)
-      return r.fail(what + " has dim " + std::to_string(i) + " = " +
-                    std::to_string(dim));
+    if (dim < 0) {
+      // -(e + 1): expression e, which holds its value at the bounds.
+      uint64_t expr = uint64_t(-(dim + 1));
+      if (expr >= exprBounds.size())
+        return r.fail(what + " has dim " + std::to_string(i) + " = " +
+                      std::to_string(dim) + ", which names expression " +
+                      std::to_string(expr) + " of " +
+                      std::to_string(exprBounds.size()));
+      t.dimExprs.resize(rank, -1);
+      t.dimExprs[i] = int32_t(expr);
+      dim = exprBounds[expr];
+    }
     if (dim != 0 && elements > limit / uint64_t(dim))
       return r.fail(what + " has more elements than 64-bit sizes hold");
     elements *= uint64_t(dim);
@@ -442,22 +495,140 @@ static bool readStep(ByteReader &r, const Plan &plan, PlanStep &s) {
   return true;
 }
 
+static constexpr uint32_t kMaxExprOps = 4096;
+
+/// Version 1.1's symbols, expressions and assumptions; `exprBounds` gets
+/// every expression's value at the symbols' bounds.
+static bool readSymbols(ByteReader &r, Plan &plan,
+                        std::vector<int64_t> &exprBounds) {
+  uint32_t n;
+  if (!r.count(n, 4 + 4 + 4 + 8, "symbol count"))
+    return false;
+  if (n == 0)
+    return r.fail("a version 1.1 plan has no symbols");
+  std::vector<int64_t> bounds;
+  for (uint32_t i = 0; i < n; ++i) {
+    PlanSymbol symbol;
+    if (!r.str(symbol.name, "symbol name") ||
+        !r.u32(symbol.input, "symbol input") ||
+        !r.u32(symbol.dim, "symbol dim") ||
+        !r.i64(symbol.bound, "symbol bound"))
+      return false;
+    if (symbol.bound < 0)
+      return r.fail("symbol '" + symbol.name + "' has bound " +
+                    std::to_string(symbol.bound));
+    for (const PlanSymbol &other : plan.symbols)
+      if (other.input == symbol.input && other.dim == symbol.dim)
+        return r.fail("symbols '" + other.name + "' and '" + symbol.name +
+                      "' both name dim " + std::to_string(symbol.dim) +
+                      " of input " + std::to_string(symbol.input));
+    bounds.push_back(symbol.bound);
+    plan.symbols.push_back(std::move(symbol));
+  }
+  if (!r.count(n, 4, "expression count"))
+    return false;
+  plan.exprs.resize(n);
+  for (uint32_t i = 0; i < n; ++i) {
+    uint32_t count;
+    if (!r.count(count, 4 + 8, "expression length"))
+      return false;
+    std::string what = "expression " + std::to_string(i);
+    if (count == 0 || count > kMaxExprOps)
+      return r.fail(what + " has " + std::to_string(count) +
+                    " operations; expected 1 to " +
+                    std::to_string(kMaxExprOps));
+    for (uint32_t j = 0; j < count; ++j) {
+      uint32_t kind;
+      DimOp op;
+      if (!r.u32(kind, "expression operation") ||
+          !r.i64(op.value, "expression operand"))
+        return false;
+      if (kind < uint32_t(DimOp::Kind::Const) ||
+          kind > uint32_t(DimOp::Kind::Max))
+        return r.fail(what + " has operation kind " + std::to_string(kind));
+      op.kind = DimOp::Kind(kind);
+      plan.exprs[i].ops.push_back(op);
+    }
+    int64_t value = 0;
+    if (Status st = evaluateDimExpr(plan, plan.exprs[i], bounds, value); !st)
+      return r.fail(what + " at the symbols' bounds: " + st.message());
+    if (value < 0)
+      return r.fail(what + " '" + formatDimExpr(plan, plan.exprs[i]) + "' is " +
+                    std::to_string(value) + " at the symbols' bounds");
+    exprBounds.push_back(value);
+  }
+  if (!r.count(n, 4 + 4 + 4, "assumption count"))
+    return false;
+  for (uint32_t i = 0; i < n; ++i) {
+    PlanAssumption a;
+    uint32_t kind;
+    if (!r.u32(kind, "assumption kind") || !r.u32(a.lhs, "assumption lhs") ||
+        !r.u32(a.rhs, "assumption rhs"))
+      return false;
+    if (kind != uint32_t(PlanAssumption::Kind::Equal) &&
+        kind != uint32_t(PlanAssumption::Kind::LessEqual))
+      return r.fail("assumption " + std::to_string(i) + " has kind " +
+                    std::to_string(kind));
+    a.kind = PlanAssumption::Kind(kind);
+    if (a.lhs >= plan.exprs.size() || a.rhs >= plan.exprs.size())
+      return r.fail("assumption " + std::to_string(i) +
+                    " refers to expressions " + std::to_string(a.lhs) +
+                    " and " + std::to_string(a.rhs) + " of " +
+                    std::to_string(plan.exprs.size()));
+    plan.assumptions.push_back(a);
+  }
+  return true;
+}
+
+/// Each symbol is a symbolic dim of an existing input whose expression is
+/// that symbol alone.
+static bool checkSymbolInputs(ByteReader &r, const Plan &plan) {
+  for (size_t i = 0; i < plan.symbols.size(); ++i) {
+    const PlanSymbol &symbol = plan.symbols[i];
+    std::string what = "symbol '" + symbol.name + "'";
+    if (symbol.input >= plan.inputs.size())
+      return r.fail(what + " names input " + std::to_string(symbol.input) +
+                    " of " + std::to_string(plan.inputs.size()));
+    const PlanTensor &t = plan.tensors[plan.inputs[symbol.input].tensor];
+    if (symbol.dim >= t.dims.size())
+      return r.fail(what + " names dim " + std::to_string(symbol.dim) +
+                    " of input '" + plan.inputs[symbol.input].name +
+                    "', which has rank " + std::to_string(t.dims.size()));
+    int32_t expr = t.isSymbolic() ? t.dimExprs[symbol.dim] : -1;
+    const std::vector<DimOp> *ops =
+        expr >= 0 ? &plan.exprs[size_t(expr)].ops : nullptr;
+    if (!ops || ops->size() != 1 || ops->front().kind != DimOp::Kind::Symbol ||
+        ops->front().value != int64_t(i))
+      return r.fail(what + " names dim " + std::to_string(symbol.dim) +
+                    " of input '" + plan.inputs[symbol.input].name +
+                    "', which is not that symbol");
+  }
+  return true;
+}
+
 static bool readPlan(ByteReader &r, uint64_t weightsSize, Plan &plan) {
   uint32_t major, minor, n;
   if (!r.u32(major, "version") || !r.u32(minor, "version"))
     return false;
-  if (major != kPlanVersionMajor)
+  // Minor versions change the layout (1.1 adds the symbol tables), so one
+  // newer than this runtime's cannot be read either.
+  if (major != kPlanVersionMajor || minor > kPlanVersionMinor)
     return r.fail("plan encoding version " + std::to_string(major) + "." +
                   std::to_string(minor) + " is not this runtime's " +
                   std::to_string(kPlanVersionMajor) + "." +
                   std::to_string(kPlanVersionMinor) +
                   "; recompile the model");
-  if (!r.u64(plan.arenaSize, "arena size") ||
-      !r.count(n, 4 + 4 + 4 + 4 + 8, "tensor count"))
+  if (!r.u64(plan.arenaSize, "arena size"))
+    return false;
+  std::vector<int64_t> exprBounds;
+  if (minor >= 1 && !readSymbols(r, plan, exprBounds))
+    return false;
+  if (!r.count(n, 4 + 4 + 4 + 4 + 8, "tensor count"))
     return false;
   plan.tensors.resize(n);
   for (uint32_t i = 0; i < n; ++i)
-    if (!readTensor(r, plan.arenaSize, weightsSize, i, plan.tensors[i]))
+    if (!readTensor(r, plan.arenaSize, weightsSize, exprBounds, i,
+                    plan.tensors[i]))
       return false;
   if (!readValues(r, plan, "input", plan.inputs) ||
       !readValues(r, plan, "output", plan.outputs))
@@ -476,6 +647,8 @@ static bool readPlan(ByteReader &r, uint64_t weightsSize, Plan &plan) {
          &plan.tensors[plan.inputs[t.offset].tensor] != &t))
       return r.fail("tensor '" + t.name + "' claims to be input " +
                     std::to_string(t.offset) + ", which names another tensor");
+  if (!checkSymbolInputs(r, plan))
+    return false;
   if (!r.count(n, 4 + 4 + 4 + 4 + 4, "step count"))
     return false;
   plan.steps.resize(n);

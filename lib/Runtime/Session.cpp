@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "lmopt/Runtime/Session.h"
+#include "lmopt/Runtime/PlanShapes.h"
 #include "lmopt/Runtime/Requirements.h"
 
 #include "lmopt/Runtime/Bundle.h"
@@ -67,8 +68,12 @@ TensorView TensorView::of(const Tensor &tensor) {
 }
 
 static std::string describe(const ValueInfo &info) {
-  return std::string(dtypeName(info.dtype)) + " " +
-         formatDims(info.dims.data(), info.dims.size());
+  std::string text = std::string(dtypeName(info.dtype)) + " [";
+  for (size_t d = 0; d < info.dims.size(); ++d)
+    text += (d ? ", " : "") + (info.dims[d] < 0
+                                   ? "<=" + std::to_string(info.maxDims[d])
+                                   : std::to_string(info.dims[d]));
+  return text + "]";
 }
 
 namespace {
@@ -182,12 +187,25 @@ Status Session::create(const std::string &path, const SessionOptions &options,
       return st;
   }
 
+  session->packLinearWeights_ = options.packLinearWeights;
   StepBuildContext context{plan, *session->cpu_,   session->kernels_.get(),
                            path, weightsView.data, options.packLinearWeights};
+  // Steps over symbolic dims are built again, packed for the rows of the
+  // first run, before it; packing them for the bounds now would only cost
+  // time and memory.
+  StepBuildContext symbolicContext = context;
+  symbolicContext.packLinearWeights = false;
   std::vector<ByteRange> weightsStillRead = weightsReadInPlace(plan);
   for (const PlanStep &step : plan.steps) {
     std::unique_ptr<StepExecutor> executor;
-    if (Status st = createStepExecutor(context, step, executor); !st)
+    bool symbolic = false;
+    for (const auto *ids : {&step.operands, &step.results})
+      for (uint32_t id : *ids)
+        symbolic |= plan.tensors[id].isSymbolic();
+    session->symbolicStep_.push_back(symbolic);
+    if (Status st = createStepExecutor(symbolic ? symbolicContext : context,
+                                       step, executor);
+        !st)
       return st;
     // Released step by step, so that the copies and the mapped originals are
     // not resident together.
@@ -195,6 +213,10 @@ Status Session::create(const std::string &path, const SessionOptions &options,
       releaseWeightPages(weightsView.data, plan.tensors[size_t(copied)],
                          weightsStillRead);
     session->steps_.push_back(std::move(executor));
+  }
+  if (plan.isSymbolic()) {
+    session->runPlan_ = plan;
+    session->rebuildAll_ = true;
   }
 
   session->arena_ = std::make_unique<AlignedBuffer>();
@@ -211,9 +233,17 @@ Status Session::create(const std::string &path, const SessionOptions &options,
   }
 
   // Inputs: element alignment for every reader, 64 bytes for kernels.
+  auto valueInfo = [&](const PlanValue &v) {
+    const PlanTensor &t = plan.tensors[v.tensor];
+    ValueInfo info{v.name, t.dtype, t.dims, t.dims};
+    for (size_t d = 0; d < t.dimExprs.size(); ++d)
+      if (t.dimExprs[d] >= 0)
+        info.dims[d] = -1;
+    return info;
+  };
   for (const PlanValue &v : plan.inputs) {
     const PlanTensor &t = plan.tensors[v.tensor];
-    session->inputs_.push_back({v.name, t.dtype, t.dims});
+    session->inputs_.push_back(valueInfo(v));
     session->inputAlignment_.push_back(dtypeSize(t.dtype));
   }
   session->staging_.resize(plan.inputs.size());
@@ -222,10 +252,8 @@ Status Session::create(const std::string &path, const SessionOptions &options,
       for (uint32_t id : step.operands)
         if (plan.tensors[id].storage == TensorStorage::Input)
           session->inputAlignment_[plan.tensors[id].offset] = kKernelAlignment;
-  for (const PlanValue &v : plan.outputs) {
-    const PlanTensor &t = plan.tensors[v.tensor];
-    session->outputs_.push_back({v.name, t.dtype, t.dims});
-  }
+  for (const PlanValue &v : plan.outputs)
+    session->outputs_.push_back(valueInfo(v));
 
   session->profiling_ = options.profile;
   if (options.profile)
@@ -272,21 +300,32 @@ Status Session::bindInputs(const NamedTensorView *inputs, size_t count) {
       return invalid("input '" + info.name + "' has dtype " +
                      dtypeName(view.dtype) + "; the model expects " +
                      describe(info));
+    bool symbolic = plan_.isSymbolic();
     if (view.rank != info.dims.size() ||
-        (view.rank && (!view.dims || !std::equal(info.dims.begin(),
-                                                 info.dims.end(), view.dims))))
+        (view.rank && (!view.dims ||
+                       (!symbolic && !std::equal(info.dims.begin(),
+                                                 info.dims.end(), view.dims)))))
       return invalid(
           "input '" + info.name + "' has shape " +
           (view.rank && !view.dims
                ? "(null dims of rank " + std::to_string(view.rank) + ")"
                : formatDims(view.dims, view.rank)) +
           "; the model expects " + describe(info));
-    const PlanTensor &t = plan_.tensors[plan_.inputs[i].tensor];
+  }
+  if (plan_.isSymbolic())
+    if (Status st = bindShapes(bound); !st)
+      return st;
+  const Plan &plan = plan_.isSymbolic() ? runPlan_ : plan_;
+  for (size_t i = 0; i < inputs_.size(); ++i) {
+    const ValueInfo &info = inputs_[i];
+    const TensorView &view = *bound[i];
+    const PlanTensor &t = plan.tensors[plan.inputs[i].tensor];
     uint64_t bytes = t.byteSize();
     if (view.byteSize != bytes)
       return invalid("input '" + info.name + "' has " +
                      std::to_string(view.byteSize) + " bytes of data; " +
-                     describe(info) + " needs " + std::to_string(bytes));
+                     dtypeName(t.dtype) + " " + formatDims(t.dims) + " needs " +
+                     std::to_string(bytes));
     if (bytes && !view.data)
       return invalid("input '" + info.name + "' has null data");
     void *data = const_cast<void *>(view.data);
@@ -304,6 +343,62 @@ Status Session::bindInputs(const NamedTensorView *inputs, size_t count) {
     }
     tensors_[plan_.inputs[i].tensor] = data;
   }
+  return Status::ok();
+}
+
+Status Session::bindShapes(const std::vector<const TensorView *> &bound) {
+  std::vector<std::vector<int64_t>> inputDims;
+  inputDims.reserve(bound.size());
+  for (const TensorView *view : bound)
+    inputDims.emplace_back(view->dims, view->dims + view->rank);
+  PlanShapes shapes;
+  if (Status st = evaluatePlanShapes(plan_, inputDims, shapes); !st)
+    return Status::error(st.code(),
+                         st.code() == StatusCode::InvalidArgument
+                             ? st.message()
+                             : "bundle '" + path_ + "': " + st.message());
+  if (shapes.symbols == runSymbols_ && !rebuildAll_)
+    return Status::ok();
+  std::vector<bool> changed(plan_.tensors.size(), false);
+  for (size_t i = 0; i < plan_.tensors.size(); ++i) {
+    std::vector<int64_t> &dims = runPlan_.tensors[i].dims;
+    if (dims != shapes.dims[i] || rebuildAll_) {
+      dims = std::move(shapes.dims[i]);
+      changed[i] = true;
+    }
+  }
+  // Should a step fail to build, the next run rebuilds them all.
+  rebuildAll_ = true;
+  // Rebuilt steps read the weights section in place (nothing is packed for
+  // one shape).
+  SectionView weightsView;
+  if (reader_->findSection("weights") >= 0)
+    if (Status st = reader_->section("weights", weightsView); !st)
+      return st;
+  StepBuildContext context{runPlan_,         *cpu_,
+                           kernels_.get(),   path_,
+                           weightsView.data, packLinearWeights_};
+  std::vector<ByteRange> weightsStillRead = weightsReadInPlace(runPlan_);
+  for (size_t s = 0; s < runPlan_.steps.size(); ++s) {
+    if (!symbolicStep_[s])
+      continue;
+    const PlanStep &step = runPlan_.steps[s];
+    bool stepChanged = false;
+    for (const auto *ids : {&step.operands, &step.results})
+      for (uint32_t id : *ids)
+        stepChanged |= changed[id];
+    if (!stepChanged)
+      continue;
+    std::unique_ptr<StepExecutor> executor;
+    if (Status st = createStepExecutor(context, step, executor); !st)
+      return st;
+    steps_[s] = std::move(executor);
+    if (int64_t copied = steps_[s]->copiedWeight(); copied >= 0)
+      releaseWeightPages(weightsView.data, runPlan_.tensors[size_t(copied)],
+                         weightsStillRead);
+  }
+  runSymbols_ = std::move(shapes.symbols);
+  rebuildAll_ = false;
   return Status::ok();
 }
 
@@ -334,6 +429,11 @@ const void *Session::outputData(size_t index) const {
   return tensors_[plan_.outputs[index].tensor];
 }
 
+const PlanTensor &Session::outputTensor(size_t index) const {
+  const Plan &plan = plan_.isSymbolic() ? runPlan_ : plan_;
+  return plan.tensors[plan.outputs[index].tensor];
+}
+
 Status Session::run(const std::vector<NamedTensorView> &inputs,
                     std::vector<NamedTensor> &outputs) {
   outputs.clear();
@@ -341,7 +441,7 @@ Status Session::run(const std::vector<NamedTensorView> &inputs,
     return st;
   outputs.resize(outputs_.size());
   for (size_t i = 0; i < outputs_.size(); ++i) {
-    const PlanTensor &t = plan_.tensors[plan_.outputs[i].tensor];
+    const PlanTensor &t = outputTensor(i);
     NamedTensor &o = outputs[i];
     o.name = outputs_[i].name;
     o.tensor.dtype = t.dtype;

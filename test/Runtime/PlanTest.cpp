@@ -210,7 +210,7 @@ TEST(Plan, HeaderErrors) {
   bytes[8] = 2; // major version
   EXPECT_STATUS(parse(bytes, out), StatusCode::VersionMismatch,
                 "plan section of 'm.lmopt' at byte 8: plan encoding version "
-                "2.0 is not this runtime's 1.0; recompile the model");
+                "2.0 is not this runtime's 1.1; recompile the model");
   bytes = serializePlan(samplePlan());
   bytes.push_back(0);
   bytes.push_back(0);

@@ -13,6 +13,7 @@
 #include "lmopt/Dialect/Lmopt/Transforms/Passes.h"
 #include "lmopt/Importer/ONNX/Importer.h"
 #include "lmopt/Runtime/Npy.h"
+#include "lmopt/Runtime/PlanShapes.h"
 #include "lmopt/Target/CPU/BundleEmitter.h"
 #include "lmopt/Target/CPU/KernelCodegen.h"
 #include "lmopt/Target/CPU/PlanBuilder.h"
@@ -68,6 +69,11 @@ static cl::list<std::string>
                 cl::desc("For .onnx input: pin the shape of a graph input, "
                          "name:1x128 (repeatable)"),
                 cl::value_desc("name:shape"), cl::cat(category));
+static cl::list<std::string> maxShapes(
+    "max-shape",
+    cl::desc("Bound the dynamic dims of a model input, name:8x128 "
+             "(repeatable): one bundle then runs every shape up to it"),
+    cl::value_desc("name:shape"), cl::cat(category));
 static cl::opt<std::string> inputShapesFrom(
     "input-shapes-from",
     cl::desc("For .onnx input: pin every graph input to the shape of the "
@@ -166,8 +172,45 @@ static std::string suggestShape(ArrayRef<int64_t> shape) {
   return text;
 }
 
-/// Every input needs static dims: the plan has no shape expressions yet.
-static LogicalResult checkStaticInputs(func::FuncOp main) {
+/// The --max-shape bounds by input name, or failure (reported).
+static FailureOr<std::map<std::string, std::vector<int64_t>>> parseMaxShapes() {
+  std::map<std::string, std::vector<int64_t>> bounds;
+  for (const std::string &spec : maxShapes) {
+    mlir::lmopt::ImportOptions parsed;
+    if (llvm::Error error = mlir::lmopt::parseInputShape(spec, parsed)) {
+      llvm::errs() << "error: --max-shape: " << llvm::toString(std::move(error))
+                   << "\n";
+      return failure();
+    }
+    auto &[name, dims] = *parsed.inputShapes.begin();
+    if (llvm::any_of(dims, ShapedType::isDynamic)) {
+      llvm::errs() << "error: --max-shape '" << spec
+                   << "' has a '?' dim; a bound is a number\n";
+      return failure();
+    }
+    if (llvm::is_contained(inputShapes, spec) ||
+        llvm::any_of(inputShapes, [&](const std::string &pinned) {
+          return llvm::StringRef(pinned).rsplit(':').first == name;
+        })) {
+      llvm::errs() << "error: input '" << name
+                   << "' has both --input-shape and --max-shape\n";
+      return failure();
+    }
+    if (!bounds
+             .emplace(name.str(),
+                      std::vector<int64_t>(dims.begin(), dims.end()))
+             .second) {
+      llvm::errs() << "error: --max-shape names input '" << name << "' twice\n";
+      return failure();
+    }
+  }
+  return bounds;
+}
+
+/// Every input needs static dims or a --max-shape bound.
+static LogicalResult
+checkStaticInputs(func::FuncOp main,
+                  const std::map<std::string, std::vector<int64_t>> &bounds) {
   auto names = main->getAttrOfType<ArrayAttr>("lmopt.input_names");
   bool ok = true;
   for (BlockArgument arg : main.getArguments()) {
@@ -178,6 +221,8 @@ static LogicalResult checkStaticInputs(func::FuncOp main) {
     if (names && arg.getArgNumber() < names.size())
       if (auto text = llvm::dyn_cast<StringAttr>(names[arg.getArgNumber()]))
         name = text.str();
+    if (bounds.count(name))
+      continue; // the plan builder checks the bounds
     std::string dims;
     llvm::raw_string_ostream os(dims);
     llvm::interleaveComma(type.getShape(), os, [&](int64_t dim) {
@@ -188,8 +233,9 @@ static LogicalResult checkStaticInputs(func::FuncOp main) {
     });
     llvm::errs() << "error: input '" << name << "' has dynamic dims [" << dims
                  << "]; pin them with --input-shape " << name << ":"
-                 << suggestShape(type.getShape())
-                 << " (bounded dynamic shapes are not supported yet)\n";
+                 << suggestShape(type.getShape()) << " or bound them with "
+                 << "--max-shape " << name << ":"
+                 << suggestShape(type.getShape()) << "\n";
     ok = false;
   }
   return success(ok);
@@ -317,6 +363,27 @@ static void printFusions(const FusionSummary &summary) {
     llvm::errs() << "  " << line << "\n";
 }
 
+/// "symbols: input_ids.0 <= 8, ..." and the assumptions, for a plan with
+/// symbolic dims.
+static void printSymbols(const rt::Plan &plan) {
+  if (!plan.isSymbolic())
+    return;
+  llvm::errs() << "symbols:";
+  for (auto [i, symbol] : llvm::enumerate(plan.symbols))
+    llvm::errs() << (i ? ", " : " ") << symbol.name << " <= " << symbol.bound;
+  llvm::errs() << "\nassumptions:";
+  if (plan.assumptions.empty())
+    llvm::errs() << " none";
+  for (auto [i, assumption] : llvm::enumerate(plan.assumptions))
+    llvm::errs() << (i ? ", " : " ")
+                 << rt::formatDimExpr(plan, plan.exprs[assumption.lhs])
+                 << (assumption.kind == rt::PlanAssumption::Kind::Equal
+                         ? " == "
+                         : " <= ")
+                 << rt::formatDimExpr(plan, plan.exprs[assumption.rhs]);
+  llvm::errs() << " (checked on every run)\n";
+}
+
 static std::map<std::string, int64_t> countSteps(const rt::Plan &plan) {
   std::map<std::string, int64_t> counts;
   for (const rt::PlanStep &step : plan.steps)
@@ -410,7 +477,9 @@ int main(int argc, char **argv) {
   auto main = module.lookupSymbol<func::FuncOp>("main");
   if (!main || main.isExternal())
     return fail("'" + inputFile + "' has no func.func @main to compile");
-  if (failed(checkStaticInputs(main)))
+  FailureOr<std::map<std::string, std::vector<int64_t>>> bounds =
+      parseMaxShapes();
+  if (failed(bounds) || failed(checkStaticInputs(main, *bounds)))
     return EXIT_FAILURE;
   importPhase.done(std::to_string(main.getNumArguments()) + " inputs, " +
                    std::to_string(main.getNumResults()) + " outputs");
@@ -435,11 +504,14 @@ int main(int argc, char **argv) {
 
   // 3. Plan: steps, weights, kernels to generate, memory.
   Phase planPhase(3, "plan");
+  mlir::lmopt::cpu::PlanBuildOptions planOptions;
+  planOptions.maxShapes = *bounds;
   FailureOr<mlir::lmopt::cpu::CpuPlan> plan =
-      mlir::lmopt::cpu::buildCpuPlan(module);
+      mlir::lmopt::cpu::buildCpuPlan(module, planOptions);
   if (failed(plan))
     return EXIT_FAILURE;
   planPhase.done(std::to_string(plan->plan.steps.size()) + " steps");
+  printSymbols(plan->plan);
   if (dumpPlan)
     mlir::lmopt::cpu::printPlan(llvm::outs(), *plan);
   if (dumpKernels && plan->kernels)

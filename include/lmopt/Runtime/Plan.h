@@ -26,8 +26,10 @@ namespace lmopt::runtime {
 /// A parser refuses other major versions and ignores nothing: the encoding
 /// has no optional parts, so a minor bump must only add step kinds or
 /// attributes that old executors refuse by name.
+/// Version 1.1 adds symbolic dims (symbols, dim expressions, assumptions);
+/// a plan without symbols is still written as 1.0, byte for byte as before.
 inline constexpr uint32_t kPlanVersionMajor = 1;
-inline constexpr uint32_t kPlanVersionMinor = 0;
+inline constexpr uint32_t kPlanVersionMinor = 1;
 
 /// Where a tensor's bytes are at run time.
 enum class TensorStorage : uint32_t {
@@ -46,13 +48,19 @@ struct PlanTensor {
   /// not required.
   std::string name;
   DType dtype = DType::F32;
-  /// Static dims, each >= 0. (Dynamic dims are a later minor version.)
+  /// Dims, each >= 0. A symbolic dim holds its value at the symbols'
+  /// bounds (the most bytes it can take: arena offsets are planned for it).
   std::vector<int64_t> dims;
   TensorStorage storage = TensorStorage::Arena;
   /// Input number, or byte offset in the weights section or the arena.
   /// Weight and arena offsets are multiples of 64.
   uint64_t offset = 0;
+  /// Empty when every dim is static; otherwise one entry per dim: -1 for a
+  /// static dim, else the index of its expression in Plan::exprs.
+  /// (Last, so that brace initialization of static tensors stays as it was.)
+  std::vector<int32_t> dimExprs = {};
 
+  bool isSymbolic() const { return !dimExprs.empty(); }
   /// Number of elements; the parser has checked it does not overflow.
   uint64_t elementCount() const;
   /// elementCount() times the dtype's size.
@@ -119,9 +127,55 @@ struct PlanStep {
                 int64_t &out) const;
 };
 
+/// A symbolic dim: dim `dim` of model input `input`, at most `bound`.
+struct PlanSymbol {
+  std::string name;
+  uint32_t input = 0;
+  uint32_t dim = 0;
+  int64_t bound = 0;
+};
+
+/// One operation of a dim expression, run on a stack of int64 values:
+/// Const and Symbol push (`value` is the constant or the symbol's index),
+/// the others pop rhs then lhs and push `lhs op rhs`.
+struct DimOp {
+  enum class Kind : uint32_t {
+    Const = 1,
+    Symbol = 2,
+    Add = 3,
+    Sub = 4,
+    Mul = 5,
+    /// Floor division; a zero divisor is an error at run time.
+    FloorDiv = 6,
+    Min = 7,
+    Max = 8,
+  };
+  Kind kind = Kind::Const;
+  int64_t value = 0;
+};
+
+/// A dim as a postfix program over the symbols; it leaves one value.
+struct DimExpr {
+  std::vector<DimOp> ops;
+};
+
+/// A fact about the symbols the compiler relied on; every run checks it
+/// before any step runs.
+struct PlanAssumption {
+  enum class Kind : uint32_t { Equal = 1, LessEqual = 2 };
+  Kind kind = Kind::Equal;
+  /// Indices in Plan::exprs.
+  uint32_t lhs = 0, rhs = 0;
+};
+
 struct Plan {
-  /// Bytes of the activation arena; every Arena tensor lies inside it.
+  /// Bytes of the activation arena; every Arena tensor lies inside it (at
+  /// the symbols' bounds when dims are symbolic).
   uint64_t arenaSize = 0;
+  /// Symbolic dims (version 1.1); empty for a static plan.
+  std::vector<PlanSymbol> symbols;
+  std::vector<DimExpr> exprs;
+  std::vector<PlanAssumption> assumptions;
   std::vector<PlanTensor> tensors;
   std::vector<PlanValue> inputs;
   std::vector<PlanValue> outputs;
@@ -130,6 +184,11 @@ struct Plan {
   /// Builder conveniences for the compiler.
   uint32_t addTensor(PlanTensor tensor);
   PlanStep &addStep(StepKind kind, std::string name);
+  /// The index of `expr` in `exprs`, added unless an identical one exists
+  /// (so that equal indices mean equal dims).
+  uint32_t addExpr(DimExpr expr);
+
+  bool isSymbolic() const { return !symbols.empty(); }
 };
 
 /// Encodes `plan` (little-endian, see docs/bundle-format.md).

@@ -61,7 +61,10 @@ struct NamedTensorView {
 struct ValueInfo {
   std::string name;
   DType dtype = DType::F32;
+  /// -1 for a symbolic dim (any size up to maxDims).
   std::vector<int64_t> dims;
+  /// The dims at the symbols' bounds (equal to dims for a static value).
+  std::vector<int64_t> maxDims;
 };
 
 /// Accumulated time of one step over the runs since the last reset.
@@ -97,8 +100,9 @@ public:
   const Plan &plan() const { return plan_; }
 
   /// Runs the model. Every input must be given exactly once, by name, with
-  /// the plan's dtype and dims. `outputs` receives copies, in the order of
-  /// outputs().
+  /// the plan's dtype and dims (for symbolic dims: any size within the
+  /// bounds that keeps the plan's assumptions; outputs then take the dims
+  /// that follow). `outputs` receives copies, in the order of outputs().
   Status run(const std::vector<NamedTensorView> &inputs,
              std::vector<NamedTensor> &outputs);
   Status run(const std::vector<NamedTensor> &inputs,
@@ -109,6 +113,8 @@ public:
   /// until the next run and while the inputs live.
   Status execute(const NamedTensorView *inputs, size_t count);
   const void *outputData(size_t index) const;
+  /// Output `index` with the dims of the last run (of the plan before any).
+  const PlanTensor &outputTensor(size_t index) const;
 
   /// Per step, in plan order; empty unless SessionOptions::profile.
   const std::vector<StepProfile> &profile() const { return profile_; }
@@ -117,6 +123,9 @@ public:
 private:
   Session();
   Status bindInputs(const NamedTensorView *inputs, size_t count);
+  /// Symbolic plans: evaluates every dim from the inputs' and rebuilds the
+  /// steps whose tensors changed dims since the last run.
+  Status bindShapes(const std::vector<const TensorView *> &bound);
 
   std::string path_;
   std::unique_ptr<BundleReader> reader_;
@@ -128,6 +137,14 @@ private:
   std::unique_ptr<CpuContext> cpu_;
   std::unique_ptr<KernelLibrary> kernels_;
   std::vector<std::unique_ptr<StepExecutor>> steps_;
+  /// Symbolic plans only: the plan with the last run's dims (the bounds'
+  /// before any; the first run rebuilds every symbolic step), which steps
+  /// are rebuilt from, and which steps read or write a symbolic tensor.
+  Plan runPlan_;
+  std::vector<bool> symbolicStep_;
+  std::vector<int64_t> runSymbols_;
+  bool rebuildAll_ = false;
+  bool packLinearWeights_ = true;
   struct AlignedBuffer;
   std::unique_ptr<AlignedBuffer> arena_;
   /// Per input: where a misaligned input is copied (allocated on first use)

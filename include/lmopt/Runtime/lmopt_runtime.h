@@ -140,7 +140,8 @@ typedef struct lmoptValueInfo {
   const char *name;
   int32_t dtype; /* an lmoptDType */
   int32_t rank;
-  const int64_t *dims;
+  const int64_t *dims; /* -1 for a symbolic dim (a bundle compiled with
+                        * --max-shape): any size up to its bound */
 } lmoptValueInfo;
 
 /* Opens, validates and prepares the bundle at `path`: the plan is checked
@@ -159,11 +160,12 @@ lmoptStatus lmoptSessionOutputInfo(lmoptSession session, size_t index,
                                    lmoptValueInfo *outInfo);
 
 /* Runs the model. `names[i]` names `inputs[i]`; every model input must be
- * given exactly once, with the model's dtype and dims and `byteSize`
- * matching them. Inputs are read in place (a buffer not 64-byte aligned that
- * a generated kernel reads is copied first) and not modified. On success
- * *outOutputs is an array of *outNumOutputs tensors in the order of
- * lmoptSessionOutputInfo, holding copies the caller releases with one
+ * given exactly once, with the model's dtype and dims (symbolic dims: any
+ * size within the bounds that keeps the plan's assumptions; the outputs'
+ * dims follow) and `byteSize` matching them. Inputs are read in place (a buffer
+ * not 64-byte aligned that a generated kernel reads is copied first) and not
+ * modified. On success *outOutputs is an array of *outNumOutputs tensors in the
+ * order of lmoptSessionOutputInfo, holding copies the caller releases with one
  * lmoptTensorArrayDestroy; on failure it is NULL and *outNumOutputs 0. */
 lmoptStatus lmoptSessionRun(lmoptSession session, size_t numInputs,
                             const char *const *names,

@@ -213,6 +213,9 @@ public:
   KernelFunction function = nullptr;
   /// Operands then results.
   std::vector<uint32_t> ids;
+  /// With symbolic tensors: the size of every symbolic dim of the operands
+  /// then the results, in order; passed after the data pointers.
+  std::vector<int64_t> sizes;
   /// A session runs on one thread at a time, so the argument array is reused.
   mutable std::vector<void *> args;
 };
@@ -311,7 +314,9 @@ static Status buildLinear(const StepChecker &c,
   desc.activation = LinearActivation(activation);
   desc.hasResidual = hasResidual;
   // Static rows and a weight from the weights section: pack it once. Should
-  // oneDNN refuse that form, the plain one still runs the step.
+  // oneDNN refuse that form, the plain one still runs the step. With
+  // symbolic rows the step is rebuilt, and the weight packed again, when a
+  // run's rows differ from the last run's.
   if (c.context.packLinearWeights && c.context.weights &&
       weight.storage == TensorStorage::Weight && exec->rows > 0 &&
       LinearStep::createPacked(
@@ -532,7 +537,15 @@ static Status buildKernel(const StepChecker &c,
   exec->ids = c.step.operands;
   exec->ids.insert(exec->ids.end(), c.step.results.begin(),
                    c.step.results.end());
-  exec->args.resize(exec->ids.size());
+  for (uint32_t id : exec->ids) {
+    const PlanTensor &t = c.context.plan.tensors[id];
+    for (size_t d = 0; d < t.dimExprs.size(); ++d)
+      if (t.dimExprs[d] >= 0)
+        exec->sizes.push_back(t.dims[d]);
+  }
+  exec->args.resize(exec->ids.size() + (exec->sizes.empty() ? 0 : 1));
+  if (!exec->sizes.empty())
+    exec->args.back() = exec->sizes.data();
   out = std::move(exec);
   return Status::ok();
 }

@@ -1,6 +1,7 @@
 //===- BundleEmitter.cpp - Write a CPU plan as a .lmopt bundle ------------===//
 
 #include "lmopt/Target/CPU/BundleEmitter.h"
+#include "lmopt/Runtime/PlanShapes.h"
 
 #include "lmopt/Runtime/Bundle.h"
 
@@ -17,12 +18,23 @@ describeValues(const rt::Plan &plan, const std::vector<rt::PlanValue> &values) {
   llvm::json::Array array;
   for (const rt::PlanValue &value : values) {
     const rt::PlanTensor &tensor = plan.tensors[value.tensor];
-    llvm::json::Array dims;
-    for (int64_t dim : tensor.dims)
-      dims.push_back(dim);
-    array.push_back(llvm::json::Object{{"name", value.name},
-                                       {"dtype", rt::dtypeName(tensor.dtype)},
-                                       {"dims", std::move(dims)}});
+    // A symbolic dim is written as its expression; "max_dims" holds the
+    // bounds' values.
+    llvm::json::Array dims, maxDims;
+    for (auto [d, dim] : llvm::enumerate(tensor.dims)) {
+      maxDims.push_back(dim);
+      if (tensor.isSymbolic() && tensor.dimExprs[d] >= 0)
+        dims.push_back(
+            rt::formatDimExpr(plan, plan.exprs[size_t(tensor.dimExprs[d])]));
+      else
+        dims.push_back(dim);
+    }
+    llvm::json::Object object{{"name", value.name},
+                              {"dtype", rt::dtypeName(tensor.dtype)},
+                              {"dims", std::move(dims)}};
+    if (tensor.isSymbolic())
+      object["max_dims"] = std::move(maxDims);
+    array.push_back(std::move(object));
   }
   return array;
 }
@@ -111,12 +123,26 @@ void mlir::lmopt::cpu::printPlan(llvm::raw_ostream &os, const CpuPlan &cpu) {
      << " steps, arena " << plan.arenaSize << " bytes (naive "
      << cpu.memory.naiveSize << "), weights " << cpu.weights.size()
      << " bytes\n";
+  for (const rt::PlanSymbol &symbol : plan.symbols)
+    os << "symbol " << symbol.name << " <= " << symbol.bound << "\n";
+  for (const rt::PlanAssumption &assumption : plan.assumptions)
+    os << "assume " << rt::formatDimExpr(plan, plan.exprs[assumption.lhs])
+       << (assumption.kind == rt::PlanAssumption::Kind::Equal ? " == " : " <= ")
+       << rt::formatDimExpr(plan, plan.exprs[assumption.rhs]) << "\n";
   for (auto [id, tensor] : llvm::enumerate(plan.tensors)) {
     os << "tensor %" << id << " = " << rt::tensorStorageName(tensor.storage)
        << " " << (tensor.storage == rt::TensorStorage::Input ? "" : "@")
        << tensor.offset << " '" << tensor.name << "' "
        << rt::dtypeName(tensor.dtype) << " [";
-    llvm::interleaveComma(tensor.dims, os);
+    // A symbolic dim prints as its expression and its value at the bounds.
+    for (auto [d, dim] : llvm::enumerate(tensor.dims)) {
+      if (d)
+        os << ", ";
+      if (tensor.isSymbolic() && tensor.dimExprs[d] >= 0)
+        os << rt::formatDimExpr(plan, plan.exprs[size_t(tensor.dimExprs[d])])
+           << " <= ";
+      os << dim;
+    }
     os << "]";
     if (id < cpu.aliasRoot.size() && cpu.aliasRoot[id] != id)
       os << " alias of %" << cpu.aliasRoot[id];

@@ -11,6 +11,7 @@
 
 #include "lmopt/Conversion/Passes.h"
 #include "lmopt/Dialect/Lmopt/IR/LmoptDialect.h"
+#include "lmopt/Dialect/Lmopt/IR/LmoptOps.h"
 
 #include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
@@ -25,6 +26,7 @@
 #include "mlir/Dialect/Arith/Transforms/BufferDeallocationOpInterfaceImpl.h"
 #include "mlir/Dialect/Arith/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Arith/Transforms/Passes.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/FuncBufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
@@ -44,7 +46,9 @@
 #include "mlir/Dialect/Quant/IR/Quant.h"
 #include "mlir/Dialect/SCF/Transforms/BufferDeallocationOpInterfaceImpl.h"
 #include "mlir/Dialect/SCF/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tensor/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
@@ -98,8 +102,6 @@ static std::string checkBoundaryType(Type type) {
   auto tensorType = llvm::dyn_cast<RankedTensorType>(type);
   if (!tensorType)
     return "is not a ranked tensor";
-  if (!tensorType.hasStaticShape())
-    return "has a dynamic shape";
   if (!llvm::isa<IntegerType, FloatType>(tensorType.getElementType()))
     return "has an element type that is neither integer nor float";
   return "";
@@ -141,21 +143,226 @@ mlir::lmopt::cpu::checkKernelModule(ModuleOp module) {
           continue;
         func.emitError("kernel '")
             << name << "' " << what << " #" << i << " of type " << type << " "
-            << why << " (kernels take and return static-shaped tensors)";
+            << why << " (kernels take and return ranked integer or float "
+            << "tensors)";
         valid = false;
       }
     };
     checkTypes(func.getArgumentTypes(), "operand");
     checkTypes(func.getResultTypes(), "result");
+    unsigned numSizes = 0;
+    for (TypeRange types :
+         {TypeRange(func.getArgumentTypes()), TypeRange(func.getResultTypes())})
+      for (Type type : types)
+        if (auto tensorType = llvm::dyn_cast<RankedTensorType>(type))
+          numSizes += tensorType.getNumDynamicDims();
     entryPoints.push_back(
-        {name.str(), func.getNumArguments() + func.getNumResults()});
+        {name.str(), func.getNumArguments() + func.getNumResults(), numSizes});
   }
   if (!valid)
     return failure();
   return entryPoints;
 }
 
+/// An index from a 0-D or one element of a 1-D integer tensor.
+static Value extractIndex(OpBuilder &b, Location loc, Value tensor,
+                          int64_t element) {
+  auto type = llvm::cast<RankedTensorType>(tensor.getType());
+  SmallVector<Value> indices;
+  if (type.getRank() == 1)
+    indices.push_back(arith::ConstantIndexOp::create(b, loc, element));
+  Value value = tensor::ExtractOp::create(b, loc, tensor, indices);
+  return arith::IndexCastOp::create(b, loc, b.getIndexType(), value);
+}
+
+static Value constantIndex(OpBuilder &b, Location loc, int64_t value) {
+  return arith::ConstantIndexOp::create(b, loc, value);
+}
+
+/// ONNX Range over integers with a size only known at run time:
+/// max(ceil((limit - start) / delta), 0) elements.
+static LogicalResult lowerDynamicRange(RangeOp op) {
+  auto type = llvm::cast<RankedTensorType>(op.getType());
+  auto element = llvm::dyn_cast<IntegerType>(type.getElementType());
+  if (type.hasStaticShape() || !element)
+    return failure();
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  Value start = extractIndex(b, loc, op.getStart(), 0);
+  Value limit = extractIndex(b, loc, op.getLimit(), 0);
+  Value delta = extractIndex(b, loc, op.getDelta(), 0);
+  Value span = arith::SubIOp::create(b, loc, limit, start);
+  Value count = arith::CeilDivSIOp::create(b, loc, span, delta);
+  count = arith::MaxSIOp::create(b, loc, count, constantIndex(b, loc, 0));
+  auto generate = tensor::GenerateOp::create(
+      b, loc, type, ValueRange{count},
+      [&](OpBuilder &nb, Location nloc, ValueRange indices) {
+        Value step = arith::MulIOp::create(nb, nloc, indices[0], delta);
+        Value value = arith::AddIOp::create(nb, nloc, start, step);
+        tensor::YieldOp::create(
+            nb, nloc, arith::IndexCastOp::create(nb, nloc, element, value));
+      });
+  op.replaceAllUsesWith(generate.getResult());
+  op.erase();
+  return success();
+}
+
+/// ONNX Slice with unit steps and constant axes whose result size is only
+/// known at run time: a view with clamped bounds.
+static LogicalResult lowerDynamicSlice(SliceOp op) {
+  auto type = llvm::cast<RankedTensorType>(op.getType());
+  if (type.hasStaticShape())
+    return failure();
+  auto inputType = llvm::cast<RankedTensorType>(op.getInput().getType());
+  int64_t rank = inputType.getRank();
+  auto numSliced =
+      llvm::cast<RankedTensorType>(op.getStarts().getType()).getNumElements();
+  SmallVector<int64_t> axes;
+  if (op.getAxes()) {
+    DenseIntElementsAttr attr;
+    if (!matchPattern(op.getAxes(), m_Constant(&attr)))
+      return failure();
+    for (const APInt &axis : attr.getValues<APInt>())
+      axes.push_back(axis.getSExtValue() < 0 ? axis.getSExtValue() + rank
+                                             : axis.getSExtValue());
+  } else {
+    for (int64_t i = 0; i < numSliced; ++i)
+      axes.push_back(i);
+  }
+  if (op.getSteps()) {
+    DenseIntElementsAttr attr;
+    if (!matchPattern(op.getSteps(), m_Constant(&attr)) ||
+        llvm::any_of(attr.getValues<APInt>(),
+                     [](const APInt &step) { return !step.isOne(); }))
+      return failure();
+  }
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0)), sizes,
+      strides(rank, b.getIndexAttr(1));
+  for (int64_t d = 0; d < rank; ++d)
+    sizes.push_back(
+        tensor::DimOp::create(b, loc, op.getInput(), d).getResult());
+  Value zero = constantIndex(b, loc, 0);
+  for (auto [k, axis] : llvm::enumerate(axes)) {
+    if (axis < 0 || axis >= rank)
+      return failure();
+    Value dim = llvm::cast<Value>(sizes[axis]);
+    // Negative bounds count from the end; both clamp into [0, dim].
+    auto normalize = [&](Value index) {
+      Value negative =
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, index, zero);
+      Value fromEnd = arith::AddIOp::create(b, loc, index, dim);
+      index = arith::SelectOp::create(b, loc, negative, fromEnd, index);
+      index = arith::MaxSIOp::create(b, loc, index, zero);
+      return arith::MinSIOp::create(b, loc, index, dim).getResult();
+    };
+    Value first = normalize(extractIndex(b, loc, op.getStarts(), k));
+    Value last = normalize(extractIndex(b, loc, op.getEnds(), k));
+    Value size = arith::SubIOp::create(b, loc, last, first);
+    offsets[axis] = first;
+    sizes[axis] = arith::MaxSIOp::create(b, loc, size, zero).getResult();
+  }
+  Value slice = tensor::ExtractSliceOp::create(b, loc, op.getInput(), offsets,
+                                               sizes, strides);
+  if (slice.getType() != type)
+    slice = tensor::CastOp::create(b, loc, type, slice);
+  op.replaceAllUsesWith(slice);
+  op.erase();
+  return success();
+}
+
+/// ONNX Expand whose result size is only known at run time: each dim is
+/// the target's where the input's is 1, the input's otherwise.
+static LogicalResult lowerDynamicExpand(ExpandOp op) {
+  auto type = llvm::cast<RankedTensorType>(op.getType());
+  auto inputType = llvm::cast<RankedTensorType>(op.getInput().getType());
+  int64_t rank = type.getRank(), inputRank = inputType.getRank();
+  if (type.hasStaticShape() || inputRank > rank)
+    return failure();
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  Value one = constantIndex(b, loc, 1);
+  SmallVector<Value> inputDims, isOne, extents;
+  for (int64_t d = 0; d < rank; ++d) {
+    Value target = extractIndex(b, loc, op.getShape(), d);
+    int64_t inputDim = d - (rank - inputRank);
+    Value out = target;
+    if (inputDim >= 0) {
+      Value dim = tensor::DimOp::create(b, loc, op.getInput(), inputDim);
+      Value unit =
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, dim, one);
+      out = arith::SelectOp::create(b, loc, unit, target, dim);
+      isOne.push_back(unit);
+    }
+    if (type.isDynamicDim(d))
+      extents.push_back(out);
+  }
+  Value zero = constantIndex(b, loc, 0);
+  auto generate = tensor::GenerateOp::create(
+      b, loc, type, extents,
+      [&](OpBuilder &nb, Location nloc, ValueRange indices) {
+        SmallVector<Value> source;
+        for (int64_t d = 0; d < inputRank; ++d)
+          source.push_back(arith::SelectOp::create(
+              nb, nloc, isOne[d], zero, indices[d + rank - inputRank]));
+        tensor::YieldOp::create(
+            nb, nloc,
+            tensor::ExtractOp::create(nb, nloc, op.getInput(), source));
+      });
+  op.replaceAllUsesWith(generate.getResult());
+  op.erase();
+  return success();
+}
+
+/// Shape arithmetic on dynamic dims, which folds away when they are static:
+/// `lmopt.shape` reads the sizes the kernel was given; range, slice and
+/// expand compute their result sizes from their operands. What does not
+/// match is left for convert-lmopt-to-linalg, which reports it.
+static void lowerDynamicShapeOps(ModuleOp module) {
+  SmallVector<Operation *> ops;
+  module.walk([&](Operation *op) {
+    if (isa<RangeOp, SliceOp, ExpandOp>(op))
+      ops.push_back(op);
+  });
+  for (Operation *op : ops) {
+    if (auto range = dyn_cast<RangeOp>(op))
+      (void)lowerDynamicRange(range);
+    else if (auto slice = dyn_cast<SliceOp>(op))
+      (void)lowerDynamicSlice(slice);
+    else if (auto expand = dyn_cast<ExpandOp>(op))
+      (void)lowerDynamicExpand(expand);
+  }
+  SmallVector<ShapeOp> shapeOps;
+  module.walk([&](ShapeOp op) { shapeOps.push_back(op); });
+  for (ShapeOp op : shapeOps) {
+    auto inputType = llvm::cast<RankedTensorType>(op.getInput().getType());
+    if (inputType.hasStaticShape())
+      continue; // folds in the lowering
+    int64_t rank = inputType.getRank();
+    auto clamp = [&](int64_t index) {
+      return std::clamp<int64_t>(index < 0 ? index + rank : index, 0, rank);
+    };
+    int64_t start = clamp(op.getStart());
+    int64_t end = clamp(op.getEnd() ? int64_t(*op.getEnd()) : rank);
+    OpBuilder b(op);
+    Location loc = op.getLoc();
+    SmallVector<Value> dims;
+    for (int64_t d = start; d < end; ++d) {
+      Value size = tensor::DimOp::create(b, loc, op.getInput(), d);
+      dims.push_back(arith::IndexCastOp::create(b, loc, b.getI64Type(), size));
+    }
+    auto type = llvm::cast<RankedTensorType>(op.getType());
+    if (type.getNumElements() != int64_t(dims.size()))
+      continue; // left for the lowering, which reports it
+    op.replaceAllUsesWith(
+        tensor::FromElementsOp::create(b, loc, type, dims).getResult());
+    op.erase();
+  }
+}
+
 LogicalResult mlir::lmopt::cpu::lowerKernelsToLinalg(ModuleOp module) {
+  lowerDynamicShapeOps(module);
   PassManager pm(module.getContext(), ModuleOp::getOperationName());
   pm.addPass(createConvertLmoptToLinalgPass());
   if (failed(pm.run(module)))
@@ -347,6 +554,67 @@ struct AnnotateKernelArgumentsPass
   }
 };
 
+/// Bare pointers carry no sizes: each memref argument with dynamic dims
+/// becomes a rank-0 memref (a bare pointer) reinterpreted, dense and
+/// row-major, with sizes from index arguments appended in argument then dim
+/// order (the runtime's sizes array, docs/cpu-backend.md).
+struct PassDynamicSizesPass
+    : PassWrapper<PassDynamicSizesPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(PassDynamicSizesPass)
+
+  StringRef getArgument() const final { return "lmopt-pass-dynamic-sizes"; }
+  void runOnOperation() override {
+    for (auto func : getOperation().getOps<func::FuncOp>()) {
+      if (func.isExternal())
+        continue;
+      Block &entry = func.front();
+      unsigned numArguments = func.getNumArguments();
+      Location loc = func.getLoc();
+      OpBuilder b(&entry, entry.begin());
+      for (unsigned i = 0; i < numArguments; ++i) {
+        BlockArgument arg = func.getArgument(i);
+        auto type = llvm::dyn_cast<MemRefType>(arg.getType());
+        if (!type || type.hasStaticShape())
+          continue;
+        SmallVector<OpFoldResult> sizes;
+        for (int64_t d = 0; d < type.getRank(); ++d) {
+          if (!type.isDynamicDim(d)) {
+            sizes.push_back(b.getIndexAttr(type.getDimSize(d)));
+            continue;
+          }
+          if (failed(func.insertArgument(func.getNumArguments(),
+                                         b.getIndexType(), {}, loc))) {
+            signalPassFailure();
+            return;
+          }
+          sizes.push_back(func.getArgument(func.getNumArguments() - 1));
+        }
+        // Row-major strides: static while the dims after are.
+        SmallVector<OpFoldResult> strides(type.getRank());
+        OpFoldResult stride = b.getIndexAttr(1);
+        for (int64_t d = type.getRank() - 1; d >= 0; --d) {
+          strides[d] = stride;
+          std::optional<int64_t> known = getConstantIntValue(stride);
+          std::optional<int64_t> size = getConstantIntValue(sizes[d]);
+          if (known && size) {
+            stride = b.getIndexAttr(*known * *size);
+            continue;
+          }
+          Value lhs = getValueOrCreateConstantIndexOp(b, loc, stride);
+          Value rhs = getValueOrCreateConstantIndexOp(b, loc, sizes[d]);
+          stride = arith::MulIOp::create(b, loc, lhs, rhs).getResult();
+        }
+        arg.setType(MemRefType::get({}, type.getElementType()));
+        Value view = memref::ReinterpretCastOp::create(
+            b, loc, type, arg, b.getIndexAttr(0), sizes, strides);
+        arg.replaceAllUsesExcept(view, view.getDefiningOp());
+      }
+      func.setType(FunctionType::get(
+          func.getContext(), entry.getArgumentTypes(), func.getResultTypes()));
+    }
+  }
+};
+
 } // namespace
 
 void mlir::lmopt::cpu::buildKernelBufferizationPipeline(OpPassManager &pm) {
@@ -384,6 +652,7 @@ void mlir::lmopt::cpu::buildKernelBufferizationPipeline(OpPassManager &pm) {
 }
 
 void mlir::lmopt::cpu::buildKernelToLLVMPipeline(OpPassManager &pm) {
+  pm.addPass(std::make_unique<PassDynamicSizesPass>());
   // Loops and scalar math; LLVM vectorizes the innermost loops.
   pm.addNestedPass<func::FuncOp>(std::make_unique<LowerStridedCopiesPass>());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());

@@ -21,18 +21,21 @@ class OpPassManager;
 
 namespace mlir::lmopt::cpu {
 
-/// One exported kernel: its symbol and how many pointers `args` holds.
+/// One exported kernel: its symbol, how many data pointers `args` holds, and
+/// how many dynamic dims its operands and results have (their sizes are an
+/// int64 array that `args[numArguments]` points at).
 struct KernelEntryPoint {
   std::string name;
   unsigned numArguments = 0;
+  unsigned numSizes = 0;
 };
 
 /// The bufferization, deallocation and LLVM translation interfaces the
 /// pipeline needs.
 void registerKernelCodegenInterfaces(DialectRegistry &registry);
 
-/// Checks the input contract (only public func.funcs with bodies, static
-/// ranked tensors in and out) and returns the entry points, one per function;
+/// Checks the input contract (only public func.funcs with bodies, ranked
+/// tensors in and out) and returns the entry points, one per function;
 /// every violation is reported.
 FailureOr<SmallVector<KernelEntryPoint>> checkKernelModule(ModuleOp module);
 
@@ -46,7 +49,8 @@ LogicalResult lowerKernelsToLinalg(ModuleOp module);
 void buildKernelBufferizationPipeline(OpPassManager &pm);
 
 /// linalg on memrefs to the LLVM dialect: loops, polynomial math,
-/// bare-pointer functions.
+/// bare-pointer functions (a dynamic-shaped memref argument becomes a bare
+/// pointer plus one trailing index argument per dynamic dim).
 void buildKernelToLLVMPipeline(OpPassManager &pm);
 
 } // namespace mlir::lmopt::cpu

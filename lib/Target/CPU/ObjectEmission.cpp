@@ -88,10 +88,13 @@ mlir::lmopt::cpu::addKernelEntryPoints(llvm::Module &module,
     if (!impl || impl->isDeclaration())
       return llvm::createStringError("kernel '" + kernel.name +
                                      "' is missing from the LLVM module");
-    if (impl->arg_size() != kernel.numArguments ||
+    auto *sizeType = llvm::Type::getInt64Ty(context);
+    if (impl->arg_size() != kernel.numArguments + kernel.numSizes ||
         !impl->getReturnType()->isVoidTy() ||
         llvm::any_of(impl->args(), [&](const llvm::Argument &arg) {
-          return arg.getType() != ptrType;
+          return arg.getType() != (arg.getArgNo() < kernel.numArguments
+                                       ? static_cast<llvm::Type *>(ptrType)
+                                       : sizeType);
         }))
       return llvm::createStringError(
           "kernel '" + kernel.name + "' has the LLVM signature '" +
@@ -101,8 +104,8 @@ mlir::lmopt::cpu::addKernelEntryPoints(llvm::Module &module,
             impl->getFunctionType()->print(os);
             return text;
           }() +
-          "', not " + std::to_string(kernel.numArguments) +
-          " pointers returning void");
+          "', not " + std::to_string(kernel.numArguments) + " pointers and " +
+          std::to_string(kernel.numSizes) + " sizes returning void");
     impl->setName("__lmopt_kernel_impl." + kernel.name);
     impl->setLinkage(llvm::GlobalValue::InternalLinkage);
 
@@ -126,6 +129,18 @@ mlir::lmopt::cpu::addKernelEntryPoints(llvm::Module &module,
       pointer->setMetadata(llvm::LLVMContext::MD_align, alignment);
       pointer->setMetadata(llvm::LLVMContext::MD_nonnull, empty);
       pointers.push_back(pointer);
+    }
+    // Sizes of the dynamic dims: an int64 array after the data pointers.
+    if (kernel.numSizes) {
+      llvm::Value *slot = builder.CreateConstInBoundsGEP1_64(
+          ptrType, entry->getArg(0), kernel.numArguments);
+      llvm::LoadInst *sizes =
+          builder.CreateAlignedLoad(ptrType, slot, llvm::Align(8));
+      sizes->setMetadata(llvm::LLVMContext::MD_nonnull, empty);
+      for (unsigned i = 0; i < kernel.numSizes; ++i)
+        pointers.push_back(builder.CreateAlignedLoad(
+            sizeType, builder.CreateConstInBoundsGEP1_64(sizeType, sizes, i),
+            llvm::Align(8)));
     }
     builder.CreateCall(impl, pointers);
     builder.CreateRetVoid();

@@ -12,9 +12,12 @@
 
 #include "lmopt/Target/CPU/PlanBuilder.h"
 #include "QuantPlan.h"
+#include "lmopt/Runtime/PlanShapes.h"
+#include "lmopt/Target/CPU/PlanSymbols.h"
 
 #include "lmopt/Conversion/LmoptToLinalg/LmoptToLinalg.h"
 #include "lmopt/Dialect/Lmopt/IR/LmoptOps.h"
+#include "lmopt/Dialect/Lmopt/Transforms/SymbolicShapes.h"
 #include "lmopt/Support/FusionReport.h"
 #include "lmopt/Support/ResourceBlob.h"
 
@@ -36,6 +39,7 @@
 #include <cmath>
 #include <cstring>
 #include <optional>
+#include <set>
 #include <unordered_map>
 
 using namespace mlir;
@@ -89,10 +93,11 @@ std::optional<rt::DType> mlir::lmopt::cpu::getRuntimeDType(Type type) {
   }
 }
 
-/// A ranked tensor type with static dims and a plan dtype.
-static bool isPlannable(Type type) {
+/// A ranked tensor type with static dims (or, in a symbolic plan, any
+/// dims) and a plan dtype.
+static bool isPlannable(Type type, bool symbolic = false) {
   auto tensor = llvm::dyn_cast<RankedTensorType>(type);
-  return tensor && tensor.hasStaticShape() &&
+  return tensor && (symbolic || tensor.hasStaticShape()) &&
          getRuntimeDType(tensor.getElementType()).has_value();
 }
 
@@ -212,7 +217,7 @@ static ElementsAttr getConstantValue(Operation *op) {
 }
 
 /// The op's role, or a diagnostic naming why it has no CPU lowering.
-static FailureOr<Role> classify(Operation *op) {
+static FailureOr<Role> classify(Operation *op, bool symbolic) {
   std::string node = describeNode(op->getLoc());
   auto unsupported = [&](const Twine &why) {
     InFlightDiagnostic diag = op->emitError()
@@ -227,12 +232,13 @@ static FailureOr<Role> classify(Operation *op) {
     return Role::Constant;
   auto checkTypes = [&](TypeRange types, StringRef what) {
     for (auto [index, type] : llvm::enumerate(types)) {
-      if (isPlannable(type))
+      if (isPlannable(type, symbolic))
         continue;
       std::string text;
       llvm::raw_string_ostream os(text);
       os << what << " " << index << " has type " << type
-         << ", not a static tensor of a runtime dtype";
+         << (symbolic ? ", not a tensor of a runtime dtype"
+                      : ", not a static tensor of a runtime dtype");
       return unsupported(text);
     }
     return success();
@@ -318,6 +324,10 @@ private:
 
   static void addInt(rt::PlanStep &step, StringRef name, int64_t value);
 
+  LogicalResult setUpSymbols();
+  /// Fills the symbolic dims of `tensor`, the planned form of `value`.
+  void setSymbolicDims(Value value, rt::PlanTensor &tensor);
+
   func::FuncOp main;
   const PlanBuildOptions &options;
   OpBuilder builder;
@@ -330,6 +340,11 @@ private:
   /// The kernel ops collected since the last non-kernel step.
   SmallVector<Operation *> group;
   llvm::SmallPtrSet<Operation *, 16> groupSet;
+  /// Symbolic plans: the dims of every value, and whether a dim failed to
+  /// follow from the inputs' (reported where it happened).
+  std::optional<SymbolicShapes> shapes;
+  bool symbolic = false;
+  bool unresolvedDims = false;
 };
 } // namespace
 
@@ -359,9 +374,28 @@ uint32_t PlanBuilder::addTensor(std::string name, Value value,
   tensor.dims.assign(type.getShape().begin(), type.getShape().end());
   tensor.storage = storage;
   tensor.offset = offset;
+  if (!type.hasStaticShape())
+    setSymbolicDims(value, tensor);
   uint32_t id = result.plan.addTensor(std::move(tensor));
   result.aliasRoot.push_back(aliasOf == ~0u ? id : aliasOf);
   return id;
+}
+
+LogicalResult PlanBuilder::setUpSymbols() {
+  SymbolicShapeBounds bounds;
+  if (failed(addPlanSymbols(main, options.maxShapes, result.plan, bounds)))
+    return failure();
+  symbolic = !result.plan.symbols.empty();
+  if (symbolic)
+    shapes.emplace(main, bounds);
+  return success();
+}
+
+void PlanBuilder::setSymbolicDims(Value value, rt::PlanTensor &tensor) {
+  // The first unresolved dim is reported: the dims computed from it follow.
+  if (!setPlanTensorDims(result.plan, shapes ? &*shapes : nullptr, value,
+                         tensor, /*report=*/!unresolvedDims))
+    unresolvedDims = true;
 }
 
 FailureOr<uint64_t> PlanBuilder::addWeight(ElementsAttr attr, Location loc) {
@@ -733,11 +767,15 @@ LogicalResult PlanBuilder::emitOutputs(func::ReturnOp ret) {
 
 FailureOr<CpuPlan> PlanBuilder::build() {
   Block &block = main.getBody().front();
+  if (failed(setUpSymbols()))
+    return failure();
+  if (symbolic)
+    refineStaticDims(main, *shapes);
   // Every op without a CPU lowering is reported before anything is built.
   llvm::DenseMap<Operation *, Role> roles;
   bool unsupported = false;
   for (Operation &op : block.without_terminator()) {
-    FailureOr<Role> role = classify(&op);
+    FailureOr<Role> role = classify(&op, symbolic);
     if (failed(role)) {
       unsupported = true;
       continue;
@@ -749,7 +787,7 @@ FailureOr<CpuPlan> PlanBuilder::build() {
 
   auto inputNames = main->getAttrOfType<ArrayAttr>("lmopt.input_names");
   for (BlockArgument arg : main.getArguments()) {
-    if (!isPlannable(arg.getType()))
+    if (!isPlannable(arg.getType(), symbolic))
       return emitError(arg.getLoc())
              << "input " << arg.getArgNumber() << " has type " << arg.getType()
              << ", not a static tensor of a runtime dtype";
@@ -808,6 +846,10 @@ FailureOr<CpuPlan> PlanBuilder::build() {
     return main.emitError("@main does not end with func.return");
   if (failed(emitOutputs(ret)))
     return failure();
+  if (unresolvedDims)
+    return failure();
+  if (symbolic)
+    addPlanAssumptions(result.plan, *shapes);
 
   result.memory = planMemory(result.plan, result.aliasRoot, options.memory);
   return std::move(result);

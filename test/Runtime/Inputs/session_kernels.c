@@ -40,3 +40,17 @@ void address_mod_64(void **args) {
   int64_t *out = (int64_t *)args[1];
   out[0] = (int64_t)((uintptr_t)args[0] % 64);
 }
+
+/* A kernel over symbolic dims: out[n, 2] = a[n, 2] * 3 + 1, where args[2]
+ * points at the sizes of the symbolic dims of the operand then the result
+ * ({n, n}). */
+void affine_rows_dyn(void **args) {
+  const float *a = (const float *)args[0];
+  float *out = (float *)args[1];
+  const int64_t *sizes = (const int64_t *)args[2];
+  int64_t n = sizes[0];
+  if (sizes[1] != n)
+    return; /* the test then sees the result untouched */
+  for (int64_t i = 0; i < n * 2; ++i)
+    out[i] = a[i] * 3 + 1;
+}

@@ -1,6 +1,6 @@
 //===- KernelCodegen.h - Generated CPU kernels ------------------*- C++ -*-===//
 //
-// Turns outlined kernel functions (lmopt ops on static-shaped tensors) into
+// Turns outlined kernel functions (lmopt ops on ranked tensors) into
 // native code through upstream MLIR: convert-lmopt-to-linalg, bufferization,
 // vectorization for the host CPU, LLVM in-process, and a shared object the
 // bundle embeds (docs/cpu-backend.md).
@@ -39,14 +39,16 @@ struct KernelCodegenOptions {
 /// Compiles every `func.func` in `kernels` to one shared object.
 ///
 /// Input contract: each function is public, takes its operands as ranked
-/// tensors with static shapes and returns its results as such tensors; its
+/// tensors and returns its results as such tensors; its
 /// body holds lmopt ops that convert-lmopt-to-linalg (or the data-movement
 /// lowerings) handle, plus `arith.constant`s.
 ///
 /// Output contract: for each function `@name` the shared object exports
 /// `extern "C" void name(void **args)`, where `args[i]` is the data pointer of
 /// operand i for i < #operands and then of each result, in order; buffers are
-/// dense, row-major, 64-byte aligned, and results never alias operands. The
+/// dense, row-major, 64-byte aligned, and results never alias operands. When
+/// operands or results have dynamic dims, the next slot points at an int64
+/// array of their sizes, operands then results, each in dim order. The
 /// kernel writes every element of every result and nothing else.
 ///
 /// Failures are diagnostics at the offending op's location ("no CPU lowering

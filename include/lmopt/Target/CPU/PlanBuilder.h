@@ -20,7 +20,9 @@
 #include "mlir/Support/LLVM.h"
 
 #include <cstdint>
+#include <map>
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace mlir::lmopt::cpu {
@@ -35,6 +37,11 @@ struct PlanBuildOptions {
   /// the kernels that use them instead of being passed as weights.
   int64_t maxInlineConstantElements = 64;
   MemoryPlanOptions memory;
+  /// Bounds of the dynamic input dims, by input name, one per dim (a
+  /// static dim's entry must equal it). Every dynamic dim needs one; the
+  /// plan then has symbolic dims (docs/cpu-backend.md, "Bounded dynamic
+  /// shapes").
+  std::map<std::string, std::vector<int64_t>> maxShapes;
 };
 
 struct CpuPlan {
@@ -52,9 +59,11 @@ struct CpuPlan {
   MemoryPlanStats memory;
 };
 
-/// Builds the plan of `module`'s single `func.func @main`, which must have
-/// static shapes. Ops with no CPU lowering are all reported as diagnostics
-/// at their locations before failing.
+/// Builds the plan of `module`'s single `func.func @main`. Dynamic input
+/// dims become plan symbols bounded by `options.maxShapes`; every other dim
+/// must follow from them (SymbolicShapes), with the equalities it assumed
+/// recorded as plan assumptions. Ops with no CPU lowering are all reported
+/// as diagnostics at their locations before failing.
 FailureOr<CpuPlan> buildCpuPlan(ModuleOp module,
                                 const PlanBuildOptions &options = {});
 

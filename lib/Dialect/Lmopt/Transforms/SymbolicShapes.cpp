@@ -64,18 +64,22 @@ static std::optional<SmallVector<int64_t>> constantsOf(SymbolicShapes &shapes,
 }
 
 /// Numpy broadcast of one pair of dims: equal expressions merge and a
-/// constant 1 stretches; anything else is unproven.
+/// constant 1 stretches; with bounds, two other symbolic dims are assumed
+/// equal; anything else is unproven.
 static SymExpr broadcastDim(SymbolicShapes &shapes, const SymExpr &lhs,
-                            const SymExpr &rhs) {
+                            const SymExpr &rhs, Operation *op) {
   if (lhs == rhs || rhs.isConstant(1))
     return lhs;
   if (lhs.isConstant(1))
     return rhs;
+  if (op && !lhs.getConstant() && !rhs.getConstant() &&
+      shapes.assumeEqual(lhs, rhs, op))
+    return lhs;
   return shapes.fresh();
 }
 
 static Exprs broadcast(SymbolicShapes &shapes, ArrayRef<SymExpr> lhs,
-                       ArrayRef<SymExpr> rhs) {
+                       ArrayRef<SymExpr> rhs, Operation *op = nullptr) {
   size_t rank = std::max(lhs.size(), rhs.size());
   Exprs out;
   for (size_t i = 0; i < rank; ++i) {
@@ -83,7 +87,7 @@ static Exprs broadcast(SymbolicShapes &shapes, ArrayRef<SymExpr> lhs,
     SymExpr one = SymExpr::constant(1);
     const SymExpr &l = fromEnd <= lhs.size() ? lhs[lhs.size() - fromEnd] : one;
     const SymExpr &r = fromEnd <= rhs.size() ? rhs[rhs.size() - fromEnd] : one;
-    out.push_back(broadcastDim(shapes, l, r));
+    out.push_back(broadcastDim(shapes, l, r, op));
   }
   return out;
 }
@@ -113,11 +117,13 @@ static void setCopy(Operation *op, SymbolicShapes &shapes) {
 /// Two dims that a valid program requires to be equal (concat's other
 /// axes): a known constant wins, different symbols stay unproven.
 static SymExpr mergeEqualDims(SymbolicShapes &shapes, const SymExpr &lhs,
-                              const SymExpr &rhs) {
+                              const SymExpr &rhs, Operation *op) {
   if (lhs == rhs || lhs.getConstant())
     return lhs;
   if (rhs.getConstant())
     return rhs;
+  if (shapes.assumeEqual(lhs, rhs, op))
+    return lhs;
   return shapes.fresh();
 }
 
@@ -152,7 +158,7 @@ static const SymExpr &elementAt(ArrayRef<SymExpr> values, int64_t index) {
 static void setBroadcast(Operation *op, SymbolicShapes &shapes) {
   Exprs dims = allDims(shapes, op->getOperand(0));
   for (Value operand : op->getOperands().drop_front())
-    dims = broadcast(shapes, dims, allDims(shapes, operand));
+    dims = broadcast(shapes, dims, allDims(shapes, operand), op);
   shapes.setDims(op->getResult(0), dims);
 
   Value result = op->getResult(0);
@@ -258,8 +264,8 @@ static void setMatMul(Operation *op, SymbolicShapes &shapes) {
     lhs.insert(lhs.begin(), SymExpr::constant(1));
   if (rhsVector)
     rhs.push_back(SymExpr::constant(1));
-  Exprs out =
-      broadcast(shapes, ArrayRef(lhs).drop_back(2), ArrayRef(rhs).drop_back(2));
+  Exprs out = broadcast(shapes, ArrayRef(lhs).drop_back(2),
+                        ArrayRef(rhs).drop_back(2), op);
   if (!lhsVector)
     out.push_back(lhs[lhs.size() - 2]);
   if (!rhsVector)
@@ -358,6 +364,23 @@ static void setReshape(ReshapeOp op, SymbolicShapes &shapes) {
     for (const SymExpr &dim : out)
       known = known * dim;
     std::optional<SymExpr> quotient = total.divideExactly(known);
+    // With bounds, a symbolic target dim facing a different symbolic input
+    // dim at the same position (a mask reshaped to the ids' batch) is
+    // assumed to be that dim, which can make the division exact.
+    SmallVector<size_t> facing;
+    for (size_t i = 0; !quotient && i < input.size() && i < out.size(); ++i)
+      if (i != *inferred && input[i] != out[i] && !input[i].getConstant() &&
+          !out[i].getConstant())
+        facing.push_back(i);
+    if (!quotient && !facing.empty() && shapes.hasBounds()) {
+      SymExpr assumed = SymExpr::constant(1);
+      for (auto [i, dim] : llvm::enumerate(input))
+        assumed = assumed * (llvm::is_contained(facing, i) ? out[i] : dim);
+      quotient = assumed.divideExactly(known);
+      if (quotient)
+        for (size_t i : facing)
+          shapes.assumeEqual(input[i], out[i], op);
+    }
     out[*inferred] = quotient ? *quotient : shapes.fresh();
   }
   shapes.setDims(op, out);
@@ -368,8 +391,8 @@ static void setReshape(ReshapeOp op, SymbolicShapes &shapes) {
 
 static void setExpand(ExpandOp op, SymbolicShapes &shapes) {
   if (std::optional<Exprs> target = valuesOf(shapes, op.getShape()))
-    shapes.setDims(op,
-                   broadcast(shapes, allDims(shapes, op.getInput()), *target));
+    shapes.setDims(op, broadcast(shapes, allDims(shapes, op.getInput()),
+                                 *target, op.getOperation()));
 }
 
 static void setTranspose(TransposeOp op, SymbolicShapes &shapes) {
@@ -403,7 +426,7 @@ static void setConcat(ConcatOp op, SymbolicShapes &shapes) {
     for (size_t i = 0; i < out.size(); ++i)
       out[i] = static_cast<int64_t>(i) == *axis
                    ? out[i] + dims[i]
-                   : mergeEqualDims(shapes, out[i], dims[i]);
+                   : mergeEqualDims(shapes, out[i], dims[i], op);
   }
   shapes.setDims(op, out);
 
@@ -421,8 +444,10 @@ static void setConcat(ConcatOp op, SymbolicShapes &shapes) {
 
 /// The extent of `[start, end)` with unit step over a dim of size `dim`,
 /// when provable: ONNX clamps both bounds into [0, dim].
-static std::optional<SymExpr>
-sliceExtent(const SymExpr &dim, const SymExpr &start, const SymExpr &end) {
+static std::optional<SymExpr> sliceExtent(const SymbolicShapes &shapes,
+                                          const SymExpr &dim,
+                                          const SymExpr &start,
+                                          const SymExpr &end) {
   std::optional<int64_t> size = dim.getConstant();
   std::optional<int64_t> first = start.getConstant();
   std::optional<int64_t> last = end.getConstant();
@@ -433,6 +458,12 @@ sliceExtent(const SymExpr &dim, const SymExpr &start, const SymExpr &end) {
     return SymExpr::constant(
         std::max<int64_t>(clamp(*last) - clamp(*first), 0));
   }
+  // A prefix [0, end) of a constant dim with a symbolic end that the
+  // bounds keep within the dim: min(size, end) is end.
+  if (size && first == 0 && end.isNonNegative())
+    if (std::optional<int64_t> most = shapes.getUpperBound(end);
+        most && *most <= *size)
+      return end;
   // Symbolic dim: only the whole-dim forms are provable without bounds.
   if (first != 0)
     return std::nullopt;
@@ -473,8 +504,9 @@ static void setSlice(SliceOp op, SymbolicShapes &shapes) {
     if (!axis)
       return;
     std::optional<SymExpr> extent =
-        steps[i] == 1 ? sliceExtent(out[*axis], (*starts)[i], (*ends)[i])
-                      : std::nullopt;
+        steps[i] == 1
+            ? sliceExtent(shapes, out[*axis], (*starts)[i], (*ends)[i])
+            : std::nullopt;
     out[*axis] = extent ? *extent : shapes.fresh();
   }
   shapes.setDims(op, out);
@@ -608,7 +640,45 @@ private:
 // SymbolicShapes
 //===----------------------------------------------------------------------===//
 
-SymbolicShapes::SymbolicShapes(func::FuncOp func) {
+SymbolicShapes::SymbolicShapes(func::FuncOp func) { analyse(func); }
+
+SymbolicShapes::SymbolicShapes(func::FuncOp func,
+                               const SymbolicShapeBounds &symbolBounds)
+    : bounds(symbolBounds) {
+  analyse(func);
+}
+
+std::optional<int64_t>
+SymbolicShapes::getUpperBound(const SymExpr &expr) const {
+  // Non-negative coefficients: the value grows with every symbol, so the
+  // bounds give the largest one.
+  if (!bounds || !expr.isNonNegative() || expr.hasOverflowed())
+    return std::nullopt;
+  int64_t total = 0;
+  for (const auto &[monomial, coefficient] : expr.getTerms()) {
+    int64_t term = coefficient;
+    for (auto [symbol, exponent] : monomial) {
+      if (symbol >= numInputSymbols || symbol >= bounds->bounds.size())
+        return std::nullopt;
+      for (unsigned i = 0; i < exponent; ++i)
+        if (__builtin_mul_overflow(term, bounds->bounds[symbol], &term))
+          return std::nullopt;
+    }
+    if (__builtin_add_overflow(total, term, &total))
+      return std::nullopt;
+  }
+  return total;
+}
+
+bool SymbolicShapes::assumeEqual(const SymExpr &lhs, const SymExpr &rhs,
+                                 Operation *op) {
+  if (!bounds)
+    return false;
+  assumptions.push_back({lhs, rhs, op});
+  return true;
+}
+
+void SymbolicShapes::analyse(func::FuncOp func) {
   auto inputNames = func->getAttrOfType<ArrayAttr>("lmopt.input_names");
   for (BlockArgument arg : func.getArguments()) {
     auto type = llvm::dyn_cast<RankedTensorType>(arg.getType());
@@ -630,6 +700,7 @@ SymbolicShapes::SymbolicShapes(func::FuncOp func) {
     }
     dims[arg] = argDims;
   }
+  numInputSymbols = names.size();
   static const RuleTable table;
   // Ops come in dominance order, so operands are analysed before their users.
   func.walk([&](Operation *op) {

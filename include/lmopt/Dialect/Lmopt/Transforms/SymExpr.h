@@ -57,6 +57,9 @@ public:
   /// ("input_ids.1 * 12 + 3").
   std::string print(ArrayRef<std::string> names) const;
 
+  /// The canonical terms: monomial -> nonzero coefficient.
+  const std::map<Monomial, int64_t> &getTerms() const { return terms; }
+
   /// True when a coefficient overflowed int64 (constants come from the
   /// model's file): such an expression equals nothing and is never stored.
   bool hasOverflowed() const { return overflowed; }

@@ -30,13 +30,42 @@ class FuncOp;
 
 namespace mlir::lmopt {
 
+/// A fact the analysis relied on under SymbolicShapeBounds: two dims equal.
+struct SymbolicAssumption {
+  SymExpr lhs, rhs;
+  /// The op whose result dims rely on it.
+  Operation *op = nullptr;
+};
+
+/// Upper bounds of the input symbols (indexed like them), which let the
+/// analysis plan for bounded dynamic shapes: a slice end `min(c, s)` with
+/// bound(s) <= c is `s`, and two different symbolic dims that must agree
+/// (broadcasting, concat) are assumed equal, recorded, and merged.
+struct SymbolicShapeBounds {
+  std::vector<int64_t> bounds;
+};
+
 /// Symbolic dims (and small integer contents) of the values of one function.
 class SymbolicShapes {
 public:
   /// Analyses `func`. Dynamic dims of its arguments become symbols named
   /// `<name>.<dim>` after the `lmopt.input_names` attribute (`arg<i>.<dim>`
-  /// without it).
+  /// without it), numbered from 0 in argument then dim order.
   explicit SymbolicShapes(func::FuncOp func);
+  /// The same with bounds on those symbols (SymbolicShapeBounds).
+  SymbolicShapes(func::FuncOp func, const SymbolicShapeBounds &bounds);
+
+  bool hasBounds() const { return bounds.has_value(); }
+  /// Number of symbols that are input dims (ids 0 .. n-1).
+  unsigned getNumInputSymbols() const { return numInputSymbols; }
+  /// The equalities relied on (only with bounds), in the order made.
+  ArrayRef<SymbolicAssumption> getAssumptions() const { return assumptions; }
+  /// With bounds: the largest value of `expr` (nullopt without bounds, with
+  /// fresh symbols, or when the expression can decrease as a symbol grows).
+  std::optional<int64_t> getUpperBound(const SymExpr &expr) const;
+  /// With bounds: records `lhs == rhs` for `op` and returns true (false
+  /// without bounds).
+  bool assumeEqual(const SymExpr &lhs, const SymExpr &rhs, Operation *op);
 
   /// The dims of `value` (ranked tensor); nullopt for other types.
   std::optional<ArrayRef<SymExpr>> getDims(Value value) const;
@@ -60,8 +89,13 @@ private:
   /// static dim its size.
   void completeResults(Operation *op);
 
+  void analyse(func::FuncOp func);
+
   std::vector<std::string> names;
   unsigned numFresh = 0;
+  unsigned numInputSymbols = 0;
+  std::optional<SymbolicShapeBounds> bounds;
+  std::vector<SymbolicAssumption> assumptions;
   llvm::DenseMap<Value, SmallVector<SymExpr>> dims;
   llvm::DenseMap<Value, SmallVector<SymExpr>> values;
 };

@@ -1,0 +1,65 @@
+//===- PlanSymbols.h - Symbolic dims for a CPU plan -------------*- C++ -*-===//
+//
+// The parts of plan building that bounded dynamic shapes add: plan symbols
+// for the dynamic input dims and their --max-shape bounds, plan expressions
+// from the SymbolicShapes analysis, types made static where it proves a dim
+// constant, and the equalities it assumed as plan assumptions
+// (docs/cpu-backend.md, "Bounded dynamic shapes").
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LMOPT_TARGET_CPU_PLANSYMBOLS_H
+#define LMOPT_TARGET_CPU_PLANSYMBOLS_H
+
+#include "lmopt/Dialect/Lmopt/Transforms/SymbolicShapes.h"
+#include "lmopt/Runtime/Plan.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Support/LLVM.h"
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mlir::lmopt::cpu {
+
+/// Adds a plan symbol for every dynamic dim of `main`'s arguments, bounded
+/// by `maxShapes` (by input name, one entry per dim; a static dim's entry
+/// must equal it), and fills `bounds` for the analysis. Every missing or
+/// bad bound, and every name that is not an input, is reported before
+/// failing.
+LogicalResult
+addPlanSymbols(func::FuncOp main,
+               const std::map<std::string, std::vector<int64_t>> &maxShapes,
+               ::lmopt::runtime::Plan &plan, SymbolicShapeBounds &bounds);
+
+/// The index in `plan.exprs` of `expr` as a postfix program, or nullopt when
+/// it has a symbol that is not an input dim (or overflowed).
+std::optional<uint32_t> addPlanExpr(::lmopt::runtime::Plan &plan,
+                                    const SymbolicShapes &shapes,
+                                    const SymExpr &expr);
+
+/// Gives `tensor` (the planned form of `value`) an expression for each dim
+/// that `value`'s type leaves dynamic, and its value at the bounds in
+/// `dims`. False when a dim does not follow from the input dims; with
+/// `report`, that is an error at the value's location.
+bool setPlanTensorDims(::lmopt::runtime::Plan &plan,
+                       const SymbolicShapes *shapes, Value value,
+                       ::lmopt::runtime::PlanTensor &tensor, bool report);
+
+/// Makes static each dim of `main`'s op results that the types leave
+/// dynamic but `shapes` proves constant, so that generated kernels
+/// broadcast it with a static map (a run-time 1 facing another dynamic dim
+/// cannot broadcast in a generated kernel).
+void refineStaticDims(func::FuncOp main, const SymbolicShapes &shapes);
+
+/// The equalities `shapes` assumed, over dims the plan can express, as plan
+/// assumptions (once each).
+void addPlanAssumptions(::lmopt::runtime::Plan &plan,
+                        const SymbolicShapes &shapes);
+
+} // namespace mlir::lmopt::cpu
+
+#endif // LMOPT_TARGET_CPU_PLANSYMBOLS_H
