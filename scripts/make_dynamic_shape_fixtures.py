@@ -2,8 +2,8 @@
 """Inputs and ONNX Runtime references at several shapes, for the bounded
 dynamic shape tests (one bundle compiled with --max-shape, run at each).
 
-Needs only onnx, onnxruntime and numpy. For each MODEL in bert, distilbert and
-gpt2 (test/models/onnx/MODEL.onnx, whose inputs have dynamic batch and
+Needs only onnx, onnxruntime and numpy. For each MODEL in SHAPES
+(test/models/onnx/MODEL.onnx, whose inputs have dynamic batch and
 sequence dims) and each (batch, seq) below, it writes
 MODEL.dyn_BxS.inputs.npz (token ids drawn from a seeded generator within the
 model's vocabulary, an attention mask with trailing padding on all but the
@@ -26,6 +26,11 @@ SHAPES = {
     "bert": [(1, 7), (3, 20)],
     "distilbert": [(2, 5), (3, 17)],
     "gpt2": [(1, 9), (2, 16)],
+    # Quantized by onnxruntime (dynamic int8, QDQ int8, MatMulNBits int4):
+    # their folded quantized linears with run-time rows.
+    "bert_int8_dynamic": [(1, 7), (3, 20)],
+    "bert_int8_qdq": [(1, 7), (3, 20)],
+    "bert_int4_nbits": [(1, 7), (3, 20)],
 }
 
 

@@ -187,7 +187,7 @@ static std::pair<Value, Value> buildParams(OpBuilder &b, Location loc,
           tensor::ExtractOp::create(b, loc, zerosTensor, indices)};
 }
 
-/// One parallel generic over the static `resultType` reading `input`
+/// One parallel generic over `resultType` reading `input`
 /// elementwise, with the parameter tensors materialized as constants.
 static Value buildQuantGeneric(
     OpBuilder &b, Location loc, RankedTensorType resultType, Value input,
@@ -198,8 +198,10 @@ static Value buildQuantGeneric(
     scalesTensor = arith::ConstantOp::create(b, loc, params.scales);
     zerosTensor = arith::ConstantOp::create(b, loc, params.zeroPoints);
   }
-  Value init = tensor::EmptyOp::create(b, loc, resultType.getShape(),
-                                       resultType.getElementType());
+  // Dynamic dims (bounded dynamic shapes) take their sizes from the input.
+  Value init =
+      tensor::EmptyOp::create(b, loc, tensor::getMixedSizes(b, loc, input),
+                              resultType.getElementType());
   int64_t rank = resultType.getRank();
   SmallVector<AffineMap> maps(2, b.getMultiDimIdentityMap(rank));
   SmallVector<utils::IteratorType> iterators(rank,
@@ -231,8 +233,6 @@ struct DequantizeToLinalg : OpRewritePattern<DequantizeOp> {
         llvm::dyn_cast<quant::QuantizedType>(inputType.getElementType());
     if (!quantType)
       return rewriter.notifyMatchFailure(op, "operand is not quantized");
-    if (!inputType.hasStaticShape())
-      return rewriter.notifyMatchFailure(op, "dynamic shape");
     if (quantType.getStorageTypeIntegralWidth() > 32)
       return rewriter.notifyMatchFailure(op, "storage wider than 32 bits");
     FailureOr<QuantParams> params = getQuantParams(quantType, inputType);
@@ -268,8 +268,6 @@ struct QuantizeToLinalg : OpRewritePattern<QuantizeOp> {
         llvm::dyn_cast<quant::QuantizedType>(resultType.getElementType());
     if (!quantType)
       return rewriter.notifyMatchFailure(op, "result is not quantized");
-    if (!resultType.hasStaticShape())
-      return rewriter.notifyMatchFailure(op, "dynamic shape");
     if (quantType.getStorageTypeIntegralWidth() > 32)
       return rewriter.notifyMatchFailure(op, "storage wider than 32 bits");
     FailureOr<QuantParams> params = getQuantParams(quantType, resultType);
@@ -533,8 +531,6 @@ struct CastFromUnsignedToLinalg : OpRewritePattern<CastOp> {
       return rewriter.notifyMatchFailure(op, "result is not signless or float");
     if (to.isInteger(1) || from.getWidth() > 64)
       return rewriter.notifyMatchFailure(op, "unsupported cast");
-    if (!inputType.hasStaticShape())
-      return rewriter.notifyMatchFailure(op, "dynamic shape");
     Location loc = op.getLoc();
     Value storage = toStorage(rewriter, loc, op.getInput());
     bool isUnsigned = from.isUnsigned();
