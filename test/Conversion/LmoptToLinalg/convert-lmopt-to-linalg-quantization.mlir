@@ -159,21 +159,25 @@ func.func @cast_unsigned(%a: tensor<4xui8>) -> tensor<4xf32> {
 
 // -----
 
-// Dynamic shapes are left (kernels are static; parameters need the shape).
-// CHECK-LABEL: func.func @negative_dequantize_dynamic
-// CHECK: lmopt.dequantize
-// CHECK-NOT: linalg.generic
-func.func @negative_dequantize_dynamic(%q: tensor<?x3x!quant.uniform<i8:f32, 0.5:1>>) -> tensor<?x3xf32> {
+// Dynamic dims (bounded dynamic shapes) take their sizes from the operand.
+// CHECK-LABEL: func.func @dequantize_dynamic
+// CHECK: %[[D:.*]] = tensor.dim %{{.*}}, %c0
+// CHECK: tensor.empty(%[[D]]) : tensor<?x3xf32>
+// CHECK: linalg.generic
+// CHECK-NOT: lmopt.dequantize
+func.func @dequantize_dynamic(%q: tensor<?x3x!quant.uniform<i8:f32, 0.5:1>>) -> tensor<?x3xf32> {
   %0 = lmopt.dequantize %q : tensor<?x3x!quant.uniform<i8:f32, 0.5:1>> -> tensor<?x3xf32>
   return %0 : tensor<?x3xf32>
 }
 
 // -----
 
-// CHECK-LABEL: func.func @negative_quantize_dynamic
-// CHECK: lmopt.quantize
-// CHECK-NOT: linalg.generic
-func.func @negative_quantize_dynamic(%x: tensor<?xf32>) -> tensor<?x!quant.uniform<i8:f32, 0.5>> {
+// CHECK-LABEL: func.func @quantize_dynamic
+// CHECK: %[[D:.*]] = tensor.dim %{{.*}}, %c0
+// CHECK: tensor.empty(%[[D]]) : tensor<?xi8>
+// CHECK: linalg.generic
+// CHECK-NOT: lmopt.quantize
+func.func @quantize_dynamic(%x: tensor<?xf32>) -> tensor<?x!quant.uniform<i8:f32, 0.5>> {
   %0 = lmopt.quantize %x : tensor<?xf32> -> tensor<?x!quant.uniform<i8:f32, 0.5>>
   return %0 : tensor<?x!quant.uniform<i8:f32, 0.5>>
 }
