@@ -119,15 +119,18 @@ struct BlockParams {
 };
 } // namespace
 
-/// Squared error of `values` quantized with `p` onto [lo, hi].
+/// Squared error of `values` quantized with `p` onto [lo, hi]; stops once
+/// it reaches `bound` (the terms are not negative, so it cannot win then).
 static double blockError(ArrayRef<float> values, BlockParams p, int64_t lo,
-                         int64_t hi) {
+                         int64_t hi, double bound) {
   double error = 0.0;
   for (float x : values) {
     float q = std::clamp(std::nearbyint(x / p.scale) + float(p.zeroPoint),
                          float(lo), float(hi));
     float d = x - (q - float(p.zeroPoint)) * p.scale;
     error += double(d) * double(d);
+    if (error >= bound)
+      break;
   }
   return error;
 }
@@ -151,8 +154,8 @@ static BlockParams searchBlock(ArrayRef<float> values, bool symmetric) {
     if (!symmetric)
       p.zeroPoint = std::clamp<int64_t>(
           static_cast<int64_t>(std::nearbyint(-clippedLo / scale)), 0, 15);
-    double error =
-        blockError(values, p, symmetric ? -7 : 0, symmetric ? 7 : 15);
+    double error = blockError(values, p, symmetric ? -7 : 0,
+                              symmetric ? 7 : 15, bestError);
     if (error < bestError) {
       bestError = error;
       best = p;
