@@ -309,22 +309,54 @@ def q_int8_weight(w, axis):
     return q.astype(np.float64) * scale.astype(np.float64)
 
 
+# Clip ratios the int4 search tries: 1.0 down to 0.5 in steps of 0.05.
+CLIP = [F(20 - i) / F(20) for i in range(11)]
+
+
+def f16(x):
+    """Rounded to the nearest f16 (ties to even), as f32."""
+    return np.asarray(x, F).astype(np.float16).astype(F)
+
+
+def q_int4_block(v, symmetric):
+    """One block: the clip ratio(s) whose f16 scale gives the least squared
+    error (the first on ties); returns the dequantized values."""
+    lo, hi = min(F(0), v.min()), max(F(0), v.max())
+    best, best_err = (F(1), F(0)), np.inf
+    if symmetric:
+        m = max(-lo, hi)
+        cands = [] if m == 0 else [(f16(a * m / F(7)), None) for a in CLIP]
+    else:
+        cands = [] if hi == lo else [
+            (f16((b * hi - a * lo) / F(15)), a * lo) for a in CLIP for b in CLIP]
+    for scale, clo in cands:
+        if scale == 0:
+            continue
+        if symmetric:
+            zp = F(0)
+            q = np.clip(np.rint(v / scale), -7, 7)
+        else:
+            zp = F(np.clip(np.rint(-clo / scale), 0, 15))
+            q = np.clip(np.rint(v / scale) + zp, 0, 15)
+        d = v - (q - zp).astype(F) * scale
+        err = float(np.sum(d.astype(np.float64) ** 2))
+        if err < best_err:
+            best, best_err = (scale, zp), err
+    scale, zp = best
+    if symmetric:
+        q = np.clip(np.rint(v / scale), -7, 7)
+    else:
+        q = np.clip(np.rint(v / scale) + zp, 0, 15)
+    return (q - zp).astype(np.float64) * np.float64(scale)
+
+
 def q_int4_weight(w, symmetric):
     """[N, K] weight, blocks of BLOCK along K."""
     n, k = w.shape
-    blocks = w.reshape(n, k // BLOCK, BLOCK)
-    if symmetric:
-        m = np.abs(blocks).max(axis=2, keepdims=True)
-        scale = np.where(m == 0, F(1), m / F(7)).astype(F)
-        q = np.clip(np.rint(blocks / scale), -7, 7)
-        zp = 0
-    else:
-        lo = np.minimum(F(0), blocks.min(axis=2, keepdims=True))
-        hi = np.maximum(F(0), blocks.max(axis=2, keepdims=True))
-        scale = np.where(hi == lo, F(1), (hi - lo) / F(15)).astype(F)
-        zp = np.clip(np.rint(-lo / scale), 0, 15)
-        q = np.clip(np.rint(blocks / scale) + zp, 0, 15)
-    d = (q - zp).astype(np.float64) * scale.astype(np.float64)
+    blocks = w.astype(F).reshape(n, k // BLOCK, BLOCK)
+    d = np.stack([np.stack([q_int4_block(blocks[r, b], symmetric)
+                            for b in range(k // BLOCK)])
+                  for r in range(n)])
     return d.reshape(n, k)
 
 

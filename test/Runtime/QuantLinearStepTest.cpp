@@ -587,4 +587,117 @@ TEST(QuantLinearExecutor, BuildsAndRunsFromAPlan) {
                 "'group', which this runtime does not know");
 }
 
+TEST(QuantKernels, WidenF16) {
+  // 20 values, so that the AVX-512 form converts 16 and the portable form
+  // the rest; the expected values are the IEEE half definitions.
+  std::vector<uint16_t> bits = {0x3C00, 0xC000, 0x0001, 0x0400, 0x7BFF,
+                                0x3555, 0x0000, 0x8000, 0x2E66, 0x03FF,
+                                0x3800, 0x4248, 0xBC00, 0x1400, 0x5640,
+                                0x0200, 0x3C01, 0xFBFF, 0x0001, 0x3555};
+  std::vector<float> want = {1.0f, -2.0f, 0x1p-24f, 0x1p-14f, 65504.0f,
+                             0x1.554p-2f, 0.0f, -0.0f, 0x1.998p-4f,
+                             0x1.ff8p-15f, 0.5f, 3.140625f, -1.0f, 0x1p-10f,
+                             100.0f, 0x1p-15f, 0x1.004p+0f, -65504.0f,
+                             0x1p-24f, 0x1.554p-2f};
+  std::vector<float> got(bits.size());
+  quant::widenF16(bits.data(), bits.size(), got.data());
+  for (size_t i = 0; i < bits.size(); ++i)
+    EXPECT_EQ(got[i], want[i]) << "at " << i;
+  EXPECT_TRUE(std::signbit(got[7]));
+}
+
+TEST(QuantLinearExecutor, ReadsF16ScalesAndPackedU4ZeroPoints) {
+  // K = 96 in blocks of 32: three blocks, so the packed zero points end
+  // with a lone low nibble per row.
+  Case c = makeCase(QuantLinearMode::Int4WeightOnly, 4, 96, 20, false, false,
+                    LinearActivation::None, false, 801);
+  c.desc.weightSigned = false;
+  const int64_t n = 20, blocks = 3;
+  ASSERT_EQ(c.desc.blockSize, 32);
+  // f16 scales 0x2000 + j * 37 + b * 5 (normal, 2^-7 and up), their f32
+  // values by the IEEE half definition, and u4 zero points 0..15.
+  std::vector<uint16_t> halfScales(size_t(n * blocks));
+  std::vector<uint8_t> packedZps(size_t(n * 2), 0);
+  for (int64_t j = 0; j < n; ++j)
+    for (int64_t b = 0; b < blocks; ++b) {
+      uint16_t h = uint16_t(0x2000 + j * 37 + b * 5);
+      halfScales[size_t(j * blocks + b)] = h;
+      c.scales[size_t(j * blocks + b)] =
+          std::ldexp(float(1024 + (h & 0x3FF)), int((h >> 10) & 0x1F) - 25);
+      uint8_t zp = uint8_t((j * 7 + b * 3) % 16);
+      c.zeroPoints4[size_t(j * blocks + b)] = zp;
+      packedZps[size_t(j * 2 + b / 2)] |= uint8_t(zp << (b % 2 ? 4 : 0));
+    }
+  OneStepPlan p;
+  uint32_t in = p.add(DType::F32, {4, 96}, TensorStorage::Input);
+  uint32_t w = p.add(DType::U8, {n, 48}, TensorStorage::Weight,
+                     c.weight4.data());
+  uint32_t s = p.add(DType::F16, {n, blocks}, TensorStorage::Weight,
+                     halfScales.data());
+  uint32_t z = p.add(DType::U8, {n, 2}, TensorStorage::Weight,
+                     packedZps.data());
+  uint32_t o = p.add(DType::F32, {4, n}, TensorStorage::Arena);
+  PlanStep &step = p.plan.addStep(StepKind::QuantLinear, "fc");
+  step.operands = {in, w, s, z};
+  step.results = {o};
+  PlanAttr mode;
+  mode.name = "mode";
+  mode.kind = PlanAttr::Kind::String;
+  mode.stringValue = "int4_weight_only";
+  step.attrs.push_back(mode);
+  const std::pair<const char *, int64_t> attrs[] = {
+      {"block_size", 32}, {"weight_signed", 0}, {"has_zero_points", 1}};
+  for (auto [name, v] : attrs) {
+    PlanAttr a;
+    a.name = name;
+    a.intValue = v;
+    step.attrs.push_back(a);
+  }
+  std::unique_ptr<CpuContext> ctx = makeContext();
+  ASSERT_TRUE(ctx);
+  StepBuildContext bc{p.plan, *ctx, nullptr, "q.lmopt", p.weights.data()};
+  std::unique_ptr<StepExecutor> exec;
+  Status st = createStepExecutor(bc, p.plan.steps[0], exec);
+  ASSERT_TRUE(st) << st.toString();
+  std::vector<float> out(size_t(4 * n));
+  std::vector<void *> ptrs = {c.input.data(), nullptr, nullptr, nullptr,
+                              out.data()};
+  for (uint32_t id : {w, s, z})
+    ptrs[id] = p.weights.data() + p.plan.tensors[id].offset;
+  ASSERT_TRUE(exec->run(ptrs.data()));
+  // The same step from f32 scales and one zero point per byte.
+  std::unique_ptr<QuantLinearStep> direct;
+  ASSERT_TRUE(QuantLinearStep::create(*ctx, c.desc, 4, c.weights(), direct));
+  std::vector<float> want(size_t(4 * n));
+  ASSERT_TRUE(direct->run(c.input.data(), nullptr, nullptr, want.data()));
+  EXPECT_EQ(out, want);
+  // And against the dequantized weight: w = (q - zp) * scale.
+  for (int64_t r = 0; r < 4; ++r)
+    for (int64_t j = 0; j < n; ++j) {
+      double acc = 0.0;
+      for (int64_t kk = 0; kk < 96; ++kk) {
+        int q = (c.weight4[size_t(j * 48 + kk / 2)] >> (kk % 2 ? 4 : 0)) & 0xF;
+        int64_t b = kk / 32;
+        acc += double(c.input[size_t(r * 96 + kk)]) *
+               double(float(q - int(c.zeroPoints4[size_t(j * blocks + b)])) *
+                      c.scales[size_t(j * blocks + b)]);
+      }
+      EXPECT_NEAR(out[size_t(r * n + j)], acc, 1e-4 * (1.0 + std::fabs(acc)))
+          << "at " << r << ", " << j;
+    }
+
+  // f16 scales are for int4 only; zero points of another width are refused.
+  p.plan.tensors[z].dims = {n, 4};
+  EXPECT_STATUS(createStepExecutor(bc, p.plan.steps[0], exec),
+                StatusCode::InvalidFormat,
+                "bundle 'q.lmopt': quant_linear step 'fc': zero_points 't3' "
+                "(u8 [20, 4]) should have dims [20, 3]");
+  p.plan.tensors[z].dims = {n, 2};
+  p.plan.tensors[s].dtype = DType::BF16;
+  EXPECT_STATUS(createStepExecutor(bc, p.plan.steps[0], exec),
+                StatusCode::InvalidFormat,
+                "bundle 'q.lmopt': quant_linear step 'fc': scales 't2' "
+                "(bf16 [20, 3]) has dtype bf16; expected f32 or f16");
+}
+
 } // namespace

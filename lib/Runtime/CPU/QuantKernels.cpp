@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
@@ -34,6 +35,47 @@ bool quant::useAvx512() {
 #else
   return false;
 #endif
+}
+
+static float halfToFloat(uint16_t h) {
+  uint32_t sign = uint32_t(h & 0x8000) << 16;
+  uint32_t exp = (h >> 10) & 0x1F, frac = h & 0x3FF;
+  float magnitude;
+  if (exp == 0)
+    magnitude = std::ldexp(float(frac), -24); // zero or subnormal
+  else if (exp == 31)
+    magnitude = frac ? std::numeric_limits<float>::quiet_NaN()
+                     : std::numeric_limits<float>::infinity();
+  else
+    magnitude = std::ldexp(float(frac | 0x400), int(exp) - 25);
+  uint32_t bits;
+  std::memcpy(&bits, &magnitude, 4);
+  bits |= sign;
+  float out;
+  std::memcpy(&out, &bits, 4);
+  return out;
+}
+
+#ifdef LMOPT_QUANT_AVX512
+LMOPT_AVX512 static size_t widenF16Avx512(const uint16_t *bits, size_t count,
+                                          float *out) {
+  size_t i = 0;
+  for (; i + 16 <= count; i += 16)
+    _mm512_storeu_ps(out + i,
+                     _mm512_cvtph_ps(_mm256_loadu_si256(
+                         reinterpret_cast<const __m256i *>(bits + i))));
+  return i;
+}
+#endif
+
+void quant::widenF16(const uint16_t *bits, size_t count, float *out) {
+  size_t i = 0;
+#ifdef LMOPT_QUANT_AVX512
+  if (__builtin_cpu_supports("avx512f"))
+    i = widenF16Avx512(bits, count, out);
+#endif
+  for (; i < count; ++i)
+    out[i] = halfToFloat(bits[i]);
 }
 
 static int teamSize(int threads) {

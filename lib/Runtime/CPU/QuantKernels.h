@@ -14,6 +14,7 @@
 
 #include "lmopt/Runtime/CPU/LinearStep.h"
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -78,6 +79,10 @@ void sumRows(const void *q, bool isSigned, int64_t rows, int64_t k,
 
 /// Repacks the step's int4 weight (see QuantLinearWeights); zeroPoints may
 /// be null.
+/// out[i] = the f16 value bits[i] (IEEE half, subnormals included) as f32,
+/// for i < count; AVX-512's vcvtph2ps where available.
+void widenF16(const uint16_t *bits, size_t count, float *out);
+
 void packInt4(const uint8_t *weight, const float *scales,
               const void *zeroPoints, bool weightSigned, int64_t k, int64_t n,
               int64_t blockSize, Int4Panels &out);

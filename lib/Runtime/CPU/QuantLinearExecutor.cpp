@@ -10,6 +10,8 @@
 #include "lmopt/Runtime/CPU/Executor.h"
 #include "lmopt/Runtime/CPU/QuantLinearStep.h"
 
+#include "QuantKernels.h"
+
 #include <algorithm>
 #include <initializer_list>
 
@@ -55,7 +57,7 @@ struct Checker {
            formatDims(t.dims) + ")";
   }
   Status expect(const char *role, const PlanTensor &t,
-                std::initializer_list<DType> dtypes,
+                const std::vector<DType> &dtypes,
                 const std::vector<int64_t> &dims) const {
     if (std::find(dtypes.begin(), dtypes.end(), t.dtype) == dtypes.end()) {
       std::string allowed;
@@ -204,6 +206,8 @@ Status lmopt::runtime::buildQuantLinearExecutor(
     return st;
 
   QuantLinearWeights w;
+  std::vector<float> widenedScales;
+  std::vector<uint8_t> unpackedZeroPoints;
   if (Status st = c.constant("weight", weight, w.weight); !st)
     return st;
   size_t next = 2;
@@ -221,21 +225,49 @@ Status lmopt::runtime::buildQuantLinearExecutor(
       d.perChannelScales = false;
       scaleDims = {1};
     }
-    if (Status st = c.expect("scales", scales, {DType::F32}, scaleDims); !st)
+    // int4 block scales may be f16 (widened here: the step repacks them
+    // into f32 panels when it is created).
+    std::vector<DType> scaleTypes{DType::F32};
+    if (int4)
+      scaleTypes.push_back(DType::F16);
+    if (Status st = c.expect("scales", scales, scaleTypes, scaleDims); !st)
       return st;
     const void *data = nullptr;
     if (Status st = c.constant("scales", scales, data); !st)
       return st;
+    if (scales.dtype == DType::F16) {
+      size_t count = size_t(scaleDims[0] * scaleDims[1]);
+      widenedScales.resize(count);
+      quant::widenF16(static_cast<const uint16_t *>(data), count,
+                      widenedScales.data());
+      data = widenedScales.data();
+    }
     w.scales = static_cast<const float *>(data);
     if (d.hasZeroPoints) {
       const PlanTensor &zps = c.tensor(step.operands[next++]);
+      // u4 zero points may be packed two per byte along the blocks (the
+      // even block in the low nibble): [N, ceil(blocks / 2)].
+      std::vector<int64_t> zpDims = scaleDims;
+      if (int4 && !d.weightSigned && zps.dims.size() == 2 &&
+          zps.dims[1] == (scaleDims[1] + 1) / 2)
+        zpDims[1] = zps.dims[1];
       if (Status st = c.expect("zero_points", zps,
                                {d.weightSigned ? DType::I8 : DType::U8},
-                               scaleDims);
+                               zpDims);
           !st)
         return st;
       if (Status st = c.constant("zero_points", zps, w.zeroPoints); !st)
         return st;
+      if (zpDims[1] != scaleDims[1]) {
+        int64_t blocks = scaleDims[1];
+        const auto *packed = static_cast<const uint8_t *>(w.zeroPoints);
+        unpackedZeroPoints.resize(size_t(n * blocks));
+        for (int64_t r = 0; r < n; ++r)
+          for (int64_t b = 0; b < blocks; ++b)
+            unpackedZeroPoints[size_t(r * blocks + b)] =
+                (packed[r * zpDims[1] + b / 2] >> (b % 2 ? 4 : 0)) & 0xF;
+        w.zeroPoints = unpackedZeroPoints.data();
+      }
     }
   }
   auto exec = std::make_unique<QuantLinearExecutor>();

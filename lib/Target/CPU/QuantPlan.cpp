@@ -3,9 +3,10 @@
 // Maps each form in docs/dialect.md's table to the runtime's mode and
 // writes the weight the way QuantLinearStep reads it: int8 and bf16 weights
 // are the IR constant's own bytes; int4 weights are repacked two per byte
-// ([N, K/2], the even k in the low nibble) with their block scales and zero
-// points as separate [N, K / block] tensors; per-channel scales become an
-// f32 [N] tensor (or [1] per tensor).
+// ([N, K/2], the even k in the low nibble) with their block scales
+// ([N, K / block], f16 when every scale is an f16 value) and zero points
+// ([N, K / block] bytes, u4 ones packed two per byte) as separate tensors;
+// per-channel scales become an f32 [N] tensor (or [1] per tensor).
 //
 //===----------------------------------------------------------------------===//
 
@@ -243,11 +244,47 @@ static LogicalResult lowerInt4Weight(LinearOp op, StringRef node, int64_t k,
   bool isSigned = type.isSigned();
   out.constants.push_back({node.str() + ".weight",
                            byteTensor(ctx, {n, k / 2}, isSigned, packed)});
-  out.constants.push_back(
-      {node.str() + ".scales", f32Tensor(ctx, {n, blocks}, scales)});
-  if (anyZeroPoint)
+  // Scales go as f16 when every one is an f16 value (lmopt-quantize rounds
+  // them so), else as f32.
+  bool allHalf = llvm::all_of(scales, [](float s) {
+    bool loses = false;
+    APFloat h(s);
+    h.convert(APFloat::IEEEhalf(), APFloat::rmNearestTiesToEven, &loses);
+    return !loses;
+  });
+  if (allHalf) {
+    SmallVector<APFloat> halves;
+    for (float s : scales) {
+      bool loses = false;
+      APFloat h(s);
+      h.convert(APFloat::IEEEhalf(), APFloat::rmNearestTiesToEven, &loses);
+      halves.push_back(h);
+    }
+    out.constants.push_back(
+        {node.str() + ".scales",
+         DenseElementsAttr::get(
+             RankedTensorType::get({n, blocks}, Float16Type::get(ctx)),
+             halves)});
+  } else {
+    out.constants.push_back(
+        {node.str() + ".scales", f32Tensor(ctx, {n, blocks}, scales)});
+  }
+  // u4 zero points go two per byte along the blocks (the even block in the
+  // low nibble): [N, ceil(blocks / 2)]; i4 ones one per byte.
+  if (anyZeroPoint && !isSigned) {
+    int64_t packedCols = (blocks + 1) / 2;
+    std::vector<uint8_t> packedZps(size_t(n * packedCols), 0);
+    for (int64_t r = 0; r < n; ++r)
+      for (int64_t b = 0; b < blocks; ++b)
+        packedZps[size_t(r * packedCols + b / 2)] |=
+            uint8_t((zps[size_t(r * blocks + b)] & 0xF) << (b % 2 ? 4 : 0));
+    out.constants.push_back(
+        {node.str() + ".zero_points",
+         byteTensor(ctx, {n, packedCols}, isSigned, packedZps)});
+  } else if (anyZeroPoint) {
     out.constants.push_back({node.str() + ".zero_points",
                              byteTensor(ctx, {n, blocks}, isSigned, zps)});
+  }
   out.attrs.push_back(intAttr("block_size", block));
   out.attrs.push_back(intAttr("weight_signed", isSigned));
   out.attrs.push_back(intAttr("has_zero_points", anyZeroPoint));

@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 using namespace mlir;
 using namespace mlir::lmopt;
@@ -94,6 +95,86 @@ QuantizedWeight mlir::lmopt::quantizeInt8Weight(MLIRContext *context,
   return result;
 }
 
+float mlir::lmopt::roundToF16(float x) {
+  if (!(x > 0.0f))
+    return 0.0f;
+  if (x >= 65504.0f)
+    return 65504.0f;
+  int e = 0;
+  std::frexp(x, &e); // x = m * 2^e, m in [0.5, 1)
+  // f16 keeps 10 fraction bits above 2^-14 and steps of 2^-24 below it.
+  int quantumExp = std::max(e - 11, -24);
+  return std::ldexp(std::nearbyint(std::ldexp(x, -quantumExp)), quantumExp);
+}
+
+/// Clip ratios tried per block, 1.0 down to 0.5 in steps of 0.05.
+static constexpr int kClipSteps = 11;
+static float clipRatio(int i) { return float(20 - i) / 20.0f; }
+
+namespace {
+/// One block's parameters.
+struct BlockParams {
+  float scale = 1.0f;
+  int64_t zeroPoint = 0;
+};
+} // namespace
+
+/// Squared error of `values` quantized with `p` onto [lo, hi]; stops once
+/// it reaches `bound` (the terms are not negative, so it cannot win then).
+static double blockError(ArrayRef<float> values, BlockParams p, int64_t lo,
+                         int64_t hi, double bound) {
+  double error = 0.0;
+  for (float x : values) {
+    float q = std::clamp(std::nearbyint(x / p.scale) + float(p.zeroPoint),
+                         float(lo), float(hi));
+    float d = x - (q - float(p.zeroPoint)) * p.scale;
+    error += double(d) * double(d);
+    if (error >= bound)
+      break;
+  }
+  return error;
+}
+
+/// The block's parameters: over the clip ratios (both ends of the range
+/// independently when asymmetric), the f16-representable scale whose
+/// quantization has the least squared error; the first such on ties.
+static BlockParams searchBlock(ArrayRef<float> values, bool symmetric) {
+  float lo = 0.0f, hi = 0.0f;
+  for (float x : values) {
+    lo = std::min(lo, x);
+    hi = std::max(hi, x);
+  }
+  BlockParams best;
+  double bestError = std::numeric_limits<double>::infinity();
+  auto consider = [&](float scale, float clippedLo) {
+    if (scale == 0.0f)
+      return;
+    BlockParams p;
+    p.scale = scale;
+    if (!symmetric)
+      p.zeroPoint = std::clamp<int64_t>(
+          static_cast<int64_t>(std::nearbyint(-clippedLo / scale)), 0, 15);
+    double error = blockError(values, p, symmetric ? -7 : 0,
+                              symmetric ? 7 : 15, bestError);
+    if (error < bestError) {
+      bestError = error;
+      best = p;
+    }
+  };
+  if (symmetric) {
+    float m = std::max(-lo, hi);
+    for (int i = 0; i < kClipSteps && m != 0.0f; ++i)
+      consider(roundToF16(clipRatio(i) * m / 7.0f), 0.0f);
+    return best; // scale 1 for a block of zeros (or of f16-tiny values)
+  }
+  for (int i = 0; i < kClipSteps && hi != lo; ++i)
+    for (int j = 0; j < kClipSteps; ++j) {
+      float cLo = clipRatio(i) * lo, cHi = clipRatio(j) * hi;
+      consider(roundToF16((cHi - cLo) / 15.0f), cLo);
+    }
+  return best;
+}
+
 QuantizedWeight mlir::lmopt::quantizeInt4Weight(MLIRContext *context,
                                                 ArrayRef<float> w,
                                                 ArrayRef<int64_t> shape,
@@ -109,25 +190,16 @@ QuantizedWeight mlir::lmopt::quantizeInt4Weight(MLIRContext *context,
     return kAxis == 1 ? r * paramCols + c / block : (r / block) * paramCols + c;
   };
   int64_t numParams = paramShape[0] * paramShape[1];
-  std::vector<float> lo(numParams, 0.0f), hi(numParams, 0.0f);
+  std::vector<std::vector<float>> blockValues(numParams);
   for (int64_t r = 0; r < rows; ++r)
-    for (int64_t c = 0; c < cols; ++c) {
-      int64_t p = paramOf(r, c);
-      lo[p] = std::min(lo[p], w[r * cols + c]);
-      hi[p] = std::max(hi[p], w[r * cols + c]);
-    }
+    for (int64_t c = 0; c < cols; ++c)
+      blockValues[paramOf(r, c)].push_back(w[r * cols + c]);
   std::vector<float> scales(numParams);
   std::vector<int64_t> zeroPoints(numParams, 0);
   for (int64_t p = 0; p < numParams; ++p) {
-    if (symmetric) {
-      float m = std::max(-lo[p], hi[p]);
-      scales[p] = m == 0.0f ? 1.0f : m / 7.0f;
-      continue;
-    }
-    float range = hi[p] - lo[p];
-    scales[p] = range == 0.0f ? 1.0f : range / 15.0f;
-    zeroPoints[p] = std::clamp<int64_t>(
-        static_cast<int64_t>(std::nearbyint(-lo[p] / scales[p])), 0, 15);
+    BlockParams params = searchBlock(blockValues[p], symmetric);
+    scales[p] = params.scale;
+    zeroPoints[p] = params.zeroPoint;
   }
   QuantizedWeight result;
   result.values.resize(w.size());
@@ -156,7 +228,9 @@ QuantizedWeight mlir::lmopt::quantizeInt4Weight(MLIRContext *context,
                              scaleValues),
       DenseElementsAttr::get(RankedTensorType::get(paramShape, i4), zeroValues),
       {0, 1}, blocks, symmetric ? -8 : 0, symmetric ? 7 : 15);
-  result.bytes = (rows * cols + 1) / 2 + numParams * (symmetric ? 4 : 5);
+  // Two values per byte, f16 scales, u4 zero points two per byte.
+  result.bytes = (rows * cols + 1) / 2 + numParams * 2 +
+                 (symmetric ? 0 : (numParams + 1) / 2);
   return result;
 }
 

@@ -37,10 +37,17 @@ QuantizedWeight quantizeInt8Weight(MLIRContext *context, ArrayRef<float> w,
                                    ArrayRef<int64_t> shape, int64_t outAxis,
                                    bool perTensor);
 
+/// `x` (>= 0) rounded to the nearest f16 value, ties to even (subnormals
+/// included, 65504 at most), returned as f32.
+float roundToF16(float x);
+
 /// 4-bit blocks of `block` elements along K (the axis other than
-/// `outAxis`): symmetric `i4` (scale `max|w| / 7`, values in [-7, 7]) or
-/// asymmetric `u4` (range widened to 0, scale `(max - min) / 15`, zero point
-/// in [0, 15]). `block` must divide K.
+/// `outAxis`): symmetric `i4` (scale `roundToF16(a * max|w| / 7)`, values
+/// in [-7, 7]) or asymmetric `u4` (range widened to 0, each end shrunk by
+/// its own ratio, scale `roundToF16((a_hi * max - a_lo * min) / 15)`, zero
+/// point `round(-a_lo * min / scale)` in [0, 15]), the ratios `a` from
+/// 1.0 down to 0.5 in steps of 0.05 chosen per block for the least squared
+/// error (docs/quantization.md). `block` must divide K.
 QuantizedWeight quantizeInt4Weight(MLIRContext *context, ArrayRef<float> w,
                                    ArrayRef<int64_t> shape, int64_t outAxis,
                                    int64_t block, bool symmetric);

@@ -77,21 +77,27 @@ func.func @fc_transposed(%x: tensor<2x4xf32>) -> tensor<2x2xf32> {
 // -----
 
 // int4 blocks of 32 along K of a [N = 2, K = 32] weight.
-// Symmetric: row 0 has scale 0.875 / 7 = 0.125 and values 7, 2 (1.5 rounds
-// to even), 2 (2.5), -4; row 1 has scale 1.375 / 7 (NumPy float32:
-// 0.1964285671710968, printed to 9 digits) and values 7, -3, 0.
+// Every scale is rounded to f16 and the clip ratio (1.0 down to 0.5 by 0.05)
+// with the least squared block error wins, the first on ties.
+// Symmetric: row 0 at ratio 1 has scale 0.875 / 7 = 0.125 and values 7, 2
+// (1.5 rounds to even), 2 (2.5), -4, squared error 2 * 0.0625^2 = 0.0078125;
+// ratio 0.95 has scale f16(0.95 * 0.875 / 7 = 0.11875) = 0.1187744140625
+// and values 7, 2, 3, -4 (0.875 clips to 0.8314), error 0.00694, the least
+// (0.9 gives 0.0122, lower ratios more). Row 1 keeps ratio 1: scale
+// f16(1.375 / 7 = 0.19642857) = 0.1964111328125, values 7, -3, 0.
 // I4-LABEL: func @int4
-// I4: %[[W:.*]] = lmopt.constant dense<{{\[\[}}7, 2, 2, -4, 0, {{.*}}], [7, -3, 0, 0, {{.*}}]]> : tensor<2x32xi4>
-// I4: quant.scast %[[W]] : tensor<2x32xi4> to tensor<2x32x!quant.uniform<i4:f32:{0:1, 1:32}, {{[{][{]}}1.250000e-01}, {0.196428567}}>>
+// I4: %[[W:.*]] = lmopt.constant dense<{{\[\[}}7, 2, 3, -4, 0, {{.*}}], [7, -3, 0, 0, {{.*}}]]> : tensor<2x32xi4>
+// I4: quant.scast %[[W]] : tensor<2x32xi4> to tensor<2x32x!quant.uniform<i4:f32:{0:1, 1:32}, {{[{][{]}}0.118774414}, {0.196411133}}>>
 // I4: lmopt.linear %{{.*}}, %{{.*}} {transpose_weight = true} : (tensor<3x32xf32>, tensor<2x32x!quant.uniform<i4:f32:
-// Asymmetric: row 0's range [-0.5, 0.875] gives scale 1.375 / 15 (NumPy
-// float32: 0.091666668653488159, printed to 9 digits), zero point 5 and values 15, 7, 8, 0, then
+// Asymmetric (each end of the range clipped by its own ratio; both stay 1
+// here): row 0's range [-0.5, 0.875] gives scale f16(1.375 / 15 =
+// 0.0916667) = 0.0916748046875, zero point 5 and values 15, 7, 8, 0, then
 // 5 for the zeros; row 1's [-0.5, 1.375] gives scale 0.125, zero point 4,
 // values 15, 0, 4 (0.5 rounds to even, plus 4). u4 values print as the
 // signless i4 bits (15 as -1, 8 as -8).
 // U4-LABEL: func @int4
 // U4: %[[W:.*]] = lmopt.constant dense<{{\[\[}}-1, 7, -8, 0, 5, {{.*}}], [-1, 0, 4, 4, {{.*}}]]> : tensor<2x32xi4>
-// U4: quant.scast %[[W]] : tensor<2x32xi4> to tensor<2x32x!quant.uniform<u4:f32:{0:1, 1:32}, {{[{][{]}}0.0916666686:5}, {1.250000e-01:4}}>>
+// U4: quant.scast %[[W]] : tensor<2x32xi4> to tensor<2x32x!quant.uniform<u4:f32:{0:1, 1:32}, {{[{][{]}}0.0916748046:5}, {1.250000e-01:4}}>>
 func.func @int4(%x: tensor<3x32xf32>) -> tensor<3x2xf32> {
   %w = lmopt.constant dense<[[0.875, 0.1875, 0.3125, -0.5, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0], [1.375, -0.5, 0.0625, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]]> : tensor<2x32xf32>
   %y = lmopt.linear %x, %w {transpose_weight = true} : (tensor<3x32xf32>, tensor<2x32xf32>) -> tensor<3x2xf32> loc("layer2/fc")
