@@ -3,6 +3,7 @@
 #include "lmopt/Quantization/Calibration.h"
 
 #include "lmopt/Reference/Evaluator.h"
+#include "lmopt/Target/CPU/PlanBuilder.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/StringExtras.h"
@@ -18,36 +19,6 @@ namespace rt = ::lmopt::runtime;
 
 static llvm::Error makeError(const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
-}
-
-/// The runtime dtype of an MLIR element type, if it has one.
-static std::optional<rt::DType> toDType(Type type) {
-  if (type.isF32())
-    return rt::DType::F32;
-  if (type.isF64())
-    return rt::DType::F64;
-  if (type.isF16())
-    return rt::DType::F16;
-  if (type.isBF16())
-    return rt::DType::BF16;
-  if (type.isInteger(1))
-    return rt::DType::Bool;
-  auto integer = llvm::dyn_cast<IntegerType>(type);
-  if (!integer)
-    return std::nullopt;
-  bool isUnsigned = integer.isUnsigned();
-  switch (integer.getWidth()) {
-  case 8:
-    return isUnsigned ? rt::DType::U8 : rt::DType::I8;
-  case 16:
-    return isUnsigned ? rt::DType::U16 : rt::DType::I16;
-  case 32:
-    return isUnsigned ? rt::DType::U32 : rt::DType::I32;
-  case 64:
-    return isUnsigned ? rt::DType::U64 : rt::DType::I64;
-  default:
-    return std::nullopt;
-  }
 }
 
 static std::string formatDims(llvm::ArrayRef<int64_t> dims) {
@@ -167,7 +138,7 @@ mlir::lmopt::quantization::loadCalibrationSet(llvm::StringRef path,
 
   for (auto [i, name] : llvm::enumerate(names)) {
     auto type = llvm::cast<RankedTensorType>(main.getArgumentTypes()[i]);
-    std::optional<rt::DType> dtype = toDType(type.getElementType());
+    std::optional<rt::DType> dtype = cpu::getRuntimeDType(type.getElementType());
     if (!dtype)
       return makeError(llvm::formatv(
           "input '{0}' has element type that calibration cannot feed", name));
