@@ -32,17 +32,21 @@ static uint32_t findRoot(std::vector<uint32_t> &aliasRoot, uint32_t tensor) {
   return tensor;
 }
 
-/// Index of the residual operand of a Linear step, or -1.
+/// Index of the residual operand of a linear or quant_linear step, or -1.
 static int64_t residualOperand(const PlanStep &step) {
   int64_t hasBias = 0, hasResidual = 0;
   if (!step.getInt("has_bias", 0, hasBias).isOk() ||
       !step.getInt("has_residual", 0, hasResidual).isOk() || !hasResidual)
     return -1;
-  int64_t index = 2 + hasBias;
-  return index < int64_t(step.operands.size()) ? index : -1;
+  // A quant_linear step's scales and zero points sit between the weight and
+  // the bias; its residual is always the last operand.
+  int64_t index = step.kind == StepKind::QuantLinear
+                      ? int64_t(step.operands.size()) - 1
+                      : 2 + hasBias;
+  return index >= 2 && index < int64_t(step.operands.size()) ? index : -1;
 }
 
-/// Points a Linear's output at its residual's buffer where the residual's
+/// Points a linear's (or quant_linear's) output at its residual's buffer where the residual's
 /// buffer is read for the last time by that step.
 static unsigned assignInPlaceResiduals(Plan &plan,
                                        std::vector<uint32_t> &aliasRoot,
@@ -50,7 +54,8 @@ static unsigned assignInPlaceResiduals(Plan &plan,
   unsigned count = 0;
   for (size_t s = 0; s < plan.steps.size(); ++s) {
     const PlanStep &step = plan.steps[s];
-    if (step.kind != StepKind::Linear || step.results.size() != 1)
+    if ((step.kind != StepKind::Linear && step.kind != StepKind::QuantLinear) ||
+        step.results.size() != 1)
       continue;
     int64_t operand = residualOperand(step);
     if (operand < 0)
