@@ -79,41 +79,15 @@ FailureOr<std::string> mlir::lmopt::onnx_export::getRawData(ElementsAttr attr,
     return emitError(loc) << "constant of element type " << elementType
                           << " cannot be written as ONNX raw data";
   unsigned bits = elementType.getIntOrFloatBitWidth();
-  int64_t numElements = type.getNumElements();
-  // Bools and 4-bit integers are one value per byte in memory.
-  size_t elementBytes = bits < 8 ? 1 : bits / 8;
   if (bits != 1 && bits != 4 && bits % 8 != 0)
     return emitError(loc) << "constant of element type " << elementType
                           << " cannot be written as ONNX raw data";
-
-  std::string bytes;
-  if (auto resource = dyn_cast<DenseResourceElementsAttr>(attr)) {
-    FailureOr<ArrayRef<char>> blob = getResourceBlobData(resource, loc);
-    if (failed(blob))
-      return failure();
-    if (blob->size() != numElements * elementBytes)
-      return emitError(loc)
-             << "constant blob has " << blob->size() << " bytes, but its type "
-             << type << " needs " << numElements * elementBytes;
-    bytes.assign(blob->begin(), blob->end());
-  } else if (auto dense = dyn_cast<DenseElementsAttr>(attr)) {
-    if (bits % 8 == 0) {
-      ArrayRef<char> raw = dense.getRawData();
-      if (dense.isSplat()) {
-        bytes.reserve(numElements * elementBytes);
-        for (int64_t i = 0; i < numElements; ++i)
-          bytes.append(raw.begin(), raw.begin() + elementBytes);
-      } else {
-        bytes.assign(raw.begin(), raw.end());
-      }
-    } else {
-      for (const APInt &value : dense.getValues<APInt>())
-        bytes.push_back(static_cast<char>(value.getZExtValue() & 0xFF));
-    }
-  } else {
-    return emitError(loc) << "constant attribute " << attr
-                          << " cannot be written as ONNX raw data";
-  }
+  // Bools and 4-bit integers are one value per byte in memory.
+  std::vector<uint8_t> storage;
+  FailureOr<ArrayRef<uint8_t>> raw = getConstantBytes(attr, loc, storage);
+  if (failed(raw))
+    return failure();
+  std::string bytes(raw->begin(), raw->end());
   if (bits == 4 && pack4Bit)
     return packNibbles(bytes);
   return bytes;

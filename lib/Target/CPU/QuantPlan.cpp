@@ -69,25 +69,15 @@ static ElementsAttr castConstant(Value weight) {
   return llvm::dyn_cast<ElementsAttr>(value);
 }
 
-/// The constant's integers, one per element, as their low bits.
+/// The constant's integers, one byte per element (sub-byte values in the
+/// low bits).
 static FailureOr<std::vector<uint8_t>> lowBytes(ElementsAttr attr,
                                                 Location loc) {
-  std::vector<uint8_t> out;
-  if (auto dense = llvm::dyn_cast<DenseElementsAttr>(attr)) {
-    out.reserve(size_t(dense.getNumElements()));
-    for (const APInt &v : dense.getValues<APInt>())
-      out.push_back(uint8_t(v.getZExtValue() & 0xFF));
-    return out;
-  }
-  auto resource = llvm::dyn_cast<DenseResourceElementsAttr>(attr);
-  if (!resource)
-    return emitError(loc, "weight constant is neither dense nor "
-                          "dense_resource");
-  FailureOr<ArrayRef<char>> data = getResourceBlobData(resource, loc);
-  if (failed(data))
+  std::vector<uint8_t> storage;
+  FailureOr<ArrayRef<uint8_t>> bytes = getConstantBytes(attr, loc, storage);
+  if (failed(bytes))
     return failure();
-  out.assign(data->begin(), data->end());
-  return out;
+  return std::vector<uint8_t>(bytes->begin(), bytes->end());
 }
 
 static DenseElementsAttr f32Tensor(MLIRContext *ctx, ArrayRef<int64_t> dims,
@@ -99,9 +89,9 @@ static DenseElementsAttr f32Tensor(MLIRContext *ctx, ArrayRef<int64_t> dims,
 static DenseElementsAttr byteTensor(MLIRContext *ctx, ArrayRef<int64_t> dims,
                                     bool isSigned, ArrayRef<uint8_t> bytes) {
   auto type = RankedTensorType::get(
-      dims, IntegerType::get(ctx, 8,
-                             isSigned ? IntegerType::Signless
-                                      : IntegerType::Unsigned));
+      dims,
+      IntegerType::get(
+          ctx, 8, isSigned ? IntegerType::Signless : IntegerType::Unsigned));
   return DenseElementsAttr::getFromRawBuffer(
       type, ArrayRef<char>(reinterpret_cast<const char *>(bytes.data()),
                            bytes.size()));
@@ -124,13 +114,13 @@ static LogicalResult lowerInt8Weight(LinearOp op, StringRef node, int64_t n,
   std::vector<float> scales;
   std::vector<int64_t> zeroPoints;
   bool isSigned = true;
-  if (auto perTensor = llvm::dyn_cast<quant::UniformQuantizedType>(weightType)) {
+  if (auto perTensor =
+          llvm::dyn_cast<quant::UniformQuantizedType>(weightType)) {
     scales.push_back(float(perTensor.getScale()));
     zeroPoints.push_back(perTensor.getZeroPoint());
     isSigned = perTensor.isSigned();
-  } else if (auto perAxis =
-                 llvm::dyn_cast<quant::UniformQuantizedPerAxisType>(
-                     weightType)) {
+  } else if (auto perAxis = llvm::dyn_cast<quant::UniformQuantizedPerAxisType>(
+                 weightType)) {
     for (double s : perAxis.getScales())
       scales.push_back(float(s));
     zeroPoints.assign(perAxis.getZeroPoints().begin(),
@@ -242,8 +232,8 @@ static LogicalResult lowerInt4Weight(LinearOp op, StringRef node, int64_t k,
     }
   MLIRContext *ctx = op.getContext();
   bool isSigned = type.isSigned();
-  out.constants.push_back({node.str() + ".weight",
-                           byteTensor(ctx, {n, k / 2}, isSigned, packed)});
+  out.constants.push_back(
+      {node.str() + ".weight", byteTensor(ctx, {n, k / 2}, isSigned, packed)});
   // Scales go as f16 when every one is an f16 value (lmopt-quantize rounds
   // them so), else as f32.
   bool allHalf = llvm::all_of(scales, [](float s) {
@@ -301,8 +291,7 @@ mlir::lmopt::cpu::lowerQuantizedLinear(LinearOp op, StringRef node) {
   Type weight = elementTypeOf(op.getWeight());
   Type output = elementTypeOf(op.getOutput());
   if (!output.isF32())
-    return diag("the result must be f32, got " +
-                Twine(typeString(output)));
+    return diag("the result must be f32, got " + Twine(typeString(output)));
   auto inputShape = llvm::cast<ShapedType>(op.getInput().getType()).getShape();
   auto weightShape =
       llvm::cast<ShapedType>(op.getWeight().getType()).getShape();
@@ -353,9 +342,8 @@ mlir::lmopt::cpu::lowerQuantizedLinear(LinearOp op, StringRef node) {
   modeAttr.stringValue = mode;
   out.attrs.insert(out.attrs.begin(), modeAttr);
   // int4 weights are always stored [N, K/2].
-  out.attrs.push_back(intAttr("transpose_weight",
-                              mode == "int4_weight_only" ||
-                                  op.getTransposeWeight()));
+  out.attrs.push_back(intAttr("transpose_weight", mode == "int4_weight_only" ||
+                                                      op.getTransposeWeight()));
   out.attrs.push_back(
       intAttr("activation", static_cast<int64_t>(op.getActivation())));
   out.attrs.push_back(intAttr("has_bias", op.getBias() != nullptr));
