@@ -397,14 +397,66 @@ TEST(QuantKernels, PerTokenRoundsHalfToEven) {
     std::vector<int8_t> q(row.size());
     float scale = 0;
     quant::quantizeRowsS8(row.data(), 1, int64_t(row.size()), q.data(),
-                          &scale, avx512);
+                          &scale, 1, avx512);
     EXPECT_EQ(scale, 1.0f);
     EXPECT_EQ(q, want) << (avx512 ? "avx512" : "portable");
     std::vector<float> zeros(20, 0.0f);
     std::vector<int8_t> qz(20, 5);
-    quant::quantizeRowsS8(zeros.data(), 1, 20, qz.data(), &scale, avx512);
+    quant::quantizeRowsS8(zeros.data(), 1, 20, qz.data(), &scale, 1, avx512);
     EXPECT_EQ(scale, 1.0f);
     EXPECT_EQ(qz, std::vector<int8_t>(20, 0));
+  }
+}
+
+// The AVX-512 quantizer divides by multiplying with the reciprocal and
+// correcting once; every quotient must still be the division's, on many
+// rows (split over two threads), on rows whose values are exact halves of
+// the scale (ties), and on rows so small that the reciprocal is not a
+// normal float (where the division runs).
+TEST(QuantKernels, PerTokenQuotientsAreDivisions) {
+  const int64_t rows = 300, k = 200;
+  std::vector<float> x(size_t(rows * k));
+  uint32_t state = 12345;
+  auto next = [&] {
+    state = state * 1664525u + 1013904223u;
+    return state >> 8;
+  };
+  for (int64_t r = 0; r < rows; ++r) {
+    // Row magnitudes from 1e-40 (subnormal) to 1e4, with 11-bit
+    // significands so that the tie rows below are exact.
+    float magnitude = std::ldexp(float(1024 + next() % 1024) / 1024.0f,
+                                 int(r % 150) - 133);
+    for (int64_t j = 0; j < k; ++j) {
+      float u = float(next() % 2001) / 1000.0f - 1.0f;
+      x[size_t(r * k + j)] = u * magnitude;
+    }
+    if (r % 3 == 0) {
+      // Multiples of half the step s = 127 * magnitude / 127 = magnitude.
+      x[size_t(r * k)] = 127.0f * magnitude;
+      for (int64_t j = 1; j < k; ++j)
+        x[size_t(r * k + j)] =
+            float(int(next() % 253) - 126) * 0.5f * magnitude;
+    }
+  }
+  std::vector<int8_t> want(x.size());
+  std::vector<float> wantScales(static_cast<size_t>(rows));
+  for (int64_t r = 0; r < rows; ++r) {
+    float m = 0;
+    for (int64_t j = 0; j < k; ++j)
+      m = std::max(m, std::fabs(x[size_t(r * k + j)]));
+    float s = m > 0 ? m / 127.0f : 1.0f;
+    wantScales[size_t(r)] = s;
+    for (int64_t j = 0; j < k; ++j)
+      want[size_t(r * k + j)] = int8_t(std::min(
+          127.0f, std::max(-128.0f, std::nearbyint(x[size_t(r * k + j)] / s))));
+  }
+  for (bool avx512 : {false, quant::useAvx512()}) {
+    std::vector<int8_t> q(x.size());
+    std::vector<float> scales(static_cast<size_t>(rows));
+    quant::quantizeRowsS8(x.data(), rows, k, q.data(), scales.data(), 2,
+                          avx512);
+    EXPECT_EQ(scales, wantScales) << (avx512 ? "avx512" : "portable");
+    EXPECT_EQ(q, want) << (avx512 ? "avx512" : "portable");
   }
 }
 
@@ -418,7 +470,7 @@ TEST(QuantKernels, PerTensorMatchesDynamicQuantizeLinear) {
     float scale = 0;
     int32_t zp = -1;
     quant::quantizeTensorU8(x.data(), int64_t(x.size()), q.data(), scale, zp,
-                            avx512);
+                            1, avx512);
     EXPECT_EQ(scale, 0.01f);
     EXPECT_EQ(zp, 100);
     EXPECT_EQ(q, want) << (avx512 ? "avx512" : "portable");

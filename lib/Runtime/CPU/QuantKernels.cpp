@@ -195,10 +195,30 @@ LMOPT_AVX512 static inline __m512 vactivate(__m512 v, LinearActivation act) {
   return v;
 }
 
-LMOPT_AVX512 static void quantizeRowsAvx512(const float *x, int64_t rows,
-                                            int64_t k, int8_t *q,
+/// x / s rounded to nearest, as a division would give it, without the
+/// division: q = x * (1/s) is within an ulp of the quotient, the FMA
+/// computes its remainder exactly, and one more FMA rounds q + rem / s
+/// correctly (Markstein's theorem, given the reciprocal rounded to
+/// nearest). `exact` says whether the reciprocal is finite and normal;
+/// when it is not, the division runs.
+LMOPT_AVX512 static inline __m512 vquotient(__m512 x, __m512 s, __m512 r,
+                                            bool exact) {
+  if (!exact)
+    return _mm512_div_ps(x, s);
+  __m512 q = _mm512_mul_ps(x, r);
+  return _mm512_fmadd_ps(_mm512_fnmadd_ps(q, s, x), r, q);
+}
+
+/// Whether 1/s is a normal float, so that vquotient may skip the division.
+static bool reciprocalIsNormal(float s) {
+  float r = 1.0f / s;
+  return std::isnormal(s) && std::isnormal(r);
+}
+
+LMOPT_AVX512 static void quantizeRowsAvx512(const float *x, int64_t begin,
+                                            int64_t end, int64_t k, int8_t *q,
                                             float *scales) {
-  for (int64_t r = 0; r < rows; ++r) {
+  for (int64_t r = begin; r < end; ++r) {
     const float *row = x + r * k;
     __m512 amax = _mm512_setzero_ps();
     for (int64_t j = 0; j < k; j += 16) {
@@ -208,10 +228,12 @@ LMOPT_AVX512 static void quantizeRowsAvx512(const float *x, int64_t rows,
     float m = horizontalMax(amax);
     float s = m > 0 ? m / 127.0f : 1.0f;
     scales[r] = s;
-    __m512 vs = _mm512_set1_ps(s);
+    bool exact = reciprocalIsNormal(s);
+    __m512 vs = _mm512_set1_ps(s), vr = _mm512_set1_ps(1.0f / s);
     for (int64_t j = 0; j < k; j += 16) {
       __mmask16 lanes = laneMask(k - j);
-      __m512 v = _mm512_div_ps(_mm512_maskz_loadu_ps(lanes, row + j), vs);
+      __m512 v =
+          vquotient(_mm512_maskz_loadu_ps(lanes, row + j), vs, vr, exact);
       __m512i i = _mm512_cvt_roundps_epi32(
           v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
       _mm512_mask_cvtsepi32_storeu_epi8(q + r * k + j, lanes, i);
@@ -234,11 +256,12 @@ LMOPT_AVX512 static void minMaxAvx512(const float *x, int64_t count,
 LMOPT_AVX512 static void quantizeU8Avx512(const float *x, int64_t count,
                                           uint8_t *q, float scale,
                                           int32_t zeroPoint) {
-  __m512 vs = _mm512_set1_ps(scale);
+  bool exact = reciprocalIsNormal(scale);
+  __m512 vs = _mm512_set1_ps(scale), vr = _mm512_set1_ps(1.0f / scale);
   __m512i zp = _mm512_set1_epi32(zeroPoint);
   for (int64_t j = 0; j < count; j += 16) {
     __mmask16 lanes = laneMask(count - j);
-    __m512 v = _mm512_div_ps(_mm512_maskz_loadu_ps(lanes, x + j), vs);
+    __m512 v = vquotient(_mm512_maskz_loadu_ps(lanes, x + j), vs, vr, exact);
     __m512i i = _mm512_add_epi32(
         _mm512_cvt_roundps_epi32(v,
                                  _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC),
@@ -364,39 +387,65 @@ LMOPT_AVX512 static void microAvx512Rows(int64_t mr, const float *a,
 // Portable forms and dispatch
 //===----------------------------------------------------------------------===//
 
+/// Threads for a pass over `elements` values: the whole team when there is
+/// enough work to pay for waking it.
+static int passTeam(int64_t elements, int threads) {
+  return elements >= (1 << 15) ? teamSize(threads) : 1;
+}
+
 void quant::quantizeRowsS8(const float *x, int64_t rows, int64_t k, int8_t *q,
-                           float *scales, bool avx512) {
+                           float *scales, int threads, bool avx512) {
+  int team = passTeam(rows * k, threads);
+#pragma omp parallel num_threads(team)
+  {
+    int t = omp_get_thread_num(), count = omp_get_num_threads();
+    int64_t begin = rows * t / count, end = rows * (t + 1) / count;
 #ifdef LMOPT_QUANT_AVX512
-  if (avx512)
-    return quantizeRowsAvx512(x, rows, k, q, scales);
+    if (avx512)
+      quantizeRowsAvx512(x, begin, end, k, q, scales);
+    else
 #endif
-  (void)avx512;
-  for (int64_t r = 0; r < rows; ++r) {
-    const float *row = x + r * k;
-    float m = 0;
-    for (int64_t j = 0; j < k; ++j)
-      m = std::max(m, std::fabs(row[j]));
-    float s = m > 0 ? m / 127.0f : 1.0f;
-    scales[r] = s;
-    for (int64_t j = 0; j < k; ++j) {
-      float v = std::nearbyint(row[j] / s);
-      q[r * k + j] = int8_t(std::min(127.0f, std::max(-128.0f, v)));
-    }
+      for (int64_t r = begin; r < end; ++r) {
+        const float *row = x + r * k;
+        float m = 0;
+        for (int64_t j = 0; j < k; ++j)
+          m = std::max(m, std::fabs(row[j]));
+        float s = m > 0 ? m / 127.0f : 1.0f;
+        scales[r] = s;
+        for (int64_t j = 0; j < k; ++j) {
+          float v = std::nearbyint(row[j] / s);
+          q[r * k + j] = int8_t(std::min(127.0f, std::max(-128.0f, v)));
+        }
+      }
   }
+  (void)avx512;
 }
 
 void quant::quantizeTensorU8(const float *x, int64_t count, uint8_t *q,
-                             float &scale, int32_t &zeroPoint, bool avx512) {
-  float lo = 0, hi = 0;
+                             float &scale, int32_t &zeroPoint, int threads,
+                             bool avx512) {
+  int team = passTeam(count, threads);
+  // Each thread's share of the range, then of the quantization.
+  std::vector<float> los(size_t(team), 0.0f), his(size_t(team), 0.0f);
+#pragma omp parallel num_threads(team)
+  {
+    int t = omp_get_thread_num(), n = omp_get_num_threads();
+    int64_t begin = count * t / n, end = count * (t + 1) / n;
+    float lo = 0, hi = 0;
 #ifdef LMOPT_QUANT_AVX512
-  if (avx512)
-    minMaxAvx512(x, count, lo, hi);
-  else
+    if (avx512)
+      minMaxAvx512(x + begin, end - begin, lo, hi);
+    else
 #endif
-    for (int64_t j = 0; j < count; ++j) {
-      lo = std::min(lo, x[j]);
-      hi = std::max(hi, x[j]);
-    }
+      for (int64_t j = begin; j < end; ++j) {
+        lo = std::min(lo, x[j]);
+        hi = std::max(hi, x[j]);
+      }
+    los[size_t(t)] = lo;
+    his[size_t(t)] = hi;
+  }
+  float lo = *std::min_element(los.begin(), los.end());
+  float hi = *std::max_element(his.begin(), his.end());
   // ONNX DynamicQuantizeLinear, in f32 as the operator defines it.
   scale = (hi - lo) / 255.0f;
   if (!(scale > 0)) {
@@ -407,14 +456,23 @@ void quant::quantizeTensorU8(const float *x, int64_t count, uint8_t *q,
   }
   float initial = std::min(255.0f, std::max(0.0f, 0.0f - lo / scale));
   zeroPoint = int32_t(std::nearbyint(initial));
+  const float s = scale;
+  const int32_t zp = zeroPoint;
+#pragma omp parallel num_threads(team)
+  {
+    int t = omp_get_thread_num(), n = omp_get_num_threads();
+    int64_t begin = count * t / n, end = count * (t + 1) / n;
 #ifdef LMOPT_QUANT_AVX512
-  if (avx512)
-    return quantizeU8Avx512(x, count, q, scale, zeroPoint);
+    if (avx512)
+      quantizeU8Avx512(x + begin, end - begin, q + begin, s, zp);
+    else
 #endif
-  for (int64_t j = 0; j < count; ++j) {
-    float v = std::nearbyint(x[j] / scale) + float(zeroPoint);
-    q[j] = uint8_t(std::min(255.0f, std::max(0.0f, v)));
+      for (int64_t j = begin; j < end; ++j) {
+        float v = std::nearbyint(x[j] / s) + float(zp);
+        q[j] = uint8_t(std::min(255.0f, std::max(0.0f, v)));
+      }
   }
+  (void)avx512;
 }
 
 void quant::applyEpilogue(const float *acc, int64_t accStride, int64_t rows,
@@ -422,7 +480,7 @@ void quant::applyEpilogue(const float *acc, int64_t accStride, int64_t rows,
                           int threads, bool avx512) {
   // Rows are independent; split them over the team when there is enough
   // work to pay for waking it.
-  int team = rows * n >= (1 << 15) ? teamSize(threads) : 1;
+  int team = passTeam(rows * n, threads);
 #pragma omp parallel num_threads(team)
   {
     int t = omp_get_thread_num(), count = omp_get_num_threads();

@@ -25,15 +25,16 @@ bool useAvx512();
 
 /// Per-token quantization: row r of `x` ([rows, k]) becomes
 /// q[r, :] = round_half_even(x / s) with s = max|x[r, :]| / 127 (1 for a
-/// row of zeros); scales[r] = s.
+/// row of zeros); scales[r] = s. Rows are split over `threads` (0: the
+/// OpenMP default) when there are enough of them.
 void quantizeRowsS8(const float *x, int64_t rows, int64_t k, int8_t *q,
-                    float *scales, bool avx512);
+                    float *scales, int threads, bool avx512);
 
 /// ONNX DynamicQuantizeLinear over `count` values: scale and zero point
 /// from min(0, min x) and max(0, max x), q = saturate(round(x / scale) +
 /// zeroPoint). An all-zero input gets scale 0, zero point 0 and q = 0.
 void quantizeTensorU8(const float *x, int64_t count, uint8_t *q, float &scale,
-                      int32_t &zeroPoint, bool avx512);
+                      int32_t &zeroPoint, int threads, bool avx512);
 
 /// out[r, c] = act(acc[r, c] * rowScale(r) + bias[c]) + residual[r, c] for
 /// r < rows, c < n. `acc` rows are `accStride` apart; rowScale(r) is

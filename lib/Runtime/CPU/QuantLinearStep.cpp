@@ -552,13 +552,15 @@ Status QuantLinearStep::run(const void *input, const float *bias,
     case QuantLinearMode::Int8DynamicPerToken:
       quant::quantizeRowsS8(static_cast<const float *>(input), rows, k,
                             impl.quantized.as<int8_t>(),
-                            impl.rowScales.as<float>(), impl.avx512);
+                            impl.rowScales.as<float>(), context_.threads(),
+                            impl.avx512);
       e.rowScales = impl.rowScales.as<float>();
       break;
     case QuantLinearMode::Int8DynamicPerTensor:
       quant::quantizeTensorU8(static_cast<const float *>(input), rows * k,
                               impl.quantized.as<uint8_t>(), e.uniformScale,
-                              impl.zeroPoint, impl.avx512);
+                              impl.zeroPoint, context_.threads(),
+                              impl.avx512);
       break;
     default:
       e.uniformScale = desc_.inputScale;
