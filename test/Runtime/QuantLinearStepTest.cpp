@@ -536,6 +536,95 @@ TEST(QuantLinearStep, RefusesBadDescs) {
                 "one is violated");
 }
 
+// An int8 step writing its output quantized, and the per-token step
+// reading it, give the bits of the unfused pair: the producer's bytes and
+// row scales are what the consumer's own quantizer makes of the f32 output,
+// and the consumer's output is the same. Also for a per-tensor and a
+// static producer (any int8 mode may quantize its output), on one thread
+// and two.
+TEST(QuantLinearStep, QuantizedOutputFeedsQuantizedInput) {
+  const int64_t m = 37, k = 96, n = 160, n2 = 48;
+  for (QuantLinearMode mode :
+       {QuantLinearMode::Int8DynamicPerToken,
+        QuantLinearMode::Int8DynamicPerTensor, QuantLinearMode::Int8Static})
+    for (int threads : {1, 2}) {
+      std::unique_ptr<CpuContext> ctx = makeContext(threads);
+      ASSERT_TRUE(ctx);
+      Case up = makeCase(mode, m, k, n, true, true, LinearActivation::Gelu,
+                         false, 700 + int(mode));
+      Case down = makeCase(QuantLinearMode::Int8DynamicPerToken, m, n, n2,
+                           false, true, LinearActivation::None, false, 710);
+      std::unique_ptr<QuantLinearStep> plainUp, plainDown, fusedUp, fusedDown;
+      ASSERT_TRUE(QuantLinearStep::create(*ctx, up.desc, m, up.weights(),
+                                          plainUp));
+      ASSERT_TRUE(QuantLinearStep::create(*ctx, down.desc, m, down.weights(),
+                                          plainDown));
+      up.desc.quantizeOutput = true;
+      down.desc.inputQuantized = true;
+      ASSERT_TRUE(QuantLinearStep::create(*ctx, up.desc, m, up.weights(),
+                                          fusedUp));
+      ASSERT_TRUE(QuantLinearStep::create(*ctx, down.desc, m, down.weights(),
+                                          fusedDown));
+
+      std::vector<float> hidden(size_t(m * n)), plainOut(size_t(m * n2));
+      ASSERT_TRUE(plainUp->run(up.stepInput(), up.bias.data(), nullptr,
+                               hidden.data()));
+      ASSERT_TRUE(plainDown->run(hidden.data(), down.bias.data(), nullptr,
+                                 plainOut.data()));
+      std::vector<int8_t> wantQ(size_t(m * n));
+      std::vector<float> wantScales(static_cast<size_t>(m));
+      quant::quantizeRowsS8(hidden.data(), m, n, wantQ.data(),
+                            wantScales.data(), 1, false);
+
+      std::vector<int8_t> q(size_t(m * n));
+      std::vector<float> scales(static_cast<size_t>(m)),
+          product(size_t(m * n)), out(size_t(m * n2));
+      QuantLinearIo io;
+      io.input = up.stepInput();
+      io.bias = up.bias.data();
+      io.output = q.data();
+      io.outputScales = scales.data();
+      io.product = product.data();
+      ASSERT_TRUE(fusedUp->run(io));
+      EXPECT_EQ(q, wantQ) << quantLinearModeName(mode) << " " << threads;
+      EXPECT_EQ(scales, wantScales) << quantLinearModeName(mode);
+      QuantLinearIo next;
+      next.input = q.data();
+      next.inputScales = scales.data();
+      next.bias = down.bias.data();
+      next.output = out.data();
+      ASSERT_TRUE(fusedDown->run(next));
+      EXPECT_EQ(out, plainOut) << quantLinearModeName(mode) << " " << threads;
+
+      // The fused forms' buffers are required, and only for them.
+      EXPECT_STATUS(fusedUp->run(up.stepInput(), up.bias.data(), nullptr,
+                                 hidden.data()),
+                    StatusCode::InvalidArgument,
+                    "quant_linear step 'dense_q': input scales are passed iff "
+                    "the input is quantized, output scales and the product "
+                    "scratch iff the output is");
+    }
+
+  std::unique_ptr<CpuContext> ctx = makeContext();
+  std::unique_ptr<QuantLinearStep> step;
+  Case tensor = makeCase(QuantLinearMode::Int8DynamicPerTensor, 4, 64, 16,
+                         false, false, LinearActivation::None, false, 720);
+  tensor.desc.inputQuantized = true;
+  EXPECT_STATUS(QuantLinearStep::create(*ctx, tensor.desc, 4,
+                                        tensor.weights(), step),
+                StatusCode::InvalidArgument,
+                "quant_linear step 'dense_q' (int8_dynamic_per_tensor): a "
+                "quantized input is for int8_dynamic_per_token");
+  Case residual = makeCase(QuantLinearMode::Int8DynamicPerToken, 4, 64, 16,
+                           false, false, LinearActivation::None, true, 721);
+  residual.desc.quantizeOutput = true;
+  EXPECT_STATUS(QuantLinearStep::create(*ctx, residual.desc, 4,
+                                        residual.weights(), step),
+                StatusCode::InvalidArgument,
+                "quant_linear step 'dense_q' (int8_dynamic_per_token): a "
+                "quantized output is for int8 steps without a residual");
+}
+
 /// A plan with one quant_linear step whose constants lie in `weights`.
 struct OneStepPlan {
   Plan plan;
@@ -632,6 +721,17 @@ TEST(QuantLinearExecutor, BuildsAndRunsFromAPlan) {
                 "(i8 [24, 32]) is not in the weights section; a quantized "
                 "linear packs its constants when the session is created");
   p.plan.tensors[w].storage = TensorStorage::Weight;
+  attr("quantize_output", 1);
+  EXPECT_STATUS(createStepExecutor(bc, p.plan.steps[0], exec),
+                StatusCode::InvalidFormat,
+                "bundle 'q.lmopt': quant_linear step 'ffn_up': attribute "
+                "'quantize_output' is for int8 steps without a residual");
+  step.attrs.back().name = "input_quantized";
+  EXPECT_STATUS(createStepExecutor(bc, p.plan.steps[0], exec),
+                StatusCode::InvalidFormat,
+                "bundle 'q.lmopt': quant_linear step 'ffn_up': attribute "
+                "'input_quantized' is for int8_dynamic_per_token steps");
+  step.attrs.pop_back();
   attr("group", 1);
   EXPECT_STATUS(createStepExecutor(bc, p.plan.steps[0], exec),
                 StatusCode::Unsupported,

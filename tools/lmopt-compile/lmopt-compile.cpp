@@ -89,6 +89,12 @@ static cl::opt<bool>
                 cl::desc("Print the outlined kernel functions to stdout "
                          "(without -o, stop after planning)"),
                 cl::cat(category));
+static cl::opt<bool> noFuseRowQuantization(
+    "no-fuse-row-quantization",
+    cl::desc("Keep an int8 linear's f32 output when it only feeds a "
+             "per-token int8 linear (by default the producer writes it "
+             "quantized)"),
+    cl::cat(category));
 static cl::opt<std::string>
     reportFile("report",
                cl::desc("Write the fusion report and plan summary as JSON "
@@ -404,6 +410,7 @@ static LogicalResult writeReport(const FusionSummary &fusions,
       {"arena_bytes", int64_t(plan.plan.arenaSize)},
       {"naive_arena_bytes", int64_t(plan.memory.naiveSize)},
       {"in_place_linears", int64_t(plan.memory.inPlaceLinears)},
+      {"fused_row_quantizations", int64_t(plan.fusedRowQuantizations)},
   };
   if (bundleBytes)
     summary["bundle_bytes"] = int64_t(*bundleBytes);
@@ -506,6 +513,7 @@ int main(int argc, char **argv) {
   Phase planPhase(3, "plan");
   mlir::lmopt::cpu::PlanBuildOptions planOptions;
   planOptions.maxShapes = *bounds;
+  planOptions.fuseRowQuantization = !noFuseRowQuantization;
   FailureOr<mlir::lmopt::cpu::CpuPlan> plan =
       mlir::lmopt::cpu::buildCpuPlan(module, planOptions);
   if (failed(plan))
@@ -566,6 +574,10 @@ int main(int argc, char **argv) {
   llvm::errs() << " (" << plan->plan.steps.size() << " in all)\n";
   llvm::errs() << "kernels: " << plan->numKernels << "\n";
   llvm::errs() << "weights: " << plan->weights.size() << " bytes\n";
+  if (plan->fusedRowQuantizations)
+    llvm::errs() << "int8 linears writing their output quantized for the "
+                    "next: "
+                 << plan->fusedRowQuantizations << "\n";
   const mlir::lmopt::cpu::MemoryPlanStats &memory = plan->memory;
   llvm::errs() << "arena: " << memory.arenaSize << " bytes (naive "
                << memory.naiveSize << " bytes";

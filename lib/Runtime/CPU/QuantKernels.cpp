@@ -507,6 +507,41 @@ void quant::applyEpilogue(const float *acc, int64_t accStride, int64_t rows,
   (void)avx512;
 }
 
+/// `e` for the single row r of a larger product.
+static quant::Epilogue rowEpilogue(quant::Epilogue e, int64_t r) {
+  if (e.rowScales)
+    e.rowScales += r;
+  if (e.rowSums)
+    e.rowSums += r;
+  return e;
+}
+
+void quant::applyEpilogueQuantized(float *acc, int64_t rows, int64_t n,
+                                   const Epilogue &e, int8_t *q,
+                                   float *scales, int threads, bool avx512) {
+  // Row by row, so that each finished row is still in L1 when it is
+  // quantized.
+  int team = passTeam(rows * n, threads);
+#pragma omp parallel num_threads(team)
+  {
+    int t = omp_get_thread_num(), count = omp_get_num_threads();
+    int64_t begin = rows * t / count, end = rows * (t + 1) / count;
+    for (int64_t r = begin; r < end; ++r) {
+#ifdef LMOPT_QUANT_AVX512
+      if (avx512) {
+        epilogueRowsAvx512(acc, n, r, r + 1, n, e, acc);
+        quantizeRowsAvx512(acc, r, r + 1, n, q, scales);
+        continue;
+      }
+#endif
+      applyEpilogue(acc + r * n, n, 1, n, rowEpilogue(e, r), acc + r * n, 1,
+                    false);
+      quantizeRowsS8(acc + r * n, 1, n, q + r * n, scales + r, 1, false);
+    }
+  }
+  (void)avx512;
+}
+
 void quant::sumRows(const void *q, bool isSigned, int64_t rows, int64_t k,
                     int32_t zeroPoint, float *rowSums) {
   for (int64_t r = 0; r < rows; ++r) {

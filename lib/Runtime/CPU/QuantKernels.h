@@ -57,6 +57,13 @@ void applyEpilogue(const float *acc, int64_t accStride, int64_t rows,
                    int64_t n, const Epilogue &e, float *out, int threads,
                    bool avx512);
 
+/// The epilogue, then each row quantized as quantizeRowsS8 would: q
+/// [rows, n] and scales [rows]. `acc` ([rows, n], dense) is overwritten
+/// with the f32 rows (e.residual must be null).
+void applyEpilogueQuantized(float *acc, int64_t rows, int64_t n,
+                            const Epilogue &e, int8_t *q, float *scales,
+                            int threads, bool avx512);
+
 /// An int4 weight repacked for gemmInt4: 64-column panels, each K rows of
 /// 32 bytes (byte j of row k: column j in the low nibble, column j + 32 in
 /// the high one, as unsigned 0..15), with per-panel, per-block f32 scales

@@ -25,13 +25,21 @@ public:
     auto f32 = [&](int64_t id) {
       return id < 0 ? nullptr : static_cast<const float *>(tensors[id]);
     };
-    return step->run(tensors[input], f32(bias), f32(residual),
-                     static_cast<float *>(tensors[output]));
+    QuantLinearIo io;
+    io.input = tensors[input];
+    io.inputScales = f32(inputScales);
+    io.bias = f32(bias);
+    io.residual = f32(residual);
+    io.output = tensors[output];
+    io.outputScales = const_cast<float *>(f32(outputScales));
+    io.product = const_cast<float *>(f32(product));
+    return step->run(io);
   }
   int64_t copiedWeight() const override { return weight; }
 
   std::unique_ptr<QuantLinearStep> step;
-  int64_t input = 0, weight = 0, bias = -1, residual = -1, output = 0;
+  int64_t input = 0, inputScales = -1, weight = 0, bias = -1, residual = -1,
+          output = 0, outputScales = -1, product = -1;
 };
 
 /// Names the bundle and step in every message.
@@ -103,7 +111,7 @@ Status lmopt::runtime::buildQuantLinearExecutor(
       "mode",          "transpose_weight", "activation",
       "has_bias",      "has_residual",     "block_size",
       "has_zero_points", "weight_signed",  "input_scale",
-      "input_zero_point"};
+      "input_zero_point", "input_quantized", "quantize_output"};
   for (const PlanAttr &attr : step.attrs)
     if (std::none_of(std::begin(kKnown), std::end(kKnown),
                      [&](const char *k) { return attr.name == k; }))
@@ -134,7 +142,9 @@ Status lmopt::runtime::buildQuantLinearExecutor(
         {"has_bias", &d.hasBias},
         {"has_residual", &d.hasResidual},
         {"has_zero_points", &d.hasZeroPoints},
-        {"weight_signed", &d.weightSigned}})
+        {"weight_signed", &d.weightSigned},
+        {"input_quantized", &d.inputQuantized},
+        {"quantize_output", &d.quantizeOutput}})
     if (Status st = c.flag(name, *field); !st)
       return st;
   // weight_signed defaults to 1.
@@ -159,20 +169,34 @@ Status lmopt::runtime::buildQuantLinearExecutor(
 
   if (bf16 && d.hasZeroPoints)
     return c.error("a bf16 step has no zero points");
-  size_t expected = 2 + (bf16 ? 0 : 1) + d.hasZeroPoints + d.hasBias +
-                    d.hasResidual;
-  std::string roles = std::string("input, weight") + (bf16 ? "" : ", scales") +
+  if (d.inputQuantized && d.mode != QuantLinearMode::Int8DynamicPerToken)
+    return c.error("attribute 'input_quantized' is for int8_dynamic_per_token "
+                   "steps");
+  if (d.quantizeOutput && (int4 || bf16 || d.hasResidual))
+    return c.error("attribute 'quantize_output' is for int8 steps without a "
+                   "residual");
+  // With input_quantized the input's row scales follow the input.
+  const size_t first = d.inputQuantized ? 2 : 1;
+  size_t expected = first + 1 + (bf16 ? 0 : 1) + d.hasZeroPoints +
+                    d.hasBias + d.hasResidual;
+  size_t expectedResults = d.quantizeOutput ? 3 : 1;
+  std::string roles = std::string("input") +
+                      (d.inputQuantized ? ", input_scales" : "") +
+                      ", weight" + (bf16 ? "" : ", scales") +
                       (d.hasZeroPoints ? ", zero_points" : "") +
                       (d.hasBias ? ", bias" : "") +
                       (d.hasResidual ? ", residual" : "");
-  if (step.operands.size() != expected || step.results.size() != 1)
+  if (step.operands.size() != expected ||
+      step.results.size() != expectedResults)
     return c.error("has " + std::to_string(step.operands.size()) +
                    " operands and " + std::to_string(step.results.size()) +
                    " results; expected " + std::to_string(expected) + " (" +
-                   roles + ") and 1");
+                   roles + ") and " + std::to_string(expectedResults) +
+                   (d.quantizeOutput ? " (output, output_scales, product)"
+                                     : ""));
 
   const PlanTensor &input = c.tensor(step.operands[0]);
-  const PlanTensor &weight = c.tensor(step.operands[1]);
+  const PlanTensor &weight = c.tensor(step.operands[first]);
   const PlanTensor &output = c.tensor(step.results[0]);
   if (input.dims.empty())
     return c.error("input " + Checker::describe(input) +
@@ -188,6 +212,8 @@ Status lmopt::runtime::buildQuantLinearExecutor(
            : d.transposeWeight ? std::vector<int64_t>{n, k}
                                : std::vector<int64_t>{k, n};
   DType inputType = bf16 ? DType::BF16 : DType::F32;
+  if (d.inputQuantized)
+    inputType = DType::I8;
   if (isStatic)
     inputType = input.dtype == DType::I8 ? DType::I8 : DType::U8;
   d.inputSigned = inputType == DType::I8;
@@ -202,15 +228,35 @@ Status lmopt::runtime::buildQuantLinearExecutor(
     return st;
   std::vector<int64_t> outDims = input.dims;
   outDims.back() = n;
-  if (Status st = c.expect("output", output, {DType::F32}, outDims); !st)
+  if (Status st = c.expect("output", output,
+                           {d.quantizeOutput ? DType::I8 : DType::F32},
+                           outDims);
+      !st)
     return st;
+  // Per-token row scales: the dims before the last.
+  const std::vector<int64_t> rowDims(input.dims.begin(), input.dims.end() - 1);
+  if (d.inputQuantized)
+    if (Status st = c.expect("input_scales", c.tensor(step.operands[1]),
+                             {DType::F32}, rowDims);
+        !st)
+      return st;
+  if (d.quantizeOutput) {
+    if (Status st = c.expect("output_scales", c.tensor(step.results[1]),
+                             {DType::F32}, rowDims);
+        !st)
+      return st;
+    if (Status st = c.expect("product", c.tensor(step.results[2]),
+                             {DType::F32}, outDims);
+        !st)
+      return st;
+  }
 
   QuantLinearWeights w;
   std::vector<float> widenedScales;
   std::vector<uint8_t> unpackedZeroPoints;
   if (Status st = c.constant("weight", weight, w.weight); !st)
     return st;
-  size_t next = 2;
+  size_t next = first + 1;
   if (!bf16) {
     const PlanTensor &scales = c.tensor(step.operands[next++]);
     std::vector<int64_t> scaleDims{n};
@@ -272,8 +318,14 @@ Status lmopt::runtime::buildQuantLinearExecutor(
   }
   auto exec = std::make_unique<QuantLinearExecutor>();
   exec->input = step.operands[0];
-  exec->weight = step.operands[1];
+  exec->weight = step.operands[first];
   exec->output = step.results[0];
+  if (d.inputQuantized)
+    exec->inputScales = step.operands[1];
+  if (d.quantizeOutput) {
+    exec->outputScales = step.results[1];
+    exec->product = step.results[2];
+  }
   if (d.hasBias) {
     const PlanTensor &bias = c.tensor(step.operands[next]);
     if (Status st = c.expect("bias", bias, {DType::F32}, {n}); !st)

@@ -204,6 +204,10 @@ static Status validate(const QuantLinearStepDesc &d, int64_t rows,
                  " must be even and divide K = " +
                  std::to_string(d.inputFeatures));
   }
+  if (d.inputQuantized && d.mode != QuantLinearMode::Int8DynamicPerToken)
+    return bad("a quantized input is for int8_dynamic_per_token");
+  if (d.quantizeOutput && (!isInt8(d.mode) || d.hasResidual))
+    return bad("a quantized output is for int8 steps without a residual");
   if (d.hasZeroPoints && !w.zeroPoints)
     return bad("null zero points pointer");
   if (!d.weightSigned && d.mode != QuantLinearMode::Int8DynamicPerTensor &&
@@ -362,7 +366,7 @@ static Status createInt8(const CpuContext &context,
     return Status::error(StatusCode::IoError,
                          prefix + "cannot allocate scratch buffers");
 
-  bool quantizes = d.mode != QuantLinearMode::Int8Static;
+  bool quantizes = d.mode != QuantLinearMode::Int8Static && !d.inputQuantized;
   if ((quantizes && !impl.quantized.allocate(size_t(rows * k))) ||
       !impl.rowScales.allocate(size_t(rows) * sizeof(float)) ||
       (d.hasResidual &&
@@ -510,12 +514,31 @@ Status QuantLinearStep::create(const CpuContext &context,
 
 Status QuantLinearStep::run(const void *input, const float *bias,
                             const float *residual, float *output) const {
+  QuantLinearIo io;
+  io.input = input;
+  io.bias = bias;
+  io.residual = residual;
+  io.output = output;
+  return run(io);
+}
+
+Status QuantLinearStep::run(const QuantLinearIo &io) const {
   const std::string prefix = std::string("quant_linear step '") + desc_.name +
                              "': ";
-  if (!input || !output)
+  const void *input = io.input;
+  const float *bias = io.bias, *residual = io.residual;
+  if (!input || !io.output)
     return Status::error(StatusCode::InvalidArgument,
                          prefix + "null " + (input ? "output" : "input") +
                              " pointer");
+  if (bool(io.inputScales) != desc_.inputQuantized ||
+      bool(io.outputScales) != desc_.quantizeOutput ||
+      bool(io.product) != desc_.quantizeOutput)
+    return Status::error(StatusCode::InvalidArgument,
+                         prefix + "input scales are passed iff the input is "
+                                  "quantized, output scales and the product "
+                                  "scratch iff the output is");
+  float *output = static_cast<float *>(io.output);
   if (bool(bias) != desc_.hasBias || bool(residual) != desc_.hasResidual)
     return Status::error(StatusCode::InvalidArgument,
                          prefix + (bool(bias) != desc_.hasBias
@@ -550,6 +573,14 @@ Status QuantLinearStep::run(const void *input, const float *bias,
   if (isInt8(desc_.mode)) {
     switch (desc_.mode) {
     case QuantLinearMode::Int8DynamicPerToken:
+      if (desc_.inputQuantized) {
+        e.rowScales = io.inputScales;
+        if (dnnl_status_t st = dnnl_memory_set_data_handle(
+                impl.src.value, const_cast<void *>(input));
+            st != dnnl_success)
+          return dnnlCheck(st, prefix, "memory handle update");
+        break;
+      }
       quant::quantizeRowsS8(static_cast<const float *>(input), rows, k,
                             impl.quantized.as<int8_t>(),
                             impl.rowScales.as<float>(), context_.threads(),
@@ -581,8 +612,9 @@ Status QuantLinearStep::run(const void *input, const float *bias,
     }
     // The product goes straight into the output, and the epilogue rewrites
     // it in place, unless the output holds the residual the epilogue reads.
-    float *product =
-        residual == output ? impl.product.as<float>() : output;
+    float *product = desc_.quantizeOutput ? io.product
+                     : residual == output ? impl.product.as<float>()
+                                          : output;
     if (dnnl_status_t st = dnnl_memory_set_data_handle(impl.dst.value, product);
         st != dnnl_success)
       return dnnlCheck(st, prefix, "memory handle update");
@@ -593,8 +625,14 @@ Status QuantLinearStep::run(const void *input, const float *bias,
         {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, impl.srcZeroPoint.value}};
     if (Status st = execute(impl.srcZeroPoint.value ? 4 : 3, args); !st)
       return st;
-    quant::applyEpilogue(product, n, rows, n, e, output,
-                         context_.threads(), impl.avx512);
+    if (desc_.quantizeOutput)
+      quant::applyEpilogueQuantized(product, rows, n, e,
+                                    static_cast<int8_t *>(io.output),
+                                    io.outputScales, context_.threads(),
+                                    impl.avx512);
+    else
+      quant::applyEpilogue(product, n, rows, n, e, output, context_.threads(),
+                           impl.avx512);
     return Status::ok();
   }
 

@@ -762,6 +762,9 @@ FailureOr<CpuPlan> PlanBuilder::build() {
   if (symbolic)
     addPlanAssumptions(result.plan, *shapes);
 
+  if (options.fuseRowQuantization)
+    result.fusedRowQuantizations =
+        fuseRowQuantization(result.plan, result.aliasRoot);
   result.memory = planMemory(result.plan, result.aliasRoot, options.memory);
   return std::move(result);
 }

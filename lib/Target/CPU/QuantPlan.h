@@ -47,6 +47,16 @@ FailureOr<QuantLinearLowering> lowerQuantizedLinear(LinearOp op,
 /// (then the plan stores the step's repacked form, not the cast's bytes).
 bool onlyFeedsQuantizedLinears(Operation *op);
 
+/// Moves the per-token quantization of an int8 linear's input into the
+/// int8 linear that produces it, where that producer has no residual and
+/// its output feeds nothing else (QuantFusion.cpp): the producer gets
+/// `quantize_output` and results (i8 output, f32 row scales, f32 product
+/// scratch), the consumer `input_quantized` and the row scales as its
+/// second operand. New tensors are appended to `aliasRoot`. Returns how
+/// many pairs it fused.
+unsigned fuseRowQuantization(::lmopt::runtime::Plan &plan,
+                             std::vector<uint32_t> &aliasRoot);
+
 } // namespace mlir::lmopt::cpu
 
 #endif // LMOPT_LIB_TARGET_CPU_QUANTPLAN_H

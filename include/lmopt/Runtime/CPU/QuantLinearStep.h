@@ -87,6 +87,28 @@ struct QuantLinearStepDesc {
   bool inputSigned = false;
   float inputScale = 1.0f;
   int32_t inputZeroPoint = 0;
+  /// int8 per token: the input arrives quantized (i8 [rows, K] and its f32
+  /// row scales), written by the producing step's quantizeOutput.
+  bool inputQuantized = false;
+  /// int8, no residual: the output is written quantized per token, as the
+  /// per-token mode would quantize it (i8 [rows, N] and f32 row scales),
+  /// for a consumer with inputQuantized; the f32 product goes to a scratch
+  /// buffer the caller passes.
+  bool quantizeOutput = false;
+};
+
+/// The buffers of one run (see QuantLinearStep::run).
+struct QuantLinearIo {
+  const void *input = nullptr;
+  /// With inputQuantized: [rows] f32.
+  const float *inputScales = nullptr;
+  const float *bias = nullptr;
+  const float *residual = nullptr;
+  /// f32 [rows, N]; i8 with quantizeOutput.
+  void *output = nullptr;
+  /// With quantizeOutput: [rows] f32, and the f32 [rows, N] scratch.
+  float *outputScales = nullptr;
+  float *product = nullptr;
 };
 
 /// A step's constant operands, read only by create().
@@ -122,6 +144,10 @@ public:
   /// of the step, so one step runs on one thread at a time.
   Status run(const void *input, const float *bias, const float *residual,
              float *output) const;
+  /// The same with every buffer named, for the fused forms: inputScales
+  /// exactly with inputQuantized, outputScales and product exactly with
+  /// quantizeOutput.
+  Status run(const QuantLinearIo &io) const;
 
   const QuantLinearStepDesc &desc() const { return desc_; }
   int64_t rows() const { return rows_; }

@@ -37,6 +37,9 @@ struct PlanBuildOptions {
   /// the kernels that use them instead of being passed as weights.
   int64_t maxInlineConstantElements = 64;
   MemoryPlanOptions memory;
+  /// An int8 linear whose output only feeds a per-token int8 linear writes
+  /// that output quantized (QuantPlan.h, fuseRowQuantization).
+  bool fuseRowQuantization = true;
   /// Bounds of the dynamic input dims, by input name, one per dim (a
   /// static dim's entry must equal it). Every dynamic dim needs one; the
   /// plan then has symbolic dims (docs/cpu-backend.md, "Bounded dynamic
@@ -56,6 +59,8 @@ struct CpuPlan {
   unsigned numKernels = 0;
   /// Per tensor, the tensor whose bytes it shares (itself if none).
   std::vector<uint32_t> aliasRoot;
+  /// Int8 linears that quantize their output for the next one.
+  unsigned fusedRowQuantizations = 0;
   MemoryPlanStats memory;
 };
 
