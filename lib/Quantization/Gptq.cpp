@@ -1,0 +1,200 @@
+//===- Gptq.cpp - GPTQ error-compensating weight quantization -------------===//
+//
+// The sweep uses the factor R of H = R R^T (R upper triangular, the
+// Cholesky factor of H with its index order reversed) instead of GPTQ's
+// Cholesky factor U of H^-1 (U^T U = H^-1, so U = R^-1): GPTQ's update
+// w'_j = w_j - sum_{i<j} U_ij (w'_i - q_i) / U_ii unrolls to
+// w'_j = w_j + sum_{i<j} (w_i - q_i) R_ij / R_jj, which needs no inverse.
+// That saves two of the three O(K^3) steps; the result is the same up to
+// rounding (scripts/make_gptq_tests.py checks it against the original
+// formulation).
+//
+//===----------------------------------------------------------------------===//
+
+#include "lmopt/Quantization/Gptq.h"
+
+#include <algorithm>
+#include <cmath>
+
+using namespace mlir::lmopt::quantization;
+
+// The loops below carry nearly all of the time; clones for wide vectors,
+// picked at load time, keep the library runnable on any x86-64.
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(__clang__)
+#define LMOPT_VECTOR_CLONES                                                    \
+  __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define LMOPT_VECTOR_CLONES
+#endif
+
+/// y[0:n] += a * x[0:n].
+LMOPT_VECTOR_CLONES static void axpy(float *y, const float *x, float a,
+                                     int64_t n) {
+  for (int64_t i = 0; i < n; ++i)
+    y[i] += a * x[i];
+}
+
+/// h[0:n] += acc[0:n], widening.
+LMOPT_VECTOR_CLONES static void accumulate(double *h, const float *acc,
+                                           int64_t n) {
+  for (int64_t i = 0; i < n; ++i)
+    h[i] += double(acc[i]);
+}
+
+/// The dot products of rows a[0..count) (count <= 4) with b, over n
+/// elements, with eight independent lanes per row so that they vectorize.
+LMOPT_VECTOR_CLONES static void dots(const double *const *a, int count,
+                                     const double *b, int64_t n,
+                                     double *out) {
+  double lanes[4][8] = {};
+  int64_t full = n / 8 * 8;
+  for (int64_t k = 0; k < full; k += 8)
+    for (int r = 0; r < 4; ++r) {
+      if (r >= count)
+        break;
+      for (int l = 0; l < 8; ++l)
+        lanes[r][l] += a[r][k + l] * b[k + l];
+    }
+  for (int r = 0; r < count; ++r) {
+    double sum = 0.0;
+    for (int l = 0; l < 8; ++l)
+      sum += lanes[r][l];
+    for (int64_t k = full; k < n; ++k)
+      sum += a[r][k] * b[k];
+    out[r] = sum;
+  }
+}
+
+void Hessian::add(const float *x, int64_t count) {
+  // Products of a chunk of rows are summed in f32 (vectorized), the chunks
+  // in double.
+  constexpr int64_t kChunk = 64;
+  std::vector<float> acc(k);
+  for (int64_t t0 = 0; t0 < count; t0 += kChunk) {
+    int64_t t1 = std::min(count, t0 + kChunk);
+    for (int64_t i = 0; i < k; ++i) {
+      std::fill(acc.begin() + i, acc.end(), 0.0f);
+      bool any = false;
+      for (int64_t t = t0; t < t1; ++t) {
+        const float *row = x + t * k;
+        if (row[i] == 0.0f)
+          continue;
+        axpy(acc.data() + i, row + i, row[i], k - i);
+        any = true;
+      }
+      if (any)
+        accumulate(h.data() + i * k + i, acc.data() + i, k - i);
+    }
+  }
+  numRows += count;
+}
+
+void Hessian::add(const Hessian &other) {
+  for (size_t i = 0; i < h.size(); ++i)
+    h[i] += other.h[i];
+  numRows += other.numRows;
+}
+
+/// In-place Cholesky factor L (lower, row-major n x n) of `a`; false when a
+/// pivot is not positive. Rows are done four at a time so that each earlier
+/// row is read once per four.
+static bool choleskyLower(std::vector<double> &a, int64_t n) {
+  for (int64_t i0 = 0; i0 < n; i0 += 4) {
+    int count = int(std::min<int64_t>(4, n - i0));
+    const double *rows[4];
+    for (int r = 0; r < count; ++r)
+      rows[r] = &a[(i0 + r) * n];
+    for (int64_t j = 0; j < i0 + count; ++j) {
+      // Rows i >= j of the group take column j.
+      int first = int(std::max<int64_t>(0, j - i0));
+      double sums[4];
+      dots(rows + first, count - first, &a[j * n], j, sums);
+      for (int r = first; r < count; ++r) {
+        int64_t i = i0 + r;
+        double s = a[i * n + j] - sums[r - first];
+        if (i == j) {
+          if (!(s > 0.0) || !std::isfinite(s))
+            return false;
+          a[i * n + i] = std::sqrt(s);
+        } else {
+          a[i * n + j] = s / a[j * n + j];
+        }
+      }
+    }
+  }
+  return true;
+}
+
+/// S = R_ij / R_jj (upper, j > i; float) for H + lambda I = R R^T, or an
+/// empty vector when the factorization fails.
+static std::vector<float> factorUpper(const Hessian &h, double lambda) {
+  int64_t k = h.size();
+  // L of J (H + lambda I) J, J the reversal: R = J L J.
+  std::vector<double> a(k * k);
+  for (int64_t i = 0; i < k; ++i)
+    for (int64_t j = 0; j <= i; ++j)
+      a[i * k + j] = h.at(k - 1 - i, k - 1 - j) + (i == j ? lambda : 0.0);
+  if (!choleskyLower(a, k))
+    return {};
+  auto r = [&](int64_t i, int64_t j) { // i <= j
+    return a[(k - 1 - i) * k + (k - 1 - j)];
+  };
+  std::vector<float> s(k * k, 0.0f);
+  for (int64_t i = 0; i < k; ++i)
+    for (int64_t j = i + 1; j < k; ++j)
+      s[i * k + j] = float(r(i, j) / r(j, j));
+  return s;
+}
+
+bool mlir::lmopt::quantization::gptqQuantize(const Hessian &h, const float *w,
+                                             int64_t rows, GptqGrid &grid,
+                                             const GptqOptions &options,
+                                             GptqStats &stats) {
+  int64_t k = h.size();
+  double meanDiag = 0.0;
+  for (int64_t i = 0; i < k; ++i)
+    meanDiag += h.at(i, i);
+  meanDiag /= double(std::max<int64_t>(k, 1));
+  stats.lambda = meanDiag > 0.0 ? options.percentDamp * meanDiag : 1.0;
+  std::vector<float> s;
+  for (stats.attempts = 1; stats.attempts <= 6; ++stats.attempts) {
+    s = factorUpper(h, stats.lambda);
+    if (!s.empty())
+      break;
+    stats.lambda *= 10.0;
+  }
+  if (s.empty())
+    return false;
+
+  int64_t batch = std::max(options.lazyBatch, options.blockSize);
+  batch -= batch % options.blockSize;
+  std::vector<float> updated(w, w + rows * k);
+  std::vector<float> deltas(rows * batch);
+  for (int64_t i1 = 0; i1 < k; i1 += batch) {
+    int64_t i2 = std::min(k, i1 + batch);
+    // The batch's columns, each row on its own: quantize, then move the
+    // error onto the batch's later columns.
+    for (int64_t n = 0; n < rows; ++n) {
+      float *row = &updated[n * k];
+      float *delta = &deltas[n * batch];
+      for (int64_t j = i1; j < i2; ++j) {
+        if (j % options.blockSize == 0)
+          grid.chooseBlock(n, j, row + j, options.blockSize);
+        float d = w[n * k + j] - grid.quantize(n, j, row[j]);
+        delta[j - i1] = d;
+        if (d != 0.0f)
+          axpy(row + j + 1, &s[j * k + j + 1], d, i2 - j - 1);
+      }
+    }
+    // Lazy update of the columns after the batch.
+    if (i2 == k)
+      continue;
+    for (int64_t n = 0; n < rows; ++n) {
+      float *row = &updated[n * k];
+      for (int64_t j = i1; j < i2; ++j)
+        if (float d = deltas[n * batch + j - i1]; d != 0.0f)
+          axpy(row + i2, &s[j * k + i2], d, k - i2);
+    }
+  }
+  return true;
+}
