@@ -6,8 +6,10 @@
 // w'_j = w_j - sum_{i<j} U_ij (w'_i - q_i) / U_ii unrolls to
 // w'_j = w_j + sum_{i<j} (w_i - q_i) R_ij / R_jj, which needs no inverse.
 // That saves two of the three O(K^3) steps; the result is the same up to
-// rounding (scripts/make_gptq_tests.py checks it against the original
-// formulation).
+// rounding (scripts/make_gptq_tests.py computes the original formulation for
+// the tests). Only the final w'_j agree term by term: a block's parameters,
+// chosen at its first column from GPTQ's current weights of the whole
+// block, need those weights recovered (blockWeights).
 //
 //===----------------------------------------------------------------------===//
 
@@ -146,6 +148,24 @@ static std::vector<float> factorUpper(const Hessian &h, double lambda) {
   return s;
 }
 
+/// The weights of the block [j, j + count) of one row as GPTQ has them when
+/// it reaches column j: each the least-squares compensation of the errors
+/// made so far. `updated` holds w_c + sum_{i<j} (w_i - q_i) S_ic, which is
+/// that only for c = j; the rest of the block follows by a forward solve
+/// with S's diagonal block: y_c = p_c - sum_{j<=i<c} y_i S_ic.
+static void blockWeights(const float *w, const float *updated, const float *s,
+                         int64_t k, int64_t j, int64_t count, float *out) {
+  std::vector<float> y(updated + j, updated + j + count);
+  for (int64_t c = 0; c < count; ++c)
+    y[c] -= w[j + c];
+  for (int64_t i = 0; i + 1 < count; ++i)
+    if (y[i] != 0.0f)
+      axpy(y.data() + i + 1, s + (j + i) * k + j + i + 1, -y[i],
+           count - i - 1);
+  for (int64_t c = 0; c < count; ++c)
+    out[c] = w[j + c] + y[c];
+}
+
 bool mlir::lmopt::quantization::gptqQuantize(const Hessian &h, const float *w,
                                              int64_t rows, GptqGrid &grid,
                                              const GptqOptions &options,
@@ -170,6 +190,7 @@ bool mlir::lmopt::quantization::gptqQuantize(const Hessian &h, const float *w,
   batch -= batch % options.blockSize;
   std::vector<float> updated(w, w + rows * k);
   std::vector<float> deltas(rows * batch);
+  std::vector<float> blockValues(options.blockSize);
   for (int64_t i1 = 0; i1 < k; i1 += batch) {
     int64_t i2 = std::min(k, i1 + batch);
     // The batch's columns, each row on its own: quantize, then move the
@@ -178,8 +199,11 @@ bool mlir::lmopt::quantization::gptqQuantize(const Hessian &h, const float *w,
       float *row = &updated[n * k];
       float *delta = &deltas[n * batch];
       for (int64_t j = i1; j < i2; ++j) {
-        if (j % options.blockSize == 0)
-          grid.chooseBlock(n, j, row + j, options.blockSize);
+        if (j % options.blockSize == 0) {
+          blockWeights(w + n * k, row, s.data(), k, j, options.blockSize,
+                       blockValues.data());
+          grid.chooseBlock(n, j, blockValues.data(), options.blockSize);
+        }
         float d = w[n * k + j] - grid.quantize(n, j, row[j]);
         delta[j - i1] = d;
         if (d != 0.0f)

@@ -81,6 +81,12 @@ static cl::opt<std::string> int4Method(
              "from --calibration; the default with it) or rtn (to nearest; "
              "the default without)"),
     cl::value_desc("rtn|gptq"), cl::cat(lmopt_compile::getQuantizeCategory()));
+static cl::opt<std::string> quantizedMlirOut(
+    "quantized-mlir-out",
+    cl::desc("Also write the module as quantized, before planning (MLIR; "
+             "e.g. for lmopt-translate --export-onnx)"),
+    cl::value_desc("model.mlir"),
+    cl::cat(lmopt_compile::getQuantizeCategory()));
 static cl::opt<std::string> quantizeReport(
     "quantize-report",
     cl::desc("Also write the quantization report as JSON ('-' for stdout)"),
@@ -126,7 +132,8 @@ bool QuantizeStep::requested() {
          calibrationTableOut.getNumOccurrences() ||
          blockSize.getNumOccurrences() || asymmetric.getNumOccurrences() ||
          calibrationMethodText.getNumOccurrences() ||
-         int4Method.getNumOccurrences();
+         int4Method.getNumOccurrences() ||
+         quantizedMlirOut.getNumOccurrences();
 }
 
 static llvm::Error makeStringError(const llvm::Twine &message) {
@@ -148,7 +155,8 @@ LogicalResult QuantizeStep::checkFlags() {
     if (!calibrationFile.empty() && !calibrationTableOut.empty() &&
         !sensitivity.getNumOccurrences() && excludeGlobs.empty() &&
         !blockSize.getNumOccurrences() && !asymmetric &&
-        quantizeReport.empty() && !int4Method.getNumOccurrences())
+        quantizeReport.empty() && !int4Method.getNumOccurrences() &&
+        quantizedMlirOut.empty())
       return success();
     return fail("quantization flags need --quantize=MODE (" +
                 llvm::join(llvm::ArrayRef(kModes), ", ") +
@@ -661,6 +669,15 @@ QuantizeStep::run(ModuleOp module,
     llvm::errs() << ", " << summary->skippedBlockSize
                  << " whose K the block size does not divide";
   llvm::errs() << "\n";
+  if (!quantizedMlirOut.empty()) {
+    std::string message;
+    std::unique_ptr<llvm::ToolOutputFile> file =
+        mlir::openOutputFile(quantizedMlirOut, &message);
+    if (!file)
+      return fail("cannot write the quantized module: " + message);
+    module.print(file->os());
+    file->keep();
+  }
   llvm::json::Object &report = state->report;
   report["mode"] = quantizeMode.getValue();
   if (quantizeMode == "int4-weight")
