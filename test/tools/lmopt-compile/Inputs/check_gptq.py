@@ -2,6 +2,8 @@
 """Compares lmopt's int4 weights with NumPy's (quantize-gptq.test).
 
 usage: check_gptq.py EXPORTED.onnx FIXTURE_DIR GRID METHOD [--rtn RTN.onnx]
+       check_gptq.py same A.onnx B.onnx
+
 
 EXPORTED.onnx: `lmopt-compile --quantized-mlir-out` of FIXTURE_DIR/mlp.onnx,
 exported by `lmopt-translate --export-onnx` (one DequantizeLinear, blocks
@@ -12,6 +14,8 @@ to NumPy's and the output error on the calibration inputs
 sum ||X (W - Wq)^T||^2 of lmopt's weights over NumPy's, then OK or
 MISMATCH. With --rtn, also lmopt's error over that of the weights in
 RTN.onnx (the same model rounded to nearest): GPTQ must be lower.
+`same` prints, per linear, whether the two exports hold the same codes,
+scales and zero points.
 """
 import os
 import sys
@@ -49,7 +53,16 @@ def dequantize(codes, scales, zps):
     return (codes - rep(zps)).astype(np.float64) * rep(scales).astype(np.float64)
 
 
+def same(a, b):
+    got, other = int4_weights(a), int4_weights(b)
+    for name in ("fc1", "fc2", "fc3"):
+        equal = all(np.array_equal(x, y) for x, y in zip(got[name], other[name]))
+        print(f"{name}: {'identical' if equal else 'differs'}")
+
+
 def main():
+    if sys.argv[1] == "same":
+        return same(sys.argv[2], sys.argv[3])
     exported, fixture, grid, method = sys.argv[1:5]
     rtn_path = sys.argv[6] if len(sys.argv) > 6 and sys.argv[5] == "--rtn" else None
     expected = np.load(os.path.join(fixture, "expected.npz"))
@@ -78,7 +91,6 @@ def main():
         line = (f"{name}: codes equal {same_codes:.4f}, block parameters equal "
                 f"{same_params:.4f}, output error vs numpy {ratio:.4f}")
         # Rounding-order differences (f32 sweep, f64 here) may flip the odd
-        # code at a rounding boundary; nothing more.
         # code at a rounding boundary (the asymmetric search also has near ties
         # among its 121 candidates), and a flip changes what follows it in the
         # row; the output error is the measure that matters.
