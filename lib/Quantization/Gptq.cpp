@@ -85,7 +85,7 @@ void Hessian::add(const float *x, int64_t count) {
         any = true;
       }
       if (any)
-        accumulate(h.data() + i * k + i, acc.data() + i, k - i);
+        accumulate(h.data() + rowStart(i), acc.data() + i, k - i);
     }
   }
   numRows += count;

@@ -22,7 +22,7 @@ namespace mlir::lmopt::quantization {
 /// H = sum over rows x of x x^T for one linear input of width K, in double.
 class Hessian {
 public:
-  explicit Hessian(int64_t k) : k(k), h(k * k, 0.0) {}
+  explicit Hessian(int64_t k) : k(k), h(k * (k + 1) / 2, 0.0) {}
 
   /// Adds `rows` input rows of `k` floats each (row-major).
   void add(const float *x, int64_t rows);
@@ -33,13 +33,16 @@ public:
   int64_t rows() const { return numRows; }
   /// Element (i, j), either triangle.
   double at(int64_t i, int64_t j) const {
-    return i <= j ? h[i * k + j] : h[j * k + i];
+    return i <= j ? h[rowStart(i) + j - i] : h[rowStart(j) + i - j];
   }
 
 private:
+  /// Where row i's elements (i, i..k) start in `h`.
+  int64_t rowStart(int64_t i) const { return i * k - i * (i - 1) / 2; }
+
   int64_t k;
   int64_t numRows = 0;
-  /// Only the upper triangle (j >= i) is accumulated.
+  /// The upper triangle (j >= i), packed row by row.
   std::vector<double> h;
 };
 
