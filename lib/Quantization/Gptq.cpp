@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 using namespace mlir::lmopt::quantization;
 
@@ -97,29 +98,92 @@ void Hessian::add(const Hessian &other) {
   numRows += other.numRows;
 }
 
+/// Four doubles; plain SSE pairs where AVX is missing.
+typedef double Double4 __attribute__((vector_size(32), aligned(8)));
+
+/// out[r][0:16] = sum_k a[r][k] * bt[k][0:16] for four rows a[r] (stride
+/// `lda`) and the 16 columns at bt (stride `ldb`), over `depth` k; written
+/// with vector types so that the 16 accumulators stay in registers.
+LMOPT_VECTOR_CLONES static void
+tile4x16(const double *__restrict a, int64_t lda, const double *__restrict bt,
+         int64_t ldb, int64_t depth, double (*__restrict out)[16]) {
+  Double4 acc[4][4] = {};
+  for (int64_t k = 0; k < depth; ++k) {
+    const double *b = bt + k * ldb;
+    Double4 b0, b1, b2, b3;
+    std::memcpy(&b0, b, 32);
+    std::memcpy(&b1, b + 4, 32);
+    std::memcpy(&b2, b + 8, 32);
+    std::memcpy(&b3, b + 12, 32);
+    for (int r = 0; r < 4; ++r) {
+      double x = a[r * lda + k];
+      acc[r][0] += x * b0;
+      acc[r][1] += x * b1;
+      acc[r][2] += x * b2;
+      acc[r][3] += x * b3;
+    }
+  }
+  for (int r = 0; r < 4; ++r)
+    std::memcpy(out[r], acc[r], sizeof(acc[r]));
+}
+
 /// In-place Cholesky factor L (lower, row-major n x n) of `a`; false when a
-/// pivot is not positive. Rows are done four at a time so that each earlier
-/// row is read once per four.
+/// pivot is not positive. Blocked by panels of 64 columns: each panel is
+/// factored on its own (left-looking, short dot products), then the
+/// trailing matrix takes its rank-64 update as 4 x 16 tiles against the
+/// transposed panel, which stays in cache.
 static bool choleskyLower(std::vector<double> &a, int64_t n) {
-  for (int64_t i0 = 0; i0 < n; i0 += 4) {
-    int count = int(std::min<int64_t>(4, n - i0));
-    const double *rows[4];
-    for (int r = 0; r < count; ++r)
-      rows[r] = &a[(i0 + r) * n];
-    for (int64_t j = 0; j < i0 + count; ++j) {
-      // Rows i >= j of the group take column j.
-      int first = int(std::max<int64_t>(0, j - i0));
-      double sums[4];
-      dots(rows + first, count - first, &a[j * n], j, sums);
-      for (int r = first; r < count; ++r) {
-        int64_t i = i0 + r;
-        double s = a[i * n + j] - sums[r - first];
-        if (i == j) {
-          if (!(s > 0.0) || !std::isfinite(s))
-            return false;
-          a[i * n + i] = std::sqrt(s);
-        } else {
-          a[i * n + j] = s / a[j * n + j];
+  constexpr int64_t kPanel = 64;
+  std::vector<double> panel;
+  for (int64_t p0 = 0; p0 < n; p0 += kPanel) {
+    int64_t p1 = std::min(n, p0 + kPanel);
+    // The panel: columns [p0, p1) of rows [p0, n), earlier panels applied.
+    for (int64_t j = p0; j < p1; ++j) {
+      const double *rowJ = &a[j * n + p0];
+      for (int64_t i0 = j; i0 < n; i0 += 4) {
+        int count = int(std::min<int64_t>(4, n - i0));
+        const double *rows[4];
+        for (int r = 0; r < count; ++r)
+          rows[r] = &a[(i0 + r) * n + p0];
+        double sums[4];
+        dots(rows, count, rowJ, j - p0, sums);
+        for (int r = 0; r < count; ++r) {
+          int64_t i = i0 + r;
+          double s = a[i * n + j] - sums[r];
+          if (i == j) {
+            if (!(s > 0.0) || !std::isfinite(s))
+              return false;
+            a[i * n + i] = std::sqrt(s);
+          } else {
+            a[i * n + j] = s / a[j * n + j];
+          }
+        }
+      }
+    }
+    if (p1 == n)
+      break;
+    // Trailing update: a[i][j] -= sum_k L[i][k] L[j][k], p1 <= j <= i.
+    int64_t width = p1 - p0, rest = n - p1;
+    int64_t padded = (rest + 15) / 16 * 16;
+    panel.assign(width * padded, 0.0);
+    for (int64_t j = 0; j < rest; ++j)
+      for (int64_t k = 0; k < width; ++k)
+        panel[k * padded + j] = a[(p1 + j) * n + p0 + k];
+    std::vector<double> rowsCopy(4 * width);
+    for (int64_t i0 = p1; i0 < n; i0 += 4) {
+      int count = int(std::min<int64_t>(4, n - i0));
+      // Four rows of the panel, zero-padded past the matrix.
+      std::fill(rowsCopy.begin(), rowsCopy.end(), 0.0);
+      for (int r = 0; r < count; ++r)
+        std::copy_n(&a[(i0 + r) * n + p0], width, &rowsCopy[r * width]);
+      int64_t lastJ = i0 + count - 1;
+      for (int64_t j0 = p1; j0 <= lastJ; j0 += 16) {
+        double acc[4][16];
+        tile4x16(rowsCopy.data(), width, &panel[j0 - p1], padded, width, acc);
+        for (int r = 0; r < count; ++r) {
+          int64_t i = i0 + r;
+          for (int64_t c = 0; c < 16 && j0 + c <= i; ++c)
+            a[i * n + j0 + c] -= acc[r][c];
         }
       }
     }
