@@ -47,8 +47,7 @@ LMOPT_VECTOR_CLONES static void accumulate(double *h, const float *acc,
 /// The dot products of rows a[0..count) (count <= 4) with b, over n
 /// elements, with eight independent lanes per row so that they vectorize.
 LMOPT_VECTOR_CLONES static void dots(const double *const *a, int count,
-                                     const double *b, int64_t n,
-                                     double *out) {
+                                     const double *b, int64_t n, double *out) {
   double lanes[4][8] = {};
   int64_t full = n / 8 * 8;
   for (int64_t k = 0; k < full; k += 8)
@@ -224,8 +223,7 @@ static void blockWeights(const float *w, const float *updated, const float *s,
     y[c] -= w[j + c];
   for (int64_t i = 0; i + 1 < count; ++i)
     if (y[i] != 0.0f)
-      axpy(y.data() + i + 1, s + (j + i) * k + j + i + 1, -y[i],
-           count - i - 1);
+      axpy(y.data() + i + 1, s + (j + i) * k + j + i + 1, -y[i], count - i - 1);
   for (int64_t c = 0; c < count; ++c)
     out[c] = w[j + c] + y[c];
 }

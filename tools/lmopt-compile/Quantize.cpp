@@ -132,8 +132,7 @@ bool QuantizeStep::requested() {
          calibrationTableOut.getNumOccurrences() ||
          blockSize.getNumOccurrences() || asymmetric.getNumOccurrences() ||
          calibrationMethodText.getNumOccurrences() ||
-         int4Method.getNumOccurrences() ||
-         quantizedMlirOut.getNumOccurrences();
+         int4Method.getNumOccurrences() || quantizedMlirOut.getNumOccurrences();
 }
 
 static llvm::Error makeStringError(const llvm::Twine &message) {
@@ -397,10 +396,11 @@ static LogicalResult reportAccuracy(ModelRunner &runner, ModuleOp fp32,
 
 /// Quantizes one linear at a time, prints the most damaging, then grows an
 /// exclude list (worst first) until the outputs reach the target cosine.
-static LogicalResult
-searchSensitivity(ModelRunner &runner, ModuleOp fp32,
-                  llvm::ArrayRef<std::string> layers, const CalibrationSet &set,
-                  const CalibrationStats &table, llvm::json::Object &report) {
+static LogicalResult searchSensitivity(ModelRunner &runner, ModuleOp fp32,
+                                       llvm::ArrayRef<std::string> layers,
+                                       const CalibrationSet &set,
+                                       const CalibrationStats &table,
+                                       llvm::json::Object &report) {
   llvm::Expected<std::vector<std::vector<rt::NamedTensor>>> reference =
       runner.run(fp32, set);
   if (!reference)
@@ -491,8 +491,7 @@ searchSensitivity(ModelRunner &runner, ModuleOp fp32,
 /// Adds one sample's probed linear inputs to their Hessians, one per probed
 /// input (the rows: the input's elements over its last dim, K).
 static void
-accumulateHessians(const ProbeLayout &layout,
-                   ArrayRef<rt::NamedTensor> results,
+accumulateHessians(const ProbeLayout &layout, ArrayRef<rt::NamedTensor> results,
                    std::map<int, std::shared_ptr<Hessian>> &hessians) {
   std::set<int> inputs;
   for (const ProbeLayout::Linear &linear : layout.linears)
@@ -519,7 +518,8 @@ hessiansByName(const ProbeLayout &layout,
   llvm::StringMap<std::vector<int>> inputsByName;
   for (const ProbeLayout::Linear &linear : layout.linears) {
     std::vector<int> &inputs = inputsByName[linear.name];
-    if (hessians.count(linear.input) && !llvm::is_contained(inputs, linear.input))
+    if (hessians.count(linear.input) &&
+        !llvm::is_contained(inputs, linear.input))
       inputs.push_back(linear.input);
   }
   llvm::StringMap<std::shared_ptr<const Hessian>> byName;
@@ -658,8 +658,8 @@ QuantizeStep::run(ModuleOp module,
     llvm::errs() << " (" << (gptq ? "gptq" : "rtn") << ", block "
                  << (blockSize.getNumOccurrences() ? unsigned(blockSize) : 32u)
                  << ", " << (asymmetric ? "asymmetric" : "symmetric") << ")";
-  llvm::errs() << ", " << summary->quantized
-               << " of " << linears.size() << " linears quantized";
+  llvm::errs() << ", " << summary->quantized << " of " << linears.size()
+               << " linears quantized";
   if (summary->skippedExcluded)
     llvm::errs() << ", " << summary->skippedExcluded << " excluded";
   if (summary->skippedNotConstant)

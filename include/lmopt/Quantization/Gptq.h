@@ -83,8 +83,7 @@ struct GptqStats {
 /// untouched) when H + lambda I is not positive definite even after five
 /// tenfold raises of lambda (non-finite H).
 bool gptqQuantize(const Hessian &h, const float *w, int64_t rows,
-                  GptqGrid &grid, const GptqOptions &options,
-                  GptqStats &stats);
+                  GptqGrid &grid, const GptqOptions &options, GptqStats &stats);
 
 } // namespace mlir::lmopt::quantization
 

@@ -334,9 +334,9 @@ LinearQuantizer::quantizeInt4(LinearOp linear, StringRef name,
     hessian = it->second.get();
     if (hessian->size() != shape[1 - outAxis])
       return linear.emitError()
-             << "calibration statistics of linear '" << name << "' are for K = "
-             << hessian->size() << ", its weight has K = "
-             << shape[1 - outAxis];
+             << "calibration statistics of linear '" << name
+             << "' are for K = " << hessian->size()
+             << ", its weight has K = " << shape[1 - outAxis];
   }
   auto start = std::chrono::steady_clock::now();
   quantization::GptqStats stats;

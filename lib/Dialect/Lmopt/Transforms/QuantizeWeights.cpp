@@ -251,8 +251,8 @@ FailureOr<QuantizedWeight> mlir::lmopt::quantizeInt4Weight(
       if (c % block)
         continue;
       BlockParams p = grid.params[r * (k / block) + c / block];
-      int64_t param = outAxis == 0 ? r * (k / block) + c / block
-                                   : (c / block) * n + r;
+      int64_t param =
+          outAxis == 0 ? r * (k / block) + c / block : (c / block) * n + r;
       scaleValues[param] = APFloat(p.scale);
       zeroValues[param] = APInt(4, p.zeroPoint, /*isSigned=*/true,
                                 /*implicitTrunc=*/true);
