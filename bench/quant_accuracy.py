@@ -16,6 +16,8 @@ included) over their f32 bytes, and the whole bundle's size ratio.
 
 A mode may carry lmopt-compile flags after '+' (int4-weight+asymmetric,
 int4-weight+block-size=128, int8-static+calibration-method=percentile:99.99).
+Every mode is compiled with --calibration, so int4-weight rounds with GPTQ
+(its default then); int4-weight+int4-method=rtn rounds to nearest.
 A mode the build cannot compile yet is listed with lmopt-compile's error.
 
 usage: bench/quant_accuracy.py [--modes int8-dynamic,int8-static,int4-weight,bf16]

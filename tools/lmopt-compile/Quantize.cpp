@@ -11,6 +11,7 @@
 #include "lmopt/Dialect/Lmopt/IR/LmoptOps.h"
 #include "lmopt/Dialect/Lmopt/Transforms/Quantize.h"
 #include "lmopt/Quantization/Calibration.h"
+#include "lmopt/Quantization/Gptq.h"
 #include "lmopt/Quantization/ModelRunner.h"
 #include "lmopt/Runtime/Session.h"
 
@@ -23,6 +24,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <set>
 
 using namespace mlir;
 using namespace mlir::lmopt;
@@ -73,6 +75,18 @@ static cl::opt<bool> asymmetric(
     cl::desc("int4-weight: u4 blocks with a zero point each instead of "
              "symmetric i4 (the pass's symmetric=false)"),
     cl::cat(lmopt_compile::getQuantizeCategory()));
+static cl::opt<std::string> int4Method(
+    "int4-method",
+    cl::desc("int4-weight: how weights are rounded: gptq (error compensation "
+             "from --calibration; the default with it) or rtn (to nearest; "
+             "the default without)"),
+    cl::value_desc("rtn|gptq"), cl::cat(lmopt_compile::getQuantizeCategory()));
+static cl::opt<std::string> quantizedMlirOut(
+    "quantized-mlir-out",
+    cl::desc("Also write the module as quantized, before planning (MLIR; "
+             "e.g. for lmopt-translate --export-onnx)"),
+    cl::value_desc("model.mlir"),
+    cl::cat(lmopt_compile::getQuantizeCategory()));
 static cl::opt<std::string> quantizeReport(
     "quantize-report",
     cl::desc("Also write the quantization report as JSON ('-' for stdout)"),
@@ -117,7 +131,8 @@ bool QuantizeStep::requested() {
          quantizeReport.getNumOccurrences() ||
          calibrationTableOut.getNumOccurrences() ||
          blockSize.getNumOccurrences() || asymmetric.getNumOccurrences() ||
-         calibrationMethodText.getNumOccurrences();
+         calibrationMethodText.getNumOccurrences() ||
+         int4Method.getNumOccurrences() || quantizedMlirOut.getNumOccurrences();
 }
 
 static llvm::Error makeStringError(const llvm::Twine &message) {
@@ -138,7 +153,9 @@ LogicalResult QuantizeStep::checkFlags() {
     // Calibration alone: write the table for lmopt-opt's lmopt-quantize.
     if (!calibrationFile.empty() && !calibrationTableOut.empty() &&
         !sensitivity.getNumOccurrences() && excludeGlobs.empty() &&
-        !blockSize.getNumOccurrences() && !asymmetric && quantizeReport.empty())
+        !blockSize.getNumOccurrences() && !asymmetric &&
+        quantizeReport.empty() && !int4Method.getNumOccurrences() &&
+        quantizedMlirOut.empty())
       return success();
     return fail("quantization flags need --quantize=MODE (" +
                 llvm::join(llvm::ArrayRef(kModes), ", ") +
@@ -162,6 +179,17 @@ LogicalResult QuantizeStep::checkFlags() {
     return fail("--block-size applies to --quantize=int4-weight only");
   if (asymmetric && quantizeMode != "int4-weight")
     return fail("--asymmetric applies to --quantize=int4-weight only");
+  if (int4Method.getNumOccurrences()) {
+    if (int4Method != "rtn" && int4Method != "gptq")
+      return fail("unknown --int4-method '" + int4Method +
+                  "'; use rtn or gptq");
+    if (quantizeMode != "int4-weight")
+      return fail("--int4-method applies to --quantize=int4-weight only");
+    if (int4Method == "gptq" && calibrationFile.empty())
+      return fail("--int4-method=gptq needs --calibration=inputs.npz: GPTQ "
+                  "weighs each layer's rounding errors by its calibration "
+                  "inputs");
+  }
   if (blockSize.getNumOccurrences() &&
       !llvm::is_contained({32u, 64u, 128u}, unsigned(blockSize)))
     return fail("--block-size must be 32, 64 or 128, got " +
@@ -183,26 +211,45 @@ static std::string literalGlob(llvm::StringRef name) {
   return glob;
 }
 
-/// The quantize pass's options from the flags, but for `exclude`, with the
-/// int8-static input ranges `calibration`.
-static mlir::lmopt::QuantizeOptions getQuantizeOptions(
-    ArrayRef<std::string> exclude,
-    const llvm::StringMap<mlir::lmopt::InputRange> &calibration) {
+/// True when int4 weights are rounded with GPTQ: asked for, or by default
+/// with calibration data.
+static bool useGptq() {
+  if (quantizeMode != "int4-weight")
+    return false;
+  if (int4Method.getNumOccurrences())
+    return int4Method == "gptq";
+  return !calibrationFile.empty();
+}
+
+/// What calibration measured for the quantize pass.
+struct CalibrationStats {
+  /// int8-static: each linear input's range.
+  llvm::StringMap<mlir::lmopt::InputRange> ranges;
+  /// int4 GPTQ: each linear input's second moments.
+  llvm::StringMap<std::shared_ptr<const Hessian>> hessians;
+};
+
+/// The quantize pass's options from the flags, but for `exclude`, with what
+/// calibration measured.
+static mlir::lmopt::QuantizeOptions
+getQuantizeOptions(ArrayRef<std::string> exclude,
+                   const CalibrationStats &stats) {
   mlir::lmopt::QuantizeOptions options;
   options.mode = *mlir::lmopt::parseQuantizeMode(quantizeMode);
   if (blockSize.getNumOccurrences())
     options.blockSize = blockSize;
   options.symmetric = !asymmetric;
   options.exclude.assign(exclude.begin(), exclude.end());
-  options.calibration = calibration;
+  options.calibration = stats.ranges;
+  options.gptq = useGptq();
+  options.hessians = stats.hessians;
   return options;
 }
 
-static LogicalResult
-quantize(ModuleOp module, ArrayRef<std::string> exclude,
-         const llvm::StringMap<mlir::lmopt::InputRange> &calibration) {
+static LogicalResult quantize(ModuleOp module, ArrayRef<std::string> exclude,
+                              const CalibrationStats &stats) {
   return success(succeeded(mlir::lmopt::quantizeLinears(
-      module, getQuantizeOptions(exclude, calibration))));
+      module, getQuantizeOptions(exclude, stats))));
 }
 
 static func::FuncOp getMain(ModuleOp module) {
@@ -349,11 +396,11 @@ static LogicalResult reportAccuracy(ModelRunner &runner, ModuleOp fp32,
 
 /// Quantizes one linear at a time, prints the most damaging, then grows an
 /// exclude list (worst first) until the outputs reach the target cosine.
-static LogicalResult
-searchSensitivity(ModelRunner &runner, ModuleOp fp32,
-                  llvm::ArrayRef<std::string> layers, const CalibrationSet &set,
-                  const llvm::StringMap<mlir::lmopt::InputRange> &table,
-                  llvm::json::Object &report) {
+static LogicalResult searchSensitivity(ModelRunner &runner, ModuleOp fp32,
+                                       llvm::ArrayRef<std::string> layers,
+                                       const CalibrationSet &set,
+                                       const CalibrationStats &table,
+                                       llvm::json::Object &report) {
   llvm::Expected<std::vector<std::vector<rt::NamedTensor>>> reference =
       runner.run(fp32, set);
   if (!reference)
@@ -441,6 +488,63 @@ searchSensitivity(ModelRunner &runner, ModuleOp fp32,
   return success();
 }
 
+/// Adds one sample's probed linear inputs to their Hessians, one per probed
+/// input (the rows: the input's elements over its last dim, K).
+static void
+accumulateHessians(const ProbeLayout &layout, ArrayRef<rt::NamedTensor> results,
+                   std::map<int, std::shared_ptr<Hessian>> &hessians) {
+  std::set<int> inputs;
+  for (const ProbeLayout::Linear &linear : layout.linears)
+    if (linear.input >= 0)
+      inputs.insert(linear.input);
+  for (int input : inputs) {
+    const rt::Tensor &tensor = results[input].tensor;
+    if (tensor.dtype != rt::DType::F32 || tensor.shape.empty() ||
+        tensor.shape.back() == 0)
+      continue;
+    int64_t k = tensor.shape.back();
+    std::shared_ptr<Hessian> &hessian = hessians[input];
+    if (!hessian)
+      hessian = std::make_shared<Hessian>(k);
+    hessian->add(tensor.as<float>(), int64_t(tensor.elementCount()) / k);
+  }
+}
+
+/// The Hessians by layer name; linears of one name (rare) on different
+/// inputs of the same width share the sum, as their ranges join.
+static llvm::StringMap<std::shared_ptr<const Hessian>>
+hessiansByName(const ProbeLayout &layout,
+               const std::map<int, std::shared_ptr<Hessian>> &hessians) {
+  llvm::StringMap<std::vector<int>> inputsByName;
+  for (const ProbeLayout::Linear &linear : layout.linears) {
+    std::vector<int> &inputs = inputsByName[linear.name];
+    if (hessians.count(linear.input) &&
+        !llvm::is_contained(inputs, linear.input))
+      inputs.push_back(linear.input);
+  }
+  llvm::StringMap<std::shared_ptr<const Hessian>> byName;
+  for (const auto &[name, inputs] : inputsByName) {
+    if (inputs.empty())
+      continue;
+    std::shared_ptr<Hessian> first = hessians.at(inputs.front());
+    if (inputs.size() == 1) {
+      byName[name] = first;
+      continue;
+    }
+    auto sum = std::make_shared<Hessian>(*first);
+    bool sameWidth = true;
+    for (int input : llvm::ArrayRef(inputs).drop_front()) {
+      const Hessian &other = *hessians.at(input);
+      sameWidth &= other.size() == sum->size();
+      if (sameWidth)
+        sum->add(other);
+    }
+    if (sameWidth) // else no entry: the pass names the layer
+      byName[name] = std::move(sum);
+  }
+  return byName;
+}
+
 LogicalResult
 QuantizeStep::run(ModuleOp module,
                   const mlir::lmopt::cpu::KernelCodegenOptions &codegen,
@@ -459,14 +563,19 @@ QuantizeStep::run(ModuleOp module,
   ModelRunner runner(codegen);
   OwningOpRef<ModuleOp> fp32(module.clone());
 
-  // Calibrate: every linear input's range over the samples.
-  llvm::StringMap<mlir::lmopt::InputRange> ranges;
+  // Calibrate: every linear input's range over the samples, and for GPTQ
+  // its second moments.
+  CalibrationStats stats;
+  llvm::StringMap<mlir::lmopt::InputRange> &ranges = stats.ranges;
+  bool gptq = useGptq();
   if (set) {
     auto start = std::chrono::steady_clock::now();
     ProbeLayout layout;
     OwningOpRef<ModuleOp> probed = addLinearProbes(module, true, false, layout);
     // Linears of one name (rare) share an entry: their ranges join.
     std::map<std::string, RangeObserver> observers;
+    // One Hessian per probed input, so that linears sharing it share one.
+    std::map<int, std::shared_ptr<Hessian>> inputHessians;
     llvm::Error error = runner.runEach(
         {*probed}, *set,
         [&](size_t, ArrayRef<std::vector<rt::NamedTensor>> results) {
@@ -476,9 +585,13 @@ QuantizeStep::run(ModuleOp module,
               observer.observe(floatData(results[0][linear.input]),
                                results[0][linear.input].tensor.elementCount());
           }
+          if (gptq)
+            accumulateHessians(layout, results[0], inputHessians);
         });
     if (error)
       return fail(llvm::toString(std::move(error)));
+    if (gptq)
+      stats.hessians = hessiansByName(layout, inputHessians);
     for (const auto &[name, observer] : observers) {
       if (observer.empty())
         continue;
@@ -509,8 +622,26 @@ QuantizeStep::run(ModuleOp module,
   std::vector<std::string> exclude(excludeGlobs.begin(), excludeGlobs.end());
   FailureOr<mlir::lmopt::QuantizeSummary> summary;
   {
-    mlir::lmopt::QuantizeOptions options = getQuantizeOptions(exclude, ranges);
+    mlir::lmopt::QuantizeOptions options = getQuantizeOptions(exclude, stats);
+    auto start = std::chrono::steady_clock::now();
+    int64_t done = 0, total = stats.hessians.size();
+    options.onGptqLayer = [&](llvm::StringRef name, int64_t n, int64_t k,
+                              double seconds, const GptqStats &gptqStats) {
+      llvm::errs() << llvm::formatv(
+          "gptq: [{0}/{1}] {2} ({3}x{4}, {5:f2} s{6})\n", ++done, total, name,
+          n, k, seconds,
+          gptqStats.attempts > 1
+              ? llvm::formatv(", dampening raised to {0:e2}", gptqStats.lambda)
+                    .str()
+              : std::string());
+    };
     summary = mlir::lmopt::quantizeLinears(module, options);
+    if (gptq && succeeded(summary))
+      llvm::errs() << llvm::formatv(
+          "gptq: {0} linears in {1:f1} s\n", done,
+          std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                        start)
+              .count());
   }
   if (failed(summary))
     return failure();
@@ -522,8 +653,13 @@ QuantizeStep::run(ModuleOp module,
   for (const auto &[name, quantized] : linears)
     if (quantized)
       quantizedLayers.push_back(name);
-  llvm::errs() << "quantize: " << quantizeMode << ", " << summary->quantized
-               << " of " << linears.size() << " linears quantized";
+  llvm::errs() << "quantize: " << quantizeMode;
+  if (quantizeMode == "int4-weight")
+    llvm::errs() << " (" << (gptq ? "gptq" : "rtn") << ", block "
+                 << (blockSize.getNumOccurrences() ? unsigned(blockSize) : 32u)
+                 << ", " << (asymmetric ? "asymmetric" : "symmetric") << ")";
+  llvm::errs() << ", " << summary->quantized << " of " << linears.size()
+               << " linears quantized";
   if (summary->skippedExcluded)
     llvm::errs() << ", " << summary->skippedExcluded << " excluded";
   if (summary->skippedNotConstant)
@@ -533,8 +669,19 @@ QuantizeStep::run(ModuleOp module,
     llvm::errs() << ", " << summary->skippedBlockSize
                  << " whose K the block size does not divide";
   llvm::errs() << "\n";
+  if (!quantizedMlirOut.empty()) {
+    std::string message;
+    std::unique_ptr<llvm::ToolOutputFile> file =
+        mlir::openOutputFile(quantizedMlirOut, &message);
+    if (!file)
+      return fail("cannot write the quantized module: " + message);
+    module.print(file->os());
+    file->keep();
+  }
   llvm::json::Object &report = state->report;
   report["mode"] = quantizeMode.getValue();
+  if (quantizeMode == "int4-weight")
+    report["int4_method"] = gptq ? "gptq" : "rtn";
   report["quantized_linears"] = llvm::json::Array(quantizedLayers);
   report["linears"] = int64_t(linears.size());
 
@@ -544,12 +691,15 @@ QuantizeStep::run(ModuleOp module,
     if (failed(reportAccuracy(runner, *fp32, module, *set, report)))
       return failure();
     if (sensitivity.getNumOccurrences() &&
-        failed(searchSensitivity(runner, *fp32, quantizedLayers, *set, ranges,
+        failed(searchSensitivity(runner, *fp32, quantizedLayers, *set, stats,
                                  report)))
       return failure();
   } else {
     llvm::errs() << "accuracy: the report needs --calibration=inputs.npz; "
                     "sizes only\n";
+    if (quantizeMode == "int4-weight")
+      llvm::errs() << "int4: weights rounded to nearest (rtn); GPTQ needs "
+                      "--calibration=inputs.npz\n";
   }
 
   // The f32 bundle's size, for the whole-bundle ratio.

@@ -22,6 +22,7 @@
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 
+#include <chrono>
 #include <cmath>
 
 namespace mlir::lmopt {
@@ -161,6 +162,8 @@ public:
 
 private:
   LogicalResult quantize(LinearOp linear, StringRef name);
+  FailureOr<QuantizedWeight> quantizeInt4(LinearOp linear, StringRef name,
+                                          ArrayRef<float> values);
   bool isExcluded(StringRef name) const;
 
   const QuantizeOptions &options;
@@ -278,10 +281,11 @@ LogicalResult LinearQuantizer::quantize(LinearOp linear, StringRef name) {
                                 " does not divide K = " + Twine(k));
       return success();
     }
-    QuantizedWeight quantized = quantizeInt4Weight(
-        context, *values, shape, outAxis, options.blockSize, options.symmetric);
-    newWeight = createQuantizedWeight(builder, loc, shape, quantized);
-    bytesAfter = quantized.bytes;
+    FailureOr<QuantizedWeight> quantized = quantizeInt4(linear, name, *values);
+    if (failed(quantized))
+      return failure();
+    newWeight = createQuantizedWeight(builder, loc, shape, *quantized);
+    bytesAfter = quantized->bytes;
     break;
   }
   case QuantizeMode::BF16:
@@ -312,6 +316,45 @@ LogicalResult LinearQuantizer::quantize(LinearOp linear, StringRef name) {
   summary.weightBytesBefore += static_cast<int64_t>(values->size()) * 4;
   summary.weightBytesAfter += bytesAfter;
   return success();
+}
+
+FailureOr<QuantizedWeight>
+LinearQuantizer::quantizeInt4(LinearOp linear, StringRef name,
+                              ArrayRef<float> values) {
+  ArrayRef<int64_t> shape =
+      llvm::cast<ShapedType>(linear.getWeight().getType()).getShape();
+  int64_t outAxis = linear.getTransposeWeight() ? 0 : 1;
+  const quantization::Hessian *hessian = nullptr;
+  if (options.gptq) {
+    auto it = options.hessians.find(name);
+    if (it == options.hessians.end() || !it->second)
+      return linear.emitError()
+             << "no calibration statistics (input second moments) for linear '"
+             << name << "'; GPTQ needs them";
+    hessian = it->second.get();
+    if (hessian->size() != shape[1 - outAxis])
+      return linear.emitError()
+             << "calibration statistics of linear '" << name
+             << "' are for K = " << hessian->size()
+             << ", its weight has K = " << shape[1 - outAxis];
+  }
+  auto start = std::chrono::steady_clock::now();
+  quantization::GptqStats stats;
+  FailureOr<QuantizedWeight> quantized =
+      quantizeInt4Weight(linear.getContext(), values, shape, outAxis,
+                         options.blockSize, options.symmetric, hessian, &stats);
+  if (failed(quantized))
+    return linear.emitError()
+           << "GPTQ cannot factor the input second moments of linear '" << name
+           << "' (not finite, or not positive definite even with dampening "
+           << stats.lambda << ")";
+  if (hessian && options.onGptqLayer)
+    options.onGptqLayer(
+        name, shape[outAxis], shape[1 - outAxis],
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count(),
+        stats);
+  return quantized;
 }
 
 FailureOr<QuantizeSummary>

@@ -175,51 +175,90 @@ static BlockParams searchBlock(ArrayRef<float> values, bool symmetric) {
   return best;
 }
 
-QuantizedWeight mlir::lmopt::quantizeInt4Weight(MLIRContext *context,
-                                                ArrayRef<float> w,
-                                                ArrayRef<int64_t> shape,
-                                                int64_t outAxis, int64_t block,
-                                                bool symmetric) {
+namespace {
+/// The int4 grid of a weight held as [N, K] (one output channel per row):
+/// each row's blocks get their parameters from `searchBlock`, and the codes
+/// are kept. GPTQ drives it with error-updated values; rounding to nearest
+/// with the weight's own.
+class Int4Grid : public quantization::GptqGrid {
+public:
+  Int4Grid(int64_t n, int64_t k, int64_t block, bool symmetric)
+      : k(k), block(block), symmetric(symmetric), codes(n * k),
+        params(n * (k / block)) {}
+
+  void chooseBlock(int64_t row, int64_t col, const float *values,
+                   int64_t count) override {
+    params[row * (k / block) + col / block] =
+        searchBlock(ArrayRef<float>(values, count), symmetric);
+  }
+  float quantize(int64_t row, int64_t col, float value) override {
+    BlockParams p = params[row * (k / block) + col / block];
+    int8_t q = symmetric ? quantizeValue(value, p.scale, 0, -7, 7)
+                         : quantizeValue(value, p.scale, p.zeroPoint, 0, 15);
+    codes[row * k + col] = q;
+    return float(q - p.zeroPoint) * p.scale;
+  }
+
+  int64_t k, block;
+  bool symmetric;
+  /// [N, K] and [N, K / block].
+  std::vector<int8_t> codes;
+  std::vector<BlockParams> params;
+};
+} // namespace
+
+FailureOr<QuantizedWeight> mlir::lmopt::quantizeInt4Weight(
+    MLIRContext *context, ArrayRef<float> w, ArrayRef<int64_t> shape,
+    int64_t outAxis, int64_t block, bool symmetric,
+    const quantization::Hessian *hessian, quantization::GptqStats *stats) {
   int64_t rows = shape[0], cols = shape[1];
   int64_t kAxis = 1 - outAxis;
+  int64_t n = shape[outAxis], k = shape[kAxis];
+  // The weight as [N, K].
+  std::vector<float> nk(w.begin(), w.end());
+  if (outAxis == 1)
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < cols; ++c)
+        nk[c * rows + r] = w[r * cols + c];
+  Int4Grid grid(n, k, block, symmetric);
+  if (hessian) {
+    quantization::GptqOptions options;
+    options.blockSize = block;
+    quantization::GptqStats ignored;
+    if (!quantization::gptqQuantize(*hessian, nk.data(), n, grid, options,
+                                    stats ? *stats : ignored))
+      return failure();
+  } else {
+    for (int64_t r = 0; r < n; ++r)
+      for (int64_t c = 0; c < k; ++c) {
+        if (c % block == 0)
+          grid.chooseBlock(r, c, &nk[r * k + c], block);
+        grid.quantize(r, c, nk[r * k + c]);
+      }
+  }
   // Parameters are laid out like the weight: [N, K/B] or [K/B, N].
   SmallVector<int64_t> paramShape(shape);
   paramShape[kAxis] /= block;
-  int64_t paramCols = paramShape[1];
-  auto paramOf = [&](int64_t r, int64_t c) {
-    return kAxis == 1 ? r * paramCols + c / block : (r / block) * paramCols + c;
-  };
   int64_t numParams = paramShape[0] * paramShape[1];
-  std::vector<std::vector<float>> blockValues(numParams);
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t c = 0; c < cols; ++c)
-      blockValues[paramOf(r, c)].push_back(w[r * cols + c]);
-  std::vector<float> scales(numParams);
-  std::vector<int64_t> zeroPoints(numParams, 0);
-  for (int64_t p = 0; p < numParams; ++p) {
-    BlockParams params = searchBlock(blockValues[p], symmetric);
-    scales[p] = params.scale;
-    zeroPoints[p] = params.zeroPoint;
-  }
   QuantizedWeight result;
   result.values.resize(w.size());
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t c = 0; c < cols; ++c) {
-      int64_t p = paramOf(r, c);
-      result.values[r * cols + c] =
-          symmetric
-              ? quantizeValue(w[r * cols + c], scales[p], 0, -7, 7)
-              : quantizeValue(w[r * cols + c], scales[p], zeroPoints[p], 0, 15);
+  SmallVector<APFloat> scaleValues(numParams, APFloat(1.0f));
+  SmallVector<APInt> zeroValues(numParams, APInt(4, 0));
+  for (int64_t r = 0; r < n; ++r)
+    for (int64_t c = 0; c < k; ++c) {
+      int64_t at = outAxis == 0 ? r * cols + c : c * cols + r;
+      result.values[at] = grid.codes[r * k + c];
+      if (c % block)
+        continue;
+      BlockParams p = grid.params[r * (k / block) + c / block];
+      int64_t param =
+          outAxis == 0 ? r * (k / block) + c / block : (c / block) * n + r;
+      scaleValues[param] = APFloat(p.scale);
+      zeroValues[param] = APInt(4, p.zeroPoint, /*isSigned=*/true,
+                                /*implicitTrunc=*/true);
     }
   auto i4 = IntegerType::get(context, 4);
   auto f32 = Float32Type::get(context);
-  SmallVector<APFloat> scaleValues;
-  SmallVector<APInt> zeroValues;
-  for (int64_t p = 0; p < numParams; ++p) {
-    scaleValues.push_back(APFloat(scales[p]));
-    zeroValues.push_back(APInt(4, zeroPoints[p], /*isSigned=*/true,
-                               /*implicitTrunc=*/true));
-  }
   SmallVector<int64_t> blocks = {1, 1};
   blocks[kAxis] = block;
   result.type = quant::UniformQuantizedSubChannelType::get(

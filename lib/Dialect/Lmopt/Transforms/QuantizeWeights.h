@@ -47,10 +47,16 @@ float roundToF16(float x);
 /// its own ratio, scale `roundToF16((a_hi * max - a_lo * min) / 15)`, zero
 /// point `round(-a_lo * min / scale)` in [0, 15]), the ratios `a` from
 /// 1.0 down to 0.5 in steps of 0.05 chosen per block for the least squared
-/// error (docs/quantization.md). `block` must divide K.
-QuantizedWeight quantizeInt4Weight(MLIRContext *context, ArrayRef<float> w,
-                                   ArrayRef<int64_t> shape, int64_t outAxis,
-                                   int64_t block, bool symmetric);
+/// error (docs/quantization.md). `block` must divide K. Rounds to nearest,
+/// or with GPTQ error compensation over `hessian` (the input's second
+/// moments, K x K) when given, each block's parameters then searched on its
+/// error-updated values; fails only when GPTQ cannot factor `hessian`.
+FailureOr<QuantizedWeight>
+quantizeInt4Weight(MLIRContext *context, ArrayRef<float> w,
+                   ArrayRef<int64_t> shape, int64_t outAxis, int64_t block,
+                   bool symmetric,
+                   const quantization::Hessian *hessian = nullptr,
+                   quantization::GptqStats *stats = nullptr);
 
 /// The per-tensor `u8` type of an input observed in `range`: the range
 /// widened to 0, scale `(max - min) / 255`, zero point `round(-min / scale)`.

@@ -9,11 +9,15 @@
 #ifndef LMOPT_DIALECT_LMOPT_TRANSFORMS_QUANTIZE_H
 #define LMOPT_DIALECT_LMOPT_TRANSFORMS_QUANTIZE_H
 
+#include "lmopt/Quantization/Gptq.h"
+
 #include "mlir/IR/Location.h"
 #include "mlir/IR/Operation.h"
 #include "mlir/Support/LLVM.h"
 #include "llvm/ADT/StringMap.h"
 
+#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -49,6 +53,17 @@ struct QuantizeOptions {
   SmallVector<std::string> exclude;
   /// int8-static: input range per layer name.
   llvm::StringMap<InputRange> calibration;
+  /// int4: round with GPTQ error compensation (docs/quantization.md,
+  /// "GPTQ") instead of to nearest; needs an entry in `hessians` for every
+  /// linear it quantizes.
+  bool gptq = false;
+  /// int4 GPTQ: the second moments of each layer's input (linears sharing an
+  /// input share one), by layer name.
+  llvm::StringMap<std::shared_ptr<const quantization::Hessian>> hessians;
+  /// int4 GPTQ: called after each linear, for progress lines.
+  std::function<void(StringRef name, int64_t n, int64_t k, double seconds,
+                     const quantization::GptqStats &stats)>
+      onGptqLayer;
 };
 
 /// What `quantizeLinears` did.
