@@ -306,6 +306,13 @@ def Lmopt_GatherOp : Lmopt_Op<"gather", [Pure]> {
   let description = [{
     Output shape is `data.shape[:axis] + indices.shape + data.shape[axis+1:]`.
     Negative indices count from the end of the axis.
+
+    `data` may be a quantized table (an embedding table quantized by
+    `lmopt-quantize` with `quantize-embeddings`): 8-bit storage expressing
+    `f32`, quantized per axis 0 (one scale and zero point per row), gathered
+    along axis 0; the result is then `f32`, each gathered row dequantized,
+    `(q - zero_point[row]) * scale[row]` (docs/dialect.md, "Quantized
+    embedding tables").
   }];
   let arguments = (ins Lmopt_Tensor:$data, Lmopt_IndexTensor:$indices,
                        DefaultValuedAttr<I64Attr, "0">:$axis);
