@@ -56,9 +56,10 @@ static EvalResult evaluateGather(GatherOp op, ArrayRef<Tensor> operands) {
   });
   if (failed(status))
     return failure();
+  // A row-quantized table with a float result dequantizes what it takes.
   auto rowQuantized =
       llvm::dyn_cast<quant::UniformQuantizedPerAxisType>(data.getElementType());
-  if (!rowQuantized)
+  if (!rowQuantized || getResultElementType(op) == data.getElementType())
     return single(data.take(positions, shape));
   // The verifier allows per-axis-0 types only: the scale of a row is that of
   // its index along axis 0.

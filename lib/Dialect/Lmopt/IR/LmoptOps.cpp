@@ -329,11 +329,12 @@ LogicalResult GatherOp::verify() {
   if (!axis)
     return emitOpError("axis ")
            << getAxis() << " is out of range for rank " << data.size();
-  // A quantized table gathers dequantized rows (docs/dialect.md).
-  if (llvm::isa<quant::QuantizedType>(elementTypeOf(getData()))) {
-    if (failed(verifyRowQuantizedTable(*this, elementTypeOf(getData()),
-                                       data[0], *axis,
-                                       elementTypeOf(getOutput()))))
+  // A quantized table gathers either its integers (same element type) or
+  // dequantized rows (docs/dialect.md, "Quantized embedding tables").
+  if (llvm::isa<quant::QuantizedType>(elementTypeOf(getData())) &&
+      elementTypeOf(getData()) != elementTypeOf(getOutput())) {
+    if (failed(verifyRowQuantizedTable(*this, elementTypeOf(getData()), data[0],
+                                       *axis, elementTypeOf(getOutput()))))
       return failure();
   } else if (failed(verifySameElementType(*this, getData(), getOutput()))) {
     return failure();

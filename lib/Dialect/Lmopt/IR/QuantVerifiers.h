@@ -12,8 +12,9 @@
 
 namespace mlir::lmopt {
 
-/// Checks a row-quantized gather table (docs/dialect.md, "Quantized
-/// embedding tables"): 8-bit storage expressing f32, quantized per axis 0
+/// Checks a row-quantized gather table, one gathered into a result element
+/// type other than its own (docs/dialect.md, "Quantized embedding
+/// tables"): 8-bit storage expressing f32, quantized per axis 0
 /// with one scale per row (`rows`, possibly dynamic), gathered along
 /// `axis` 0 into an f32 `result` element type.
 LogicalResult verifyRowQuantizedTable(Operation *op, Type tableElement,

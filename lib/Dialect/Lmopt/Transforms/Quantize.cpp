@@ -333,8 +333,7 @@ LogicalResult LinearQuantizer::quantize(LinearOp linear, StringRef name) {
 /// symmetric scale per row instead (the int8 weight rule with the rows as
 /// channels; dims after the first flattened). Other gathers are no tables
 /// and are left alone silently.
-LogicalResult LinearQuantizer::quantizeTable(GatherOp gather,
-                                             StringRef name) {
+LogicalResult LinearQuantizer::quantizeTable(GatherOp gather, StringRef name) {
   Value table = gather.getData();
   auto type = llvm::cast<RankedTensorType>(table.getType());
   if (gather.getAxis() != 0 && gather.getAxis() != -type.getRank())
@@ -370,8 +369,7 @@ LogicalResult LinearQuantizer::quantizeTable(GatherOp gather,
   if (Operation *constant = table.getDefiningOp();
       constant && constant->use_empty())
     constant->erase();
-  getFusionReport(gather.getContext())
-      .recordFused(kQuantizeEmbeddingKind, loc);
+  getFusionReport(gather.getContext()).recordFused(kQuantizeEmbeddingKind, loc);
   ++summary.embeddingsQuantized;
   summary.embeddingBytesBefore += static_cast<int64_t>(values->size()) * 4;
   summary.embeddingBytesAfter += quantized.bytes;

@@ -307,10 +307,11 @@ def Lmopt_GatherOp : Lmopt_Op<"gather", [Pure]> {
     Output shape is `data.shape[:axis] + indices.shape + data.shape[axis+1:]`.
     Negative indices count from the end of the axis.
 
-    `data` may be a quantized table (an embedding table quantized by
-    `lmopt-quantize` with `quantize-embeddings`): 8-bit storage expressing
-    `f32`, quantized per axis 0 (one scale and zero point per row), gathered
-    along axis 0; the result is then `f32`, each gathered row dequantized,
+    A quantized `data` gathered into the same element type moves its
+    integers. Gathered into `f32`, it is a row-quantized table (an embedding
+    table quantized by `lmopt-quantize` with `quantize-embeddings`): 8-bit
+    storage expressing `f32`, quantized per axis 0 (one scale and zero point
+    per row), gathered along axis 0, each gathered row dequantized,
     `(q - zero_point[row]) * scale[row]` (docs/dialect.md, "Quantized
     embedding tables").
   }];

@@ -86,8 +86,9 @@ FailureOr<llvm::StringMap<InputRange>> readCalibrationTable(StringRef path,
 
 /// Rewrites every `lmopt.linear` under `root` with a constant f32 weight
 /// into the form of `options.mode` (and, with `options.quantizeEmbeddings`,
-/// every large constant gather table into a row-quantized i8 one). Fails, with a diagnostic, on NaN/Inf
-/// weights, a missing calibration entry or a bad exclude glob.
+/// every large constant gather table into a row-quantized i8 one). Fails, with
+/// a diagnostic, on NaN/Inf weights, a missing calibration entry or a bad
+/// exclude glob.
 FailureOr<QuantizeSummary> quantizeLinears(Operation *root,
                                            const QuantizeOptions &options);
 
