@@ -68,11 +68,14 @@ static EvalResult evaluateGather(GatherOp op, ArrayRef<Tensor> operands) {
   if (static_cast<int64_t>(scales.size()) != dataShape[0])
     return op->emitError() << "quantized table has " << scales.size()
                            << " row scales for " << dataShape[0] << " rows";
+  // The scale is taken as the f32 it expresses (as the bundle and the ONNX
+  // export store it), so that every backend computes the same products.
   Tensor result(getResultElementType(op), shape);
   for (auto [i, at] : llvm::enumerate(positions)) {
     int64_t row = at / dataStrides[0];
-    result.setDouble(i, static_cast<double>(data.getInt(at) - zeroPoints[row]) *
-                            scales[row]);
+    double scale = static_cast<float>(scales[row]);
+    result.setDouble(
+        i, static_cast<double>(data.getInt(at) - zeroPoints[row]) * scale);
   }
   return single(std::move(result));
 }

@@ -312,7 +312,7 @@ def Lmopt_GatherOp : Lmopt_Op<"gather", [Pure]> {
     table quantized by `lmopt-quantize` with `quantize-embeddings`): 8-bit
     storage expressing `f32`, quantized per axis 0 (one scale and zero point
     per row), gathered along axis 0, each gathered row dequantized,
-    `(q - zero_point[row]) * scale[row]` (docs/dialect.md, "Quantized
+    `(q - zero_point[row]) * f32(scale[row])` (docs/dialect.md, "Quantized
     embedding tables").
   }];
   let arguments = (ins Lmopt_Tensor:$data, Lmopt_IndexTensor:$indices,
