@@ -11,8 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "lmopt/Target/CPU/PlanBuilder.h"
-#include "GatherPlan.h"
-#include "QuantPlan.h"
+#include "GatherPlan.h" // and QuantPlan.h
 #include "lmopt/Runtime/PlanShapes.h"
 #include "lmopt/Target/CPU/PlanSymbols.h"
 
@@ -222,8 +221,7 @@ private:
                      uint64_t offset, uint32_t aliasOf);
   FailureOr<uint32_t> getTensor(Value value);
   FailureOr<uint64_t> addWeight(ElementsAttr attr, Location loc);
-  FailureOr<uint32_t> addConstantTensor(const QuantConstant &constant,
-                                        Location loc);
+  FailureOr<uint32_t> addConstantTensor(const QuantConstant &c, Location loc);
   bool isInlineConstant(Value value) const;
 
   LogicalResult emitAlias(Operation *op);
@@ -466,7 +464,7 @@ PlanBuilder::addConstantTensor(const QuantConstant &constant, Location loc) {
   tensor.storage = rt::TensorStorage::Weight;
   tensor.offset = *offset;
   uint32_t id = result.plan.addTensor(std::move(tensor));
-  result.aliasRoot.push_back(id);
+  result.aliasRoot.push_back(id); // its own bytes
   return id;
 }
 
@@ -529,18 +527,6 @@ LogicalResult PlanBuilder::emitAttention(AttentionOp op) {
 
 LogicalResult PlanBuilder::emitGather(GatherOp op) {
   std::string name = describeNode(op.getLoc());
-  // A quantized table's bytes come through its storage cast (an alias);
-  // its row scales are a third operand (GatherPlan.cpp).
-  std::optional<uint32_t> scales;
-  if (isQuantizedGather(op)) {
-    FailureOr<QuantConstant> constant = lowerQuantizedGather(op, name);
-    if (failed(constant))
-      return failure();
-    FailureOr<uint32_t> id = addConstantTensor(*constant, op.getLoc());
-    if (failed(id))
-      return failure();
-    scales = *id;
-  }
   FailureOr<uint32_t> data = getTensor(op.getData());
   FailureOr<uint32_t> indices = getTensor(op.getIndices());
   if (failed(data) || failed(indices))
@@ -555,10 +541,17 @@ LogicalResult PlanBuilder::emitGather(GatherOp op) {
   if (axis < 0)
     axis += llvm::cast<RankedTensorType>(op.getData().getType()).getRank();
   addInt(step, "axis", axis);
-  if (scales) {
-    step.operands.push_back(*scales);
-    addInt(step, "row_scales", 1);
-  }
+  // A quantized table's row scales are a third operand (GatherPlan.cpp).
+  if (!isQuantizedGather(op))
+    return success();
+  FailureOr<QuantConstant> scales = lowerQuantizedGather(op, name);
+  FailureOr<uint32_t> id = failed(scales)
+                               ? FailureOr<uint32_t>(failure())
+                               : addConstantTensor(*scales, op.getLoc());
+  if (failed(id))
+    return failure();
+  step.operands.push_back(*id);
+  addInt(step, "row_scales", 1);
   return success();
 }
 
