@@ -15,7 +15,9 @@ Sizes, from `--quantize-report`: the quantized linears' weight bytes (scales
 included) over their f32 bytes, and the whole bundle's size ratio.
 
 A mode may carry lmopt-compile flags after '+' (int4-weight+asymmetric,
-int4-weight+block-size=128, int8-static+calibration-method=percentile:99.99).
+int4-weight+block-size=128, int8-static+calibration-method=percentile:99.99);
+'+embeddings' stands for --quantize-embeddings (int8-dynamic+embeddings:
+the embedding tables int8 per row too).
 Every mode is compiled with --calibration, so int4-weight rounds with GPTQ
 (its default then); int4-weight+int4-method=rtn rounds to nearest.
 A mode the build cannot compile yet is listed with lmopt-compile's error.
@@ -67,7 +69,9 @@ def compile_bundle(args, model, shape_npz, mode, cal, work, tag):
     if mode != "f32":
         base, *flags = mode.split("+")
         cmd += [f"--quantize={base}", "--calibration", cal,
-                f"--quantize-report={report}"] + [f"--{f}" for f in flags]
+                f"--quantize-report={report}"] + [
+                    "--quantize-embeddings" if f == "embeddings" else f"--{f}"
+                    for f in flags]
     code, _, err = run(cmd)
     if code != 0:
         first = next((l for l in err.splitlines() if l.startswith("error")), err.strip()[-200:])

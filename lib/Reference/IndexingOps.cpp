@@ -2,12 +2,15 @@
 //
 // Gather, GatherElements, GatherND and CumSum. Negative indices count from
 // the end of their axis; indices out of range are reported, never read.
+// A gather from a row-quantized table dequantizes the rows it takes.
 //
 //===----------------------------------------------------------------------===//
 
 #include "OpEvaluators.h"
 
 #include "lmopt/Dialect/Lmopt/IR/LmoptOps.h"
+
+#include "mlir/Dialect/Quant/IR/QuantTypes.h"
 
 using namespace mlir;
 using namespace mlir::lmopt;
@@ -53,7 +56,28 @@ static EvalResult evaluateGather(GatherOp op, ArrayRef<Tensor> operands) {
   });
   if (failed(status))
     return failure();
-  return single(data.take(positions, shape));
+  // A row-quantized table with a float result dequantizes what it takes.
+  auto rowQuantized =
+      llvm::dyn_cast<quant::UniformQuantizedPerAxisType>(data.getElementType());
+  if (!rowQuantized || getResultElementType(op) == data.getElementType())
+    return single(data.take(positions, shape));
+  // The verifier allows per-axis-0 types only: the scale of a row is that of
+  // its index along axis 0.
+  ArrayRef<double> scales = rowQuantized.getScales();
+  ArrayRef<int64_t> zeroPoints = rowQuantized.getZeroPoints();
+  if (static_cast<int64_t>(scales.size()) != dataShape[0])
+    return op->emitError() << "quantized table has " << scales.size()
+                           << " row scales for " << dataShape[0] << " rows";
+  // The scale is taken as the f32 it expresses (as the bundle and the ONNX
+  // export store it), so that every backend computes the same products.
+  Tensor result(getResultElementType(op), shape);
+  for (auto [i, at] : llvm::enumerate(positions)) {
+    int64_t row = at / dataStrides[0];
+    double scale = static_cast<float>(scales[row]);
+    result.setDouble(
+        i, static_cast<double>(data.getInt(at) - zeroPoints[row]) * scale);
+  }
+  return single(std::move(result));
 }
 
 static EvalResult evaluateGatherElements(GatherElementsOp op,

@@ -205,3 +205,112 @@ TEST(GatherStep, BadDescs) {
                 "4611686018427387904], indices [1], 4 bytes per element");
   EXPECT_FALSE(step);
 }
+
+namespace {
+
+/// A row-quantized table of `rows` x `cols` int8 values covering the whole
+/// range, one scale per row.
+struct QuantizedTable {
+  std::vector<int8_t> values;
+  std::vector<float> scales;
+};
+
+QuantizedTable makeQuantizedTable(int64_t rows, int64_t cols) {
+  QuantizedTable t;
+  for (int64_t i = 0; i < rows * cols; ++i)
+    t.values.push_back(int8_t((i * 37 + 11) % 255 - 127));
+  for (int64_t r = 0; r < rows; ++r)
+    t.scales.push_back(0.0123f * float(r + 1) + 1.0f / 3.0f);
+  return t;
+}
+
+GatherStepDesc makeRowQuantizedDesc(int64_t rows, int64_t cols,
+                                    std::vector<int64_t> indicesDims,
+                                    bool indices64, bool avx512) {
+  GatherStepDesc d =
+      makeDesc({rows, cols}, 1, 0, std::move(indicesDims), indices64);
+  d.rowScales = true;
+  d.allowAvx512 = avx512;
+  return d;
+}
+
+/// The rows of `indices` dequantized in double: q * scale is exact there
+/// (8-bit by 24-bit significands), so its f32 rounding is the one correct
+/// answer for the step's f32 product.
+template <typename Index>
+std::vector<float> expectedRows(const QuantizedTable &t, int64_t cols,
+                                const std::vector<Index> &indices) {
+  int64_t rows = int64_t(t.scales.size());
+  std::vector<float> out;
+  for (Index index : indices) {
+    int64_t row = index < 0 ? int64_t(index) + rows : int64_t(index);
+    for (int64_t c = 0; c < cols; ++c)
+      out.push_back(float(double(t.values[size_t(row * cols + c)]) *
+                          double(t.scales[size_t(row)])));
+  }
+  return out;
+}
+
+} // namespace
+
+// Rows of 37 values: two full 16-lane blocks and a 5-value tail for the
+// AVX-512 loop; the portable loop gives the same values.
+TEST(GatherStep, RowQuantizedTable) {
+  const int64_t rows = 6, cols = 37;
+  QuantizedTable t = makeQuantizedTable(rows, cols);
+  std::vector<int64_t> indices = {5, 0, -1, 2, -6, 3};
+  std::vector<float> expected = expectedRows(t, cols, indices);
+  for (bool avx512 : {true, false}) {
+    auto step =
+        makeStep(makeRowQuantizedDesc(rows, cols, {2, 3}, true, avx512));
+    ASSERT_TRUE(step);
+    std::vector<float> out(size_t(6 * cols), -1);
+    ASSERT_TRUE(step->run(t.values.data(), indices.data(), out.data(),
+                          t.scales.data()));
+    EXPECT_EQ(out, expected) << (avx512 ? "avx512" : "portable");
+  }
+  // int32 indices, rows shorter than one vector.
+  QuantizedTable small = makeQuantizedTable(3, 7);
+  std::vector<int32_t> indices32 = {2, -3, 1};
+  auto step32 = makeStep(makeRowQuantizedDesc(3, 7, {3}, false, true));
+  ASSERT_TRUE(step32);
+  std::vector<float> out32(21, -1);
+  ASSERT_TRUE(step32->run(small.values.data(), indices32.data(), out32.data(),
+                          small.scales.data()));
+  EXPECT_EQ(out32, expectedRows(small, 7, indices32));
+}
+
+// Indices are checked before any row is dequantized; the scales are
+// required and the table must be int8 rows along axis 0.
+TEST(GatherStep, RowQuantizedErrors) {
+  QuantizedTable t = makeQuantizedTable(3, 4);
+  auto step = makeStep(makeRowQuantizedDesc(3, 4, {2}, true, true));
+  ASSERT_TRUE(step);
+  std::vector<float> out(8, -1);
+  std::vector<int64_t> bad = {0, 3};
+  EXPECT_STATUS(
+      step->run(t.values.data(), bad.data(), out.data(), t.scales.data()),
+      StatusCode::InvalidArgument,
+      "gather step 'embed_0': index 3 at position [1] is out of "
+      "range for axis 0 of size 3 (valid range [-3, 2])");
+  EXPECT_EQ(out, std::vector<float>(8, -1));
+  std::vector<int64_t> good = {0, 1};
+  EXPECT_STATUS(step->run(t.values.data(), good.data(), out.data(), nullptr),
+                StatusCode::InvalidArgument,
+                "gather step 'embed_0': null scales pointer");
+
+  std::unique_ptr<GatherStep> created;
+  GatherStepDesc wide = makeRowQuantizedDesc(3, 4, {2}, true, true);
+  wide.elementSize = 4;
+  EXPECT_STATUS(GatherStep::create(wide, created), StatusCode::InvalidArgument,
+                "gather step 'embed_0': a row-quantized table must be int8 "
+                "(1 byte per element) gathered along axis 0, got axis 0 and "
+                "4 bytes per element");
+  GatherStepDesc columns = makeRowQuantizedDesc(3, 4, {2}, true, true);
+  columns.axis = 1;
+  EXPECT_STATUS(GatherStep::create(columns, created),
+                StatusCode::InvalidArgument,
+                "gather step 'embed_0': a row-quantized table must be int8 "
+                "(1 byte per element) gathered along axis 0, got axis 1 and "
+                "1 bytes per element");
+}

@@ -243,6 +243,65 @@ TEST_F(SessionTest, LinearStepErrors) {
   }
 }
 
+TEST_F(SessionTest, RowQuantizedGatherErrors) {
+  auto model = [] {
+    BundleBuilder b;
+    uint32_t ids = b.input("ids", DType::I64, {2});
+    uint32_t table =
+        b.weight<int8_t>("table", DType::I8, {3, 2}, {1, 2, 3, 4, 5, 6});
+    uint32_t scales =
+        b.weight<float>("scales", DType::F32, {3}, {1.0f, 2.0f, 3.0f});
+    uint32_t out = b.arena("out", DType::F32, {2, 2});
+    PlanStep &step =
+        b.step(StepKind::Gather, "embed", {table, ids, scales}, {out});
+    addInt(step, "axis", 0);
+    addInt(step, "row_scales", 1);
+    b.output("out", out);
+    return b;
+  };
+  std::unique_ptr<Session> session;
+  ASSERT_TRUE(create(model(), session));
+  {
+    BundleBuilder b = model();
+    b.plan.steps[0].operands.pop_back();
+    EXPECT_EQ(createError(b), "bundle 'B': gather step 'embed': has 2 "
+                              "operands; expected 3 (data, indices, scales)");
+  }
+  {
+    BundleBuilder b = model();
+    b.plan.steps[0].attrs[1].intValue = 2;
+    EXPECT_THAT(createError(b), HasSubstr("row_scales"));
+  }
+  {
+    BundleBuilder b = model();
+    b.plan.tensors[1].dtype = DType::U8;
+    EXPECT_EQ(createError(b), "bundle 'B': gather step 'embed': data "
+                              "'table' (u8 [3, 2]) has dtype u8; expected i8");
+  }
+  {
+    BundleBuilder b = model();
+    b.plan.tensors[2].dims = {2};
+    EXPECT_EQ(createError(b), "bundle 'B': gather step 'embed': scales "
+                              "'scales' (f32 [2]) should have dims [3] (one "
+                              "per row of data)");
+  }
+  {
+    BundleBuilder b = model();
+    b.plan.tensors[3].dtype = DType::I8;
+    EXPECT_EQ(createError(b), "bundle 'B': gather step 'embed': output 'out' "
+                              "(i8 [2, 2]) has dtype i8; expected f32");
+  }
+  {
+    BundleBuilder b = model();
+    b.plan.steps[0].attrs[0].intValue = 1;
+    b.plan.tensors[3].dims = {3, 2};
+    b.plan.arenaSize = 64;
+    EXPECT_EQ(createError(b), "bundle 'B': gather step 'embed': a "
+                              "row-quantized table is gathered along axis 0, "
+                              "got attribute 'axis' 1");
+  }
+}
+
 TEST_F(SessionTest, GatherAndCopyStepErrors) {
   auto gatherModel = [] {
     BundleBuilder b;

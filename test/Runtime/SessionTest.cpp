@@ -243,6 +243,34 @@ TEST_F(SessionTest, GatherRowsAndColumns) {
   EXPECT_TRUE(outputs.empty());
 }
 
+TEST_F(SessionTest, GatherRowQuantizedTable) {
+  // emb = table[ids] * scales[ids][:, None] with an i8 table: the values
+  // are exact in f32 (scales are powers of two), as NumPy gives them.
+  BundleBuilder b;
+  uint32_t ids = b.input("ids", DType::I64, {3});
+  uint32_t table =
+      b.weight<int8_t>("table", DType::I8, {3, 2}, {127, -1, 0, 64, -127, 3});
+  uint32_t scales =
+      b.weight<float>("table.scales", DType::F32, {3}, {0.5f, 1.0f, 0.25f});
+  uint32_t emb = b.arena("emb", DType::F32, {3, 2});
+  PlanStep &step =
+      b.step(StepKind::Gather, "embed", {table, ids, scales}, {emb});
+  addInt(step, "axis", 0);
+  addInt(step, "row_scales", 1);
+  b.output("emb", emb);
+  std::unique_ptr<Session> session;
+  Status st = create(b, session);
+  ASSERT_TRUE(st) << st.toString();
+  std::vector<NamedTensor> outputs;
+  st = session->run({{"ids", makeTensor<int64_t>(DType::I64, {3}, {2, 0, -2})}},
+                    outputs);
+  ASSERT_TRUE(st) << st.toString();
+  ASSERT_EQ(outputs.size(), 1u);
+  EXPECT_EQ(outputs[0].tensor.dtype, DType::F32);
+  EXPECT_THAT(values<float>(outputs[0].tensor),
+              ElementsAre(-31.75f, 0.75f, 63.5f, -0.5f, 0.0f, 64.0f));
+}
+
 TEST_F(SessionTest, CopyAnInputToAnOutput) {
   BundleBuilder b;
   uint32_t x = b.input("x", DType::U8, {5});

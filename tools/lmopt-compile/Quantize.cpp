@@ -42,6 +42,12 @@ static cl::opt<std::string> quantizeMode(
     cl::desc("Quantize the linears: int8-dynamic, int8-dynamic-per-tensor, "
              "int8-static, int4-weight, bf16 or fp16 (docs/quantization.md)"),
     cl::value_desc("mode"), cl::cat(lmopt_compile::getQuantizeCategory()));
+static cl::opt<bool> quantizeEmbeddings(
+    "quantize-embeddings",
+    cl::desc("With --quantize: also store the embedding tables (constant "
+             "gather tables of >= 4096 elements) as int8 with one scale per "
+             "row (docs/quantization.md)"),
+    cl::cat(lmopt_compile::getQuantizeCategory()));
 static cl::opt<std::string> calibrationFile(
     "calibration",
     cl::desc("Calibration inputs (.npz): ranges for int8-static, and the "
@@ -114,6 +120,9 @@ namespace lmopt_compile {
 struct QuantizeState {
   llvm::json::Object report;
   int64_t fp32WeightBytes = 0, quantizedWeightBytes = 0;
+  /// --quantize-embeddings: tables quantized and their bytes.
+  int64_t embeddingTables = 0, fp32EmbeddingBytes = 0,
+          quantizedEmbeddingBytes = 0;
   std::optional<uint64_t> fp32BundleBytes;
 };
 } // namespace lmopt_compile
@@ -132,6 +141,7 @@ bool QuantizeStep::requested() {
          calibrationTableOut.getNumOccurrences() ||
          blockSize.getNumOccurrences() || asymmetric.getNumOccurrences() ||
          calibrationMethodText.getNumOccurrences() ||
+         quantizeEmbeddings.getNumOccurrences() ||
          int4Method.getNumOccurrences() || quantizedMlirOut.getNumOccurrences();
 }
 
@@ -153,7 +163,7 @@ LogicalResult QuantizeStep::checkFlags() {
     // Calibration alone: write the table for lmopt-opt's lmopt-quantize.
     if (!calibrationFile.empty() && !calibrationTableOut.empty() &&
         !sensitivity.getNumOccurrences() && excludeGlobs.empty() &&
-        !blockSize.getNumOccurrences() && !asymmetric &&
+        !blockSize.getNumOccurrences() && !asymmetric && !quantizeEmbeddings &&
         quantizeReport.empty() && !int4Method.getNumOccurrences() &&
         quantizedMlirOut.empty())
       return success();
@@ -243,6 +253,7 @@ getQuantizeOptions(ArrayRef<std::string> exclude,
   options.calibration = stats.ranges;
   options.gptq = useGptq();
   options.hessians = stats.hessians;
+  options.quantizeEmbeddings = quantizeEmbeddings;
   return options;
 }
 
@@ -668,6 +679,15 @@ QuantizeStep::run(ModuleOp module,
   if (summary->skippedBlockSize)
     llvm::errs() << ", " << summary->skippedBlockSize
                  << " whose K the block size does not divide";
+  if (quantizeEmbeddings) {
+    llvm::errs() << "; " << summary->embeddingsQuantized
+                 << " embedding tables quantized (int8 per row)";
+    if (summary->embeddingsSkippedSmall)
+      llvm::errs() << ", " << summary->embeddingsSkippedSmall
+                   << " left f32 (under "
+                   << mlir::lmopt::QuantizeOptions().embeddingMinElements
+                   << " elements)";
+  }
   llvm::errs() << "\n";
   if (!quantizedMlirOut.empty()) {
     std::string message;
@@ -678,6 +698,9 @@ QuantizeStep::run(ModuleOp module,
     module.print(file->os());
     file->keep();
   }
+  state->embeddingTables = summary->embeddingsQuantized;
+  state->fp32EmbeddingBytes = summary->embeddingBytesBefore;
+  state->quantizedEmbeddingBytes = summary->embeddingBytesAfter;
   llvm::json::Object &report = state->report;
   report["mode"] = quantizeMode.getValue();
   if (quantizeMode == "int4-weight")
@@ -730,6 +753,17 @@ LogicalResult QuantizeStep::finish(uint64_t bundleBytes) {
   llvm::json::Object &report = state->report;
   report["linear_weight_bytes_f32"] = state->fp32WeightBytes;
   report["linear_weight_bytes"] = state->quantizedWeightBytes;
+  if (quantizeEmbeddings) {
+    llvm::errs() << llvm::formatv(
+        "quantized embedding tables: {0}, {1} bytes f32 -> {2} bytes int8 "
+        "({3:f3}x, row scales included)\n",
+        state->embeddingTables, state->fp32EmbeddingBytes,
+        state->quantizedEmbeddingBytes,
+        ratio(state->quantizedEmbeddingBytes, state->fp32EmbeddingBytes));
+    report["embedding_tables"] = state->embeddingTables;
+    report["embedding_bytes_f32"] = state->fp32EmbeddingBytes;
+    report["embedding_bytes"] = state->quantizedEmbeddingBytes;
+  }
   report["bundle_bytes"] = int64_t(bundleBytes);
   if (state->fp32BundleBytes) {
     llvm::errs() << llvm::formatv(

@@ -11,6 +11,8 @@
 
 #include "lmopt/Dialect/Lmopt/IR/LmoptOps.h"
 
+#include "mlir/Dialect/Quant/IR/QuantTypes.h"
+
 using namespace mlir;
 using namespace mlir::lmopt;
 using namespace mlir::lmopt::onnx_export;
@@ -64,6 +66,35 @@ static void setAxisAttr(OpTy op, onnx::NodeProto &node) {
 static void setLayerNormAttrs(LayerNormOp norm, onnx::NodeProto &node) {
   setIntAttr(node, "axis", static_cast<int64_t>(norm.getAxis()));
   setFloatAttr(node, "epsilon", norm.getEpsilon().convertToFloat());
+}
+
+/// Gather; from a row-quantized table (an f32 result of quantized data),
+/// DequantizeLinear of the table along axis 0 first: ONNX Runtime computes
+/// `(q - zero_point) * scale` in f32 exactly as lmopt does.
+static LogicalResult exportGather(GraphExporter &ex, Operation *op,
+                                  const ExportEntry &entry) {
+  auto gather = llvm::cast<GatherOp>(op);
+  auto tableType = llvm::cast<RankedTensorType>(gather.getData().getType());
+  auto setAxis = [&](onnx::NodeProto &node) {
+    setIntAttr(node, "axis", static_cast<int64_t>(gather.getAxis()));
+  };
+  if (!llvm::isa<quant::QuantizedType>(tableType.getElementType()) ||
+      tableType.getElementType() ==
+          gather.getOutput().getType().getElementType())
+    return exportOneToOne(ex, op, entry.onnxType, setAxis);
+  FailureOr<std::string> table = ex.getName(gather.getData());
+  FailureOr<std::string> indices = ex.getName(gather.getIndices());
+  if (failed(table) || failed(indices))
+    return failure();
+  FailureOr<std::string> rows =
+      emitDequantize(ex, *table, tableType, op->getLoc());
+  if (failed(rows))
+    return failure();
+  onnx::NodeProto &node =
+      ex.addNode(entry.onnxType, {*rows, *indices},
+                 {ex.defineResult(gather.getOutput())}, op->getLoc());
+  setAxis(node);
+  return success();
 }
 
 static void setGatherNDAttrs(GatherNDOp gather, onnx::NodeProto &node) {
@@ -235,8 +266,7 @@ SmallVector<ExportEntry> mlir::lmopt::onnx_export::getOnnxOpExporters() {
       {id<SizeOp>(), "Size", exportDirect},
       {id<RangeOp>(), "Range", exportDirect},
       {id<ExpandOp>(), "Expand", exportDirect},
-      {id<GatherOp>(), "Gather",
-       exportWithAttrs<GatherOp, setAxisAttr<GatherOp>>},
+      {id<GatherOp>(), "Gather", exportGather},
       {id<GatherElementsOp>(), "GatherElements",
        exportWithAttrs<GatherElementsOp, setAxisAttr<GatherElementsOp>>},
       {id<GatherNDOp>(), "GatherND",

@@ -170,11 +170,13 @@ public:
 class GatherExecutor : public StepExecutor {
 public:
   Status run(void *const *tensors) const override {
-    return step->run(tensors[data], tensors[indices], tensors[output]);
+    return step->run(tensors[data], tensors[indices], tensors[output],
+                     scales < 0 ? nullptr
+                                : static_cast<const float *>(tensors[scales]));
   }
 
   std::unique_ptr<GatherStep> step;
-  int64_t data = 0, indices = 0, output = 0;
+  int64_t data = 0, indices = 0, output = 0, scales = -1;
 };
 
 class MatMulExecutor : public StepExecutor {
@@ -425,9 +427,14 @@ static Status buildAttention(const StepChecker &c,
 
 static Status buildGather(const StepChecker &c,
                           std::unique_ptr<StepExecutor> &out) {
-  if (Status st = c.expectAttrs({"axis"}); !st)
+  if (Status st = c.expectAttrs({"axis", "row_scales"}); !st)
     return st;
-  if (Status st = c.expectCounts(2, "data, indices", 1); !st)
+  bool rowScales = false;
+  if (Status st = c.getFlag("row_scales", rowScales); !st)
+    return st;
+  if (Status st = rowScales ? c.expectCounts(3, "data, indices, scales", 1)
+                            : c.expectCounts(2, "data, indices", 1);
+      !st)
     return st;
   const PlanTensor &data = c.operand(0), &indices = c.operand(1),
                    &output = c.result(0);
@@ -443,7 +450,25 @@ static Status buildGather(const StepChecker &c,
   if (indices.dtype != DType::I32 && indices.dtype != DType::I64)
     return c.error("indices " + describe(indices) + " have dtype " +
                    dtypeName(indices.dtype) + "; expected i32 or i64");
-  if (Status st = c.expectDType("output", output, data.dtype); !st)
+  if (rowScales) {
+    // An int8 table, one f32 scale per row, dequantized into an f32 output.
+    if (axis != 0)
+      return c.error("a row-quantized table is gathered along axis 0, got "
+                     "attribute 'axis' " +
+                     std::to_string(axis));
+    if (Status st = c.expectDType("data", data, DType::I8); !st)
+      return st;
+    const PlanTensor &scales = c.operand(2);
+    if (Status st = c.expectDType("scales", scales, DType::F32); !st)
+      return st;
+    if (Status st = c.expectDims("scales", scales, {data.dims[0]},
+                                 "one per row of data");
+        !st)
+      return st;
+  }
+  if (Status st =
+          c.expectDType("output", output, rowScales ? DType::F32 : data.dtype);
+      !st)
     return st;
   std::vector<int64_t> outDims(data.dims.begin(), data.dims.begin() + axis);
   outDims.insert(outDims.end(), indices.dims.begin(), indices.dims.end());
@@ -460,7 +485,10 @@ static Status buildGather(const StepChecker &c,
   desc.axis = axis;
   desc.indicesDims = indices.dims;
   desc.indices64 = indices.dtype == DType::I64;
+  desc.rowScales = rowScales;
   auto exec = std::make_unique<GatherExecutor>();
+  if (rowScales)
+    exec->scales = c.step.operands[2];
   exec->data = c.step.operands[0];
   exec->indices = c.step.operands[1];
   exec->output = c.step.results[0];

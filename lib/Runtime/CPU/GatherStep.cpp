@@ -2,13 +2,16 @@
 //
 // Indices come from user input (token ids), so all of them are checked
 // before the first byte is copied: a bad index fails the step without a
-// partial output and never reads outside the data.
+// partial output and never reads outside the data. A row-quantized table
+// (int8 rows, one f32 scale each) is dequantized row by row as it is
+// gathered, with AVX-512 where the CPU has it.
 //
 //===----------------------------------------------------------------------===//
 
 #include "lmopt/Runtime/CPU/GatherStep.h"
 
 #include <cstring>
+#include <immintrin.h>
 
 using namespace lmopt::runtime;
 
@@ -39,6 +42,8 @@ namespace {
 /// rows in each, `rowBytes` bytes per row, `count` indices.
 struct GatherSizes {
   int64_t outer = 0, axisSize = 0, rowBytes = 0, count = 0;
+  /// Elements per row (rowScales: an int8 row in, an f32 row out).
+  int64_t inner = 0;
 };
 } // namespace
 
@@ -51,6 +56,15 @@ static Status computeSizes(const GatherStepDesc &desc, GatherSizes &sizes) {
                          prefix + "axis " + std::to_string(desc.axis) +
                              " is outside [0, " + std::to_string(rank) +
                              ") for data " + formatDims(data));
+  if (desc.rowScales && (desc.axis != 0 || desc.elementSize != 1))
+    return Status::error(StatusCode::InvalidArgument,
+                         prefix +
+                             "a row-quantized table must be int8 (1 "
+                             "byte per element) gathered along axis "
+                             "0, got axis " +
+                             std::to_string(desc.axis) + " and " +
+                             std::to_string(desc.elementSize) +
+                             " bytes per element");
   if (desc.elementSize <= 0)
     return Status::error(StatusCode::InvalidArgument,
                          prefix + "element size must be positive, got " +
@@ -67,16 +81,19 @@ static Status computeSizes(const GatherStepDesc &desc, GatherSizes &sizes) {
                                formatDims(desc.indicesDims));
   size_t axis = size_t(desc.axis);
   int64_t inner = 0, dataCount = 0, outputCount = 0, outputBytes = 0,
-          dataBytes = 0;
+          dataBytes = 0, outputRowBytes = 0;
+  // A dequantized row is 4 bytes per element.
+  int64_t outputElementSize = desc.rowScales ? 4 : desc.elementSize;
   bool fits =
       product(data, 0, axis, sizes.outer) &&
       product(data, axis + 1, data.size(), inner) &&
+      !__builtin_mul_overflow(inner, outputElementSize, &outputRowBytes) &&
       product(desc.indicesDims, 0, desc.indicesDims.size(), sizes.count) &&
       product(data, 0, data.size(), dataCount) &&
       !__builtin_mul_overflow(inner, desc.elementSize, &sizes.rowBytes) &&
       !__builtin_mul_overflow(dataCount, desc.elementSize, &dataBytes) &&
       !__builtin_mul_overflow(sizes.outer, sizes.count, &outputCount) &&
-      !__builtin_mul_overflow(outputCount, sizes.rowBytes, &outputBytes);
+      !__builtin_mul_overflow(outputCount, outputRowBytes, &outputBytes);
   if (!fits)
     return Status::error(StatusCode::InvalidArgument,
                          prefix + "sizes overflow: data " + formatDims(data) +
@@ -84,6 +101,7 @@ static Status computeSizes(const GatherStepDesc &desc, GatherSizes &sizes) {
                              ", " + std::to_string(desc.elementSize) +
                              " bytes per element");
   sizes.axisSize = data[axis];
+  sizes.inner = inner;
   return Status::ok();
 }
 
@@ -138,8 +156,49 @@ static void copyRows(const uint8_t *src, const Index *indices, uint8_t *dst,
   }
 }
 
-Status GatherStep::run(const void *data, const void *indices,
-                       void *output) const {
+/// out[j] = q[j] * scale over one row, 16 lanes at a time.
+__attribute__((target("avx512f,avx512bw,avx512vl"))) static void
+dequantizeRowAvx512(const int8_t *q, float scale, float *out, int64_t n) {
+  __m512 s = _mm512_set1_ps(scale);
+  int64_t j = 0;
+  for (; j + 16 <= n; j += 16) {
+    __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i *>(q + j));
+    __m512 values = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(bytes));
+    _mm512_storeu_ps(out + j, _mm512_mul_ps(values, s));
+  }
+  if (j < n) {
+    __mmask16 tail = __mmask16((1u << (n - j)) - 1);
+    __m128i bytes = _mm_maskz_loadu_epi8(tail, q + j);
+    __m512 values = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(bytes));
+    _mm512_mask_storeu_ps(out + j, tail, _mm512_mul_ps(values, s));
+  }
+}
+
+static void dequantizeRow(const int8_t *q, float scale, float *out, int64_t n) {
+  for (int64_t j = 0; j < n; ++j)
+    out[j] = float(q[j]) * scale;
+}
+
+/// Gathers int8 rows (axis 0) and dequantizes them; indices are checked.
+template <typename Index>
+static void dequantizeRows(const int8_t *src, const Index *indices,
+                           const float *scales, float *dst,
+                           const GatherSizes &sizes, bool avx512) {
+  int64_t inner = sizes.inner;
+  for (int64_t i = 0; i < sizes.count; ++i) {
+    int64_t index = int64_t(indices[i]);
+    int64_t row = index < 0 ? index + sizes.axisSize : index;
+    const int8_t *q = src + size_t(row) * size_t(inner);
+    if (avx512)
+      dequantizeRowAvx512(q, scales[row], dst, inner);
+    else
+      dequantizeRow(q, scales[row], dst, inner);
+    dst += inner;
+  }
+}
+
+Status GatherStep::run(const void *data, const void *indices, void *output,
+                       const float *scales) const {
   GatherSizes sizes;
   if (Status st = computeSizes(desc_, sizes); !st)
     return st;
@@ -160,6 +219,24 @@ Status GatherStep::run(const void *data, const void *indices,
     return Status::error(StatusCode::InvalidArgument,
                          prefix + "null " + (!data ? "data" : "output") +
                              " pointer");
+  if (desc_.rowScales) {
+    if (!scales)
+      return Status::error(StatusCode::InvalidArgument,
+                           prefix + "null scales pointer");
+    // The masked byte load of a row's tail needs AVX512BW and VL.
+    bool avx512 = desc_.allowAvx512 && __builtin_cpu_supports("avx512f") &&
+                  __builtin_cpu_supports("avx512bw") &&
+                  __builtin_cpu_supports("avx512vl");
+    const auto *src = static_cast<const int8_t *>(data);
+    auto *dst = static_cast<float *>(output);
+    if (desc_.indices64)
+      dequantizeRows(src, static_cast<const int64_t *>(indices), scales, dst,
+                     sizes, avx512);
+    else
+      dequantizeRows(src, static_cast<const int32_t *>(indices), scales, dst,
+                     sizes, avx512);
+    return Status::ok();
+  }
   const auto *src = static_cast<const uint8_t *>(data);
   auto *dst = static_cast<uint8_t *>(output);
   if (desc_.indices64)

@@ -11,7 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "lmopt/Target/CPU/PlanBuilder.h"
-#include "QuantPlan.h"
+#include "GatherPlan.h" // and QuantPlan.h
 #include "lmopt/Runtime/PlanShapes.h"
 #include "lmopt/Target/CPU/PlanSymbols.h"
 
@@ -221,6 +221,7 @@ private:
                      uint64_t offset, uint32_t aliasOf);
   FailureOr<uint32_t> getTensor(Value value);
   FailureOr<uint64_t> addWeight(ElementsAttr attr, Location loc);
+  FailureOr<uint32_t> addConstantTensor(const QuantConstant &c, Location loc);
   bool isInlineConstant(Value value) const;
 
   LogicalResult emitAlias(Operation *op);
@@ -449,6 +450,24 @@ LogicalResult PlanBuilder::emitLinear(LinearOp op) {
   return success();
 }
 
+/// A weight tensor of a step's own constant (not an IR value).
+FailureOr<uint32_t>
+PlanBuilder::addConstantTensor(const QuantConstant &constant, Location loc) {
+  FailureOr<uint64_t> offset = addWeight(constant.value, loc);
+  if (failed(offset))
+    return failure();
+  rt::PlanTensor tensor;
+  tensor.name = constant.name;
+  auto type = llvm::cast<ShapedType>(constant.value.getType());
+  tensor.dtype = *getRuntimeDType(type.getElementType());
+  tensor.dims.assign(type.getShape().begin(), type.getShape().end());
+  tensor.storage = rt::TensorStorage::Weight;
+  tensor.offset = *offset;
+  uint32_t id = result.plan.addTensor(std::move(tensor));
+  result.aliasRoot.push_back(id); // its own bytes
+  return id;
+}
+
 /// The step and its repacked constants come from QuantPlan.cpp.
 LogicalResult PlanBuilder::emitQuantLinear(LinearOp op) {
   std::string name = describeNode(op.getLoc());
@@ -458,18 +477,10 @@ LogicalResult PlanBuilder::emitQuantLinear(LinearOp op) {
     return failure();
   SmallVector<uint32_t> operands = {*input};
   for (const QuantConstant &constant : lowering->constants) {
-    FailureOr<uint64_t> offset = addWeight(constant.value, op.getLoc());
-    if (failed(offset))
+    FailureOr<uint32_t> id = addConstantTensor(constant, op.getLoc());
+    if (failed(id))
       return failure();
-    rt::PlanTensor tensor;
-    tensor.name = constant.name;
-    auto type = llvm::cast<ShapedType>(constant.value.getType());
-    tensor.dtype = *getRuntimeDType(type.getElementType());
-    tensor.dims.assign(type.getShape().begin(), type.getShape().end());
-    tensor.storage = rt::TensorStorage::Weight;
-    tensor.offset = *offset;
-    operands.push_back(result.plan.addTensor(std::move(tensor)));
-    result.aliasRoot.push_back(operands.back());
+    operands.push_back(*id);
   }
   for (Value value : {op.getBias(), op.getResidual()}) {
     if (!value)
@@ -515,11 +526,11 @@ LogicalResult PlanBuilder::emitAttention(AttentionOp op) {
 }
 
 LogicalResult PlanBuilder::emitGather(GatherOp op) {
+  std::string name = describeNode(op.getLoc());
   FailureOr<uint32_t> data = getTensor(op.getData());
   FailureOr<uint32_t> indices = getTensor(op.getIndices());
   if (failed(data) || failed(indices))
     return failure();
-  std::string name = describeNode(op.getLoc());
   uint32_t output =
       addTensor(name, op.getOutput(), rt::TensorStorage::Arena, 0, ~0u);
   tensors[op.getOutput()] = output;
@@ -530,6 +541,17 @@ LogicalResult PlanBuilder::emitGather(GatherOp op) {
   if (axis < 0)
     axis += llvm::cast<RankedTensorType>(op.getData().getType()).getRank();
   addInt(step, "axis", axis);
+  // A quantized table's row scales are a third operand (GatherPlan.cpp).
+  if (!isQuantizedGather(op))
+    return success();
+  FailureOr<QuantConstant> scales = lowerQuantizedGather(op, name);
+  FailureOr<uint32_t> id = failed(scales)
+                               ? FailureOr<uint32_t>(failure())
+                               : addConstantTensor(*scales, op.getLoc());
+  if (failed(id))
+    return failure();
+  step.operands.push_back(*id);
+  addInt(step, "row_scales", 1);
   return success();
 }
 

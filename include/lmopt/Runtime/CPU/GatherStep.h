@@ -3,7 +3,9 @@
 // `lmopt.gather` at run time (embedding lookups, selecting a token): indices
 // come from user input, so every index is checked against the gathered axis
 // before any byte is read; an index out of range is an error naming the step,
-// the position and the value, never a read outside the data.
+// the position and the value, never a read outside the data. A row-quantized
+// table (int8 rows with one f32 scale each, lmopt-quantize's
+// quantize-embeddings) is dequantized as its rows are gathered.
 //
 //===----------------------------------------------------------------------===//
 
@@ -30,6 +32,13 @@ struct GatherStepDesc {
   /// Indices are int64 (else int32). Negative indices count from the end,
   /// as in ONNX.
   bool indices64 = true;
+  /// A row-quantized table (docs/bundle-format.md, "gather"): int8 data
+  /// gathered along axis 0, each row dequantized to f32 with its scale
+  /// (`q * scale[row]`); the scales are passed to run().
+  bool rowScales = false;
+  /// rowScales: use the AVX-512 loop when the CPU has it (tests turn it
+  /// off to check the portable loop).
+  bool allowAvx512 = true;
 };
 
 class GatherStep {
@@ -37,8 +46,10 @@ public:
   static Status create(const GatherStepDesc &desc,
                        std::unique_ptr<GatherStep> &out);
 
-  /// output dims: data[:axis] + indices + data[axis+1:].
-  Status run(const void *data, const void *indices, void *output) const;
+  /// output dims: data[:axis] + indices + data[axis+1:]. `scales` (f32,
+  /// one per row of data) only with rowScales.
+  Status run(const void *data, const void *indices, void *output,
+             const float *scales = nullptr) const;
 
   const GatherStepDesc &desc() const { return desc_; }
 

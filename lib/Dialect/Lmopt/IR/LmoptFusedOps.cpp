@@ -2,6 +2,8 @@
 
 #include "lmopt/Dialect/Lmopt/IR/LmoptOps.h"
 
+#include "QuantVerifiers.h"
+
 #include "lmopt/Dialect/Lmopt/IR/ShapeUtils.h"
 
 #include "mlir/Dialect/Quant/IR/QuantTypes.h"
@@ -64,6 +66,36 @@ static LogicalResult verifyInt8Weight(LinearOp op, Type weightType,
                             << " needs a symmetric i8 weight (signed, zero "
                                "points 0), got "
                             << weightType;
+  return success();
+}
+
+LogicalResult mlir::lmopt::verifyRowQuantizedTable(Operation *op,
+                                                   Type tableElement,
+                                                   int64_t rows, int64_t axis,
+                                                   Type resultElement) {
+  auto quantType = llvm::cast<quant::QuantizedType>(tableElement);
+  if (axis != 0)
+    return op->emitOpError("quantized data must be gathered along axis 0 "
+                           "(its rows), got axis ")
+           << axis;
+  if (quantType.getStorageTypeIntegralWidth() != 8 ||
+      !quantType.getExpressedType().isF32())
+    return op->emitOpError("quantized data must have 8-bit storage "
+                           "expressing f32, got ")
+           << tableElement;
+  auto perAxis = llvm::dyn_cast<quant::UniformQuantizedPerAxisType>(quantType);
+  if (!perAxis || perAxis.getQuantizedDimension() != 0)
+    return op->emitOpError("quantized data must be quantized per axis 0 "
+                           "(one scale per row), got ")
+           << tableElement;
+  int64_t scales = perAxis.getScales().size();
+  if (dimsDiffer(scales, rows))
+    return op->emitOpError("quantized data has ")
+           << scales << " row scales for " << rows << " rows";
+  if (!resultElement.isF32())
+    return op->emitOpError("result element type must be f32 (the "
+                           "dequantized rows) for quantized data, got ")
+           << resultElement;
   return success();
 }
 

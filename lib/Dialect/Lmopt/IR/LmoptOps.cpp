@@ -7,6 +7,8 @@
 
 #include "lmopt/Dialect/Lmopt/IR/LmoptOps.h"
 
+#include "QuantVerifiers.h"
+
 #include "lmopt/Dialect/Lmopt/IR/ShapeUtils.h"
 
 #include "mlir/Dialect/Quant/IR/QuantTypes.h"
@@ -327,8 +329,16 @@ LogicalResult GatherOp::verify() {
   if (!axis)
     return emitOpError("axis ")
            << getAxis() << " is out of range for rank " << data.size();
-  if (failed(verifySameElementType(*this, getData(), getOutput())))
+  // A quantized table gathers either its integers (same element type) or
+  // dequantized rows (docs/dialect.md, "Quantized embedding tables").
+  if (llvm::isa<quant::QuantizedType>(elementTypeOf(getData())) &&
+      elementTypeOf(getData()) != elementTypeOf(getOutput())) {
+    if (failed(verifyRowQuantizedTable(*this, elementTypeOf(getData()), data[0],
+                                       *axis, elementTypeOf(getOutput()))))
+      return failure();
+  } else if (failed(verifySameElementType(*this, getData(), getOutput()))) {
     return failure();
+  }
   SmallVector<int64_t> expected(data.take_front(*axis));
   llvm::append_range(expected, shapeOf(getIndices()));
   llvm::append_range(expected, data.drop_front(*axis + 1));

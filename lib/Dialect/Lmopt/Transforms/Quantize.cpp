@@ -35,6 +35,9 @@ using namespace mlir::lmopt;
 
 /// The fusion report kind under which quantized and skipped linears appear.
 static constexpr llvm::StringLiteral kQuantizeKind = "quantize";
+/// The kind under which quantized gather tables appear.
+static constexpr llvm::StringLiteral kQuantizeEmbeddingKind =
+    "quantize_embedding";
 
 std::optional<QuantizeMode> mlir::lmopt::parseQuantizeMode(StringRef name) {
   return llvm::StringSwitch<std::optional<QuantizeMode>>(name)
@@ -164,6 +167,7 @@ private:
   LogicalResult quantize(LinearOp linear, StringRef name);
   FailureOr<QuantizedWeight> quantizeInt4(LinearOp linear, StringRef name,
                                           ArrayRef<float> values);
+  LogicalResult quantizeTable(GatherOp gather, StringRef name);
   bool isExcluded(StringRef name) const;
 
   const QuantizeOptions &options;
@@ -200,6 +204,16 @@ FailureOr<QuantizeSummary> LinearQuantizer::run(Operation *root) {
     // Report every bad layer before failing.
     if (failed(quantize(linear, name)))
       failedAny = true;
+  }
+  if (options.quantizeEmbeddings) {
+    getFusionReport(root->getContext()).registerKind(kQuantizeEmbeddingKind);
+    SmallVector<GatherOp> gathers;
+    root->walk([&](GatherOp gather) { gathers.push_back(gather); });
+    for (GatherOp gather : gathers) {
+      std::string name = getLayerName(gather);
+      if (!isExcluded(name) && failed(quantizeTable(gather, name)))
+        failedAny = true;
+    }
   }
   if (failedAny)
     return failure();
@@ -357,6 +371,54 @@ LinearQuantizer::quantizeInt4(LinearOp linear, StringRef name,
   return quantized;
 }
 
+/// A gather of rows from a constant f32 table of rank >= 2 and at least
+/// `embeddingMinElements` elements gathers from an i8 table with one
+/// symmetric scale per row instead (the int8 weight rule with the rows as
+/// channels; dims after the first flattened). Other gathers are no tables
+/// and are left alone silently.
+LogicalResult LinearQuantizer::quantizeTable(GatherOp gather, StringRef name) {
+  Value table = gather.getData();
+  auto type = llvm::cast<RankedTensorType>(table.getType());
+  if (gather.getAxis() != 0 && gather.getAxis() != -type.getRank())
+    return success();
+  if (type.getRank() < 2 || !type.getElementType().isF32() ||
+      !type.hasStaticShape())
+    return success();
+  FailureOr<std::vector<float>> values = readF32Constant(table);
+  if (failed(values))
+    return success();
+  if (type.getNumElements() < options.embeddingMinElements) {
+    ++summary.embeddingsSkippedSmall;
+    return success();
+  }
+  for (auto [i, x] : llvm::enumerate(*values))
+    if (!std::isfinite(x))
+      return gather.emitError()
+             << "table of gather '" << name << "' has "
+             << (std::isnan(x) ? "NaN"
+                 : x > 0       ? "+Inf"
+                               : "-Inf")
+             << " at element " << i << "; cannot quantize it";
+  int64_t rows = type.getDimSize(0);
+  SmallVector<int64_t> matrix = {rows, type.getNumElements() / rows};
+  QuantizedWeight quantized =
+      quantizeInt8Weight(gather.getContext(), *values, matrix, /*outAxis=*/0,
+                         /*perTensor=*/false);
+  OpBuilder builder(gather);
+  Location loc = gather.getLoc();
+  Value newTable =
+      createQuantizedWeight(builder, loc, type.getShape(), quantized);
+  gather.getDataMutable().assign(newTable);
+  if (Operation *constant = table.getDefiningOp();
+      constant && constant->use_empty())
+    constant->erase();
+  getFusionReport(gather.getContext()).recordFused(kQuantizeEmbeddingKind, loc);
+  ++summary.embeddingsQuantized;
+  summary.embeddingBytesBefore += static_cast<int64_t>(values->size()) * 4;
+  summary.embeddingBytesAfter += quantized.bytes;
+  return success();
+}
+
 FailureOr<QuantizeSummary>
 mlir::lmopt::quantizeLinears(Operation *root, const QuantizeOptions &options) {
   return LinearQuantizer(options).run(root);
@@ -388,6 +450,13 @@ struct QuantizePass : lmopt::impl::QuantizePassBase<QuantizePass> {
     options.symmetric = symmetric;
     options.perTensorWeights = perTensorWeights;
     options.exclude.assign(exclude.begin(), exclude.end());
+    options.quantizeEmbeddings = quantizeEmbeddings;
+    options.embeddingMinElements = embeddingMinElements;
+    if (options.embeddingMinElements < 1) {
+      root->emitError() << "embedding-min-elements must be positive, got "
+                        << options.embeddingMinElements;
+      return signalPassFailure();
+    }
     if (options.mode == QuantizeMode::Int8Static) {
       if (calibrationTable.empty()) {
         root->emitError() << "mode int8-static needs calibration-table=<path>";
@@ -408,6 +477,8 @@ struct QuantizePass : lmopt::impl::QuantizePassBase<QuantizePass> {
     numBlockSize += summary->skippedBlockSize;
     weightBytesBefore += summary->weightBytesBefore;
     weightBytesAfter += summary->weightBytesAfter;
+    numEmbeddings += summary->embeddingsQuantized;
+    numEmbeddingsSmall += summary->embeddingsSkippedSmall;
   }
 };
 

@@ -306,6 +306,14 @@ def Lmopt_GatherOp : Lmopt_Op<"gather", [Pure]> {
   let description = [{
     Output shape is `data.shape[:axis] + indices.shape + data.shape[axis+1:]`.
     Negative indices count from the end of the axis.
+
+    A quantized `data` gathered into the same element type moves its
+    integers. Gathered into `f32`, it is a row-quantized table (an embedding
+    table quantized by `lmopt-quantize` with `quantize-embeddings`): 8-bit
+    storage expressing `f32`, quantized per axis 0 (one scale and zero point
+    per row), gathered along axis 0, each gathered row dequantized,
+    `(q - zero_point[row]) * f32(scale[row])` (docs/dialect.md, "Quantized
+    embedding tables").
   }];
   let arguments = (ins Lmopt_Tensor:$data, Lmopt_IndexTensor:$indices,
                        DefaultValuedAttr<I64Attr, "0">:$axis);

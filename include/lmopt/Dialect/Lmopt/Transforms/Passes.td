@@ -197,6 +197,14 @@ def QuantizePass : Pass<"lmopt-quantize"> {
     calibration table, are errors. Format of the table, and the summary in
     the statistics: docs/quantization.md.
 
+    With `quantize-embeddings`, every `lmopt.gather` along axis 0 whose
+    data is a constant `f32` table of rank >= 2 and at least
+    `embedding-min-elements` (default 4096) elements (word and position
+    embeddings, not token-type ones) also gets an `i8`
+    table with one symmetric scale per row (`max|row| / 127`, 1 for a zero
+    row) and gathers dequantized rows; `exclude` globs match the gather's
+    name. This holds in every mode.
+
     Precondition: `lmopt-fuse-linear` (products that are not linears stay
     float).
   }];
@@ -215,7 +223,12 @@ def QuantizePass : Pass<"lmopt-quantize"> {
     ListOption<"exclude", "exclude", "std::string",
                "Globs of layer names to leave in f32">,
     Option<"calibrationTable", "calibration-table", "std::string", "\"\"",
-           "int8-static: JSON file of input ranges per layer name">
+           "int8-static: JSON file of input ranges per layer name">,
+    Option<"quantizeEmbeddings", "quantize-embeddings", "bool", "false",
+           "Also quantize constant f32 gather tables of at least "
+           "embedding-min-elements elements to i8 with one scale per row">,
+    Option<"embeddingMinElements", "embedding-min-elements", "int64_t",
+           "4096", "quantize-embeddings: smaller tables stay f32">
   ];
   let statistics = [
     Statistic<"numQuantized", "quantized", "Linears quantized">,
@@ -228,7 +241,11 @@ def QuantizePass : Pass<"lmopt-quantize"> {
     Statistic<"weightBytesBefore", "weight-bytes-before",
               "Bytes of the quantized weights before (f32)">,
     Statistic<"weightBytesAfter", "weight-bytes-after",
-              "Bytes of the quantized weights after, parameters included">
+              "Bytes of the quantized weights after, parameters included">,
+    Statistic<"numEmbeddings", "embeddings-quantized",
+              "Gather tables quantized (quantize-embeddings)">,
+    Statistic<"numEmbeddingsSmall", "embeddings-skipped-small",
+              "Gather tables left f32: fewer than embedding-min-elements">
   ];
 }
 

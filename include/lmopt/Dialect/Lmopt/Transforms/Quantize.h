@@ -64,6 +64,11 @@ struct QuantizeOptions {
   std::function<void(StringRef name, int64_t n, int64_t k, double seconds,
                      const quantization::GptqStats &stats)>
       onGptqLayer;
+  /// Also quantize gather tables (embeddings) to i8 per row.
+  bool quantizeEmbeddings = false;
+  /// quantizeEmbeddings: tables with fewer elements stay f32 (token-type
+  /// embeddings, whose few bytes are not worth a lookup that dequantizes).
+  int64_t embeddingMinElements = 4096;
 };
 
 /// What `quantizeLinears` did.
@@ -76,6 +81,13 @@ struct QuantizeSummary {
   /// (int4 at two values per byte; scales as f32, zero points one byte).
   int64_t weightBytesBefore = 0;
   int64_t weightBytesAfter = 0;
+  /// quantizeEmbeddings: gather tables quantized, tables left f32 for
+  /// their size, and the quantized tables' f32 bytes and bytes after (i8
+  /// values and f32 row scales).
+  int64_t embeddingsQuantized = 0;
+  int64_t embeddingsSkippedSmall = 0;
+  int64_t embeddingBytesBefore = 0;
+  int64_t embeddingBytesAfter = 0;
 };
 
 /// The layer name of `op`: the first name in its location (the ONNX node
@@ -88,8 +100,10 @@ FailureOr<llvm::StringMap<InputRange>> readCalibrationTable(StringRef path,
                                                             Location loc);
 
 /// Rewrites every `lmopt.linear` under `root` with a constant f32 weight
-/// into the form of `options.mode`. Fails, with a diagnostic, on NaN/Inf
-/// weights, a missing calibration entry or a bad exclude glob.
+/// into the form of `options.mode` (and, with `options.quantizeEmbeddings`,
+/// every large constant gather table into a row-quantized i8 one). Fails, with
+/// a diagnostic, on NaN/Inf weights, a missing calibration entry or a bad
+/// exclude glob.
 FailureOr<QuantizeSummary> quantizeLinears(Operation *root,
                                            const QuantizeOptions &options);
 
