@@ -4,7 +4,8 @@
 // the attention step takes the source's buffer, an element offset and the
 // source's row length as the GEMMs' leading dimension. Everything else (a
 // dynamic last dim, non-constant or strided bounds, a slice of other axes,
-// a user that is not an attention operand) keeps the copying kernel.
+// a user that is neither an attention operand nor a reader of dims) keeps
+// the copying kernel.
 //
 //===----------------------------------------------------------------------===//
 
