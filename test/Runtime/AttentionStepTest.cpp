@@ -16,6 +16,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <memory>
 
@@ -338,4 +339,180 @@ TEST(AttentionStep, OperandsMatchDesc) {
       masked->run(q.data(), k.data(), v.data(), both.data() + 2, both.data()),
       StatusCode::InvalidArgument,
       "attention step 'attn_0': output overlaps mask");
+}
+
+//===----------------------------------------------------------------------===//
+// Views: query, key and value read out of wider buffers
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Copies the dense [rows, width] `dense` into rows of `stride` elements
+/// starting `offset` elements into `buffer` (which the caller filled with
+/// NaN, so that a read outside a view poisons the output).
+void placeView(const std::vector<float> &dense, int64_t rows, int64_t width,
+               const AttentionOperandView &view, std::vector<float> &buffer) {
+  for (int64_t r = 0; r < rows; ++r)
+    std::memcpy(buffer.data() + view.offset + r * view.rowStride,
+                dense.data() + r * width, size_t(width) * sizeof(float));
+}
+
+class AttentionStepViews
+    : public ::testing::TestWithParam<std::tuple<const char *, int>> {};
+
+} // namespace
+
+// The fused QKV layout (one [B, S, 3*H*D] buffer, Q, K, V at offsets 0,
+// H*D, 2*H*D) when Sq == Sk, otherwise Q and K/V in two buffers with odd
+// offsets and padding; with kv_heads_split only the query is a view. The
+// step must give NumPy's answers and the dense layout's.
+TEST_P(AttentionStepViews, MatchesDenseAndNumpy) {
+  const AttentionFixture &f = fixture(std::get<0>(GetParam()));
+  int threads = std::get<1>(GetParam());
+  std::unique_ptr<CpuContext> ctx = makeContext(threads);
+  ASSERT_TRUE(ctx);
+  const AttentionStepDesc &dense = f.desc;
+  const int64_t width = f.width(), qRows = f.rows();
+  const int64_t kvRows = dense.batch * dense.keyLength;
+  AttentionStepDesc d = dense;
+  std::vector<float> qBuffer, kvBuffer;
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  if (dense.kvHeadsSplit) {
+    d.queryView = {5, width + 9};
+    qBuffer.assign(size_t(qRows * d.queryView.rowStride), nan);
+    placeView(f.query, qRows, width, d.queryView, qBuffer);
+  } else if (dense.queryLength == dense.keyLength) {
+    d.queryView = {0, 3 * width};
+    d.keyView = {width, 3 * width};
+    d.valueView = {2 * width, 3 * width};
+    qBuffer.assign(size_t(qRows * 3 * width), nan);
+    for (auto [data, view] : {std::pair{&f.query, d.queryView},
+                              {&f.key, d.keyView},
+                              {&f.value, d.valueView}})
+      placeView(*data, qRows, width, view, qBuffer);
+  } else {
+    d.queryView = {3, width + 7};
+    d.valueView = {1, 2 * width + 2};
+    d.keyView = {width + 2, 2 * width + 2};
+    qBuffer.assign(size_t(qRows * d.queryView.rowStride), nan);
+    kvBuffer.assign(size_t(kvRows * d.keyView.rowStride), nan);
+    placeView(f.query, qRows, width, d.queryView, qBuffer);
+    placeView(f.key, kvRows, width, d.keyView, kvBuffer);
+    placeView(f.value, kvRows, width, d.valueView, kvBuffer);
+  }
+  const float *q = qBuffer.data();
+  const float *k = dense.kvHeadsSplit ? f.key.data()
+                   : kvBuffer.empty() ? qBuffer.data()
+                                      : kvBuffer.data();
+  const float *v = dense.kvHeadsSplit ? f.value.data() : k;
+
+  std::unique_ptr<AttentionStep> viewed, plain;
+  Status st = AttentionStep::create(*ctx, d, viewed);
+  ASSERT_TRUE(st) << st.toString();
+  ASSERT_TRUE(AttentionStep::create(*ctx, dense, plain));
+  std::vector<float> got(size_t(qRows * width), 12345.0f);
+  st = viewed->run(q, k, v, f.mask(), got.data());
+  ASSERT_TRUE(st) << st.toString();
+  expectMatches(f, got);
+  std::vector<float> want(got.size(), 12345.0f);
+  ASSERT_TRUE(plain->run(f.query.data(), f.key.data(), f.value.data(), f.mask(),
+                         want.data()));
+  // The same products over the same rows: equal up to the GEMMs' blocking.
+  for (size_t i = 0; i < got.size(); ++i) {
+    if (std::isnan(want[i])) {
+      EXPECT_TRUE(std::isnan(got[i])) << "element " << i;
+      continue;
+    }
+    ASSERT_NEAR(got[i], want[i], 1e-6 + 1e-6 * std::fabs(want[i]))
+        << "element " << i;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, AttentionStepViews,
+    ::testing::Combine(::testing::Values("plain", "additive_b11k", "bool_bqk",
+                                         "causal_square", "causal_shorter",
+                                         "kv_split", "masked_rows_eval",
+                                         "bert_b1", "gpt2_b1"),
+                       ::testing::Values(1, 2)),
+    [](const ::testing::TestParamInfo<AttentionStepViews::ParamType> &info) {
+      return std::string(std::get<0>(info.param)) + "_threads" +
+             std::to_string(std::get<1>(info.param));
+    });
+
+TEST(AttentionStep, BadViews) {
+  std::unique_ptr<CpuContext> ctx = makeContext(1);
+  ASSERT_TRUE(ctx);
+  std::unique_ptr<AttentionStep> step;
+  // H*D = 12.
+  AttentionStepDesc d = smallDesc();
+  d.queryView = {25, 36};
+  EXPECT_STATUS(AttentionStep::create(*ctx, d, step),
+                StatusCode::InvalidArgument,
+                "attention step 'attn_0': query view (offset 25, row stride "
+                "36): offset + H*D = 25 + 12 exceeds the row stride 36");
+  d = smallDesc();
+  d.valueView = {0, 11};
+  EXPECT_STATUS(AttentionStep::create(*ctx, d, step),
+                StatusCode::InvalidArgument,
+                "attention step 'attn_0': value view (offset 0, row stride "
+                "11): offset + H*D = 0 + 12 exceeds the row stride 11");
+  d = smallDesc();
+  d.keyView = {4, 0};
+  EXPECT_STATUS(AttentionStep::create(*ctx, d, step),
+                StatusCode::InvalidArgument,
+                "attention step 'attn_0': key view (offset 4, row stride 0): "
+                "offset + H*D = 4 + 12 exceeds the row stride 12");
+  d = smallDesc();
+  d.keyView = {-1, 36};
+  EXPECT_STATUS(AttentionStep::create(*ctx, d, step),
+                StatusCode::InvalidArgument,
+                "attention step 'attn_0': key view (offset -1, row stride "
+                "36) must not be negative");
+  d = smallDesc();
+  d.kvHeadsSplit = true;
+  d.keyView = {0, 36};
+  EXPECT_STATUS(AttentionStep::create(*ctx, d, step),
+                StatusCode::InvalidArgument,
+                "attention step 'attn_0': key view (offset 0, row stride 36) "
+                "with kv_heads_split; key and value must then be dense [B, "
+                "H, Sk, D]");
+  d = smallDesc();
+  d.queryView = {0, int64_t(1) << 61};
+  EXPECT_STATUS(AttentionStep::create(*ctx, d, step),
+                StatusCode::InvalidArgument,
+                "attention step 'attn_0': query view (offset 0, row stride "
+                "2305843009213693952) over 10 rows overflows");
+  EXPECT_FALSE(step);
+  // A query view with kv_heads_split is fine.
+  d = smallDesc();
+  d.kvHeadsSplit = true;
+  d.queryView = {12, 36};
+  Status st = AttentionStep::create(*ctx, d, step);
+  EXPECT_TRUE(st) << st.toString();
+}
+
+// The output must not overlap any row a view reads, past the dense size too.
+TEST(AttentionStep, OutputOutsideViews) {
+  std::unique_ptr<CpuContext> ctx = makeContext(1);
+  ASSERT_TRUE(ctx);
+  AttentionStepDesc d = smallDesc();
+  // Q, K, V: 2 x 5 rows of 12 in a [10, 36] buffer (Sq = 5, Sk = 7: the
+  // key and value rows run on into a [14, 36] one).
+  d.queryView = {0, 36};
+  d.keyView = {12, 36};
+  d.valueView = {24, 36};
+  std::unique_ptr<AttentionStep> step;
+  ASSERT_TRUE(AttentionStep::create(*ctx, d, step));
+  std::vector<float> q(10 * 36), kv(14 * 36 + 2 * 5 * 12);
+  std::vector<float> out(2 * 5 * 12);
+  // Past the dense key's 14 * 12 elements, inside the view's span.
+  EXPECT_STATUS(
+      step->run(q.data(), kv.data(), kv.data(), nullptr, kv.data() + 14 * 12),
+      StatusCode::InvalidArgument,
+      "attention step 'attn_0': output overlaps key");
+  // Right after the last value row ends: fine.
+  EXPECT_TRUE(step->run(q.data(), kv.data(), kv.data(), nullptr,
+                        kv.data() + 13 * 36 + 24 + 12));
+  EXPECT_TRUE(step->run(q.data(), kv.data(), kv.data(), nullptr, out.data()));
 }

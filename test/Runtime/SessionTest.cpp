@@ -588,6 +588,94 @@ TEST_F(SessionTest, AttentionScaleAndMasks) {
   EXPECT_THAT(values<float>(outputs[0].tensor), ElementsAre(5, 6, 5, 6));
 }
 
+/// One [1, 2, 6] buffer holding q, k, v (one head, D = 2) side by side, as
+/// a fused QKV projection writes them; the attention step reads the three
+/// views in place.
+static BundleBuilder attentionViewModel() {
+  BundleBuilder b;
+  uint32_t qkv = b.input("qkv", DType::F32, {1, 2, 6});
+  uint32_t out = b.arena("out", DType::F32, {1, 2, 2});
+  PlanStep &s = b.step(StepKind::Attention, "attn", {qkv, qkv, qkv}, {out});
+  addInt(s, "num_heads", 1);
+  addFloat(s, "scale", 1.0);
+  addInt(s, "causal", 0);
+  addInt(s, "kv_heads_split", 0);
+  addInt(s, "zero_masked_rows", 0);
+  for (auto [role, offset] :
+       {std::pair{"query", 0}, {"key", 2}, {"value", 4}}) {
+    addInt(s, std::string(role) + "_offset", offset);
+    addInt(s, std::string(role) + "_row_stride", 6);
+  }
+  b.output("out", out);
+  return b;
+}
+
+TEST_F(SessionTest, AttentionReadsViewsOfOneBuffer) {
+  // Row 0: q = [1, 0] scores keys [0, 0] and [ln 3, 0] as 0 and ln 3, so
+  // weights [1/4, 3/4] over values [4, 40] and [8, 80]: [7, 70]. Row 1:
+  // q = 0 weighs both values equally: [6, 60].
+  std::unique_ptr<Session> session;
+  Status st = create(attentionViewModel(), session);
+  ASSERT_TRUE(st) << st.toString();
+  std::vector<NamedTensor> outputs;
+  float ln3 = std::log(3.0f);
+  st = session->run({{"qkv", f32({1, 2, 6}, {1, 0, 0, 0, 4, 40, //
+                                             0, 0, ln3, 0, 8, 80})}},
+                    outputs);
+  ASSERT_TRUE(st) << st.toString();
+  std::vector<float> got = values<float>(outputs[0].tensor);
+  ASSERT_EQ(got.size(), 4u);
+  const float want[] = {7, 70, 6, 60};
+  for (size_t i = 0; i < 4; ++i)
+    EXPECT_NEAR(got[i], want[i], 1e-4) << "element " << i;
+}
+
+TEST_F(SessionTest, AttentionViewsAreChecked) {
+  BundleBuilder b = attentionViewModel();
+  std::vector<PlanAttr> &attrs = b.plan.steps[0].attrs;
+  auto attr = [&](const std::string &name) -> PlanAttr & {
+    for (PlanAttr &a : attrs)
+      if (a.name == name)
+        return a;
+    ADD_FAILURE() << "no attribute " << name;
+    return attrs.front();
+  };
+  const std::vector<PlanAttr> good = attrs;
+  attrs.erase(std::find_if(attrs.begin(), attrs.end(), [](const PlanAttr &a) {
+    return a.name == "key_row_stride";
+  }));
+  EXPECT_EQ(createError(b), "bundle 'B': attention step 'attn': has attribute "
+                            "'key_offset' without 'key_row_stride'");
+  attrs = good;
+  attr("query_row_stride").intValue = 8;
+  EXPECT_EQ(createError(b),
+            "bundle 'B': attention step 'attn': query 'qkv' (f32 [1, 2, 6]) "
+            "should have dims [1, 2, 8] (the buffer [B, S, query_row_stride] "
+            "its view reads)");
+  attrs = good;
+  attr("value_offset").intValue = 5;
+  EXPECT_EQ(createError(b), "bundle 'B': attention step 'attn': value view "
+                            "at offset 5 of 2 elements (H*D) ends past its "
+                            "row stride 6");
+  attrs = good;
+  attr("key_row_stride").intValue = -6;
+  EXPECT_EQ(createError(b), "bundle 'B': attention step 'attn': attribute "
+                            "'key_row_stride' is -6 and 'key_offset' is 2; "
+                            "expected a positive stride and an offset >= 0");
+  attrs = good;
+  attr("kv_heads_split").intValue = 1;
+  EXPECT_EQ(createError(b), "bundle 'B': attention step 'attn': key is a "
+                            "view, which kv_heads_split does not allow (key "
+                            "and value are dense [B, H, Sk, D])");
+  attrs = good;
+  // H*D comes from the output when the query is a view.
+  b.plan.tensors[b.plan.steps[0].results[0]].dims = {1, 2, 1};
+  attr("num_heads").intValue = 2;
+  EXPECT_EQ(createError(b), "bundle 'B': attention step 'attn': output 'out' "
+                            "(f32 [1, 2, 1]) has 1 features, not a positive "
+                            "multiple of num_heads = 2");
+}
+
 //===----------------------------------------------------------------------===//
 // C API
 //===----------------------------------------------------------------------===//

@@ -5,8 +5,9 @@
 // scratch block, one pass per row that applies the mask and causal hiding
 // and finds the maximum, one for exp and the sum, one that normalizes, then
 // P V with a second dnnl_sgemm written straight into the packed output. Inside
-// the team dnnl_sgemm runs single-threaded. Packed heads are read through the
-// GEMMs' leading dimensions: nothing is copied or transposed.
+// the team dnnl_sgemm runs single-threaded. Packed heads, and Q, K and V
+// that are views into a wider buffer (a fused QKV projection), are read
+// through the GEMMs' leading dimensions: nothing is copied or transposed.
 //
 // Rows follow the reference evaluator (lib/Reference/AttentionOps.cpp):
 // hidden keys score -FLT_MAX, so a row with every key hidden averages the
@@ -121,6 +122,51 @@ static const char *maskName(AttentionMask mask) {
   return "invalid";
 }
 
+/// Elements between a view's row r and row r + 1.
+static int64_t rowStride(const AttentionOperandView &view, int64_t width) {
+  return view.rowStride ? view.rowStride : width;
+}
+
+/// Elements from the start of a view's buffer to the end of its last row.
+static int64_t viewSpan(const AttentionOperandView &view, int64_t rows,
+                        int64_t width) {
+  return view.offset + (rows - 1) * rowStride(view, width) + width;
+}
+
+/// Checks that a view's rows of `width` elements fit inside its row stride
+/// and that its span counts fewer than 2^63 bytes.
+static Status validateView(const std::string &prefix, const char *role,
+                           const AttentionOperandView &view, int64_t rows,
+                           int64_t width, bool denseOnly) {
+  auto describeView = [&] {
+    return std::string(role) + " view (offset " + std::to_string(view.offset) +
+           ", row stride " + std::to_string(view.rowStride) + ")";
+  };
+  if (denseOnly && (view.offset != 0 || view.rowStride != 0))
+    return Status::error(StatusCode::InvalidArgument,
+                         prefix + describeView() +
+                             " with kv_heads_split; key and value must then "
+                             "be dense [B, H, Sk, D]");
+  if (view.offset < 0 || view.rowStride < 0)
+    return Status::error(StatusCode::InvalidArgument,
+                         prefix + describeView() + " must not be negative");
+  int64_t stride = rowStride(view, width), span = 0;
+  if (view.offset > stride - width)
+    return Status::error(StatusCode::InvalidArgument,
+                         prefix + describeView() +
+                             ": offset + H*D = " + std::to_string(view.offset) +
+                             " + " + std::to_string(width) +
+                             " exceeds the row stride " +
+                             std::to_string(stride));
+  if (__builtin_mul_overflow(rows - 1, stride, &span) ||
+      __builtin_add_overflow(span, view.offset + width, &span) ||
+      span > INT64_MAX / 4)
+    return Status::error(StatusCode::InvalidArgument,
+                         prefix + describeView() + " over " +
+                             std::to_string(rows) + " rows overflows");
+  return Status::ok();
+}
+
 /// Checks sizes, the scale and the mask; fills the mask strides.
 static Status validateDesc(const AttentionStepDesc &desc,
                            const std::string &prefix, int64_t maskStrides[4]) {
@@ -148,6 +194,20 @@ static Status validateDesc(const AttentionStepDesc &desc,
                              ", query length " + std::to_string(sq) +
                              ", key length " + std::to_string(sk) +
                              ", head dim " + std::to_string(d));
+  const int64_t kvWidth = desc.kvHeadsSplit ? d : width;
+  const int64_t kvRows = desc.kvHeadsSplit ? b * h * sk : b * sk;
+  if (Status st = validateView(prefix, "query", desc.queryView, b * sq, width,
+                               /*denseOnly=*/false);
+      !st)
+    return st;
+  if (Status st = validateView(prefix, "key", desc.keyView, kvRows, kvWidth,
+                               desc.kvHeadsSplit);
+      !st)
+    return st;
+  if (Status st = validateView(prefix, "value", desc.valueView, kvRows, kvWidth,
+                               desc.kvHeadsSplit);
+      !st)
+    return st;
   if (!std::isfinite(desc.scale))
     return Status::error(StatusCode::InvalidArgument,
                          prefix + "scale must be finite, got " +
@@ -584,29 +644,51 @@ Status AttentionStep::run(const float *query, const float *key,
 
   const int64_t b = desc_.batch, h = desc_.numHeads, sq = desc_.queryLength,
                 sk = desc_.keyLength, d = desc_.headDim, width = h * d;
-  const size_t qBytes = size_t(b * sq * width) * sizeof(float);
-  const size_t kvBytes = size_t(b * sk * width) * sizeof(float);
-  if (overlaps(output, qBytes, query, qBytes) ||
-      overlaps(output, qBytes, key, kvBytes) ||
-      overlaps(output, qBytes, value, kvBytes))
-    return Status::error(StatusCode::InvalidArgument,
-                         prefix + "output overlaps " +
-                             (overlaps(output, qBytes, query, qBytes) ? "query"
-                              : overlaps(output, qBytes, key, kvBytes)
-                                  ? "key"
-                                  : "value"));
+  // The operands' spans: a view's buffer from its start to its last row's
+  // end (with kv_heads_split, key and value are dense rows of D).
+  const int64_t kvRows = desc_.kvHeadsSplit ? b * h * sk : b * sk;
+  const int64_t kvWidth = desc_.kvHeadsSplit ? d : width;
+  const size_t outBytes = size_t(b * sq * width) * sizeof(float);
+  const struct {
+    const char *role;
+    const void *data;
+    size_t bytes;
+  } spans[] = {
+      {"query", query,
+       size_t(viewSpan(desc_.queryView, b * sq, width)) * sizeof(float)},
+      {"key", key,
+       size_t(viewSpan(desc_.keyView, kvRows, kvWidth)) * sizeof(float)},
+      {"value", value,
+       size_t(viewSpan(desc_.valueView, kvRows, kvWidth)) * sizeof(float)},
+  };
+  for (const auto &span : spans)
+    if (overlaps(output, outBytes, span.data, span.bytes))
+      return Status::error(StatusCode::InvalidArgument,
+                           prefix + "output overlaps " + span.role);
 
   Impl &impl = *impl_;
-  if (mask && overlaps(output, qBytes, mask, impl.maskBytes))
+  if (mask && overlaps(output, outBytes, mask, impl.maskBytes))
     return Status::error(StatusCode::InvalidArgument,
                          prefix + "output overlaps mask");
   const int64_t *ms = impl.maskStrides;
   const SoftmaxBlockFn softmax = impl.softmax;
   const size_t maskElementSize =
       desc_.mask == AttentionMask::Additive ? sizeof(float) : 1;
+  // Rows of Q, K and V are read through the GEMMs' leading dimensions, so a
+  // view costs nothing over the dense layout.
+  const int64_t qRowStride = rowStride(desc_.queryView, width);
+  const float *qBase = query + desc_.queryView.offset;
+  const int64_t kRowStride = rowStride(desc_.keyView, kvWidth);
+  const int64_t vRowStride = rowStride(desc_.valueView, kvWidth);
+  const float *kBase = key + desc_.keyView.offset;
+  const float *vBase = value + desc_.valueView.offset;
+  // With kv_heads_split a head is Sk dense rows of D; otherwise head hi of
+  // row r starts hi * D into that row.
   const int64_t kvHeadStride = desc_.kvHeadsSplit ? sk * d : d;
-  const int64_t kvBatchStride = sk * width;
-  const int64_t kvRowStride = desc_.kvHeadsSplit ? d : width;
+  const int64_t kBatchStride =
+      desc_.kvHeadsSplit ? h * sk * d : sk * kRowStride;
+  const int64_t vBatchStride =
+      desc_.kvHeadsSplit ? h * sk * d : sk * vRowStride;
   const float scale = desc_.scale;
   const bool causal = desc_.causal, zeroMaskedRows = desc_.zeroMaskedRows;
   const int64_t items = b * h * impl.blocksPerPair;
@@ -629,13 +711,13 @@ Status AttentionStep::run(const float *query, const float *key,
       const int64_t bi = pair / h, hi = pair % h;
       const int64_t row0 = (item % impl.blocksPerPair) * impl.rowBlock;
       const int64_t rows = std::min(impl.rowBlock, sq - row0);
-      const float *q = query + (bi * sq + row0) * width + hi * d;
-      const float *k = key + bi * kvBatchStride + hi * kvHeadStride;
-      const float *v = value + bi * kvBatchStride + hi * kvHeadStride;
+      const float *q = qBase + (bi * sq + row0) * qRowStride + hi * d;
+      const float *k = kBase + bi * kBatchStride + hi * kvHeadStride;
+      const float *v = vBase + bi * vBatchStride + hi * kvHeadStride;
       float *o = output + (bi * sq + row0) * width + hi * d;
 
-      dnnl_status_t st = dnnl_sgemm('N', 'T', rows, sk, d, scale, q, width, k,
-                                    kvRowStride, 0.0f, scores, sk);
+      dnnl_status_t st = dnnl_sgemm('N', 'T', rows, sk, d, scale, q, qRowStride,
+                                    k, kRowStride, 0.0f, scores, sk);
       if (st != dnnl_success) {
         int expected = int(dnnl_success);
         failure.compare_exchange_strong(expected, int(st));
@@ -660,7 +742,7 @@ Status AttentionStep::run(const float *query, const float *key,
       bool special = false;
       for (int64_t r = 0; r < rows; ++r)
         special |= results[r] != RowResult::Normal;
-      st = dnnl_sgemm('N', 'N', rows, d, sk, 1.0f, scores, sk, v, kvRowStride,
+      st = dnnl_sgemm('N', 'N', rows, d, sk, 1.0f, scores, sk, v, vRowStride,
                       0.0f, o, width);
       if (st != dnnl_success) {
         int expected = int(dnnl_success);

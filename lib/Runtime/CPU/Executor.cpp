@@ -337,10 +337,61 @@ static Status buildLinear(const StepChecker &c,
   return Status::ok();
 }
 
+/// Reads `<role>_offset` and `<role>_row_stride` (absent: the dense layout).
+/// A viewed operand is its whole buffer, [B, S, row_stride], whose rows hold
+/// the view's `width` elements from `offset` on.
+static Status getAttentionView(const StepChecker &c, const std::string &role,
+                               AttentionOperandView &view) {
+  std::string offsetName = role + "_offset", strideName = role + "_row_stride";
+  bool hasOffset = c.step.findAttr(offsetName) != nullptr;
+  bool hasStride = c.step.findAttr(strideName) != nullptr;
+  if (hasOffset != hasStride)
+    return c.error("has attribute '" + (hasOffset ? offsetName : strideName) +
+                   "' without '" + (hasOffset ? strideName : offsetName) + "'");
+  if (!hasOffset)
+    return Status::ok();
+  if (Status st = c.getInt(offsetName.c_str(), view.offset); !st)
+    return st;
+  if (Status st = c.getInt(strideName.c_str(), view.rowStride); !st)
+    return st;
+  if (view.rowStride <= 0 || view.offset < 0)
+    return c.error("attribute '" + strideName + "' is " +
+                   std::to_string(view.rowStride) + " and '" + offsetName +
+                   "' is " + std::to_string(view.offset) +
+                   "; expected a positive stride and an offset >= 0");
+  return Status::ok();
+}
+
+/// Checks a [B, S, H*D] operand (`width` = H*D), or the buffer [B, S,
+/// row_stride] a view of it reads, with the view's rows inside the buffer's.
+static Status expectAttentionRows(const StepChecker &c, const char *role,
+                                  const PlanTensor &t,
+                                  const AttentionOperandView &view,
+                                  int64_t batch, int64_t length,
+                                  int64_t width) {
+  if (!view.rowStride)
+    return c.expectDims(role, t, {batch, length, width},
+                        std::string(role) == "query" ? "[B, Sq, H*D]"
+                                                     : "[B, Sk, H*D]");
+  if (Status st = c.expectDims(role, t, {batch, length, view.rowStride},
+                               "the buffer [B, S, " + std::string(role) +
+                                   "_row_stride] its view reads");
+      !st)
+    return st;
+  if (view.offset > view.rowStride - width)
+    return c.error(std::string(role) + " view at offset " +
+                   std::to_string(view.offset) + " of " +
+                   std::to_string(width) + " elements (H*D) ends past its " +
+                   "row stride " + std::to_string(view.rowStride));
+  return Status::ok();
+}
+
 static Status buildAttention(const StepChecker &c,
                              std::unique_ptr<StepExecutor> &out) {
-  if (Status st = c.expectAttrs({"num_heads", "scale", "causal",
-                                 "kv_heads_split", "zero_masked_rows"});
+  if (Status st = c.expectAttrs(
+          {"num_heads", "scale", "causal", "kv_heads_split", "zero_masked_rows",
+           "query_offset", "query_row_stride", "key_offset", "key_row_stride",
+           "value_offset", "value_row_stride"});
       !st)
     return st;
   AttentionStepDesc desc;
@@ -357,6 +408,16 @@ static Status buildAttention(const StepChecker &c,
     return st;
   if (Status st = c.getFlag("zero_masked_rows", desc.zeroMaskedRows); !st)
     return st;
+  for (auto [role, view] : {std::pair<const char *, AttentionOperandView *>{
+                                "query", &desc.queryView},
+                            {"key", &desc.keyView},
+                            {"value", &desc.valueView}})
+    if (Status st = getAttentionView(c, role, *view); !st)
+      return st;
+  if (desc.kvHeadsSplit && (desc.keyView.rowStride || desc.valueView.rowStride))
+    return c.error(std::string(desc.keyView.rowStride ? "key" : "value") +
+                   " is a view, which kv_heads_split does not allow (key "
+                   "and value are dense [B, H, Sk, D])");
   bool hasMask = c.step.operands.size() == 4;
   if (Status st = c.expectCounts(
           hasMask ? 4 : 3,
@@ -375,29 +436,49 @@ static Status buildAttention(const StepChecker &c,
       return st;
   if (Status st = c.expectRank("query", query, 3); !st)
     return st;
-  if (desc.numHeads <= 0 || query.dims[2] % desc.numHeads != 0)
-    return c.error("query " + describe(query) + " has " +
-                   std::to_string(query.dims[2]) +
+  // H*D is the query's last dim, or the output's when the query is a view.
+  const bool queryView = desc.queryView.rowStride != 0;
+  if (queryView)
+    if (Status st = c.expectRank("output", output, 3); !st)
+      return st;
+  const PlanTensor &rows = queryView ? output : query;
+  const int64_t width = rows.dims[2];
+  if (desc.numHeads <= 0 || width % desc.numHeads != 0)
+    return c.error((queryView ? "output " : "query ") + describe(rows) +
+                   " has " + std::to_string(width) +
                    " features, not a positive multiple of num_heads = " +
                    std::to_string(desc.numHeads));
   desc.batch = query.dims[0];
   desc.queryLength = query.dims[1];
-  desc.headDim = query.dims[2] / desc.numHeads;
+  desc.headDim = width / desc.numHeads;
+  if (Status st = expectAttentionRows(c, "query", query, desc.queryView,
+                                      desc.batch, desc.queryLength, width);
+      !st)
+    return st;
   if (Status st = c.expectRank("key", key, desc.kvHeadsSplit ? 4 : 3); !st)
     return st;
   desc.keyLength = key.dims[desc.kvHeadsSplit ? 2 : 1];
-  std::vector<int64_t> kvDims =
-      desc.kvHeadsSplit
-          ? std::vector<int64_t>{desc.batch, desc.numHeads, desc.keyLength,
-                                 desc.headDim}
-          : std::vector<int64_t>{desc.batch, desc.keyLength, query.dims[2]};
-  const char *kvLayout =
-      desc.kvHeadsSplit ? "[B, H, Sk, D] with kv_heads_split" : "[B, Sk, H*D]";
-  if (Status st = c.expectDims("key", key, kvDims, kvLayout); !st)
-    return st;
-  if (Status st = c.expectDims("value", value, kvDims, kvLayout); !st)
-    return st;
-  if (Status st = c.expectDims("output", output, query.dims, "the query's");
+  if (desc.kvHeadsSplit) {
+    std::vector<int64_t> kvDims = {desc.batch, desc.numHeads, desc.keyLength,
+                                   desc.headDim};
+    const char *kvLayout = "[B, H, Sk, D] with kv_heads_split";
+    if (Status st = c.expectDims("key", key, kvDims, kvLayout); !st)
+      return st;
+    if (Status st = c.expectDims("value", value, kvDims, kvLayout); !st)
+      return st;
+  } else {
+    if (Status st = expectAttentionRows(c, "key", key, desc.keyView, desc.batch,
+                                        desc.keyLength, width);
+        !st)
+      return st;
+    if (Status st = expectAttentionRows(c, "value", value, desc.valueView,
+                                        desc.batch, desc.keyLength, width);
+        !st)
+      return st;
+  }
+  if (Status st =
+          c.expectDims("output", output, {desc.batch, desc.queryLength, width},
+                       "[B, Sq, H*D], the query's rows");
       !st)
     return st;
 

@@ -3,14 +3,16 @@
 // One pass over `@main` in block order. Each op plays one role: a constant
 // (a weight, materialized when a step reads it), an alias (a static reshape:
 // no step, the result names its operand's bytes), a library step (linear,
-// attention, gather), or part of a generated kernel. Consecutive kernel ops
-// are collected into a group that is outlined when the next non-kernel op
-// needs its results, so a kernel reads its inputs once and writes only what
-// later steps or the outputs use.
+// attention, gather), a view an attention step reads in place (the Q/K/V
+// split of a fused projection: no step), or part of a generated kernel.
+// Consecutive kernel ops are collected into a group that is outlined when the
+// next non-kernel op needs its results, so a kernel reads its inputs once and
+// writes only what later steps or the outputs use.
 //
 //===----------------------------------------------------------------------===//
 
 #include "lmopt/Target/CPU/PlanBuilder.h"
+#include "AttentionPlan.h"
 #include "GatherPlan.h" // and QuantPlan.h
 #include "lmopt/Runtime/PlanShapes.h"
 #include "lmopt/Target/CPU/PlanSymbols.h"
@@ -109,6 +111,7 @@ namespace {
 enum class Role {
   Constant,
   Alias,
+  AttentionView,
   Linear,
   QuantLinear,
   Attention,
@@ -168,6 +171,8 @@ static FailureOr<Role> classify(Operation *op, bool symbolic) {
   // A storage cast only renames the integers' type: same bytes.
   if (isa<ReshapeOp, SqueezeOp, UnsqueezeOp, quant::StorageCastOp>(op))
     return Role::Alias;
+  if (isAttentionViewOp(op))
+    return Role::AttentionView;
   auto isF32 = [](Value value) {
     return llvm::cast<ShapedType>(value.getType()).getElementType().isF32();
   };
@@ -225,8 +230,8 @@ private:
   bool isInlineConstant(Value value) const;
 
   LogicalResult emitAlias(Operation *op);
-  FailureOr<rt::PlanStep *> addLibraryStep(Operation *op, Value output,
-                                           rt::StepKind kind);
+  FailureOr<rt::PlanStep *> addLibraryStep(Operation *op, ValueRange operands,
+                                           Value output, rt::StepKind kind);
   LogicalResult emitLinear(LinearOp op);
   LogicalResult emitQuantLinear(LinearOp op);
   LogicalResult emitAttention(AttentionOp op);
@@ -417,12 +422,14 @@ LogicalResult PlanBuilder::emitAlias(Operation *op) {
   llvm_unreachable("unknown tensor storage");
 }
 
-/// A step of `kind` reading all of `op`'s operands and writing `output` to
-/// the arena.
-FailureOr<rt::PlanStep *>
-PlanBuilder::addLibraryStep(Operation *op, Value output, rt::StepKind kind) {
+/// A step of `kind` for `op` reading `operands` (the op's, or the buffers
+/// its operands are views of) and writing `output` to the arena.
+FailureOr<rt::PlanStep *> PlanBuilder::addLibraryStep(Operation *op,
+                                                      ValueRange operandValues,
+                                                      Value output,
+                                                      rt::StepKind kind) {
   SmallVector<uint32_t> operands;
-  for (Value value : op->getOperands()) {
+  for (Value value : operandValues) {
     FailureOr<uint32_t> id = getTensor(value);
     if (failed(id))
       return failure();
@@ -438,8 +445,8 @@ PlanBuilder::addLibraryStep(Operation *op, Value output, rt::StepKind kind) {
 }
 
 LogicalResult PlanBuilder::emitLinear(LinearOp op) {
-  FailureOr<rt::PlanStep *> added =
-      addLibraryStep(op, op.getOutput(), rt::StepKind::Linear);
+  FailureOr<rt::PlanStep *> added = addLibraryStep(
+      op, op->getOperands(), op.getOutput(), rt::StepKind::Linear);
   if (failed(added))
     return failure();
   rt::PlanStep &step = **added;
@@ -500,28 +507,14 @@ LogicalResult PlanBuilder::emitQuantLinear(LinearOp op) {
   return success();
 }
 
+/// The step's operands and attributes come from AttentionPlan.cpp.
 LogicalResult PlanBuilder::emitAttention(AttentionOp op) {
-  FailureOr<rt::PlanStep *> added =
-      addLibraryStep(op, op.getOutput(), rt::StepKind::Attention);
+  AttentionLowering lowering = lowerAttention(op);
+  FailureOr<rt::PlanStep *> added = addLibraryStep(
+      op, lowering.operands, op.getOutput(), rt::StepKind::Attention);
   if (failed(added))
     return failure();
-  rt::PlanStep &step = **added;
-  int64_t numHeads = op.getNumHeads();
-  int64_t hidden =
-      llvm::cast<RankedTensorType>(op.getQuery().getType()).getShape().back();
-  double scale = op.getScale() ? double(op.getScale()->convertToFloat())
-                               : 1.0 / std::sqrt(double(hidden / numHeads));
-  addInt(step, "num_heads", numHeads);
-  rt::PlanAttr scaleAttr;
-  scaleAttr.name = "scale";
-  scaleAttr.kind = rt::PlanAttr::Kind::Float;
-  scaleAttr.floatValue = scale;
-  step.attrs.push_back(std::move(scaleAttr));
-  addInt(step, "causal", op.getCausal());
-  addInt(step, "kv_heads_split", op.getKvHeadsSplit());
-  // Read by name: the attribute is newer than some builds of the op.
-  auto zeroRows = op->getAttrOfType<BoolAttr>("zero_masked_rows");
-  addInt(step, "zero_masked_rows", zeroRows && zeroRows.getValue());
+  (*added)->attrs = std::move(lowering.attrs);
   return success();
 }
 
@@ -576,11 +569,19 @@ LogicalResult PlanBuilder::flushGroup() {
       else
         inputs.insert(operand);
     }
+  // Attention steps read a view in its source's buffer, which the group
+  // writes should it compute it; the view itself is written only for a
+  // later group that reads its dims.
   for (Operation *op : ops)
-    for (Value value : op->getResults())
+    for (Value value : op->getResults()) {
+      std::optional<AttentionView> view = getAttentionView(value);
+      if (Operation *def = view ? view->source.getDefiningOp() : nullptr;
+          def && opSet.contains(def))
+        outputs.insert(view->source);
       for (Operation *user : value.getUsers())
-        if (!opSet.contains(user))
+        if (!opSet.contains(user) && !(view && isa<AttentionOp>(user)))
           outputs.insert(value);
+    }
   if (outputs.empty())
     return success(); // nothing the model needs
 
@@ -740,6 +741,8 @@ FailureOr<CpuPlan> PlanBuilder::build() {
     switch (roles[&op]) {
     case Role::Constant:
       continue; // a weight once a step reads it
+    case Role::AttentionView:
+      continue; // read in its source's buffer by the attention step
     case Role::Kernel:
       group.push_back(&op);
       groupSet.insert(&op);
@@ -764,9 +767,10 @@ FailureOr<CpuPlan> PlanBuilder::build() {
           succeeded(flushGroup()) ? emitGather(cast<GatherOp>(op)) : failure();
       break;
     case Role::MatMul:
-      emitted = success(succeeded(flushGroup()) &&
-                        succeeded(addLibraryStep(&op, op.getResult(0),
-                                                 rt::StepKind::MatMul)));
+      emitted = success(
+          succeeded(flushGroup()) &&
+          succeeded(addLibraryStep(&op, op.getOperands(), op.getResult(0),
+                                   rt::StepKind::MatMul)));
       break;
     }
     if (failed(emitted))

@@ -29,6 +29,17 @@ enum class AttentionMask : int {
   Bool = 2,
 };
 
+/// Where a query, key or value operand's rows lie in the buffer the step is
+/// given: row r (the flattened [b, s]) is the H*D elements starting
+/// `offset + r * rowStride` elements into it. The default is the dense
+/// layout; a view reads Q, K and V straight out of a fused QKV projection
+/// [B, S, 3*H*D] (offsets 0, H*D, 2*H*D, row stride 3*H*D).
+struct AttentionOperandView {
+  int64_t offset = 0;
+  /// 0 means dense (H*D).
+  int64_t rowStride = 0;
+};
+
 /// One `lmopt.attention`, as the plan describes it (static shapes).
 struct AttentionStepDesc {
   std::string name;
@@ -50,6 +61,9 @@ struct AttentionStepDesc {
   /// The mask's dims, rank <= 4, broadcasting (numpy rules, aligned on the
   /// right) to [B, H, Sq, Sk].
   std::vector<int64_t> maskDims;
+  /// Query, key and value as views (key and value with kvHeadsSplit must
+  /// stay dense).
+  AttentionOperandView queryView, keyView, valueView;
 };
 
 class AttentionStep {
@@ -58,14 +72,15 @@ public:
   AttentionStep &operator=(const AttentionStep &) = delete;
   ~AttentionStep();
 
-  /// Validates `desc` (positive sizes, mask dims broadcastable) and prepares
-  /// the primitives.
+  /// Validates `desc` (positive sizes, mask dims broadcastable, each view's
+  /// rows inside its row stride) and prepares the primitives.
   static Status create(const CpuContext &context, const AttentionStepDesc &desc,
                        std::unique_ptr<AttentionStep> &out);
 
   /// `query` [B, Sq, H*D]; `key`, `value` [B, Sk, H*D] (or [B, H, Sk, D] with
-  /// kvHeadsSplit); `mask` as the desc says (null when None); `output`
-  /// [B, Sq, H*D]; dense, row-major, output not overlapping the operands.
+  /// kvHeadsSplit); each the start of its buffer, read through its view;
+  /// `mask` as the desc says (null when None); `output` [B, Sq, H*D] dense;
+  /// row-major, output not overlapping the operands' spans.
   /// Scratch memory is the step's own.
   Status run(const float *query, const float *key, const float *value,
              const void *mask, float *output) const;

@@ -1,0 +1,183 @@
+//===- AttentionPlan.cpp - lmopt.attention to an attention step -----------===//
+//
+// Views: only the last axis is sliced, so a view's rows are the source's rows:
+// the attention step takes the source's buffer, an element offset and the
+// source's row length as the GEMMs' leading dimension. Everything else (a
+// dynamic last dim, non-constant or strided bounds, a slice of other axes,
+// a user that is neither an attention operand nor a reader of dims) keeps
+// the copying kernel.
+//
+//===----------------------------------------------------------------------===//
+
+#include "AttentionPlan.h"
+
+#include "lmopt/Dialect/Lmopt/IR/LmoptOps.h"
+#include "lmopt/Dialect/Lmopt/IR/ShapeUtils.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Matchers.h"
+
+#include <algorithm>
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::lmopt;
+using namespace mlir::lmopt::cpu;
+
+/// The entries of a constant 1-D integer tensor, or nullopt.
+static std::optional<SmallVector<int64_t>> getConstantInts(Value value) {
+  DenseIntElementsAttr attr;
+  if (!value || !matchPattern(value, m_Constant(&attr)))
+    return std::nullopt;
+  SmallVector<int64_t> ints;
+  for (const APInt &entry : attr.getValues<APInt>())
+    ints.push_back(entry.getSExtValue());
+  return ints;
+}
+
+/// ONNX Slice's rule for one bound with step 1: negative counts from the
+/// end, then clamped to [0, dim].
+static int64_t clampBound(int64_t bound, int64_t dim) {
+  if (bound < 0)
+    bound += dim;
+  return std::clamp<int64_t>(bound, 0, dim);
+}
+
+/// The first element a last-axis slice of `width` elements keeps, or
+/// nullopt.
+static std::optional<int64_t> getSliceOffset(SliceOp op, int64_t dim,
+                                             int64_t width) {
+  std::optional<SmallVector<int64_t>> starts = getConstantInts(op.getStarts());
+  std::optional<SmallVector<int64_t>> ends = getConstantInts(op.getEnds());
+  std::optional<SmallVector<int64_t>> axes =
+      op.getAxes()
+          ? getConstantInts(op.getAxes())
+          : std::optional<SmallVector<int64_t>>(SmallVector<int64_t>{0});
+  std::optional<SmallVector<int64_t>> steps =
+      op.getSteps()
+          ? getConstantInts(op.getSteps())
+          : std::optional<SmallVector<int64_t>>(SmallVector<int64_t>{1});
+  if (!starts || !ends || !axes || !steps || starts->size() != 1 ||
+      ends->size() != 1 || axes->size() != 1 || steps->size() != 1 ||
+      (*steps)[0] != 1 || normalizeAxis((*axes)[0], 3) != 2)
+    return std::nullopt;
+  int64_t start = clampBound((*starts)[0], dim);
+  int64_t end = clampBound((*ends)[0], dim);
+  if (end - start != width)
+    return std::nullopt;
+  return start;
+}
+
+/// An op that reads only its operand's dims (the shape arithmetic of a
+/// dynamic export asks for the query's).
+static bool readsOnlyShape(Operation *op) { return isa<ShapeOp, SizeOp>(op); }
+
+/// True when every use of `value` is a query, key or value an attention
+/// step can read through a view, or reads only its dims, and one of them
+/// is an attention's.
+static bool onlyAttentionOperands(Value value) {
+  bool attentionUse = false;
+  for (OpOperand &use : value.getUses()) {
+    if (readsOnlyShape(use.getOwner()))
+      continue;
+    auto attention = dyn_cast<AttentionOp>(use.getOwner());
+    if (!attention || use.get() == attention.getMask())
+      return false;
+    bool isQuery = use.getOperandNumber() == 0;
+    if (!isQuery && attention.getKvHeadsSplit())
+      return false;
+    attentionUse = true;
+  }
+  return attentionUse;
+}
+
+std::optional<AttentionView> mlir::lmopt::cpu::getAttentionView(Value value) {
+  auto result = llvm::dyn_cast<OpResult>(value);
+  if (!result || !isa<SplitOp, SliceOp>(result.getOwner()))
+    return std::nullopt;
+  Operation *op = result.getOwner();
+  Value source = op->getOperand(0);
+  auto sourceType = llvm::dyn_cast<RankedTensorType>(source.getType());
+  auto viewType = llvm::dyn_cast<RankedTensorType>(value.getType());
+  if (!sourceType || !viewType || sourceType.getRank() != 3 ||
+      viewType.getRank() != 3 || !sourceType.getElementType().isF32() ||
+      ShapedType::isDynamic(sourceType.getShape()[2]) ||
+      ShapedType::isDynamic(viewType.getShape()[2]))
+    return std::nullopt;
+  const int64_t rowStride = sourceType.getShape()[2];
+  const int64_t width = viewType.getShape()[2];
+  // The leading dims are the source's (only the last axis is sliced).
+  if (!isCompatibleShape(viewType.getShape().take_front(2),
+                         sourceType.getShape().take_front(2)))
+    return std::nullopt;
+  std::optional<int64_t> offset;
+  if (auto split = dyn_cast<SplitOp>(op)) {
+    if (normalizeAxis(split.getAxis(), 3) != 2)
+      return std::nullopt;
+    ArrayRef<int64_t> sizes = split.getSplitSizes();
+    unsigned index = result.getResultNumber();
+    if (index >= sizes.size() || sizes[index] != width)
+      return std::nullopt;
+    offset = 0;
+    for (unsigned i = 0; i < index; ++i)
+      *offset += sizes[i];
+  } else {
+    offset = getSliceOffset(cast<SliceOp>(op), rowStride, width);
+  }
+  if (!offset || *offset < 0 || *offset + width > rowStride ||
+      !onlyAttentionOperands(value))
+    return std::nullopt;
+  return AttentionView{source, *offset, rowStride};
+}
+
+bool mlir::lmopt::cpu::isAttentionViewOp(Operation *op) {
+  if (!isa<SplitOp, SliceOp>(op) || op->getNumResults() == 0)
+    return false;
+  return llvm::all_of(op->getResults(), [](Value value) {
+    return getAttentionView(value) &&
+           llvm::all_of(value.getUsers(),
+                        [](Operation *user) { return isa<AttentionOp>(user); });
+  });
+}
+
+static void addAttr(std::vector<::lmopt::runtime::PlanAttr> &attrs,
+                    std::string name, int64_t value) {
+  ::lmopt::runtime::PlanAttr attr;
+  attr.name = std::move(name);
+  attr.intValue = value;
+  attrs.push_back(std::move(attr));
+}
+
+AttentionLowering mlir::lmopt::cpu::lowerAttention(AttentionOp op) {
+  AttentionLowering lowering;
+  lowering.operands.assign(op->operand_begin(), op->operand_end());
+  std::vector<::lmopt::runtime::PlanAttr> &attrs = lowering.attrs;
+  int64_t numHeads = op.getNumHeads();
+  int64_t hidden =
+      llvm::cast<RankedTensorType>(op.getQuery().getType()).getShape().back();
+  double scale = op.getScale() ? double(op.getScale()->convertToFloat())
+                               : 1.0 / std::sqrt(double(hidden / numHeads));
+  addAttr(attrs, "num_heads", numHeads);
+  ::lmopt::runtime::PlanAttr scaleAttr;
+  scaleAttr.name = "scale";
+  scaleAttr.kind = ::lmopt::runtime::PlanAttr::Kind::Float;
+  scaleAttr.floatValue = scale;
+  attrs.push_back(std::move(scaleAttr));
+  addAttr(attrs, "causal", op.getCausal());
+  addAttr(attrs, "kv_heads_split", op.getKvHeadsSplit());
+  // Read by name: the attribute is newer than some builds of the op.
+  auto zeroRows = op->getAttrOfType<BoolAttr>("zero_masked_rows");
+  addAttr(attrs, "zero_masked_rows", zeroRows && zeroRows.getValue());
+  // Query, key and value that are views read their source's buffer.
+  static const char *const kRoles[] = {"query", "key", "value"};
+  for (auto [index, role] : llvm::enumerate(kRoles)) {
+    std::optional<AttentionView> view =
+        getAttentionView(lowering.operands[index]);
+    if (!view)
+      continue;
+    lowering.operands[index] = view->source;
+    addAttr(attrs, std::string(role) + "_offset", view->offset);
+    addAttr(attrs, std::string(role) + "_row_stride", view->rowStride);
+  }
+  return lowering;
+}
