@@ -119,8 +119,8 @@ Status lmopt::runtime::buildQuantLinearExecutor(
   if (!parseQuantLinearMode(modeName, d.mode))
     return c.error("attribute 'mode' is '" + modeName +
                        "'; expected int8_dynamic_per_token, "
-                       "int8_dynamic_per_tensor, int8_static, bf16 or "
-                       "int4_weight_only",
+                       "int8_dynamic_per_tensor, int8_static, bf16, "
+                       "int4_weight_only or fp16",
                    StatusCode::Unsupported);
   int64_t activation = 0;
   if (Status st = step.getInt("activation", 0, activation); !st)
@@ -141,7 +141,9 @@ Status lmopt::runtime::buildQuantLinearExecutor(
   if (!step.findAttr("weight_signed"))
     d.weightSigned = true;
   bool int4 = d.mode == QuantLinearMode::Int4WeightOnly;
-  bool bf16 = d.mode == QuantLinearMode::BF16;
+  // bf16 and fp16 weights are plain half-precision floats: no scales.
+  bool fp16 = d.mode == QuantLinearMode::FP16;
+  bool half = d.mode == QuantLinearMode::BF16 || fp16;
   bool isStatic = d.mode == QuantLinearMode::Int8Static;
   if (int4)
     if (Status st = step.getInt("block_size", d.blockSize); !st)
@@ -157,11 +159,12 @@ Status lmopt::runtime::buildQuantLinearExecutor(
     d.inputZeroPoint = int32_t(std::clamp<int64_t>(zp, -1000, 1000));
   }
 
-  if (bf16 && d.hasZeroPoints)
-    return c.error("a bf16 step has no zero points");
-  size_t expected = 2 + (bf16 ? 0 : 1) + d.hasZeroPoints + d.hasBias +
+  if (half && d.hasZeroPoints)
+    return c.error(std::string("a ") + (fp16 ? "fp16" : "bf16") +
+                   " step has no zero points");
+  size_t expected = 2 + (half ? 0 : 1) + d.hasZeroPoints + d.hasBias +
                     d.hasResidual;
-  std::string roles = std::string("input, weight") + (bf16 ? "" : ", scales") +
+  std::string roles = std::string("input, weight") + (half ? "" : ", scales") +
                       (d.hasZeroPoints ? ", zero_points" : "") +
                       (d.hasBias ? ", bias" : "") +
                       (d.hasResidual ? ", residual" : "");
@@ -187,7 +190,7 @@ Status lmopt::runtime::buildQuantLinearExecutor(
       int4 ? std::vector<int64_t>{n, k / 2}
            : d.transposeWeight ? std::vector<int64_t>{n, k}
                                : std::vector<int64_t>{k, n};
-  DType inputType = bf16 ? DType::BF16 : DType::F32;
+  DType inputType = fp16 ? DType::F16 : half ? DType::BF16 : DType::F32;
   if (isStatic)
     inputType = input.dtype == DType::I8 ? DType::I8 : DType::U8;
   d.inputSigned = inputType == DType::I8;
@@ -196,8 +199,10 @@ Status lmopt::runtime::buildQuantLinearExecutor(
   if (int4 && (k % 2 != 0))
     return c.error("input " + Checker::describe(input) +
                    " has an odd K; int4 weights pack two per byte");
-  DType weightType = bf16 ? DType::BF16 : d.weightSigned ? DType::I8
-                                                        : DType::U8;
+  DType weightType = fp16           ? DType::F16
+                     : half           ? DType::BF16
+                     : d.weightSigned ? DType::I8
+                                      : DType::U8;
   if (Status st = c.expect("weight", weight, {weightType}, weightDims); !st)
     return st;
   std::vector<int64_t> outDims = input.dims;
@@ -211,7 +216,7 @@ Status lmopt::runtime::buildQuantLinearExecutor(
   if (Status st = c.constant("weight", weight, w.weight); !st)
     return st;
   size_t next = 2;
-  if (!bf16) {
+  if (!half) {
     const PlanTensor &scales = c.tensor(step.operands[next++]);
     std::vector<int64_t> scaleDims{n};
     if (int4) {

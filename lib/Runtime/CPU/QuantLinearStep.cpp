@@ -17,6 +17,7 @@
 #include "lmopt/Runtime/CPU/QuantLinearStep.h"
 
 #include "QuantKernels.h"
+#include "WeightOnlyGemm.h"
 #include "lmopt/Runtime/CPU/Executor.h"
 
 #include <oneapi/dnnl/dnnl.h>
@@ -103,8 +104,11 @@ struct QuantLinearStep::Impl {
   std::vector<float> columnShift;
   Aligned rowSums;
   int32_t zeroPoint = 0;
-  /// int4 form.
+  /// Weight-only forms (int4, fp16): the packed weight, and scratch for
+  /// the regrouped input (the product goes to `product`).
   quant::Int4Panels int4;
+  quant::F16Panels f16;
+  Aligned gemmInput;
 };
 
 QuantLinearStep::QuantLinearStep(const CpuContext &context)
@@ -124,13 +128,15 @@ const char *lmopt::runtime::quantLinearModeName(QuantLinearMode mode) {
     return "bf16";
   case QuantLinearMode::Int4WeightOnly:
     return "int4_weight_only";
+  case QuantLinearMode::FP16:
+    return "fp16";
   }
   return "invalid";
 }
 
 bool lmopt::runtime::parseQuantLinearMode(std::string_view name,
                                           QuantLinearMode &out) {
-  for (int m = 1; m <= 5; ++m)
+  for (int m = 1; m <= 6; ++m)
     if (name == quantLinearModeName(QuantLinearMode(m))) {
       out = QuantLinearMode(m);
       return true;
@@ -204,6 +210,9 @@ static Status validate(const QuantLinearStepDesc &d, int64_t rows,
                  " must be even and divide K = " +
                  std::to_string(d.inputFeatures));
   }
+  if (d.hasZeroPoints && (d.mode == QuantLinearMode::BF16 ||
+                          d.mode == QuantLinearMode::FP16))
+    return bad("a bf16 or fp16 weight has no zero points");
   if (d.hasZeroPoints && !w.zeroPoints)
     return bad("null zero points pointer");
   if (!d.weightSigned && d.mode != QuantLinearMode::Int8DynamicPerTensor &&
@@ -490,17 +499,30 @@ Status QuantLinearStep::create(const CpuContext &context,
       return st;
     step->packedBytes_ = impl.packedWeight.bytes;
   } else {
-    quant::packInt4(static_cast<const uint8_t *>(weights.weight),
-                    weights.scales,
-                    desc.hasZeroPoints ? weights.zeroPoints : nullptr,
-                    desc.weightSigned, k, n, desc.blockSize, impl.int4);
-    if (!impl.product.allocate(size_t(rows * impl.int4.panels) *
-                               quant::Int4Panels::kPanel * sizeof(float)))
+    int64_t panels = 0;
+    if (desc.mode == QuantLinearMode::FP16) {
+      quant::packF16(static_cast<const uint16_t *>(weights.weight),
+                     desc.transposeWeight, k, n, impl.f16);
+      panels = impl.f16.panels;
+      step->packedBytes_ = impl.f16.bytes();
+    } else {
+      quant::packInt4(static_cast<const uint8_t *>(weights.weight),
+                      weights.scales,
+                      desc.hasZeroPoints ? weights.zeroPoints : nullptr,
+                      desc.weightSigned, k, n, desc.blockSize, impl.int4);
+      panels = impl.int4.panels;
+      step->packedBytes_ = impl.int4.bytes();
+    }
+    if (!impl.product.allocate(size_t(rows * panels * quant::kPanel) *
+                               sizeof(float)) ||
+        !impl.gemmInput.allocate(quant::gemmScratchFloats(rows, k) *
+                                 sizeof(float)))
       return Status::error(StatusCode::IoError,
                            prefix + "cannot allocate scratch buffers");
-    step->packedBytes_ = impl.int4.bytes();
     step->implementation_ =
-        impl.avx512 ? "lmopt:int4_avx512_fma" : "lmopt:int4_portable";
+        std::string(desc.mode == QuantLinearMode::FP16 ? "lmopt:f16"
+                                                       : "lmopt:int4") +
+        (impl.avx512 ? "_avx512_fma" : "_portable");
   }
   step->desc_ = desc;
   step->rows_ = rows;
@@ -596,12 +618,22 @@ Status QuantLinearStep::run(const void *input, const float *bias,
     return Status::ok();
   }
 
-  if (desc_.mode == QuantLinearMode::Int4WeightOnly) {
-    quant::gemmInt4(static_cast<const float *>(input), rows, impl.int4,
-                    impl.product.as<float>(), context_.threads(), impl.avx512);
-    quant::applyEpilogue(impl.product.as<float>(),
-                         impl.int4.panels * quant::Int4Panels::kPanel, rows, n,
-                         e, output, context_.threads(), impl.avx512);
+  if (desc_.mode == QuantLinearMode::Int4WeightOnly ||
+      desc_.mode == QuantLinearMode::FP16) {
+    int64_t panels = 0;
+    if (desc_.mode == QuantLinearMode::FP16) {
+      quant::gemmF16(static_cast<const uint16_t *>(input), rows, impl.f16,
+                     impl.gemmInput.as<float>(), impl.product.as<float>(),
+                     context_.threads(), impl.avx512);
+      panels = impl.f16.panels;
+    } else {
+      quant::gemmInt4(static_cast<const float *>(input), rows, impl.int4,
+                      impl.gemmInput.as<float>(), impl.product.as<float>(),
+                      context_.threads(), impl.avx512);
+      panels = impl.int4.panels;
+    }
+    quant::applyEpilogue(impl.product.as<float>(), panels * quant::kPanel,
+                         rows, n, e, output, context_.threads(), impl.avx512);
     return Status::ok();
   }
 
