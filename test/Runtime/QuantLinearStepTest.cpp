@@ -788,12 +788,9 @@ TEST(QuantLinearExecutor, BuildsFp16StepsFromAPlan) {
                 "has no zero points");
 }
 
-TEST(WeightOnlyGemm, PortableAndAvx512FormsMatchTheFormula) {
-  // Both forms of both GEMMs on 13 rows (two full 6-row groups and one of
-  // 1), K = 160 (a 128 chunk and a partial one, a partial 16-lane tail in
-  // the input regrouping) and N = 70 (a partial second panel), against
-  // the products summed in double, with the file's tolerance.
-  const int64_t m = 13, k = 160, n = 70;
+void checkWeightOnlyGemms(int64_t m, int64_t k) {
+  SCOPED_TRACE(std::to_string(m) + "x" + std::to_string(k));
+  const int64_t n = 70;
   std::vector<float> x = hashValues(901, m * k, 4.0);
   std::vector<uint16_t> xh, wh;
   for (float &v : x) {
@@ -823,18 +820,26 @@ TEST(WeightOnlyGemm, PortableAndAvx512FormsMatchTheFormula) {
   quant::Int4Panels p4;
   quant::packInt4(nibbles.data(), scales.data(), zps.data(),
                   /*weightSigned=*/false, k, n, 32, p4);
-  std::vector<float> scratch(quant::gemmScratchFloats(m, k));
+  std::vector<float> scratch(quant::gemmScratchFloats(m, k, 2));
   for (bool avx512 : {false, quant::useAvx512()})
     for (int f16 = 0; f16 < 2; ++f16) {
       SCOPED_TRACE(std::string(f16 ? "f16" : "int4") +
                    (avx512 ? " avx512" : " portable"));
       std::vector<float> acc(size_t(m * 2 * quant::kPanel), -1.0f);
+      // Every row is reported complete exactly once (threads get disjoint
+      // ranges, so each writes its own counters).
+      std::vector<int> finished(size_t(m), 0);
+      quant::RowsDone done = [&](int64_t r0, int64_t r1) {
+        for (int64_t r = r0; r < r1; ++r)
+          ++finished[size_t(r)];
+      };
       if (f16)
         quant::gemmF16(xh.data(), m, pf, scratch.data(), acc.data(), 2,
-                       avx512);
+                       avx512, done);
       else
         quant::gemmInt4(x.data(), m, p4, scratch.data(), acc.data(), 2,
-                        avx512);
+                        avx512, done);
+      EXPECT_EQ(finished, std::vector<int>(size_t(m), 1));
       const std::vector<double> &w = f16 ? wf : w4;
       int bad = 0;
       for (int64_t r = 0; r < m; ++r)
@@ -852,4 +857,14 @@ TEST(WeightOnlyGemm, PortableAndAvx512FormsMatchTheFormula) {
         }
       EXPECT_EQ(bad, 0);
     }
+}
+
+TEST(WeightOnlyGemm, PortableAndAvx512FormsMatchTheFormula) {
+  // Both forms of both GEMMs against the products summed in double, with
+  // the file's tolerance; N = 70 (a partial second panel). 13 rows: two
+  // full 6-row groups and one of 1; K = 160: a 128 chunk and a partial
+  // one, and a partial 16-lane tail in the input regrouping. 700 rows of
+  // K = 384 (1.05 MiB of f32 input) are two row blocks.
+  checkWeightOnlyGemms(13, 160);
+  checkWeightOnlyGemms(700, 384);
 }

@@ -515,7 +515,7 @@ Status QuantLinearStep::create(const CpuContext &context,
     }
     if (!impl.product.allocate(size_t(rows * panels * quant::kPanel) *
                                sizeof(float)) ||
-        !impl.gemmInput.allocate(quant::gemmScratchFloats(rows, k) *
+        !impl.gemmInput.allocate(quant::gemmScratchFloats(rows, k, context.threads()) *
                                  sizeof(float)))
       return Status::error(StatusCode::IoError,
                            prefix + "cannot allocate scratch buffers");
@@ -620,20 +620,27 @@ Status QuantLinearStep::run(const void *input, const float *bias,
 
   if (desc_.mode == QuantLinearMode::Int4WeightOnly ||
       desc_.mode == QuantLinearMode::FP16) {
-    int64_t panels = 0;
-    if (desc_.mode == QuantLinearMode::FP16) {
+    bool fp16 = desc_.mode == QuantLinearMode::FP16;
+    const int64_t ldc =
+        (fp16 ? impl.f16.panels : impl.int4.panels) * quant::kPanel;
+    const float *product = impl.product.as<float>();
+    // The epilogue runs on each block of rows as the GEMM completes it, on
+    // the thread's share of them, while they are in cache.
+    quant::RowsDone done = [&](int64_t r0, int64_t r1) {
+      quant::Epilogue rowsE = e;
+      if (e.residual)
+        rowsE.residual = e.residual + r0 * n;
+      quant::applyEpilogue(product + r0 * ldc, ldc, r1 - r0, n, rowsE,
+                           output + r0 * n, /*threads=*/1, impl.avx512);
+    };
+    if (fp16)
       quant::gemmF16(static_cast<const uint16_t *>(input), rows, impl.f16,
                      impl.gemmInput.as<float>(), impl.product.as<float>(),
-                     context_.threads(), impl.avx512);
-      panels = impl.f16.panels;
-    } else {
+                     context_.threads(), impl.avx512, done);
+    else
       quant::gemmInt4(static_cast<const float *>(input), rows, impl.int4,
                       impl.gemmInput.as<float>(), impl.product.as<float>(),
-                      context_.threads(), impl.avx512);
-      panels = impl.int4.panels;
-    }
-    quant::applyEpilogue(impl.product.as<float>(), panels * quant::kPanel,
-                         rows, n, e, output, context_.threads(), impl.avx512);
+                      context_.threads(), impl.avx512, done);
     return Status::ok();
   }
 

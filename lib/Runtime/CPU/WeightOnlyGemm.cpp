@@ -42,6 +42,9 @@ using namespace lmopt::runtime::quant;
 /// Rows per micro-kernel tile, and the K chunk widened at a time.
 static constexpr int64_t kRows = 6;
 static constexpr int64_t kChunk = 128;
+/// The input block kept in L2: K columns at a time, and its bytes.
+static constexpr int64_t kBlockMax = 768;
+static constexpr int64_t kInputBlockBytes = int64_t(1) << 20;
 static constexpr float kMagic = 8388608.0f; // 2^23
 
 //===----------------------------------------------------------------------===//
@@ -100,10 +103,6 @@ void quant::packF16(const uint16_t *weight, bool transposed, int64_t k,
     for (int64_t col = 0; col < n; ++col)
       out.halves[size_t(((col / P) * k + kk) * P + col % P)] =
           transposed ? weight[col * k + kk] : weight[kk * n + col];
-}
-
-size_t quant::gemmScratchFloats(int64_t rows, int64_t k) {
-  return size_t((rows + kRows - 1) / kRows * kRows * k);
 }
 
 //===----------------------------------------------------------------------===//
@@ -191,29 +190,56 @@ LMOPT_AVX512 static void microAvx512(const float *a, const float *b,
         _mm512_storeu_ps(c + i * ldc + 16 * j, acc[i][j]);
 }
 
-/// Regroups 16 columns of six rows (rows past `mr` are zero) into dst
-/// ([16][6]).
+/// For output vector j of interleave16, lane l holds flat element
+/// f = 16 j + l, that is row f % 6, column f / 6: `index` picks it from a
+/// pair of rows (column + 16 for the odd row), `pair23` and `pair45` say
+/// which pair.
+struct InterleaveTables {
+  int32_t index[kRows][16];
+  __mmask16 pair23[kRows], pair45[kRows];
+  InterleaveTables() {
+    for (int j = 0; j < kRows; ++j) {
+      pair23[j] = pair45[j] = 0;
+      for (int l = 0; l < 16; ++l) {
+        int f = 16 * j + l, row = f % kRows, col = f / kRows;
+        index[j][l] = col + 16 * (row % 2);
+        if (row / 2 == 1)
+          pair23[j] |= __mmask16(1u << l);
+        if (row / 2 == 2)
+          pair45[j] |= __mmask16(1u << l);
+      }
+    }
+  }
+};
+
+/// Regroups 16 columns of six rows into dst ([16][6]): three two-source
+/// permutes and two blends per output vector.
 LMOPT_AVX512 static void interleave16(const __m512 *rows, float *dst) {
-  alignas(64) float t[kRows][16];
-  for (int i = 0; i < kRows; ++i)
-    _mm512_store_ps(t[i], rows[i]);
-  for (int k = 0; k < 16; ++k)
-    for (int i = 0; i < kRows; ++i)
-      dst[k * kRows + i] = t[i][k];
+  static const InterleaveTables tables;
+  for (int j = 0; j < kRows; ++j) {
+    __m512i index = _mm512_loadu_si512(tables.index[j]);
+    __m512 v = _mm512_permutex2var_ps(rows[0], index, rows[1]);
+    v = _mm512_mask_blend_ps(tables.pair23[j], v,
+                             _mm512_permutex2var_ps(rows[2], index, rows[3]));
+    v = _mm512_mask_blend_ps(tables.pair45[j], v,
+                             _mm512_permutex2var_ps(rows[4], index, rows[5]));
+    _mm512_storeu_ps(dst + 16 * j, v);
+  }
 }
 
-/// Regroups rows [g*6, g*6 + 6) of x (f32, or f16 bits with `Half`) into
-/// dst ([k][6]).
+/// Regroups columns [k0, k0 + kn) of rows [g*6, g*6 + 6) of x ([rows, k],
+/// f32 or, with `Half`, f16 bits; missing rows are zero) into dst ([kn][6]).
 template <bool Half>
 LMOPT_AVX512 static void packGroupAvx512(const void *x, int64_t rows,
-                                         int64_t k, int64_t g, float *dst) {
+                                         int64_t k, int64_t g, int64_t k0,
+                                         int64_t kn, float *dst) {
   int64_t mr = std::min(kRows, rows - g * kRows);
-  for (int64_t kk = 0; kk < k; kk += 16) {
+  for (int64_t kk = 0; kk < kn; kk += 16) {
     __mmask16 lanes =
-        k - kk >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (k - kk)) - 1);
+        kn - kk >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (kn - kk)) - 1);
     __m512 v[kRows];
     for (int64_t i = 0; i < kRows; ++i) {
-      int64_t at = (g * kRows + i) * k + kk;
+      int64_t at = (g * kRows + i) * k + k0 + kk;
       if (i >= mr)
         v[i] = _mm512_setzero_ps();
       else if (Half)
@@ -227,7 +253,7 @@ LMOPT_AVX512 static void packGroupAvx512(const void *x, int64_t rows,
     } else {
       alignas(64) float tail[16 * kRows];
       interleave16(v, tail);
-      std::memcpy(dst + kk * kRows, tail, size_t((k - kk) * kRows) * 4);
+      std::memcpy(dst + kk * kRows, tail, size_t((kn - kk) * kRows) * 4);
     }
   }
 }
@@ -259,20 +285,21 @@ static void widenF16PanelPortable(const F16Panels &w, int64_t p, int64_t k0,
 
 template <bool Half>
 static void packGroupPortable(const void *x, int64_t rows, int64_t k,
-                              int64_t g, float *dst) {
+                              int64_t g, int64_t k0, int64_t kn,
+                              float *dst) {
   std::vector<float> row{};
-  row.resize(size_t(k));
+  row.resize(size_t(kn));
   for (int64_t i = 0; i < kRows; ++i) {
     int64_t r = g * kRows + i;
     if (r >= rows)
       std::fill(row.begin(), row.end(), 0.0f);
     else if (Half)
-      widenF16(static_cast<const uint16_t *>(x) + r * k, size_t(k),
+      widenF16(static_cast<const uint16_t *>(x) + r * k + k0, size_t(kn),
                row.data());
     else
-      std::memcpy(row.data(), static_cast<const float *>(x) + r * k,
-                  size_t(k) * 4);
-    for (int64_t kk = 0; kk < k; ++kk)
+      std::memcpy(row.data(), static_cast<const float *>(x) + r * k + k0,
+                  size_t(kn) * 4);
+    for (int64_t kk = 0; kk < kn; ++kk)
       dst[kk * kRows + i] = row[size_t(kk)];
   }
 }
@@ -288,60 +315,112 @@ static void microPortable(const float *a, const float *b, int64_t kn,
     }
 }
 
-/// acc = x x W, W widened chunk by chunk by `widen(p, k0, kn, buffer)`.
+/// How the driver blocks the input: blocks of blockGroups row groups by
+/// kBlock columns, at most ~1 MiB of f32, so that the block stays in L2
+/// (2 MiB a core) while every panel of the thread passes over it; each
+/// extra row block costs one more widening of the weight, so the blocks
+/// are as few as that allows.
+struct Blocking {
+  int64_t groups, kBlock, blockGroups;
+  Blocking(int64_t rows, int64_t k) {
+    groups = (rows + kRows - 1) / kRows;
+    kBlock = std::min(k, kBlockMax);
+    int64_t rowBlocks = (groups * kRows * kBlock * 4 + kInputBlockBytes - 1) /
+                        kInputBlockBytes;
+    blockGroups = (groups + rowBlocks - 1) / rowBlocks;
+  }
+  int64_t blockFloats() const { return blockGroups * kRows * kBlock; }
+};
+
+static int teamOf(int threads) {
+  return threads > 0 ? threads : omp_get_max_threads();
+}
+
+size_t quant::gemmScratchFloats(int64_t rows, int64_t k, int threads) {
+  return size_t(teamOf(threads) * Blocking(rows, k).blockFloats());
+}
+
+/// acc = x x W, W widened chunk by chunk by `widen(p, k0, kn, buffer)`;
+/// `done(r0, r1)` (when set) is called on each thread for rows of acc that
+/// are final.
+///
+/// Per row block and K block, each thread regroups the input block into its
+/// own part of `scratch` (both threads read it, so each keeps a copy in its
+/// own L2), then passes its panels over it.
 template <bool Half, typename Widen, typename WidenPortable>
 static void gemmPanels(const void *x, int64_t rows, int64_t k,
                        int64_t panels, Widen widen,
                        WidenPortable widenPortable, float *scratch,
-                       float *acc, int threads, bool avx512) {
+                       float *acc, int threads, bool avx512,
+                       const RowsDone &done) {
   const int64_t kc = std::min(k, kChunk);
   const int64_t ldc = panels * kPanel;
-  const int64_t groups = (rows + kRows - 1) / kRows;
-  int team = threads > 0 ? threads : omp_get_max_threads();
+  const Blocking blocking(rows, k);
+  const int64_t groups = blocking.groups, kBlock = blocking.kBlock,
+                blockGroups = blocking.blockGroups;
+  int team = std::min<int64_t>(teamOf(threads), panels);
   // Small products are not worth waking the team for.
   if (rows * k * panels * kPanel < (int64_t(1) << 18))
     team = 1;
 #pragma omp parallel num_threads(team)
   {
     int t = omp_get_thread_num(), count = omp_get_num_threads();
-    for (int64_t g = groups * t / count; g < groups * (t + 1) / count; ++g) {
-#ifdef LMOPT_WONLY_AVX512
-      if (avx512) {
-        packGroupAvx512<Half>(x, rows, k, g, scratch + g * kRows * k);
-        continue;
-      }
-#endif
-      packGroupPortable<Half>(x, rows, k, g, scratch + g * kRows * k);
-    }
-#pragma omp barrier
+    float *a = scratch + t * blocking.blockFloats();
     alignas(64) float b[kChunk * kPanel];
-    for (int64_t p = panels * t / count; p < panels * (t + 1) / count; ++p)
-      for (int64_t k0 = 0; k0 < k; k0 += kc) {
-        int64_t kn = std::min(kc, k - k0);
-        float *c = acc + p * kPanel;
+    for (int64_t g0 = 0; g0 < groups; g0 += blockGroups) {
+      int64_t g1 = std::min(groups, g0 + blockGroups);
+      for (int64_t kb = 0; kb < k; kb += kBlock) {
+        int64_t kbn = std::min(kBlock, k - kb);
+        for (int64_t g = g0; g < g1; ++g) {
 #ifdef LMOPT_WONLY_AVX512
-        if (avx512) {
-          widen(p, k0, kn, b);
-          for (int64_t g = 0; g < groups; ++g)
-            microAvx512(scratch + (g * k + k0) * kRows, b, kn,
-                        c + g * kRows * ldc, ldc,
-                        std::min(kRows, rows - g * kRows), k0 == 0);
-          continue;
-        }
+          if (avx512) {
+            packGroupAvx512<Half>(x, rows, k, g, kb, kbn,
+                                  a + (g - g0) * kRows * kbn);
+            continue;
+          }
 #endif
-        widenPortable(p, k0, kn, b);
-        for (int64_t g = 0; g < groups; ++g)
-          microPortable(scratch + (g * k + k0) * kRows, b, kn,
-                        c + g * kRows * ldc, ldc,
-                        std::min(kRows, rows - g * kRows), k0 == 0);
+          packGroupPortable<Half>(x, rows, k, g, kb, kbn,
+                                  a + (g - g0) * kRows * kbn);
+        }
+        for (int64_t p = panels * t / count; p < panels * (t + 1) / count;
+             ++p)
+          for (int64_t k0 = kb; k0 < kb + kbn; k0 += kc) {
+            int64_t kn = std::min(kc, kb + kbn - k0);
+            float *c = acc + p * kPanel;
+            const float *ak = a + (k0 - kb) * kRows;
+#ifdef LMOPT_WONLY_AVX512
+            if (avx512) {
+              widen(p, k0, kn, b);
+              for (int64_t g = g0; g < g1; ++g)
+                microAvx512(ak + (g - g0) * kRows * kbn, b, kn,
+                            c + g * kRows * ldc, ldc,
+                            std::min(kRows, rows - g * kRows), k0 == 0);
+              continue;
+            }
+#endif
+            widenPortable(p, k0, kn, b);
+            for (int64_t g = g0; g < g1; ++g)
+              microPortable(ak + (g - g0) * kRows * kbn, b, kn,
+                            c + g * kRows * ldc, ldc,
+                            std::min(kRows, rows - g * kRows), k0 == 0);
+          }
       }
+      // The block's rows are complete once every thread has passed; the
+      // caller finishes them while they are still in cache, split by rows.
+      if (done) {
+#pragma omp barrier
+        int64_t r0 = g0 * kRows, r1 = std::min(rows, g1 * kRows);
+        done(r0 + (r1 - r0) * t / count, r0 + (r1 - r0) * (t + 1) / count);
+      }
+    }
   }
   (void)avx512;
   (void)widen;
 }
 
 void quant::gemmInt4(const float *x, int64_t rows, const Int4Panels &w,
-                     float *scratch, float *acc, int threads, bool avx512) {
+                     float *scratch, float *acc, int threads, bool avx512,
+                     const RowsDone &done) {
   gemmPanels</*Half=*/false>(
       x, rows, w.k, w.panels,
       [&](int64_t p, int64_t k0, int64_t kn, float *b) {
@@ -353,11 +432,12 @@ void quant::gemmInt4(const float *x, int64_t rows, const Int4Panels &w,
       [&](int64_t p, int64_t k0, int64_t kn, float *b) {
         widenInt4Portable(w, p, k0, kn, b);
       },
-      scratch, acc, threads, avx512);
+      scratch, acc, threads, avx512, done);
 }
 
 void quant::gemmF16(const uint16_t *x, int64_t rows, const F16Panels &w,
-                    float *scratch, float *acc, int threads, bool avx512) {
+                    float *scratch, float *acc, int threads, bool avx512,
+                    const RowsDone &done) {
   gemmPanels</*Half=*/true>(
       x, rows, w.k, w.panels,
       [&](int64_t p, int64_t k0, int64_t kn, float *b) {
@@ -369,5 +449,5 @@ void quant::gemmF16(const uint16_t *x, int64_t rows, const F16Panels &w,
       [&](int64_t p, int64_t k0, int64_t kn, float *b) {
         widenF16PanelPortable(w, p, k0, kn, b);
       },
-      scratch, acc, threads, avx512);
+      scratch, acc, threads, avx512, done);
 }

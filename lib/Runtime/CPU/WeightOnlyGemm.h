@@ -16,6 +16,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 namespace lmopt::runtime::quant {
@@ -59,19 +60,27 @@ void packInt4(const uint8_t *weight, const float *scales,
 void packF16(const uint16_t *weight, bool transposed, int64_t k, int64_t n,
              F16Panels &out);
 
-/// Floats of the scratch buffer the GEMMs regroup the input into.
-size_t gemmScratchFloats(int64_t rows, int64_t k);
+/// Called by each thread of a GEMM with rows [r0, r1) of the product that
+/// are complete (disjoint between threads); used to apply the epilogue to
+/// rows while they are in cache.
+using RowsDone = std::function<void(int64_t r0, int64_t r1)>;
+
+/// Floats of the scratch buffer the GEMMs regroup the input into, for
+/// `threads` threads (0: OpenMP's default team).
+size_t gemmScratchFloats(int64_t rows, int64_t k, int threads);
 
 /// acc[rows, panels * 64] = x[rows, k] x dequantize(w), f32; `scratch`
-/// holds gemmScratchFloats(rows, k) floats.
+/// holds gemmScratchFloats(rows, k, threads) floats. `done` may be empty.
 void gemmInt4(const float *x, int64_t rows, const Int4Panels &w,
-              float *scratch, float *acc, int threads, bool avx512);
+              float *scratch, float *acc, int threads, bool avx512,
+              const RowsDone &done);
 
 /// acc[rows, panels * 64] = widen(x[rows, k]) x widen(w), f32, where x holds
 /// IEEE half bits; f16 x f16 products are exact in f32, so this is the f16
 /// linear with f32 accumulation.
 void gemmF16(const uint16_t *x, int64_t rows, const F16Panels &w,
-             float *scratch, float *acc, int threads, bool avx512);
+             float *scratch, float *acc, int threads, bool avx512,
+             const RowsDone &done);
 
 } // namespace lmopt::runtime::quant
 
