@@ -105,10 +105,12 @@ struct QuantLinearStep::Impl {
   Aligned rowSums;
   int32_t zeroPoint = 0;
   /// Weight-only forms (int4, fp16): the packed weight, and scratch for
-  /// the regrouped input (the product goes to `product`).
+  /// the regrouped input, sized for `gemmThreads` threads (the product goes
+  /// to `product`).
   quant::Int4Panels int4;
   quant::F16Panels f16;
   Aligned gemmInput;
+  int gemmThreads = 1;
 };
 
 QuantLinearStep::QuantLinearStep(const CpuContext &context)
@@ -513,10 +515,13 @@ Status QuantLinearStep::create(const CpuContext &context,
       panels = impl.int4.panels;
       step->packedBytes_ = impl.int4.bytes();
     }
+    impl.gemmThreads =
+        context.threads() > 0 ? context.threads() : omp_get_max_threads();
     if (!impl.product.allocate(size_t(rows * panels * quant::kPanel) *
                                sizeof(float)) ||
-        !impl.gemmInput.allocate(quant::gemmScratchFloats(rows, k, context.threads()) *
-                                 sizeof(float)))
+        !impl.gemmInput.allocate(
+            quant::gemmScratchFloats(rows, k, impl.gemmThreads) *
+            sizeof(float)))
       return Status::error(StatusCode::IoError,
                            prefix + "cannot allocate scratch buffers");
     step->implementation_ =
@@ -636,11 +641,11 @@ Status QuantLinearStep::run(const void *input, const float *bias,
     if (fp16)
       quant::gemmF16(static_cast<const uint16_t *>(input), rows, impl.f16,
                      impl.gemmInput.as<float>(), impl.product.as<float>(),
-                     context_.threads(), impl.avx512, done);
+                     impl.gemmThreads, impl.avx512, done);
     else
       quant::gemmInt4(static_cast<const float *>(input), rows, impl.int4,
                       impl.gemmInput.as<float>(), impl.product.as<float>(),
-                      context_.threads(), impl.avx512, done);
+                      impl.gemmThreads, impl.avx512, done);
     return Status::ok();
   }
 

@@ -66,7 +66,8 @@ void packF16(const uint16_t *weight, bool transposed, int64_t k, int64_t n,
 using RowsDone = std::function<void(int64_t r0, int64_t r1)>;
 
 /// Floats of the scratch buffer the GEMMs regroup the input into, for
-/// `threads` threads (0: OpenMP's default team).
+/// `threads` threads (0: OpenMP's default team); a GEMM then runs with at
+/// most as many.
 size_t gemmScratchFloats(int64_t rows, int64_t k, int threads);
 
 /// acc[rows, panels * 64] = x[rows, k] x dequantize(w), f32; `scratch`
