@@ -45,6 +45,8 @@ static constexpr int64_t kChunk = 128;
 /// The input block kept in L2: K columns at a time, and its bytes.
 static constexpr int64_t kBlockMax = 768;
 static constexpr int64_t kInputBlockBytes = int64_t(1) << 20;
+/// Rows a thread needs before the threads split rows rather than panels.
+static constexpr int64_t kRowsPerThread = 256;
 static constexpr float kMagic = 8388608.0f; // 2^23
 
 //===----------------------------------------------------------------------===//
@@ -358,7 +360,16 @@ static void gemmPanels(const void *x, int64_t rows, int64_t k,
   const Blocking blocking(rows, k);
   const int64_t groups = blocking.groups, kBlock = blocking.kBlock,
                 blockGroups = blocking.blockGroups;
-  int team = std::min<int64_t>(teamOf(threads), panels);
+  int team = teamOf(threads);
+  // With rows enough for a few row blocks a thread, the threads split the
+  // rows: each widens the whole weight for its own blocks (as one thread
+  // would for them anyway), regroups only its rows, and finishes them
+  // without waiting for the others. Fewer rows split the panels instead,
+  // so that each part of the weight is widened once, and the row blocks'
+  // epilogue waits for both threads.
+  const bool splitRows = groups >= int64_t(team) * kRowsPerThread / kRows;
+  if (!splitRows)
+    team = int(std::min<int64_t>(team, panels));
   // Small products are not worth waking the team for.
   if (rows * k * panels * kPanel < (int64_t(1) << 18))
     team = 1;
@@ -367,8 +378,16 @@ static void gemmPanels(const void *x, int64_t rows, int64_t k,
     int t = omp_get_thread_num(), count = omp_get_num_threads();
     float *a = scratch + t * blocking.blockFloats();
     alignas(64) float b[kChunk * kPanel];
-    for (int64_t g0 = 0; g0 < groups; g0 += blockGroups) {
-      int64_t g1 = std::min(groups, g0 + blockGroups);
+    int64_t rowsBegin = 0, rowsEnd = groups, p0 = 0, p1 = panels;
+    if (splitRows) {
+      rowsBegin = groups * t / count;
+      rowsEnd = groups * (t + 1) / count;
+    } else {
+      p0 = panels * t / count;
+      p1 = panels * (t + 1) / count;
+    }
+    for (int64_t g0 = rowsBegin; g0 < rowsEnd; g0 += blockGroups) {
+      int64_t g1 = std::min(rowsEnd, g0 + blockGroups);
       for (int64_t kb = 0; kb < k; kb += kBlock) {
         int64_t kbn = std::min(kBlock, k - kb);
         for (int64_t g = g0; g < g1; ++g) {
@@ -382,8 +401,7 @@ static void gemmPanels(const void *x, int64_t rows, int64_t k,
           packGroupPortable<Half>(x, rows, k, g, kb, kbn,
                                   a + (g - g0) * kRows * kbn);
         }
-        for (int64_t p = panels * t / count; p < panels * (t + 1) / count;
-             ++p)
+        for (int64_t p = p0; p < p1; ++p)
           for (int64_t k0 = kb; k0 < kb + kbn; k0 += kc) {
             int64_t kn = std::min(kc, kb + kbn - k0);
             float *c = acc + p * kPanel;
@@ -405,11 +423,14 @@ static void gemmPanels(const void *x, int64_t rows, int64_t k,
                             std::min(kRows, rows - g * kRows), k0 == 0);
           }
       }
-      // The block's rows are complete once every thread has passed; the
-      // caller finishes them while they are still in cache, split by rows.
-      if (done) {
+      // The block's rows are complete (when the threads split the panels,
+      // once every thread has passed); the caller finishes them while they
+      // are still in cache.
+      int64_t r0 = g0 * kRows, r1 = std::min(rows, g1 * kRows);
+      if (done && splitRows) {
+        done(r0, r1);
+      } else if (done) {
 #pragma omp barrier
-        int64_t r0 = g0 * kRows, r1 = std::min(rows, g1 * kRows);
         done(r0 + (r1 - r0) * t / count, r0 + (r1 - r0) * (t + 1) / count);
       }
     }
