@@ -87,13 +87,14 @@ int main(int argc, char **argv) {
       {768, 3072, "ffn in gelu", false, LinearActivation::Gelu},
       {3072, 768, "ffn out +res", true, LinearActivation::None},
   };
-  const QuantLinearMode modes[] = {
-      QuantLinearMode::Int8DynamicPerToken,
-      QuantLinearMode::Int8DynamicPerTensor, QuantLinearMode::Int8Static,
-      QuantLinearMode::BF16, QuantLinearMode::Int4WeightOnly,
-      QuantLinearMode::FP16};
-  const char *shortName[] = {"", "i8tok", "i8tensor", "i8static", "bf16",
-                             "int4b32", "fp16"};
+  const QuantLinearMode modes[] = {QuantLinearMode::Int8DynamicPerToken,
+                                   QuantLinearMode::Int8DynamicPerTensor,
+                                   QuantLinearMode::Int8Static,
+                                   QuantLinearMode::BF16,
+                                   QuantLinearMode::Int4WeightOnly,
+                                   QuantLinearMode::FP16};
+  const char *shortName[] = {"",     "i8tok",   "i8tensor", "i8static",
+                             "bf16", "int4b32", "fp16"};
   std::printf("threads %d, %d interleaved rounds, %s clock; ms median "
               "(speedup over f32)\n",
               threads, rounds, cpuClock ? "process CPU" : "wall");
@@ -155,20 +156,22 @@ int main(int argc, char **argv) {
         d.inputScale = 0.05f;
         d.inputZeroPoint = 128;
         QuantLinearWeights qw;
-        qw.weight = mode == QuantLinearMode::BF16             ? (void *)wbf.data()
-                    : mode == QuantLinearMode::FP16           ? (void *)wf16.data()
-                    : mode == QuantLinearMode::Int4WeightOnly ? (void *)w4.data()
-                                                              : (void *)w8.data();
+        qw.weight = mode == QuantLinearMode::BF16   ? (void *)wbf.data()
+                    : mode == QuantLinearMode::FP16 ? (void *)wf16.data()
+                    : mode == QuantLinearMode::Int4WeightOnly
+                        ? (void *)w4.data()
+                        : (void *)w8.data();
         qw.scales = scales.data();
         std::unique_ptr<QuantLinearStep> step;
         if (Status cs = QuantLinearStep::create(*ctx, d, m, qw, step); !cs) {
           std::fprintf(stderr, "%s\n", cs.toString().c_str());
           return 1;
         }
-        const void *in = mode == QuantLinearMode::BF16         ? (void *)xbf.data()
-                         : mode == QuantLinearMode::FP16       ? (void *)xf16.data()
-                         : mode == QuantLinearMode::Int8Static ? (void *)xq.data()
-                                                               : (void *)x.data();
+        const void *in = mode == QuantLinearMode::BF16   ? (void *)xbf.data()
+                         : mode == QuantLinearMode::FP16 ? (void *)xf16.data()
+                         : mode == QuantLinearMode::Int8Static
+                             ? (void *)xq.data()
+                             : (void *)x.data();
         QuantLinearStep *raw = step.get();
         variants.push_back({quantLinearModeName(mode),
                             [&, raw, in] {

@@ -291,8 +291,8 @@ void checkCase(const Case &c, bool inPlace = false, int threads = 0) {
 
 const QuantLinearMode kModes[] = {
     QuantLinearMode::Int8DynamicPerToken, QuantLinearMode::Int8DynamicPerTensor,
-    QuantLinearMode::Int8Static, QuantLinearMode::BF16,
-    QuantLinearMode::Int4WeightOnly, QuantLinearMode::FP16};
+    QuantLinearMode::Int8Static,          QuantLinearMode::BF16,
+    QuantLinearMode::Int4WeightOnly,      QuantLinearMode::FP16};
 
 const LinearActivation kActs[] = {LinearActivation::None, LinearActivation::Relu,
                                   LinearActivation::Gelu,
@@ -716,8 +716,8 @@ TEST(QuantLinearExecutor, BuildsFp16StepsFromAPlan) {
                     LinearActivation::None, true, 721);
   OneStepPlan p;
   uint32_t in = p.add(DType::F16, {5, 48}, TensorStorage::Input);
-  uint32_t w = p.add(DType::F16, {20, 48}, TensorStorage::Weight,
-                     c.weightBf16.data());
+  uint32_t w =
+      p.add(DType::F16, {20, 48}, TensorStorage::Weight, c.weightBf16.data());
   uint32_t b = p.add(DType::F32, {20}, TensorStorage::Weight, c.bias.data());
   uint32_t r = p.add(DType::F32, {5, 20}, TensorStorage::Input);
   uint32_t o = p.add(DType::F32, {5, 20}, TensorStorage::Arena);
@@ -755,8 +755,8 @@ TEST(QuantLinearExecutor, BuildsFp16StepsFromAPlan) {
   ASSERT_TRUE(QuantLinearStep::create(*ctx, c.desc, 5, c.weights(), direct));
   EXPECT_EQ(direct->packedBytes(), 48u * 64 * 2); // one panel of halves
   std::vector<float> want(5 * 20);
-  ASSERT_TRUE(direct->run(c.inputBf16.data(), c.bias.data(),
-                          c.residual.data(), want.data()));
+  ASSERT_TRUE(direct->run(c.inputBf16.data(), c.bias.data(), c.residual.data(),
+                          want.data()));
   EXPECT_EQ(out, want);
 
   // An f32 input (the cast to f16 missing) and zero points are refused.

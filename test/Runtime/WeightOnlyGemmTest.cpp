@@ -8,8 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "../../lib/Runtime/CPU/QuantKernels.h"
 #include "../../lib/Runtime/CPU/WeightOnlyGemm.h"
+#include "../../lib/Runtime/CPU/QuantKernels.h"
 #include "TestUtil.h"
 
 #include <cmath>
@@ -66,11 +66,11 @@ void checkWeightOnlyGemms(int64_t m, int64_t k) {
           ++finished[size_t(r)];
       };
       if (f16)
-        quant::gemmF16(xh.data(), m, pf, scratch.data(), acc.data(), 2,
-                       avx512, done);
+        quant::gemmF16(xh.data(), m, pf, scratch.data(), acc.data(), 2, avx512,
+                       done);
       else
-        quant::gemmInt4(x.data(), m, p4, scratch.data(), acc.data(), 2,
-                        avx512, done);
+        quant::gemmInt4(x.data(), m, p4, scratch.data(), acc.data(), 2, avx512,
+                        done);
       EXPECT_EQ(finished, std::vector<int>(size_t(m), 1));
       const std::vector<double> &w = f16 ? wf : w4;
       int bad = 0;

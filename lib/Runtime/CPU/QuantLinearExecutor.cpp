@@ -162,8 +162,8 @@ Status lmopt::runtime::buildQuantLinearExecutor(
   if (half && d.hasZeroPoints)
     return c.error(std::string("a ") + (fp16 ? "fp16" : "bf16") +
                    " step has no zero points");
-  size_t expected = 2 + (half ? 0 : 1) + d.hasZeroPoints + d.hasBias +
-                    d.hasResidual;
+  size_t expected =
+      2 + (half ? 0 : 1) + d.hasZeroPoints + d.hasBias + d.hasResidual;
   std::string roles = std::string("input, weight") + (half ? "" : ", scales") +
                       (d.hasZeroPoints ? ", zero_points" : "") +
                       (d.hasBias ? ", bias" : "") +
@@ -199,7 +199,7 @@ Status lmopt::runtime::buildQuantLinearExecutor(
   if (int4 && (k % 2 != 0))
     return c.error("input " + Checker::describe(input) +
                    " has an odd K; int4 weights pack two per byte");
-  DType weightType = fp16           ? DType::F16
+  DType weightType = fp16             ? DType::F16
                      : half           ? DType::BF16
                      : d.weightSigned ? DType::I8
                                       : DType::U8;

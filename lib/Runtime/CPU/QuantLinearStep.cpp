@@ -212,8 +212,8 @@ static Status validate(const QuantLinearStepDesc &d, int64_t rows,
                  " must be even and divide K = " +
                  std::to_string(d.inputFeatures));
   }
-  if (d.hasZeroPoints && (d.mode == QuantLinearMode::BF16 ||
-                          d.mode == QuantLinearMode::FP16))
+  if (d.hasZeroPoints &&
+      (d.mode == QuantLinearMode::BF16 || d.mode == QuantLinearMode::FP16))
     return bad("a bf16 or fp16 weight has no zero points");
   if (d.hasZeroPoints && !w.zeroPoints)
     return bad("null zero points pointer");

@@ -83,11 +83,10 @@ void quant::packInt4(const uint8_t *weight, const float *scales,
       out.scales[at] = scales[col * out.blocks + b];
       int32_t zp = 0;
       if (zeroPoints)
-        zp = weightSigned
-                 ? int32_t(static_cast<const int8_t *>(
-                       zeroPoints)[col * out.blocks + b])
-                 : int32_t(static_cast<const uint8_t *>(
-                       zeroPoints)[col * out.blocks + b]);
+        zp = weightSigned ? int32_t(static_cast<const int8_t *>(
+                                zeroPoints)[col * out.blocks + b])
+                          : int32_t(static_cast<const uint8_t *>(
+                                zeroPoints)[col * out.blocks + b]);
       out.zeroPoints[at] = kMagic + float(zp + shift);
     }
   }
@@ -140,18 +139,17 @@ LMOPT_AVX512 static void widenInt4Avx512(const Int4Panels &w, int64_t p,
                       _mm512_or_si512(_mm512_srli_epi32(v1, 4), magic)};
       float *dst = b + (k - k0) * kPanel;
       for (int g = 0; g < 4; ++g)
-        _mm512_store_ps(dst + 16 * g,
-                        _mm512_mul_ps(_mm512_sub_ps(_mm512_castsi512_ps(q[g]),
-                                                    z[g]),
-                                      s[g]));
+        _mm512_store_ps(
+            dst + 16 * g,
+            _mm512_mul_ps(_mm512_sub_ps(_mm512_castsi512_ps(q[g]), z[g]),
+                          s[g]));
     }
   }
 }
 
 /// Widens rows [k0, k0 + kn) of f16 panel `p` into b ([kn][64] f32).
 LMOPT_AVX512 static void widenF16PanelAvx512(const F16Panels &w, int64_t p,
-                                             int64_t k0, int64_t kn,
-                                             float *b) {
+                                             int64_t k0, int64_t kn, float *b) {
   const uint16_t *src = w.halves.data() + (p * w.k + k0) * kPanel;
   for (int64_t i = 0; i < kn * kPanel; i += 16)
     _mm512_store_ps(b + i, _mm512_cvtph_ps(_mm256_loadu_si256(
@@ -160,9 +158,9 @@ LMOPT_AVX512 static void widenF16PanelAvx512(const F16Panels &w, int64_t p,
 
 /// c[mr][64] (+)= a[kn][6] x b[kn][64] for the first mr <= 6 rows of the
 /// interleaved group `a`; `first` starts from zero.
-LMOPT_AVX512 static void microAvx512(const float *a, const float *b,
-                                     int64_t kn, float *c, int64_t ldc,
-                                     int64_t mr, bool first) {
+LMOPT_AVX512 static void microAvx512(const float *a, const float *b, int64_t kn,
+                                     float *c, int64_t ldc, int64_t mr,
+                                     bool first) {
   __m512 acc[kRows][4];
 #pragma GCC unroll 6
   for (int i = 0; i < kRows; ++i)
@@ -232,9 +230,9 @@ LMOPT_AVX512 static void interleave16(const __m512 *rows, float *dst) {
 /// Regroups columns [k0, k0 + kn) of rows [g*6, g*6 + 6) of x ([rows, k],
 /// f32 or, with `Half`, f16 bits; missing rows are zero) into dst ([kn][6]).
 template <bool Half>
-LMOPT_AVX512 static void packGroupAvx512(const void *x, int64_t rows,
-                                         int64_t k, int64_t g, int64_t k0,
-                                         int64_t kn, float *dst) {
+LMOPT_AVX512 static void packGroupAvx512(const void *x, int64_t rows, int64_t k,
+                                         int64_t g, int64_t k0, int64_t kn,
+                                         float *dst) {
   int64_t mr = std::min(kRows, rows - g * kRows);
   for (int64_t kk = 0; kk < kn; kk += 16) {
     __mmask16 lanes =
@@ -286,9 +284,8 @@ static void widenF16PanelPortable(const F16Panels &w, int64_t p, int64_t k0,
 }
 
 template <bool Half>
-static void packGroupPortable(const void *x, int64_t rows, int64_t k,
-                              int64_t g, int64_t k0, int64_t kn,
-                              float *dst) {
+static void packGroupPortable(const void *x, int64_t rows, int64_t k, int64_t g,
+                              int64_t k0, int64_t kn, float *dst) {
   std::vector<float> row{};
   row.resize(size_t(kn));
   for (int64_t i = 0; i < kRows; ++i) {
@@ -306,8 +303,8 @@ static void packGroupPortable(const void *x, int64_t rows, int64_t k,
   }
 }
 
-static void microPortable(const float *a, const float *b, int64_t kn,
-                          float *c, int64_t ldc, int64_t mr, bool first) {
+static void microPortable(const float *a, const float *b, int64_t kn, float *c,
+                          int64_t ldc, int64_t mr, bool first) {
   for (int64_t i = 0; i < mr; ++i)
     for (int64_t lane = 0; lane < kPanel; ++lane) {
       float sum = first ? 0.0f : c[i * ldc + lane];
@@ -327,8 +324,8 @@ struct Blocking {
   Blocking(int64_t rows, int64_t k) {
     groups = (rows + kRows - 1) / kRows;
     kBlock = std::min(k, kBlockMax);
-    int64_t rowBlocks = (groups * kRows * kBlock * 4 + kInputBlockBytes - 1) /
-                        kInputBlockBytes;
+    int64_t rowBlocks =
+        (groups * kRows * kBlock * 4 + kInputBlockBytes - 1) / kInputBlockBytes;
     blockGroups = (groups + rowBlocks - 1) / rowBlocks;
   }
   int64_t blockFloats() const { return blockGroups * kRows * kBlock; }
@@ -350,9 +347,8 @@ size_t quant::gemmScratchFloats(int64_t rows, int64_t k, int threads) {
 /// own part of `scratch` (both threads read it, so each keeps a copy in its
 /// own L2), then passes its panels over it.
 template <bool Half, typename Widen, typename WidenPortable>
-static void gemmPanels(const void *x, int64_t rows, int64_t k,
-                       int64_t panels, Widen widen,
-                       WidenPortable widenPortable, float *scratch,
+static void gemmPanels(const void *x, int64_t rows, int64_t k, int64_t panels,
+                       Widen widen, WidenPortable widenPortable, float *scratch,
                        float *acc, int threads, bool avx512,
                        const RowsDone &done) {
   const int64_t kc = std::min(k, kChunk);

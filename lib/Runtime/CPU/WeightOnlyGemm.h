@@ -72,9 +72,8 @@ size_t gemmScratchFloats(int64_t rows, int64_t k, int threads);
 
 /// acc[rows, panels * 64] = x[rows, k] x dequantize(w), f32; `scratch`
 /// holds gemmScratchFloats(rows, k, threads) floats. `done` may be empty.
-void gemmInt4(const float *x, int64_t rows, const Int4Panels &w,
-              float *scratch, float *acc, int threads, bool avx512,
-              const RowsDone &done);
+void gemmInt4(const float *x, int64_t rows, const Int4Panels &w, float *scratch,
+              float *acc, int threads, bool avx512, const RowsDone &done);
 
 /// acc[rows, panels * 64] = widen(x[rows, k]) x widen(w), f32, where x holds
 /// IEEE half bits; f16 x f16 products are exact in f32, so this is the f16

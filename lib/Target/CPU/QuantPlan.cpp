@@ -2,10 +2,11 @@
 //
 // Maps each form in docs/dialect.md's table to the runtime's mode and
 // writes the weight the way QuantLinearStep reads it: int8, bf16 and fp16
-// weights are the IR constant's own bytes (fp16 stays 2 bytes a value); int4 weights are repacked two per byte
-// ([N, K/2], the even k in the low nibble) with their block scales
-// ([N, K / block], f16 when every scale is an f16 value) and zero points
-// ([N, K / block] bytes, u4 ones packed two per byte) as separate tensors;
+// weights are the IR constant's own bytes (fp16 stays 2 bytes a value); int4
+// weights are repacked two per byte ([N, K/2], the even k in the low nibble)
+// with their block scales ([N, K / block], f16 when every scale is an f16
+// value) and zero points ([N, K / block] bytes, u4 ones packed two per byte)
+// as separate tensors;
 // per-channel scales become an f32 [N] tensor (or [1] per tensor).
 //
 //===----------------------------------------------------------------------===//

@@ -28,8 +28,9 @@
 // kernel (WeightOnlyGemm): 64-column panels of the weight are widened to f32
 // into a cache-resident buffer, K chunk by K chunk, and an AVX-512 FMA
 // kernel multiplies every row of the input with them; the f32 weight is
-// never stored whole. Weights are packed once, when the step is created, into buffers the
-// step owns. docs/cpu-backend.md ("Quantized linear steps") describes them.
+// never stored whole. Weights are packed once, when the step is created, into
+// buffers the step owns. docs/cpu-backend.md ("Quantized linear steps")
+// describes them.
 //
 //===----------------------------------------------------------------------===//
 
@@ -121,10 +122,10 @@ public:
                        std::unique_ptr<QuantLinearStep> &out);
 
   /// Computes all rows. `input` is [rows, K]: f32 (dynamic int8, int4),
-  /// i8/u8 (static int8), bf16 bits (bf16) or IEEE half bits (fp16). `bias` [N] and `residual`
-  /// [rows, N] are passed exactly when the desc has them; `residual` may be
-  /// `output` itself, otherwise it must not overlap it. Uses scratch buffers
-  /// of the step, so one step runs on one thread at a time.
+  /// i8/u8 (static int8), bf16 bits (bf16) or IEEE half bits (fp16). `bias` [N]
+  /// and `residual` [rows, N] are passed exactly when the desc has them;
+  /// `residual` may be `output` itself, otherwise it must not overlap it. Uses
+  /// scratch buffers of the step, so one step runs on one thread at a time.
   Status run(const void *input, const float *bias, const float *residual,
              float *output) const;
 
