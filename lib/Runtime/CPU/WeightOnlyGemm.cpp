@@ -1,11 +1,13 @@
 //===- WeightOnlyGemm.cpp - f32 GEMM over int4 and f16 weights -----------===//
 //
-// Both GEMMs share one driver: the team regroups the input into
-// [ceil(rows / 6)][K][6] f32 (six rows interleaved, the last group padded
-// with zeros), then each thread takes a contiguous range of panels and, per
-// panel and per 128-row K chunk, widens the chunk into a 32 KiB buffer (it
-// stays in L1, 48 KiB on Sapphire Rapids) and runs the 6x64 micro-kernel
-// over every row group. Only the widening differs:
+// Both GEMMs share one driver. The input is taken in blocks of at most
+// 1 MiB of f32 (rows by up to 768 columns); each thread regroups a block
+// into its own scratch as [row group][column][6] (six rows interleaved, the
+// last group padded with zeros), so that it stays in that core's L2 and the
+// micro-kernel reads one sequential stream. Then, per panel and per 128-row
+// K chunk, the thread widens the chunk into a 32 KiB buffer (it stays in
+// L1, 48 KiB on Sapphire Rapids) and runs the 6x64 micro-kernel over every
+// row group of the block. Only the widening differs:
 //
 // - int4: w = (q - zp) * scale in f32, q - zp formed exactly as
 //   float(2^23 + q) - (2^23 + zp) (the nibble or'ed into the mantissa of
