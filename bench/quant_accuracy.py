@@ -22,7 +22,7 @@ Every mode is compiled with --calibration, so int4-weight rounds with GPTQ
 (its default then); int4-weight+int4-method=rtn rounds to nearest.
 A mode the build cannot compile yet is listed with lmopt-compile's error.
 
-usage: bench/quant_accuracy.py [--modes int8-dynamic,int8-static,int4-weight,bf16]
+usage: bench/quant_accuracy.py [--modes int8-dynamic,int8-static,int4-weight,bf16,fp16]
                                [--batch 8] [--eval 144] [--skip-bert]
                                [--build build]
 """
@@ -182,7 +182,7 @@ def bert_base(args, modes, work):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--modes", default="int8-dynamic,int8-static,int4-weight,bf16")
+    parser.add_argument("--modes", default="int8-dynamic,int8-static,int4-weight,bf16,fp16")
     parser.add_argument("--batch", type=int, default=8)
     parser.add_argument("--eval", type=int, default=144)
     parser.add_argument("--skip-bert", action="store_true")

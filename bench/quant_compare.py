@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Latency of quantized inference, side by side: lmopt f32, lmopt int8
-(dynamic), lmopt bf16, onnxruntime f32 and onnxruntime running its own
-`onnxruntime.quantization.quantize_dynamic` model (int8 weights), on the
+(dynamic), bf16, int4 weight-only and fp16, onnxruntime f32 and onnxruntime
+running its own `onnxruntime.quantization.quantize_dynamic` model (int8
+weights), on the
 BERT-base-sized model of bench/make_models.py, sequence 128, the same inputs
 and thread count. Engines alternate within each round so that all see the
 same machine state; the table gives the median of the rounds' p50 latencies
@@ -10,7 +11,8 @@ onnxruntime's int8 model. An lmopt mode this build cannot
 compile is listed with lmopt-compile's error.
 
 usage: bench/quant_compare.py [--batches 1,8] [--threads 2] [--rounds 3]
-                              [--runs 5] [--modes int8-dynamic,bf16]
+                              [--runs 5]
+                              [--modes int8-dynamic,bf16,int4-weight,fp16]
                               [--build build]
 """
 import argparse
@@ -42,7 +44,7 @@ def main():
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--modes", default="int8-dynamic,bf16")
+    parser.add_argument("--modes", default="int8-dynamic,bf16,int4-weight,fp16")
     parser.add_argument("--build", default=os.path.join(ROOT, "build"))
     args = parser.parse_args()
 

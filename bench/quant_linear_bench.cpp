@@ -9,7 +9,13 @@
 //
 //   c++ -O2 -std=c++17 -Iinclude bench/quant_linear_bench.cpp
 //   build/lib/libLmoptRuntime.a -ldnnl -lz -fopenmp -o /tmp/quant_bench
-//   /tmp/quant_bench [threads=2] [rounds=20] [rows=128,1024]
+//   /tmp/quant_bench [threads=2] [rounds=20] [rows=128,1024] [clock=wall]
+//
+// clock=cpu times each call by the process's CPU time instead of the wall
+// clock: on a machine other jobs load, a one-thread run then counts only
+// the cycles the call itself got (cache disturbance by the other jobs
+// remains). With several threads it also counts OpenMP's spinning, so use
+// it with threads=1.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,6 +27,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <string>
 #include <vector>
 
@@ -38,6 +45,27 @@ struct Shape {
   LinearActivation act;
 };
 
+/// bench::interleave with the process's CPU time as the clock.
+bool interleaveCpu(std::vector<Variant> &variants, int rounds) {
+  auto now = [] {
+    timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
+  };
+  size_t count = variants.size();
+  for (int r = 0; r < rounds + 3; ++r)
+    for (size_t i = 0; i < count; ++i) {
+      Variant &v = variants[(size_t(r) + i) % count];
+      double t0 = now();
+      if (!v.run())
+        return false;
+      double t1 = now();
+      if (r >= 3)
+        v.seconds.push_back(t1 - t0);
+    }
+  return true;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -47,6 +75,7 @@ int main(int argc, char **argv) {
   if (!lmopt::bench::parseRowCounts(argc > 3 ? argv[3] : "128,1024",
                                     rowCounts))
     return 1;
+  bool cpuClock = argc > 4 && std::strcmp(argv[4], "clock=cpu") == 0;
   std::unique_ptr<CpuContext> ctx = lmopt::bench::createContext(threads);
   if (!ctx)
     return 1;
@@ -58,15 +87,17 @@ int main(int argc, char **argv) {
       {768, 3072, "ffn in gelu", false, LinearActivation::Gelu},
       {3072, 768, "ffn out +res", true, LinearActivation::None},
   };
-  const QuantLinearMode modes[] = {
-      QuantLinearMode::Int8DynamicPerToken,
-      QuantLinearMode::Int8DynamicPerTensor, QuantLinearMode::Int8Static,
-      QuantLinearMode::BF16, QuantLinearMode::Int4WeightOnly};
-  const char *shortName[] = {"", "i8tok", "i8tensor", "i8static", "bf16",
-                             "int4b32"};
-  std::printf("threads %d, %d interleaved rounds; ms median (speedup over "
-              "f32)\n",
-              threads, rounds);
+  const QuantLinearMode modes[] = {QuantLinearMode::Int8DynamicPerToken,
+                                   QuantLinearMode::Int8DynamicPerTensor,
+                                   QuantLinearMode::Int8Static,
+                                   QuantLinearMode::BF16,
+                                   QuantLinearMode::Int4WeightOnly,
+                                   QuantLinearMode::FP16};
+  const char *shortName[] = {"",     "i8tok",   "i8tensor", "i8static",
+                             "bf16", "int4b32", "fp16"};
+  std::printf("threads %d, %d interleaved rounds, %s clock; ms median "
+              "(speedup over f32)\n",
+              threads, rounds, cpuClock ? "process CPU" : "wall");
   std::printf("%-5s %-5s %-5s %-14s %9s", "M", "K", "N", "linear", "f32");
   for (QuantLinearMode mode : modes)
     std::printf(" %17s", shortName[int(mode)]);
@@ -82,7 +113,8 @@ int main(int argc, char **argv) {
       std::vector<int8_t> w8(size_t(s.k * s.n), 3);
       std::vector<uint8_t> w4(size_t(s.n * s.k / 2), 0x5A), xq(x.size(), 130);
       std::vector<uint16_t> wbf(size_t(s.k * s.n), 0x3C00),
-          xbf(x.size(), 0x3F00);
+          xbf(x.size(), 0x3F00), wf16(size_t(s.k * s.n), 0x2000),
+          xf16(x.size(), 0x3800);
       std::vector<float> scales(size_t(s.n * (s.k / 32)), 0.01f);
 
       LinearStepDesc fd;
@@ -124,18 +156,22 @@ int main(int argc, char **argv) {
         d.inputScale = 0.05f;
         d.inputZeroPoint = 128;
         QuantLinearWeights qw;
-        qw.weight = mode == QuantLinearMode::BF16             ? (void *)wbf.data()
-                    : mode == QuantLinearMode::Int4WeightOnly ? (void *)w4.data()
-                                                              : (void *)w8.data();
+        qw.weight = mode == QuantLinearMode::BF16   ? (void *)wbf.data()
+                    : mode == QuantLinearMode::FP16 ? (void *)wf16.data()
+                    : mode == QuantLinearMode::Int4WeightOnly
+                        ? (void *)w4.data()
+                        : (void *)w8.data();
         qw.scales = scales.data();
         std::unique_ptr<QuantLinearStep> step;
         if (Status cs = QuantLinearStep::create(*ctx, d, m, qw, step); !cs) {
           std::fprintf(stderr, "%s\n", cs.toString().c_str());
           return 1;
         }
-        const void *in = mode == QuantLinearMode::BF16         ? (void *)xbf.data()
-                         : mode == QuantLinearMode::Int8Static ? (void *)xq.data()
-                                                               : (void *)x.data();
+        const void *in = mode == QuantLinearMode::BF16   ? (void *)xbf.data()
+                         : mode == QuantLinearMode::FP16 ? (void *)xf16.data()
+                         : mode == QuantLinearMode::Int8Static
+                             ? (void *)xq.data()
+                             : (void *)x.data();
         QuantLinearStep *raw = step.get();
         variants.push_back({quantLinearModeName(mode),
                             [&, raw, in] {
@@ -146,7 +182,8 @@ int main(int argc, char **argv) {
         implLine += std::string(" | ") + step->implementation();
         steps.push_back(std::move(step));
       }
-      if (!interleave(variants, rounds)) {
+      if (!(cpuClock ? interleaveCpu(variants, rounds)
+                     : interleave(variants, rounds))) {
         std::fprintf(stderr, "%s\n", st.toString().c_str());
         return 1;
       }

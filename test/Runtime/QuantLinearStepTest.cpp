@@ -10,8 +10,9 @@
 // absolute values of everything summed into the output (|x_k w_k| over k,
 // scaled, plus |bias| and |residual|). For int8 the integer product is exact
 // (i32) and the step adds at most four f32 roundings (~5e-7 * mag) and the
-// AVX-512 erf's 5e-7 absolute error; for bf16 and int4 the f32 accumulation
-// over K <= 768 terms in blocks stays well below 1e-5 * mag. A wrongly
+// AVX-512 erf's 5e-7 absolute error; for bf16, fp16 and int4 the f32
+// accumulation over K <= 768 terms in blocks stays well below 1e-5 * mag
+// (bf16 and f16 products are exact in f32, so only the sums round). A wrongly
 // rounded quantized input moves an output by about mag / (K * 64), so the
 // quantizers are also checked bit for bit, ties included.
 //
@@ -67,12 +68,12 @@ struct Case {
   int64_t m = 0;
   std::vector<float> input, bias, residual, scales;
   std::vector<int8_t> weight8;       // int8: [K, N] or [N, K]
-  std::vector<uint16_t> weightBf16;  // bf16
+  std::vector<uint16_t> weightBf16;  // bf16, or f16 bits for fp16
   std::vector<uint8_t> weight4;      // int4: [N, K/2]
   std::vector<uint8_t> zeroPoints4;  // int4: [N, K/block]
   std::vector<uint8_t> zeroPoints8;  // int8 (optional): [N] or [1]
   std::vector<uint8_t> staticInput;  // int8 static: u8 or i8 bytes
-  std::vector<uint16_t> inputBf16;   // bf16
+  std::vector<uint16_t> inputBf16;   // bf16, or f16 bits for fp16
   /// Dequantized weight, [K, N].
   std::vector<double> w;
 
@@ -80,6 +81,7 @@ struct Case {
     QuantLinearWeights out;
     switch (desc.mode) {
     case QuantLinearMode::BF16:
+    case QuantLinearMode::FP16:
       out.weight = weightBf16.data();
       break;
     case QuantLinearMode::Int4WeightOnly:
@@ -96,7 +98,8 @@ struct Case {
   const void *stepInput() const {
     if (desc.mode == QuantLinearMode::Int8Static)
       return staticInput.data();
-    if (desc.mode == QuantLinearMode::BF16)
+    if (desc.mode == QuantLinearMode::BF16 ||
+        desc.mode == QuantLinearMode::FP16)
       return inputBf16.data();
     return input.data();
   }
@@ -128,17 +131,22 @@ Case makeCase(QuantLinearMode mode, int64_t m, int64_t k, int64_t n,
     c.residual = hashValues(seed + 2, m * n, 2.0);
   std::vector<float> raw = hashValues(seed + 3, k * n, 1.0); // [K, N]
   c.w.resize(size_t(k * n));
-  if (mode == QuantLinearMode::BF16) {
+  if (mode == QuantLinearMode::BF16 || mode == QuantLinearMode::FP16) {
+    bool f16 = mode == QuantLinearMode::FP16;
+    auto narrow = [&](float x) { return f16 ? toF16(x) : toBf16(x); };
+    auto widen = [&](uint16_t b) { return f16 ? fromF16(b) : fromBf16(b); };
     c.weightBf16.resize(size_t(k * n));
     for (int64_t kk = 0; kk < k; ++kk)
       for (int64_t j = 0; j < n; ++j) {
-        uint16_t b = toBf16(raw[size_t(kk * n + j)]);
+        uint16_t b = narrow(raw[size_t(kk * n + j)]);
         c.weightBf16[size_t(transpose ? j * k + kk : kk * n + j)] = b;
-        c.w[size_t(kk * n + j)] = fromBf16(b);
+        c.w[size_t(kk * n + j)] = widen(b);
       }
+    // The input as the cast before the linear leaves it (f16: the row of
+    // 37.5 and values down to the subnormal range round like any other).
     for (float &x : c.input) {
-      c.inputBf16.push_back(toBf16(x));
-      x = fromBf16(c.inputBf16.back());
+      c.inputBf16.push_back(narrow(x));
+      x = widen(c.inputBf16.back());
     }
   } else if (mode == QuantLinearMode::Int4WeightOnly) {
     int64_t block = c.desc.blockSize = k >= 64 ? 32 : 16;
@@ -283,8 +291,8 @@ void checkCase(const Case &c, bool inPlace = false, int threads = 0) {
 
 const QuantLinearMode kModes[] = {
     QuantLinearMode::Int8DynamicPerToken, QuantLinearMode::Int8DynamicPerTensor,
-    QuantLinearMode::Int8Static, QuantLinearMode::BF16,
-    QuantLinearMode::Int4WeightOnly};
+    QuantLinearMode::Int8Static,          QuantLinearMode::BF16,
+    QuantLinearMode::Int4WeightOnly,      QuantLinearMode::FP16};
 
 const LinearActivation kActs[] = {LinearActivation::None, LinearActivation::Relu,
                                   LinearActivation::Gelu,
@@ -705,8 +713,8 @@ TEST(QuantLinearExecutor, BuildsAndRunsFromAPlan) {
                 StatusCode::Unsupported,
                 "bundle 'q.lmopt': quant_linear step 'ffn_up': attribute "
                 "'mode' is 'int3'; expected int8_dynamic_per_token, "
-                "int8_dynamic_per_tensor, int8_static, bf16 or "
-                "int4_weight_only");
+                "int8_dynamic_per_tensor, int8_static, bf16, "
+                "int4_weight_only or fp16");
   step.attrs[0].stringValue = "int4_weight_only";
   p.plan.tensors[s].dims = {24, 4};
   EXPECT_STATUS(createStepExecutor(bc, p.plan.steps[0], exec),
@@ -853,3 +861,66 @@ TEST(QuantLinearExecutor, ReadsF16ScalesAndPackedU4ZeroPoints) {
 }
 
 } // namespace
+
+TEST(QuantLinearExecutor, BuildsFp16StepsFromAPlan) {
+  // fp16: f16 input and [N, K] f16 weight, no scales; bias and residual.
+  Case c = makeCase(QuantLinearMode::FP16, 5, 48, 20, true, true,
+                    LinearActivation::None, true, 721);
+  OneStepPlan p;
+  uint32_t in = p.add(DType::F16, {5, 48}, TensorStorage::Input);
+  uint32_t w =
+      p.add(DType::F16, {20, 48}, TensorStorage::Weight, c.weightBf16.data());
+  uint32_t b = p.add(DType::F32, {20}, TensorStorage::Weight, c.bias.data());
+  uint32_t r = p.add(DType::F32, {5, 20}, TensorStorage::Input);
+  uint32_t o = p.add(DType::F32, {5, 20}, TensorStorage::Arena);
+  PlanStep &step = p.plan.addStep(StepKind::QuantLinear, "dense");
+  step.operands = {in, w, b, r};
+  step.results = {o};
+  auto attr = [&](const char *name, int64_t v) {
+    PlanAttr a;
+    a.name = name;
+    a.intValue = v;
+    step.attrs.push_back(a);
+  };
+  PlanAttr mode;
+  mode.name = "mode";
+  mode.kind = PlanAttr::Kind::String;
+  mode.stringValue = "fp16";
+  step.attrs.push_back(mode);
+  attr("transpose_weight", 1);
+  attr("has_bias", 1);
+  attr("has_residual", 1);
+
+  std::unique_ptr<CpuContext> ctx = makeContext();
+  ASSERT_TRUE(ctx);
+  StepBuildContext bc{p.plan, *ctx, nullptr, "h.lmopt", p.weights.data()};
+  std::unique_ptr<StepExecutor> exec;
+  Status st = createStepExecutor(bc, p.plan.steps[0], exec);
+  ASSERT_TRUE(st) << st.toString();
+  std::vector<float> out(5 * 20);
+  std::vector<void *> ptrs = {c.inputBf16.data(), nullptr, nullptr,
+                              c.residual.data(), out.data()};
+  for (uint32_t id : {w, b})
+    ptrs[id] = p.weights.data() + p.plan.tensors[id].offset;
+  ASSERT_TRUE(exec->run(ptrs.data()));
+  std::unique_ptr<QuantLinearStep> direct;
+  ASSERT_TRUE(QuantLinearStep::create(*ctx, c.desc, 5, c.weights(), direct));
+  EXPECT_EQ(direct->packedBytes(), 48u * 64 * 2); // one panel of halves
+  std::vector<float> want(5 * 20);
+  ASSERT_TRUE(direct->run(c.inputBf16.data(), c.bias.data(), c.residual.data(),
+                          want.data()));
+  EXPECT_EQ(out, want);
+
+  // An f32 input (the cast to f16 missing) and zero points are refused.
+  p.plan.tensors[in].dtype = DType::F32;
+  EXPECT_STATUS(createStepExecutor(bc, p.plan.steps[0], exec),
+                StatusCode::InvalidFormat,
+                "bundle 'h.lmopt': quant_linear step 'dense': input 't0' "
+                "(f32 [5, 48]) has dtype f32; expected f16");
+  p.plan.tensors[in].dtype = DType::F16;
+  attr("has_zero_points", 1);
+  EXPECT_STATUS(createStepExecutor(bc, p.plan.steps[0], exec),
+                StatusCode::InvalidFormat,
+                "bundle 'h.lmopt': quant_linear step 'dense': a fp16 step "
+                "has no zero points");
+}

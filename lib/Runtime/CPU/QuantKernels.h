@@ -2,7 +2,8 @@
 //
 // The passes QuantLinearStep runs around (or instead of) oneDNN: input
 // quantization, the epilogue that applies the row scale, bias, activation
-// and residual to an integer product, and the int4 weight-only GEMM. Each
+// and residual to a product, and the f16 widening (the int4 and f16
+// weight-only GEMMs are in WeightOnlyGemm.h). Each
 // has an AVX-512 form and a portable one computing the same values (the
 // portable one runs where oneDNN's ISA cap or the CPU excludes AVX-512).
 // Internal to the runtime.
@@ -64,40 +65,14 @@ void applyEpilogueQuantized(float *acc, int64_t rows, int64_t n,
                             const Epilogue &e, int8_t *q, float *scales,
                             int threads, bool avx512);
 
-/// An int4 weight repacked for gemmInt4: 64-column panels, each K rows of
-/// 32 bytes (byte j of row k: column j in the low nibble, column j + 32 in
-/// the high one, as unsigned 0..15), with per-panel, per-block f32 scales
-/// and i32 zero points (already shifted for signed weights). Columns past
-/// N are zero.
-struct Int4Panels {
-  static constexpr int64_t kPanel = 64;
-  int64_t k = 0, n = 0, blockSize = 0, panels = 0, blocks = 0;
-  std::vector<uint8_t> nibbles;    // [panels][k][32]
-  std::vector<float> scales;       // [panels][blocks][64]
-  std::vector<int32_t> zeroPoints; // [panels][blocks][64]
-  uint64_t bytes() const {
-    return nibbles.size() + scales.size() * 4 + zeroPoints.size() * 4;
-  }
-};
-
 /// rowSums[r] = sum over k of (q[r, k] - zeroPoint), q signed or unsigned
 /// bytes.
 void sumRows(const void *q, bool isSigned, int64_t rows, int64_t k,
              int32_t zeroPoint, float *rowSums);
 
-/// Repacks the step's int4 weight (see QuantLinearWeights); zeroPoints may
-/// be null.
 /// out[i] = the f16 value bits[i] (IEEE half, subnormals included) as f32,
 /// for i < count; AVX-512's vcvtph2ps where available.
 void widenF16(const uint16_t *bits, size_t count, float *out);
-
-void packInt4(const uint8_t *weight, const float *scales,
-              const void *zeroPoints, bool weightSigned, int64_t k, int64_t n,
-              int64_t blockSize, Int4Panels &out);
-
-/// acc[rows, panels * 64] = x[rows, k] x dequantize(w), f32.
-void gemmInt4(const float *x, int64_t rows, const Int4Panels &w, float *acc,
-              int threads, bool avx512);
 
 } // namespace lmopt::runtime::quant
 

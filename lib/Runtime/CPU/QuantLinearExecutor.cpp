@@ -127,8 +127,8 @@ Status lmopt::runtime::buildQuantLinearExecutor(
   if (!parseQuantLinearMode(modeName, d.mode))
     return c.error("attribute 'mode' is '" + modeName +
                        "'; expected int8_dynamic_per_token, "
-                       "int8_dynamic_per_tensor, int8_static, bf16 or "
-                       "int4_weight_only",
+                       "int8_dynamic_per_tensor, int8_static, bf16, "
+                       "int4_weight_only or fp16",
                    StatusCode::Unsupported);
   int64_t activation = 0;
   if (Status st = step.getInt("activation", 0, activation); !st)
@@ -151,7 +151,9 @@ Status lmopt::runtime::buildQuantLinearExecutor(
   if (!step.findAttr("weight_signed"))
     d.weightSigned = true;
   bool int4 = d.mode == QuantLinearMode::Int4WeightOnly;
-  bool bf16 = d.mode == QuantLinearMode::BF16;
+  // bf16 and fp16 weights are plain half-precision floats: no scales.
+  bool fp16 = d.mode == QuantLinearMode::FP16;
+  bool half = d.mode == QuantLinearMode::BF16 || fp16;
   bool isStatic = d.mode == QuantLinearMode::Int8Static;
   if (int4)
     if (Status st = step.getInt("block_size", d.blockSize); !st)
@@ -167,22 +169,23 @@ Status lmopt::runtime::buildQuantLinearExecutor(
     d.inputZeroPoint = int32_t(std::clamp<int64_t>(zp, -1000, 1000));
   }
 
-  if (bf16 && d.hasZeroPoints)
-    return c.error("a bf16 step has no zero points");
+  if (half && d.hasZeroPoints)
+    return c.error(std::string("a ") + (fp16 ? "fp16" : "bf16") +
+                   " step has no zero points");
   if (d.inputQuantized && d.mode != QuantLinearMode::Int8DynamicPerToken)
     return c.error("attribute 'input_quantized' is for int8_dynamic_per_token "
                    "steps");
-  if (d.quantizeOutput && (int4 || bf16 || d.hasResidual))
+  if (d.quantizeOutput && (int4 || half || d.hasResidual))
     return c.error("attribute 'quantize_output' is for int8 steps without a "
                    "residual");
   // With input_quantized the input's row scales follow the input.
   const size_t first = d.inputQuantized ? 2 : 1;
-  size_t expected = first + 1 + (bf16 ? 0 : 1) + d.hasZeroPoints +
+  size_t expected = first + 1 + (half ? 0 : 1) + d.hasZeroPoints +
                     d.hasBias + d.hasResidual;
   size_t expectedResults = d.quantizeOutput ? 3 : 1;
   std::string roles = std::string("input") +
                       (d.inputQuantized ? ", input_scales" : "") +
-                      ", weight" + (bf16 ? "" : ", scales") +
+                      ", weight" + (half ? "" : ", scales") +
                       (d.hasZeroPoints ? ", zero_points" : "") +
                       (d.hasBias ? ", bias" : "") +
                       (d.hasResidual ? ", residual" : "");
@@ -211,7 +214,7 @@ Status lmopt::runtime::buildQuantLinearExecutor(
       int4 ? std::vector<int64_t>{n, k / 2}
            : d.transposeWeight ? std::vector<int64_t>{n, k}
                                : std::vector<int64_t>{k, n};
-  DType inputType = bf16 ? DType::BF16 : DType::F32;
+  DType inputType = fp16 ? DType::F16 : half ? DType::BF16 : DType::F32;
   if (d.inputQuantized)
     inputType = DType::I8;
   if (isStatic)
@@ -222,8 +225,10 @@ Status lmopt::runtime::buildQuantLinearExecutor(
   if (int4 && (k % 2 != 0))
     return c.error("input " + Checker::describe(input) +
                    " has an odd K; int4 weights pack two per byte");
-  DType weightType = bf16 ? DType::BF16 : d.weightSigned ? DType::I8
-                                                        : DType::U8;
+  DType weightType = fp16             ? DType::F16
+                     : half           ? DType::BF16
+                     : d.weightSigned ? DType::I8
+                                      : DType::U8;
   if (Status st = c.expect("weight", weight, {weightType}, weightDims); !st)
     return st;
   std::vector<int64_t> outDims = input.dims;
@@ -257,7 +262,7 @@ Status lmopt::runtime::buildQuantLinearExecutor(
   if (Status st = c.constant("weight", weight, w.weight); !st)
     return st;
   size_t next = first + 1;
-  if (!bf16) {
+  if (!half) {
     const PlanTensor &scales = c.tensor(step.operands[next++]);
     std::vector<int64_t> scaleDims{n};
     if (int4) {

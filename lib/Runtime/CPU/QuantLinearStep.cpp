@@ -17,6 +17,7 @@
 #include "lmopt/Runtime/CPU/QuantLinearStep.h"
 
 #include "QuantKernels.h"
+#include "WeightOnlyGemm.h"
 #include "lmopt/Runtime/CPU/Executor.h"
 
 #include <oneapi/dnnl/dnnl.h>
@@ -103,8 +104,13 @@ struct QuantLinearStep::Impl {
   std::vector<float> columnShift;
   Aligned rowSums;
   int32_t zeroPoint = 0;
-  /// int4 form.
+  /// Weight-only forms (int4, fp16): the packed weight, and scratch for
+  /// the regrouped input, sized for `gemmThreads` threads (the product goes
+  /// to `product`).
   quant::Int4Panels int4;
+  quant::F16Panels f16;
+  Aligned gemmInput;
+  int gemmThreads = 1;
 };
 
 QuantLinearStep::QuantLinearStep(const CpuContext &context)
@@ -124,13 +130,15 @@ const char *lmopt::runtime::quantLinearModeName(QuantLinearMode mode) {
     return "bf16";
   case QuantLinearMode::Int4WeightOnly:
     return "int4_weight_only";
+  case QuantLinearMode::FP16:
+    return "fp16";
   }
   return "invalid";
 }
 
 bool lmopt::runtime::parseQuantLinearMode(std::string_view name,
                                           QuantLinearMode &out) {
-  for (int m = 1; m <= 5; ++m)
+  for (int m = 1; m <= 6; ++m)
     if (name == quantLinearModeName(QuantLinearMode(m))) {
       out = QuantLinearMode(m);
       return true;
@@ -208,6 +216,9 @@ static Status validate(const QuantLinearStepDesc &d, int64_t rows,
     return bad("a quantized input is for int8_dynamic_per_token");
   if (d.quantizeOutput && (!isInt8(d.mode) || d.hasResidual))
     return bad("a quantized output is for int8 steps without a residual");
+  if (d.hasZeroPoints &&
+      (d.mode == QuantLinearMode::BF16 || d.mode == QuantLinearMode::FP16))
+    return bad("a bf16 or fp16 weight has no zero points");
   if (d.hasZeroPoints && !w.zeroPoints)
     return bad("null zero points pointer");
   if (!d.weightSigned && d.mode != QuantLinearMode::Int8DynamicPerTensor &&
@@ -494,17 +505,33 @@ Status QuantLinearStep::create(const CpuContext &context,
       return st;
     step->packedBytes_ = impl.packedWeight.bytes;
   } else {
-    quant::packInt4(static_cast<const uint8_t *>(weights.weight),
-                    weights.scales,
-                    desc.hasZeroPoints ? weights.zeroPoints : nullptr,
-                    desc.weightSigned, k, n, desc.blockSize, impl.int4);
-    if (!impl.product.allocate(size_t(rows * impl.int4.panels) *
-                               quant::Int4Panels::kPanel * sizeof(float)))
+    int64_t panels = 0;
+    if (desc.mode == QuantLinearMode::FP16) {
+      quant::packF16(static_cast<const uint16_t *>(weights.weight),
+                     desc.transposeWeight, k, n, impl.f16);
+      panels = impl.f16.panels;
+      step->packedBytes_ = impl.f16.bytes();
+    } else {
+      quant::packInt4(static_cast<const uint8_t *>(weights.weight),
+                      weights.scales,
+                      desc.hasZeroPoints ? weights.zeroPoints : nullptr,
+                      desc.weightSigned, k, n, desc.blockSize, impl.int4);
+      panels = impl.int4.panels;
+      step->packedBytes_ = impl.int4.bytes();
+    }
+    impl.gemmThreads =
+        context.threads() > 0 ? context.threads() : omp_get_max_threads();
+    if (!impl.product.allocate(size_t(rows * panels * quant::kPanel) *
+                               sizeof(float)) ||
+        !impl.gemmInput.allocate(
+            quant::gemmScratchFloats(rows, k, impl.gemmThreads) *
+            sizeof(float)))
       return Status::error(StatusCode::IoError,
                            prefix + "cannot allocate scratch buffers");
-    step->packedBytes_ = impl.int4.bytes();
     step->implementation_ =
-        impl.avx512 ? "lmopt:int4_avx512_fma" : "lmopt:int4_portable";
+        std::string(desc.mode == QuantLinearMode::FP16 ? "lmopt:f16"
+                                                       : "lmopt:int4") +
+        (impl.avx512 ? "_avx512_fma" : "_portable");
   }
   step->desc_ = desc;
   step->rows_ = rows;
@@ -636,12 +663,29 @@ Status QuantLinearStep::run(const QuantLinearIo &io) const {
     return Status::ok();
   }
 
-  if (desc_.mode == QuantLinearMode::Int4WeightOnly) {
-    quant::gemmInt4(static_cast<const float *>(input), rows, impl.int4,
-                    impl.product.as<float>(), context_.threads(), impl.avx512);
-    quant::applyEpilogue(impl.product.as<float>(),
-                         impl.int4.panels * quant::Int4Panels::kPanel, rows, n,
-                         e, output, context_.threads(), impl.avx512);
+  if (desc_.mode == QuantLinearMode::Int4WeightOnly ||
+      desc_.mode == QuantLinearMode::FP16) {
+    bool fp16 = desc_.mode == QuantLinearMode::FP16;
+    const int64_t ldc =
+        (fp16 ? impl.f16.panels : impl.int4.panels) * quant::kPanel;
+    const float *product = impl.product.as<float>();
+    // The epilogue runs on each block of rows as the GEMM completes it, on
+    // the thread's share of them, while they are in cache.
+    quant::RowsDone done = [&](int64_t r0, int64_t r1) {
+      quant::Epilogue rowsE = e;
+      if (e.residual)
+        rowsE.residual = e.residual + r0 * n;
+      quant::applyEpilogue(product + r0 * ldc, ldc, r1 - r0, n, rowsE,
+                           output + r0 * n, /*threads=*/1, impl.avx512);
+    };
+    if (fp16)
+      quant::gemmF16(static_cast<const uint16_t *>(input), rows, impl.f16,
+                     impl.gemmInput.as<float>(), impl.product.as<float>(),
+                     impl.gemmThreads, impl.avx512, done);
+    else
+      quant::gemmInt4(static_cast<const float *>(input), rows, impl.int4,
+                      impl.gemmInput.as<float>(), impl.product.as<float>(),
+                      impl.gemmThreads, impl.avx512, done);
     return Status::ok();
   }
 

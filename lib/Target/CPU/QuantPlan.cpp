@@ -1,11 +1,12 @@
 //===- QuantPlan.cpp - Quantized lmopt.linear to a quant_linear step ------===//
 //
 // Maps each form in docs/dialect.md's table to the runtime's mode and
-// writes the weight the way QuantLinearStep reads it: int8 and bf16 weights
-// are the IR constant's own bytes; int4 weights are repacked two per byte
-// ([N, K/2], the even k in the low nibble) with their block scales
-// ([N, K / block], f16 when every scale is an f16 value) and zero points
-// ([N, K / block] bytes, u4 ones packed two per byte) as separate tensors;
+// writes the weight the way QuantLinearStep reads it: int8, bf16 and fp16
+// weights are the IR constant's own bytes (fp16 stays 2 bytes a value); int4
+// weights are repacked two per byte ([N, K/2], the even k in the low nibble)
+// with their block scales ([N, K / block], f16 when every scale is an f16
+// value) and zero points ([N, K / block] bytes, u4 ones packed two per byte)
+// as separate tensors;
 // per-channel scales become an f32 [N] tensor (or [1] per tensor).
 //
 //===----------------------------------------------------------------------===//
@@ -324,17 +325,17 @@ mlir::lmopt::cpu::lowerQuantizedLinear(LinearOp op, StringRef node) {
     mode = "int4_weight_only";
     if (failed(lowerInt4Weight(op, node, k, n, out)))
       return failure();
-  } else if (input.isBF16() && weight.isBF16()) {
-    mode = "bf16";
+  } else if ((input.isBF16() && weight.isBF16()) ||
+             (input.isF16() && weight.isF16())) {
+    mode = input.isBF16() ? "bf16" : "fp16";
     Attribute value;
     if (!matchPattern(op.getWeight(), m_Constant(&value)))
-      return diag("the bf16 weight must be a constant");
+      return diag("the " + Twine(mode) + " weight must be a constant");
     out.constants.push_back(
         {node.str() + ".weight", llvm::cast<ElementsAttr>(value)});
   } else {
     return diag("input " + typeString(input) + " with weight " +
-                typeString(weight) +
-                " (f16 and other forms have no CPU kernel yet)");
+                typeString(weight) + " (this form has no CPU kernel)");
   }
   rt::PlanAttr modeAttr;
   modeAttr.name = "mode";

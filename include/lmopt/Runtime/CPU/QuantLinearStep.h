@@ -5,7 +5,7 @@
 //
 //   output = act(dequantize(q(input)) x dequantize(weight) + bias) + residual
 //
-// with f32 bias, residual and output. Five modes:
+// with f32 bias, residual and output. Six modes:
 //
 // - int8 dynamic per token: each input row is quantized to i8 with scale
 //   max|row| / 127 (zero point 0, round half to even; a zero row gets scale
@@ -17,17 +17,20 @@
 // - bf16: bf16 input and weight, f32 accumulation.
 // - int4 weight-only: f32 input; 4-bit weight, block-wise along K with one
 //   f32 scale (and optionally one zero point) per output channel and block.
+// - fp16: f16 input and weight, f32 accumulation.
 //
 // The integer products run on oneDNN's int8 matmul (AMX or VNNI, whichever
 // oneDNN picks) with the weight scales as output scales; the row scale,
 // bias, activation and residual are one pass over the product afterwards
 // (oneDNN 2.6 has no per-row scale its fast kernels take). bf16 is one
 // oneDNN matmul with bias, activation and residual as post-ops. int4 is the
-// runtime's own kernel: 64-column panels of the weight are dequantized to
-// f32 into a cache-resident buffer, K chunk by K chunk, and an AVX-512 FMA
-// kernel multiplies every row of the input with them; the f32 weight is never
-// stored. Weights are packed once, when the step is created, into buffers the
-// step owns. docs/cpu-backend.md ("Quantized linear steps") describes them.
+// and fp16 (oneDNN 2.6 has no f16 matmul on the CPU) run the runtime's own
+// kernel (WeightOnlyGemm): 64-column panels of the weight are widened to f32
+// into a cache-resident buffer, K chunk by K chunk, and an AVX-512 FMA
+// kernel multiplies every row of the input with them; the f32 weight is
+// never stored whole. Weights are packed once, when the step is created, into
+// buffers the step owns. docs/cpu-backend.md ("Quantized linear steps")
+// describes them.
 //
 //===----------------------------------------------------------------------===//
 
@@ -51,10 +54,12 @@ enum class QuantLinearMode : int {
   Int8Static = 3,
   BF16 = 4,
   Int4WeightOnly = 5,
+  FP16 = 6,
 };
 
 /// The plan's spelling of a mode: "int8_dynamic_per_token",
-/// "int8_dynamic_per_tensor", "int8_static", "bf16", "int4_weight_only";
+/// "int8_dynamic_per_tensor", "int8_static", "bf16", "int4_weight_only",
+/// "fp16";
 /// "invalid" outside the enum.
 const char *quantLinearModeName(QuantLinearMode mode);
 /// The inverse of quantLinearModeName; false for any other string.
@@ -67,7 +72,7 @@ struct QuantLinearStepDesc {
   /// K and N: the input is [rows, K], the output [rows, N].
   int64_t inputFeatures = 0;
   int64_t outputFeatures = 0;
-  /// int8 and bf16: the weight is stored [N, K] instead of [K, N]. int4
+  /// int8, bf16 and fp16: the weight is stored [N, K] instead of [K, N]. int4
   /// weights are always [N, K/2] bytes (see QuantLinearWeights).
   bool transposeWeight = false;
   bool hasBias = false;
@@ -113,11 +118,12 @@ struct QuantLinearIo {
 
 /// A step's constant operands, read only by create().
 struct QuantLinearWeights {
-  /// int8: i8 or u8 [K, N] (or [N, K] transposed). bf16: bf16 bits, alike.
+  /// int8: i8 or u8 [K, N] (or [N, K] transposed). bf16 and fp16: bf16 or
+  /// IEEE half bits, alike.
   /// int4: [N, K/2] bytes, row n holding channel n's K values two per byte,
   /// the even k in the low nibble and k + 1 in the high one.
   const void *weight = nullptr;
-  /// int8: N (or 1) f32. int4: [N, K / blockSize] f32. bf16: unused.
+  /// int8: N (or 1) f32. int4: [N, K / blockSize] f32. bf16, fp16: unused.
   const float *scales = nullptr;
   /// With hasZeroPoints, one byte each (i8 for signed weights, u8 for
   /// unsigned): int8 as many as scales; int4 [N, K / blockSize].
@@ -138,10 +144,10 @@ public:
                        std::unique_ptr<QuantLinearStep> &out);
 
   /// Computes all rows. `input` is [rows, K]: f32 (dynamic int8, int4),
-  /// i8/u8 (static int8) or bf16 bits (bf16). `bias` [N] and `residual`
-  /// [rows, N] are passed exactly when the desc has them; `residual` may be
-  /// `output` itself, otherwise it must not overlap it. Uses scratch buffers
-  /// of the step, so one step runs on one thread at a time.
+  /// i8/u8 (static int8), bf16 bits (bf16) or IEEE half bits (fp16). `bias` [N]
+  /// and `residual` [rows, N] are passed exactly when the desc has them;
+  /// `residual` may be `output` itself, otherwise it must not overlap it. Uses
+  /// scratch buffers of the step, so one step runs on one thread at a time.
   Status run(const void *input, const float *bias, const float *residual,
              float *output) const;
   /// The same with every buffer named, for the fused forms: inputScales
@@ -154,7 +160,8 @@ public:
   /// Bytes of the packed weight, scales and zero points the step holds.
   uint64_t packedBytes() const { return packedBytes_; }
   /// What runs the product: oneDNN's implementation name
-  /// ("brg:avx512_core_amx_int8", ...) or the runtime's int4 kernel's.
+  /// ("brg:avx512_core_amx_int8", ...) or the runtime's int4/fp16 kernel's
+  /// ("lmopt:int4_avx512_fma", "lmopt:f16_avx512_fma", "lmopt:*_portable").
   const std::string &implementation() const { return implementation_; }
 
   struct Impl;
