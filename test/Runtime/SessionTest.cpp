@@ -281,6 +281,47 @@ TEST_F(SessionTest, KernelSteps) {
   EXPECT_THAT(values<float>(outputs[2].tensor), ElementsAre(10.5f));
 }
 
+// A kernel with a partitioned entry runs on the session's threads, each
+// thread on its share of the rows: thread t of T computes rows
+// [16384 t / T, 16384 (t + 1) / T), as the `part` result records. With one
+// thread the whole kernel runs as one share.
+TEST_F(SessionTest, PartitionedKernelSplitsRowsBetweenThreads) {
+  constexpr int64_t rows = 16384;
+  BundleBuilder b;
+  b.kernels = readKernels();
+  uint32_t x = b.input("x", DType::F32, {rows});
+  uint32_t doubled = b.arena("doubled", DType::F32, {rows});
+  uint32_t part = b.arena("part", DType::F32, {rows});
+  addString(b.step(StepKind::Kernel, "rows", {x}, {doubled, part}), "entry",
+            "double_rows");
+  b.output("doubled", doubled);
+  b.output("part", part);
+  std::vector<float> input(rows);
+  for (int64_t i = 0; i < rows; ++i)
+    input[i] = float(i % 1000) - 500;
+  for (int threads : {1, 2, 3}) {
+    SessionOptions options;
+    options.threads = threads;
+    std::unique_ptr<Session> session;
+    Status st = create(b, session, options);
+    ASSERT_TRUE(st) << st.toString();
+    std::vector<NamedTensor> outputs;
+    st = session->run({{"x", f32({rows}, input)}}, outputs);
+    ASSERT_TRUE(st) << st.toString();
+    std::vector<float> out = values<float>(outputs[0].tensor);
+    std::vector<float> who = values<float>(outputs[1].tensor);
+    for (int64_t i = 0; i < rows; ++i) {
+      ASSERT_EQ(out[i], 2 * input[i]) << "row " << i;
+      // The share whose range holds row i.
+      int64_t share = 0;
+      while (rows * (share + 1) / threads <= i)
+        ++share;
+      ASSERT_EQ(who[i], float(share)) << "row " << i << ", " << threads
+                                      << " threads";
+    }
+  }
+}
+
 TEST_F(SessionTest, MisalignedInputsAreAlignedForKernels) {
   BundleBuilder b;
   b.kernels = readKernels();

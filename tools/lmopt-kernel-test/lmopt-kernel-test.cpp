@@ -74,6 +74,12 @@ static llvm::cl::opt<unsigned> benchmarkRuns(
     llvm::cl::desc("Also run the kernel this many times and print the best "
                    "and median time per call (not for lit tests)"),
     llvm::cl::init(0));
+static llvm::cl::opt<unsigned> numParts(
+    "parts",
+    llvm::cl::desc("Run the kernel's partitioned entry for each of this many "
+                   "shares of its rows, last share first (0: the whole "
+                   "kernel's entry)"),
+    llvm::cl::init(0));
 static llvm::cl::opt<bool> printBufferizedIR(
     "print-bufferized-ir",
     llvm::cl::desc("Print the kernels after fusion and bufferization"));
@@ -234,9 +240,21 @@ static void *loadLibrary(const std::vector<uint8_t> &library) {
 
 static int runKernel(func::FuncOp func, void *handle) {
   using KernelFn = void (*)(void **);
-  auto kernel = reinterpret_cast<KernelFn>(dlsym(handle, kernelName.c_str()));
-  if (!kernel)
+  using PartFn = void (*)(void **, int64_t, int64_t);
+  auto whole = reinterpret_cast<KernelFn>(dlsym(handle, kernelName.c_str()));
+  if (!whole)
     return fail("the shared object does not export '" + kernelName + "'");
+  std::string partName = "__lmopt_part_" + kernelName;
+  auto part = reinterpret_cast<PartFn>(dlsym(handle, partName.c_str()));
+  if (numParts > 0 && !part)
+    return fail("the shared object does not export '" + partName +
+                "' (the kernel is not partitioned)");
+  auto kernel = [&](void **args) {
+    if (numParts == 0)
+      return whole(args);
+    for (int64_t p = int64_t(numParts) - 1; p >= 0; --p)
+      part(args, p, numParts);
+  };
 
   llvm::StringMap<rt::Tensor> available;
   if (!inputsNpz.empty()) {

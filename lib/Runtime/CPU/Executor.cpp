@@ -19,6 +19,8 @@
 #include "lmopt/Runtime/CPU/MatMulStep.h"
 #include "lmopt/Runtime/CPU/QuantLinearStep.h"
 
+#include <omp.h>
+
 #include <algorithm>
 #include <cstring>
 #include <initializer_list>
@@ -201,16 +203,31 @@ public:
   uint64_t bytes = 0;
 };
 
+/// Result bytes from which a kernel with a partitioned form splits its rows
+/// between the threads: below, the fork and join cost more than they save.
+constexpr uint64_t kMinPartitionedBytes = 64 * 1024;
+
 class KernelExecutor : public StepExecutor {
 public:
   Status run(void *const *tensors) const override {
     for (size_t i = 0; i < ids.size(); ++i)
       args[i] = tensors[ids[i]];
-    function(args.data());
+    if (!part || threads < 2) {
+      function(args.data());
+      return Status::ok();
+    }
+    void **data = args.data();
+    KernelPartFunction runPart = part;
+#pragma omp parallel num_threads(threads)
+    runPart(data, omp_get_thread_num(), omp_get_num_threads());
     return Status::ok();
   }
 
   KernelFunction function = nullptr;
+  /// The kernel's share-of-the-rows form, when it has one and the step is
+  /// large enough to split; run on `threads` threads.
+  KernelPartFunction part = nullptr;
+  int threads = 1;
   /// Operands then results.
   std::vector<uint32_t> ids;
   /// With symbolic tensors: the size of every symbolic dim of the operands
@@ -537,6 +554,14 @@ static Status buildKernel(const StepChecker &c,
   exec->ids = c.step.operands;
   exec->ids.insert(exec->ids.end(), c.step.results.begin(),
                    c.step.results.end());
+  uint64_t resultBytes = 0;
+  for (uint32_t id : c.step.results)
+    resultBytes += c.context.plan.tensors[id].byteSize();
+  if (resultBytes >= kMinPartitionedBytes) {
+    exec->part = c.context.kernels->lookupPartitioned(entry);
+    exec->threads = c.context.cpu.threads() > 0 ? c.context.cpu.threads()
+                                                : omp_get_max_threads();
+  }
   for (uint32_t id : exec->ids) {
     const PlanTensor &t = c.context.plan.tensors[id];
     for (size_t d = 0; d < t.dimExprs.size(); ++d)

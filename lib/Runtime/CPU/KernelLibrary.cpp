@@ -196,3 +196,9 @@ Status KernelLibrary::lookup(const std::string &entry,
   out = reinterpret_cast<KernelFunction>(symbol);
   return Status::ok();
 }
+
+KernelPartFunction
+KernelLibrary::lookupPartitioned(const std::string &entry) const {
+  return reinterpret_cast<KernelPartFunction>(
+      dlsym(handle_, ("__lmopt_part_" + entry).c_str()));
+}

@@ -28,6 +28,11 @@ namespace lmopt::runtime {
 /// pointers (include/lmopt/Target/CPU/KernelCodegen.h).
 using KernelFunction = void (*)(void **args);
 
+/// A kernel's share of its rows: the same `args`, and which of `parts` equal
+/// shares of the row loop to run (the parts together do what the kernel
+/// does; they may run at the same time on different threads).
+using KernelPartFunction = void (*)(void **args, int64_t part, int64_t parts);
+
 class KernelLibrary {
 public:
   KernelLibrary(const KernelLibrary &) = delete;
@@ -47,6 +52,10 @@ public:
   /// Resolves `entry`; fails with a message naming it when the library does
   /// not export it.
   Status lookup(const std::string &entry, KernelFunction &out) const;
+
+  /// The partitioned form of `entry` (`__lmopt_part_<entry>`), or null when
+  /// the kernel has none (its rows are not one independent loop).
+  KernelPartFunction lookupPartitioned(const std::string &entry) const;
 
   /// How the bytes were loaded: "memfd" or "temporary file".
   const char *loadedFrom() const { return loadedFrom_; }
