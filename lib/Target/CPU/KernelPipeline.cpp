@@ -648,6 +648,8 @@ void mlir::lmopt::cpu::buildKernelBufferizationPipeline(OpPassManager &pm) {
   pm.addNestedPass<func::FuncOp>(std::make_unique<CopyRepeatedResultsPass>());
   bufferization::BufferResultsToOutParamsPassOptions outParamsOptions;
   outParamsOptions.hoistStaticAllocs = true;
+  // Results with run-time sizes too: the caller's buffer has them.
+  outParamsOptions.hoistDynamicAllocs = true;
   outParamsOptions.modifyPublicFunctions = true;
   pm.addPass(
       bufferization::createBufferResultsToOutParamsPass(outParamsOptions));

@@ -131,10 +131,11 @@ struct TileKernelRowsPass
               !followsEveryIndex(slice, loop))
             return std::nullopt;
           if (!llvm::all_of(producer.getUsers(), [&](Operation *user) {
-                // The loop itself reads a destination it writes in place.
+                // The loop itself reads a destination it writes in place; a
+                // dim reads only the shape.
                 return inLoop.contains(user) ||
-                       llvm::isa<func::ReturnOp>(user) || user == loop ||
-                       loop->isProperAncestor(user);
+                       llvm::isa<func::ReturnOp, tensor::DimOp>(user) ||
+                       user == loop || loop->isProperAncestor(user);
               }))
             return std::nullopt;
           scf::SCFTileAndFuseOptions::ControlFnResult result;

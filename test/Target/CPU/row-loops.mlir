@@ -107,3 +107,27 @@ func.func @negative_column_mean(%x: tensor<4x8x64xf32>, %r: tensor<4x8x64xf32>, 
   %1 = lmopt.sub %x, %0 : (tensor<4x8x64xf32>, tensor<1x8x64xf32>) -> tensor<4x8x64xf32>
   return %1 : tensor<4x8x64xf32>
 }
+
+// Rows only known at run time (bounded dynamic shapes): the loop's trip
+// count is the row count (read from the sizes the kernel is given, which
+// become arguments after `part` and `parts` when lowered to LLVM); the row
+// temporaries keep the static width, and the result is written in place in
+// the caller's buffer.
+// CHECK-LABEL: func.func @dynamic_rows(
+// CHECK-SAME: %[[X:arg0]]: memref<?x64xf32>
+// CHECK-SAME: %[[OUT:arg4]]: memref<?x64xf32> {{.*}}, %[[PART:arg5]]: index, %[[PARTS:arg6]]: index) attributes {lmopt.partitioned} {
+// CHECK-NOT: memref.alloc(
+// CHECK: %[[ROWS:.*]] = memref.dim %[[X]], %{{.*}} : memref<?x64xf32>
+// CHECK: %[[B0:.*]] = arith.muli %[[ROWS]], %[[PART]] : index
+// CHECK: %[[BEGIN:.*]] = arith.divui %[[B0]], %[[PARTS]] : index
+// CHECK: memref.alloca() {{.*}} : memref<1x64xf32>
+// CHECK: scf.for %[[I:.*]] = %[[BEGIN]] to
+// CHECK: math.sqrt
+// CHECK: memref.subview %[[OUT]][%[[I]], 0] [1, 64]
+// CHECK-NOT: memref.copy
+// CHECK: return
+// IR-LABEL: define void @__lmopt_part_dynamic_rows(
+func.func @dynamic_rows(%x: tensor<?x64xf32>, %r: tensor<?x64xf32>, %s: tensor<64xf32>, %b: tensor<64xf32>) -> tensor<?x64xf32> {
+  %output, %sum = lmopt.skip_layer_norm %x, %r, %s, %b {epsilon = 1.0e-5 : f32} : (tensor<?x64xf32>, tensor<?x64xf32>, tensor<64xf32>, tensor<64xf32>) -> (tensor<?x64xf32>, tensor<?x64xf32>)
+  return %output : tensor<?x64xf32>
+}
