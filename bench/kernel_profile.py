@@ -9,8 +9,12 @@ steps, and the time per run of each step kind, with the ratio to the first
 bundle. Typical use: the same model compiled by two builds of lmopt-compile
 (before and after a code generator change), run by one lmopt-run.
 
+--steps REGEX also prints the mean time per run of the profiled steps whose
+name matches (e.g. 'LayerNorm'); lmopt-run's profile lists only its slowest
+steps, so this needs an lmopt-run that lists them all.
+
 usage: bench/kernel_profile.py --inputs X.npz [--threads 2] [--rounds 5]
-                               [--runs 10] [--build build]
+                               [--runs 10] [--build build] [--steps REGEX]
                                LABEL=BUNDLE.lmopt LABEL=BUNDLE.lmopt ...
 """
 import argparse
@@ -24,6 +28,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 LATENCY = re.compile(r"latency p50 ([0-9.]+) ms")
 KIND = re.compile(r"^\s+([a-z_]+)\s+(\d+)\s+([0-9.]+)\s+[0-9.]+%$")
+STEP = re.compile(r"^\s+(\S+) ([a-z_]+)\s+([0-9.]+) ms per run$")
 
 
 def run_once(lmopt_run, bundle, args):
@@ -34,11 +39,17 @@ def run_once(lmopt_run, bundle, args):
         sys.exit(f"error: {' '.join(cmd)} failed:\n{proc.stdout}{proc.stderr}")
     latency = float(LATENCY.search(proc.stdout).group(1))
     kinds = {}
+    steps = []
     for line in proc.stdout.splitlines():
         match = KIND.match(line)
         if match:
             kinds[match.group(1)] = (int(match.group(2)),
                                      float(match.group(3)))
+        match = STEP.match(line)
+        if match and args.steps and re.search(args.steps, match.group(1)):
+            steps.append(float(match.group(3)))
+    if steps:
+        kinds["steps"] = (len(steps), statistics.mean(steps))
     return latency, kinds
 
 
@@ -50,6 +61,8 @@ def main():
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--build", default=os.path.join(ROOT, "build"))
+    parser.add_argument("--steps", default="",
+                        help="regex: also the mean time of matching steps")
     args = parser.parse_args()
     lmopt_run = os.path.join(args.build, "bin", "lmopt-run")
     bundles = []
@@ -75,7 +88,8 @@ def main():
           "medians over rounds, ratio to " + first)
     header = ["bundle", "p50 ms", "ratio"]
     for kind in kinds:
-        header += [f"{kind} ms", "ratio"]
+        name = f"mean '{args.steps}' step" if kind == "steps" else kind
+        header += [f"{name} ms", "ratio"]
     print("| " + " | ".join(header) + " |")
     print("|" + "---|" * len(header))
     for label, _ in bundles:

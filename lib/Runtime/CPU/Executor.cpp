@@ -206,28 +206,29 @@ public:
 /// Result bytes from which a kernel with a partitioned form splits its rows
 /// between the threads: below, the fork and join cost more than they save.
 constexpr uint64_t kMinPartitionedBytes = 64 * 1024;
+/// Shares per thread: a thread that starts late, or rows that cost unevenly,
+/// leave less idle time at the end.
+constexpr int64_t kSharesPerThread = 4;
 
 class KernelExecutor : public StepExecutor {
 public:
   Status run(void *const *tensors) const override {
     for (size_t i = 0; i < ids.size(); ++i)
       args[i] = tensors[ids[i]];
-    if (!part || threads < 2) {
+    if (!team) {
       function(args.data());
       return Status::ok();
     }
-    void **data = args.data();
-    KernelPartFunction runPart = part;
-#pragma omp parallel num_threads(threads)
-    runPart(data, omp_get_thread_num(), omp_get_num_threads());
+    team->run(part, args.data(), kSharesPerThread * team->size());
     return Status::ok();
   }
 
   KernelFunction function = nullptr;
-  /// The kernel's share-of-the-rows form, when it has one and the step is
-  /// large enough to split; run on `threads` threads.
+  /// The kernel's share-of-the-rows form and the session's team, when the
+  /// kernel has that form, the step is large enough to split and the session
+  /// has several threads.
   KernelPartFunction part = nullptr;
-  int threads = 1;
+  KernelTeam *team = nullptr;
   /// Operands then results.
   std::vector<uint32_t> ids;
   /// With symbolic tensors: the size of every symbolic dim of the operands
@@ -557,11 +558,12 @@ static Status buildKernel(const StepChecker &c,
   uint64_t resultBytes = 0;
   for (uint32_t id : c.step.results)
     resultBytes += c.context.plan.tensors[id].byteSize();
-  if (resultBytes >= kMinPartitionedBytes) {
+  if (resultBytes >= kMinPartitionedBytes)
     exec->part = c.context.kernels->lookupPartitioned(entry);
-    exec->threads = c.context.cpu.threads() > 0 ? c.context.cpu.threads()
-                                                : omp_get_max_threads();
-  }
+  if (exec->part)
+    exec->team = c.context.kernels->team(c.context.cpu.threads() > 0
+                                             ? c.context.cpu.threads()
+                                             : omp_get_max_threads());
   for (uint32_t id : exec->ids) {
     const PlanTensor &t = c.context.plan.tensors[id];
     for (size_t d = 0; d < t.dimExprs.size(); ++d)
