@@ -11,6 +11,7 @@
 
 #include "lmopt/Dialect/Lmopt/IR/LmoptDialect.h"
 #include "lmopt/Reference/Evaluator.h"
+#include "lmopt/Runtime/CPU/KernelLibrary.h"
 #include "lmopt/Runtime/Npy.h"
 #include "lmopt/Target/CPU/KernelCodegen.h"
 #include "lmopt/Target/CPU/PlanBuilder.h"
@@ -80,6 +81,11 @@ static llvm::cl::opt<unsigned> numParts(
                    "shares of its rows, last share first (0: the whole "
                    "kernel's entry)"),
     llvm::cl::init(0));
+static llvm::cl::opt<unsigned> benchmarkThreads(
+    "benchmark-threads",
+    llvm::cl::desc("With --benchmark: run a partitioned kernel on this many "
+                   "threads, as the runtime does (a KernelTeam)"),
+    llvm::cl::init(1));
 static llvm::cl::opt<bool> printBufferizedIR(
     "print-bufferized-ir",
     llvm::cl::desc("Print the kernels after fusion and bufferization"));
@@ -306,15 +312,27 @@ static int runKernel(func::FuncOp func, void *handle) {
   }
   kernel(args.data());
   if (benchmarkRuns > 0) {
+    std::unique_ptr<rt::KernelTeam> team;
+    if (benchmarkThreads > 1) {
+      if (!part)
+        return fail("--threads needs a partitioned kernel; '" + kernelName +
+                    "' has no '" + partName + "'");
+      team = std::make_unique<rt::KernelTeam>(int(benchmarkThreads) - 1);
+    }
     std::vector<double> seconds;
     for (unsigned i = 0; i < benchmarkRuns; ++i) {
       auto start = std::chrono::steady_clock::now();
-      kernel(args.data());
+      if (team)
+        team->run(part, args.data(), 4 * team->size());
+      else
+        kernel(args.data());
       seconds.push_back(std::chrono::duration<double>(
                             std::chrono::steady_clock::now() - start)
                             .count());
     }
     llvm::sort(seconds);
+    if (team)
+      llvm::outs() << benchmarkThreads << " threads: ";
     llvm::outs() << kernelName << ": best "
                  << llvm::format("%.2f", seconds.front() * 1e6)
                  << " us, median "
