@@ -283,10 +283,10 @@ TEST_F(SessionTest, KernelSteps) {
 
 // A kernel with a partitioned entry runs on the session's threads as
 // several shares of its rows, share p of P computing rows
-// [16384 p / P, 16384 (p + 1) / P), as its `part` result records. With one
+// [n p / P, n (p + 1) / P), as its `part` result records. With one
 // thread the whole kernel runs (one share).
 TEST_F(SessionTest, PartitionedKernelSplitsRowsBetweenThreads) {
-  constexpr int64_t rows = 16384;
+  constexpr int64_t rows = 131072;
   BundleBuilder b;
   b.kernels = readKernels();
   uint32_t x = b.input("x", DType::F32, {rows});

@@ -55,11 +55,11 @@ void affine_rows_dyn(void **args) {
     out[i] = a[i] * 3 + 1;
 }
 
-/* A partitioned kernel over 16384 rows (64 KiB per result, enough for the
- * runtime to split it): doubled[i] = 2 a[i], and part[i] = the share that
+/* A partitioned kernel over 131072 rows (512 KiB per result, 1 MiB in all:
+ * enough for the runtime to split it): doubled[i] = 2 a[i], and part[i] = the share that
  * computed row i, so a test can see how the rows were split. The whole
  * kernel is share 0 of 1. */
-#define PARTITIONED_ROWS 16384
+#define PARTITIONED_ROWS 131072
 void __lmopt_part_double_rows(void **args, int64_t part, int64_t parts) {
   const float *a = (const float *)args[0];
   float *doubled = (float *)args[1];
