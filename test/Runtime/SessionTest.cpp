@@ -319,10 +319,9 @@ TEST_F(SessionTest, PartitionedKernelSplitsRowsBetweenThreads) {
       for (int64_t i = 0; i < rows; ++i) {
         ASSERT_EQ(out[i], 2 * input[i]) << "row " << i;
         auto share = int64_t(who[i]);
-        ASSERT_TRUE(rows * share / parts <= i &&
-                    i < rows * (share + 1) / parts)
-            << "row " << i << " from share " << share << " of " << parts
-            << ", " << threads << " threads";
+        ASSERT_TRUE(rows * share / parts <= i && i < rows * (share + 1) / parts)
+            << "row " << i << " from share " << share << " of " << parts << ", "
+            << threads << " threads";
       }
     }
   }

@@ -217,7 +217,8 @@ struct KernelTeam::Job {
 
   /// Runs shares until none is left.
   void work() {
-    for (int64_t p; (p = next.fetch_add(1, std::memory_order_relaxed)) < parts;) {
+    for (int64_t p;
+         (p = next.fetch_add(1, std::memory_order_relaxed)) < parts;) {
       part(args, p, parts);
       done.fetch_add(1, std::memory_order_release);
     }

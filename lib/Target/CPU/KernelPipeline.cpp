@@ -658,8 +658,7 @@ void mlir::lmopt::cpu::buildKernelBufferizationPipeline(OpPassManager &pm) {
   // Row loops run sequentially within a call (a thread's share of the rows),
   // so a row's temporaries are allocated once per call, before the loop.
   pm.addNestedPass<func::FuncOp>(createLowerKernelRowLoopsPass());
-  pm.addNestedPass<func::FuncOp>(
-      bufferization::createBufferLoopHoistingPass());
+  pm.addNestedPass<func::FuncOp>(bufferization::createBufferLoopHoistingPass());
   // Statistics (a mean per row) live on the stack; a kernel may run on a
   // thread-pool thread, so the bound stays far below any thread's stack.
   bufferization::PromoteBuffersToStackPassOptions stackOptions;

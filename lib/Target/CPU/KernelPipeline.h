@@ -37,8 +37,7 @@ struct KernelEntryPoint {
 
 /// The unit attribute LowerKernelRowLoopsPass puts on a function that it
 /// gave `part` and `parts` arguments.
-inline constexpr llvm::StringLiteral kPartitionedAttrName =
-    "lmopt.partitioned";
+inline constexpr llvm::StringLiteral kPartitionedAttrName = "lmopt.partitioned";
 
 /// The bufferization, deallocation and LLVM translation interfaces the
 /// pipeline needs.

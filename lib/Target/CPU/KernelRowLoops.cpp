@@ -124,8 +124,8 @@ struct TileKernelRowsPass
     // computed once.
     DenseSet<Operation *> inLoop = getLinalgProducers(root);
     options.setFusionControlFn(
-        [&](tensor::ExtractSliceOp slice, OpResult producer,
-            bool) -> std::optional<scf::SCFTileAndFuseOptions::ControlFnResult> {
+        [&](tensor::ExtractSliceOp slice, OpResult producer, bool)
+            -> std::optional<scf::SCFTileAndFuseOptions::ControlFnResult> {
           auto loop = slice->getParentOfType<scf::ForallOp>();
           if (!llvm::isa<linalg::LinalgOp>(producer.getOwner()) || !loop ||
               !followsEveryIndex(slice, loop))
