@@ -309,6 +309,52 @@ TEST_F(SessionTest, KernelSteps) {
   EXPECT_THAT(values<float>(outputs[2].tensor), ElementsAre(10.5f));
 }
 
+// A kernel with a partitioned entry runs on the session's threads as
+// several shares of its rows, share p of P computing rows
+// [n p / P, n (p + 1) / P), as its `part` result records. With one
+// thread the whole kernel runs (one share).
+TEST_F(SessionTest, PartitionedKernelSplitsRowsBetweenThreads) {
+  constexpr int64_t rows = 131072;
+  BundleBuilder b;
+  b.kernels = readKernels();
+  uint32_t x = b.input("x", DType::F32, {rows});
+  uint32_t doubled = b.arena("doubled", DType::F32, {rows});
+  uint32_t part = b.arena("part", DType::F32, {rows});
+  addString(b.step(StepKind::Kernel, "rows", {x}, {doubled, part}), "entry",
+            "double_rows");
+  b.output("doubled", doubled);
+  b.output("part", part);
+  std::vector<float> input(rows);
+  for (int64_t i = 0; i < rows; ++i)
+    input[i] = float(i % 1000) - 500;
+  for (int threads : {1, 2, 3}) {
+    SessionOptions options;
+    options.threads = threads;
+    std::unique_ptr<Session> session;
+    Status st = create(b, session, options);
+    ASSERT_TRUE(st) << st.toString();
+    for (int run = 0; run < 3; ++run) {
+      std::vector<NamedTensor> outputs;
+      st = session->run({{"x", f32({rows}, input)}}, outputs);
+      ASSERT_TRUE(st) << st.toString();
+      std::vector<float> out = values<float>(outputs[0].tensor);
+      std::vector<float> who = values<float>(outputs[1].tensor);
+      int64_t parts = int64_t(who.back()) + 1;
+      if (threads == 1)
+        EXPECT_EQ(parts, 1);
+      else
+        EXPECT_GE(parts, threads);
+      for (int64_t i = 0; i < rows; ++i) {
+        ASSERT_EQ(out[i], 2 * input[i]) << "row " << i;
+        auto share = int64_t(who[i]);
+        ASSERT_TRUE(rows * share / parts <= i && i < rows * (share + 1) / parts)
+            << "row " << i << " from share " << share << " of " << parts << ", "
+            << threads << " threads";
+      }
+    }
+  }
+}
+
 TEST_F(SessionTest, MisalignedInputsAreAlignedForKernels) {
   BundleBuilder b;
   b.kernels = readKernels();

@@ -11,6 +11,7 @@
 
 #include "lmopt/Dialect/Lmopt/IR/LmoptDialect.h"
 #include "lmopt/Reference/Evaluator.h"
+#include "lmopt/Runtime/CPU/KernelLibrary.h"
 #include "lmopt/Runtime/Npy.h"
 #include "lmopt/Target/CPU/KernelCodegen.h"
 #include "lmopt/Target/CPU/PlanBuilder.h"
@@ -74,6 +75,17 @@ static llvm::cl::opt<unsigned> benchmarkRuns(
     llvm::cl::desc("Also run the kernel this many times and print the best "
                    "and median time per call (not for lit tests)"),
     llvm::cl::init(0));
+static llvm::cl::opt<unsigned> numParts(
+    "parts",
+    llvm::cl::desc("Run the kernel's partitioned entry for each of this many "
+                   "shares of its rows, last share first (0: the whole "
+                   "kernel's entry)"),
+    llvm::cl::init(0));
+static llvm::cl::opt<unsigned> benchmarkThreads(
+    "benchmark-threads",
+    llvm::cl::desc("With --benchmark: run a partitioned kernel on this many "
+                   "threads, as the runtime does (a KernelTeam)"),
+    llvm::cl::init(1));
 static llvm::cl::opt<bool> printBufferizedIR(
     "print-bufferized-ir",
     llvm::cl::desc("Print the kernels after fusion and bufferization"));
@@ -234,9 +246,21 @@ static void *loadLibrary(const std::vector<uint8_t> &library) {
 
 static int runKernel(func::FuncOp func, void *handle) {
   using KernelFn = void (*)(void **);
-  auto kernel = reinterpret_cast<KernelFn>(dlsym(handle, kernelName.c_str()));
-  if (!kernel)
+  using PartFn = void (*)(void **, int64_t, int64_t);
+  auto whole = reinterpret_cast<KernelFn>(dlsym(handle, kernelName.c_str()));
+  if (!whole)
     return fail("the shared object does not export '" + kernelName + "'");
+  std::string partName = "__lmopt_part_" + kernelName;
+  auto part = reinterpret_cast<PartFn>(dlsym(handle, partName.c_str()));
+  if (numParts > 0 && !part)
+    return fail("the shared object does not export '" + partName +
+                "' (the kernel is not partitioned)");
+  auto kernel = [&](void **args) {
+    if (numParts == 0)
+      return whole(args);
+    for (int64_t p = int64_t(numParts) - 1; p >= 0; --p)
+      part(args, p, numParts);
+  };
 
   llvm::StringMap<rt::Tensor> available;
   if (!inputsNpz.empty()) {
@@ -288,15 +312,27 @@ static int runKernel(func::FuncOp func, void *handle) {
   }
   kernel(args.data());
   if (benchmarkRuns > 0) {
+    std::unique_ptr<rt::KernelTeam> team;
+    if (benchmarkThreads > 1) {
+      if (!part)
+        return fail("--threads needs a partitioned kernel; '" + kernelName +
+                    "' has no '" + partName + "'");
+      team = std::make_unique<rt::KernelTeam>(int(benchmarkThreads) - 1);
+    }
     std::vector<double> seconds;
     for (unsigned i = 0; i < benchmarkRuns; ++i) {
       auto start = std::chrono::steady_clock::now();
-      kernel(args.data());
+      if (team)
+        team->run(part, args.data(), 4 * team->size());
+      else
+        kernel(args.data());
       seconds.push_back(std::chrono::duration<double>(
                             std::chrono::steady_clock::now() - start)
                             .count());
     }
     llvm::sort(seconds);
+    if (team)
+      llvm::outs() << benchmarkThreads << " threads: ";
     llvm::outs() << kernelName << ": best "
                  << llvm::format("%.2f", seconds.front() * 1e6)
                  << " us, median "

@@ -352,8 +352,34 @@ static std::string checkNormParameter(RankedTensorType type, int64_t axis,
   return checkBroadcast(type, {paramType});
 }
 
-/// `(x - mean) / sqrt(var + epsilon) * scale + bias` over dims [axis, rank) of
-/// `input` (without the mean for RMS norm), statistics in the compute type.
+/// A generic over the kept dims of `source` (the statistics' shape) writing
+/// `type`, reading `inputs` (each over the kept dims).
+static Value buildKeptMapped(OpBuilder &b, Location loc, Value source,
+                             ArrayRef<bool> reduced, Type type,
+                             ValueRange inputs, ScalarBodyFn body) {
+  SmallVector<OpFoldResult> sizes;
+  for (auto [i, isReduced] : llvm::enumerate(reduced))
+    if (!isReduced)
+      sizes.push_back(tensor::getMixedSize(b, loc, source, i));
+  Value empty = tensor::EmptyOp::create(b, loc, sizes, type);
+  int64_t rank = int64_t(sizes.size());
+  SmallVector<AffineMap> maps(inputs.size() + 1,
+                              b.getMultiDimIdentityMap(rank));
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::parallel);
+  auto generic = linalg::GenericOp::create(
+      b, loc, TypeRange{empty.getType()}, inputs, ValueRange{empty}, maps,
+      iterators, [&](OpBuilder &nested, Location nestedLoc, ValueRange args) {
+        linalg::YieldOp::create(nested, nestedLoc,
+                                body(nested, nestedLoc, args.drop_back()));
+      });
+  return generic.getResult(0);
+}
+
+/// `(x - mean) * rstd * scale + bias` over dims [axis, rank) of `input`
+/// (without the mean for RMS norm), statistics in the compute type. The mean
+/// and `rstd = 1 / sqrt(var + epsilon)` are generics over the kept dims, so
+/// the division and the square root run once per row, not per element.
 static Value buildNormalization(OpBuilder &b, Location loc, Value input,
                                 Value scale, Value bias, int64_t axis,
                                 double epsilon, bool rms,
@@ -375,35 +401,50 @@ static Value buildNormalization(OpBuilder &b, Location loc, Value input,
   auto ext = [&](OpBuilder &nb, Location l, Value x) {
     return extendToCompute(nb, l, x, computeType);
   };
-  // The mean is a sum scaled by 1/n where it is used.
-  Value sum;
-  if (!rms)
-    sum = buildReduction(
+  Value mean;
+  if (!rms) {
+    Value sum = buildReduction(
         b, loc, input, reduced, computeType, zero, input, identity,
         [&](OpBuilder &nb, Location l, ValueRange args, Value acc) -> Value {
           return arith::AddFOp::create(nb, l, ext(nb, l, args[0]), acc);
         });
+    mean = buildKeptMapped(
+        b, loc, input, reduced, computeType, sum,
+        [&](OpBuilder &nb, Location l, ValueRange args) -> Value {
+          return arith::DivFOp::create(nb, l, args[0], count);
+        });
+  }
   auto centered = [&](OpBuilder &nb, Location l, Value x,
-                      Value rowSum) -> Value {
-    if (!rowSum)
+                      Value rowMean) -> Value {
+    if (!rowMean)
       return ext(nb, l, x);
-    Value mean = arith::DivFOp::create(nb, l, rowSum, count);
-    return arith::SubFOp::create(nb, l, ext(nb, l, x), mean);
+    return arith::SubFOp::create(nb, l, ext(nb, l, x), rowMean);
   };
   SmallVector<Value> varInputs = {input};
   SmallVector<AffineMap> varMaps = {identity};
-  if (sum) {
-    varInputs.push_back(sum);
+  if (mean) {
+    varInputs.push_back(mean);
     varMaps.push_back(kept);
   }
   Value squares = buildReduction(
       b, loc, input, reduced, computeType, zero, varInputs, varMaps,
       [&](OpBuilder &nb, Location l, ValueRange args, Value acc) -> Value {
-        Value c = centered(nb, l, args[0], sum ? args[1] : Value());
+        Value c = centered(nb, l, args[0], mean ? args[1] : Value());
         return arith::AddFOp::create(nb, l, arith::MulFOp::create(nb, l, c, c),
                                      acc);
       });
-  SmallVector<Value> inputs = {input, squares, scale};
+  Value rstd = buildKeptMapped(
+      b, loc, input, reduced, computeType, squares,
+      [&](OpBuilder &nb, Location l, ValueRange args) -> Value {
+        Value variance = arith::DivFOp::create(nb, l, args[0], count);
+        Value denominator = math::SqrtOp::create(
+            nb, l,
+            arith::AddFOp::create(nb, l, variance,
+                                  floatConstant(nb, l, computeType, epsilon)));
+        return arith::DivFOp::create(
+            nb, l, floatConstant(nb, l, computeType, 1.0), denominator);
+      });
+  SmallVector<Value> inputs = {input, rstd, scale};
   SmallVector<AffineMap> maps = {
       identity, kept,
       getBroadcastMap(llvm::cast<RankedTensorType>(scale.getType()), type)};
@@ -412,22 +453,17 @@ static Value buildNormalization(OpBuilder &b, Location loc, Value input,
     maps.push_back(
         getBroadcastMap(llvm::cast<RankedTensorType>(bias.getType()), type));
   }
-  if (sum) {
-    inputs.push_back(sum);
+  if (mean) {
+    inputs.push_back(mean);
     maps.push_back(kept);
   }
   Type elementType = resultType.getElementType();
   return buildMapped(
       b, loc, input, resultType, inputs, maps,
       [&](OpBuilder &nb, Location l, ValueRange args) -> Value {
-        Value c = centered(nb, l, args[0], sum ? args.back() : Value());
-        Value variance = arith::DivFOp::create(nb, l, args[1], count);
-        Value denominator = math::SqrtOp::create(
-            nb, l,
-            arith::AddFOp::create(nb, l, variance,
-                                  floatConstant(nb, l, computeType, epsilon)));
+        Value c = centered(nb, l, args[0], mean ? args.back() : Value());
         Value value = arith::MulFOp::create(
-            nb, l, arith::DivFOp::create(nb, l, c, denominator),
+            nb, l, arith::MulFOp::create(nb, l, c, args[1]),
             ext(nb, l, args[2]));
         if (bias)
           value = arith::AddFOp::create(nb, l, value, ext(nb, l, args[3]));

@@ -13,6 +13,7 @@
 
 #include "lmopt/Runtime/Requirements.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
@@ -59,6 +60,9 @@ mlir::lmopt::cpu::compileKernels(ModuleOp kernels,
     return failure();
   if (options.bufferizedIROutput)
     module->print(*options.bufferizedIROutput);
+  for (KernelEntryPoint &entry : *entryPoints)
+    if (auto func = module->lookupSymbol<func::FuncOp>(entry.name))
+      entry.partitioned = func->hasAttr(kPartitionedAttrName);
   PassManager toLLVM(context, ModuleOp::getOperationName());
   buildKernelToLLVMPipeline(toLLVM);
   if (failed(toLLVM.run(*module)))

@@ -37,6 +37,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/Linalg/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Linalg/Transforms/TilingInterfaceImpl.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
@@ -69,6 +70,7 @@ void mlir::lmopt::cpu::registerKernelCodegenInterfaces(
   cf::registerBufferizableOpInterfaceExternalModels(registry);
   cf::registerBufferDeallocationOpInterfaceExternalModels(registry);
   linalg::registerBufferizableOpInterfaceExternalModels(registry);
+  linalg::registerTilingInterfaceExternalModels(registry);
   memref::registerAllocationOpInterfaceExternalModels(registry);
   scf::registerBufferizableOpInterfaceExternalModels(registry);
   scf::registerBufferDeallocationOpInterfaceExternalModels(registry);
@@ -391,8 +393,9 @@ LogicalResult mlir::lmopt::cpu::lowerKernelsToLinalg(ModuleOp module) {
 namespace {
 
 /// Fuses elementwise generics into their consumers when the producer has no
-/// other use, so a chain of ops makes one pass over memory and nothing is
-/// computed twice.
+/// other use and the consumer reads each of its elements once (not through a
+/// broadcast), so a chain of ops makes one pass over memory and nothing is
+/// computed twice: a per-row statistic stays one value per row.
 struct FuseElementwiseKernelOpsPass
     : PassWrapper<FuseElementwiseKernelOpsPass, OperationPass<func::FuncOp>> {
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(FuseElementwiseKernelOpsPass)
@@ -404,7 +407,12 @@ struct FuseElementwiseKernelOpsPass
     linalg::populateElementwiseOpsFusionPatterns(
         patterns, [](OpOperand *fusedOperand) {
           Operation *producer = fusedOperand->get().getDefiningOp();
-          return producer && producer->hasOneUse();
+          if (!producer || !producer->hasOneUse())
+            return false;
+          auto consumer =
+              llvm::dyn_cast<linalg::LinalgOp>(fusedOperand->getOwner());
+          return consumer &&
+                 consumer.getMatchingIndexingMap(fusedOperand).isPermutation();
         });
     linalg::GenericOp::getCanonicalizationPatterns(patterns, context);
     tensor::EmptyOp::getCanonicalizationPatterns(patterns, context);
@@ -625,6 +633,10 @@ void mlir::lmopt::cpu::buildKernelBufferizationPipeline(OpPassManager &pm) {
   pm.addPass(createCSEPass());
   pm.addNestedPass<func::FuncOp>(
       std::make_unique<RelaxKernelFloatSemanticsPass>());
+  // Reducing kernels: one loop over rows, each row through every generic.
+  pm.addNestedPass<func::FuncOp>(createTileKernelRowsPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
 
   // Buffers: results become the caller's buffers (no copy when the result
   // is computed in place), temporaries are freed before returning.
@@ -636,11 +648,17 @@ void mlir::lmopt::cpu::buildKernelBufferizationPipeline(OpPassManager &pm) {
   pm.addNestedPass<func::FuncOp>(std::make_unique<CopyRepeatedResultsPass>());
   bufferization::BufferResultsToOutParamsPassOptions outParamsOptions;
   outParamsOptions.hoistStaticAllocs = true;
+  // Results with run-time sizes too: the caller's buffer has them.
+  outParamsOptions.hoistDynamicAllocs = true;
   outParamsOptions.modifyPublicFunctions = true;
   pm.addPass(
       bufferization::createBufferResultsToOutParamsPass(outParamsOptions));
   pm.addPass(std::make_unique<AnnotateKernelArgumentsPass>());
   pm.addPass(createCanonicalizerPass());
+  // Row loops run sequentially within a call (a thread's share of the rows),
+  // so a row's temporaries are allocated once per call, before the loop.
+  pm.addNestedPass<func::FuncOp>(createLowerKernelRowLoopsPass());
+  pm.addNestedPass<func::FuncOp>(bufferization::createBufferLoopHoistingPass());
   // Statistics (a mean per row) live on the stack; a kernel may run on a
   // thread-pool thread, so the bound stays far below any thread's stack.
   bufferization::PromoteBuffersToStackPassOptions stackOptions;

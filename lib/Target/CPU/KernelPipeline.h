@@ -12,23 +12,32 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/LLVM.h"
 
+#include <memory>
 #include <string>
 
 namespace mlir {
 class DialectRegistry;
 class OpPassManager;
+class Pass;
 } // namespace mlir
 
 namespace mlir::lmopt::cpu {
 
 /// One exported kernel: its symbol, how many data pointers `args` holds, and
 /// how many dynamic dims its operands and results have (their sizes are an
-/// int64 array that `args[numArguments]` points at).
+/// int64 array that `args[numArguments]` points at). A partitioned kernel's
+/// implementation takes `part` and `parts` after the pointers (before the
+/// sizes) and also gets the entry point `__lmopt_part_<name>`.
 struct KernelEntryPoint {
   std::string name;
   unsigned numArguments = 0;
   unsigned numSizes = 0;
+  bool partitioned = false;
 };
+
+/// The unit attribute LowerKernelRowLoopsPass puts on a function that it
+/// gave `part` and `parts` arguments.
+inline constexpr llvm::StringLiteral kPartitionedAttrName = "lmopt.partitioned";
 
 /// The bufferization, deallocation and LLVM translation interfaces the
 /// pipeline needs.
@@ -42,6 +51,14 @@ FailureOr<SmallVector<KernelEntryPoint>> checkKernelModule(ModuleOp module);
 /// Runs convert-lmopt-to-linalg and reports every lmopt op it left as
 /// "no CPU lowering for 'lmopt.foo' in kernel 'k'".
 LogicalResult lowerKernelsToLinalg(ModuleOp module);
+
+/// Tiles a kernel that reads a reduction over the rows of its last generic
+/// with scf.forall and fuses the producers in (KernelRowLoops.cpp).
+std::unique_ptr<Pass> createTileKernelRowsPass();
+
+/// On buffers: each scf.forall becomes an scf.for; a kernel that is one such
+/// loop gets `part`/`parts` arguments and kPartitionedAttrName.
+std::unique_ptr<Pass> createLowerKernelRowLoopsPass();
 
 /// linalg on tensors to linalg on memrefs: elementwise fusion, one-shot
 /// bufferization with results as out-params, temporaries on the stack or

@@ -76,20 +76,73 @@ mlir::lmopt::cpu::createKernelTargetMachine(StringRef cpu, unsigned optLevel) {
   return machine;
 }
 
+/// `name(void **args)`, or with `partitioned` `__lmopt_part_<name>(void
+/// **args, int64_t part, int64_t parts)`: loads the pointers and sizes from
+/// `args` and calls the implementation (for the whole kernel: part 0 of 1).
+static void buildEntryPoint(llvm::Module &module, llvm::Function *impl,
+                            const KernelEntryPoint &kernel, bool partEntry) {
+  llvm::LLVMContext &context = module.getContext();
+  auto *ptrType = llvm::PointerType::getUnqual(context);
+  auto *sizeType = llvm::Type::getInt64Ty(context);
+  SmallVector<llvm::Type *> params = {ptrType};
+  if (partEntry)
+    params.append({sizeType, sizeType});
+  auto *entryType = llvm::FunctionType::get(llvm::Type::getVoidTy(context),
+                                            params, /*isVarArg=*/false);
+  llvm::Function *entry = llvm::Function::Create(
+      entryType, llvm::GlobalValue::ExternalLinkage,
+      partEntry ? "__lmopt_part_" + kernel.name : kernel.name, module);
+  entry->addParamAttr(0, llvm::Attribute::NoAlias);
+  entry->addParamAttr(0, llvm::Attribute::ReadOnly);
+  llvm::IRBuilder<> builder(llvm::BasicBlock::Create(context, "entry", entry));
+  // The ABI's promise (non-null, 64-byte aligned) on each pointer, so it
+  // survives inlining the implementation.
+  llvm::MDNode *alignment = llvm::MDNode::get(
+      context, llvm::ConstantAsMetadata::get(builder.getInt64(64)));
+  llvm::MDNode *empty = llvm::MDNode::get(context, {});
+  SmallVector<llvm::Value *> arguments;
+  for (unsigned i = 0; i < kernel.numArguments; ++i) {
+    llvm::Value *slot =
+        builder.CreateConstInBoundsGEP1_64(ptrType, entry->getArg(0), i);
+    llvm::LoadInst *pointer =
+        builder.CreateAlignedLoad(ptrType, slot, llvm::Align(8));
+    pointer->setMetadata(llvm::LLVMContext::MD_align, alignment);
+    pointer->setMetadata(llvm::LLVMContext::MD_nonnull, empty);
+    arguments.push_back(pointer);
+  }
+  if (partEntry)
+    arguments.append({entry->getArg(1), entry->getArg(2)});
+  else if (kernel.partitioned)
+    arguments.append({builder.getInt64(0), builder.getInt64(1)});
+  // Sizes of the dynamic dims: an int64 array after the data pointers.
+  if (kernel.numSizes) {
+    llvm::Value *slot = builder.CreateConstInBoundsGEP1_64(
+        ptrType, entry->getArg(0), kernel.numArguments);
+    llvm::LoadInst *sizes =
+        builder.CreateAlignedLoad(ptrType, slot, llvm::Align(8));
+    sizes->setMetadata(llvm::LLVMContext::MD_nonnull, empty);
+    for (unsigned i = 0; i < kernel.numSizes; ++i)
+      arguments.push_back(builder.CreateAlignedLoad(
+          sizeType, builder.CreateConstInBoundsGEP1_64(sizeType, sizes, i),
+          llvm::Align(8)));
+  }
+  builder.CreateCall(impl, arguments);
+  builder.CreateRetVoid();
+}
+
 llvm::Error
 mlir::lmopt::cpu::addKernelEntryPoints(llvm::Module &module,
                                        ArrayRef<KernelEntryPoint> kernels) {
   llvm::LLVMContext &context = module.getContext();
   auto *ptrType = llvm::PointerType::getUnqual(context);
-  auto *entryType = llvm::FunctionType::get(llvm::Type::getVoidTy(context),
-                                            {ptrType}, /*isVarArg=*/false);
+  auto *sizeType = llvm::Type::getInt64Ty(context);
   for (const KernelEntryPoint &kernel : kernels) {
     llvm::Function *impl = module.getFunction(kernel.name);
     if (!impl || impl->isDeclaration())
       return llvm::createStringError("kernel '" + kernel.name +
                                      "' is missing from the LLVM module");
-    auto *sizeType = llvm::Type::getInt64Ty(context);
-    if (impl->arg_size() != kernel.numArguments + kernel.numSizes ||
+    unsigned numParts = kernel.partitioned ? 2 : 0;
+    if (impl->arg_size() != kernel.numArguments + numParts + kernel.numSizes ||
         !impl->getReturnType()->isVoidTy() ||
         llvm::any_of(impl->args(), [&](const llvm::Argument &arg) {
           return arg.getType() != (arg.getArgNo() < kernel.numArguments
@@ -104,46 +157,14 @@ mlir::lmopt::cpu::addKernelEntryPoints(llvm::Module &module,
             impl->getFunctionType()->print(os);
             return text;
           }() +
-          "', not " + std::to_string(kernel.numArguments) + " pointers and " +
+          "', not " + std::to_string(kernel.numArguments) + " pointers, " +
+          std::to_string(numParts) + " part indices and " +
           std::to_string(kernel.numSizes) + " sizes returning void");
     impl->setName("__lmopt_kernel_impl." + kernel.name);
     impl->setLinkage(llvm::GlobalValue::InternalLinkage);
-
-    llvm::Function *entry = llvm::Function::Create(
-        entryType, llvm::GlobalValue::ExternalLinkage, kernel.name, module);
-    entry->addParamAttr(0, llvm::Attribute::NoAlias);
-    entry->addParamAttr(0, llvm::Attribute::ReadOnly);
-    llvm::IRBuilder<> builder(
-        llvm::BasicBlock::Create(context, "entry", entry));
-    // The ABI's promise (non-null, 64-byte aligned) on each pointer, so it
-    // survives inlining the implementation.
-    llvm::MDNode *alignment = llvm::MDNode::get(
-        context, llvm::ConstantAsMetadata::get(builder.getInt64(64)));
-    llvm::MDNode *empty = llvm::MDNode::get(context, {});
-    SmallVector<llvm::Value *> pointers;
-    for (unsigned i = 0; i < kernel.numArguments; ++i) {
-      llvm::Value *slot =
-          builder.CreateConstInBoundsGEP1_64(ptrType, entry->getArg(0), i);
-      llvm::LoadInst *pointer =
-          builder.CreateAlignedLoad(ptrType, slot, llvm::Align(8));
-      pointer->setMetadata(llvm::LLVMContext::MD_align, alignment);
-      pointer->setMetadata(llvm::LLVMContext::MD_nonnull, empty);
-      pointers.push_back(pointer);
-    }
-    // Sizes of the dynamic dims: an int64 array after the data pointers.
-    if (kernel.numSizes) {
-      llvm::Value *slot = builder.CreateConstInBoundsGEP1_64(
-          ptrType, entry->getArg(0), kernel.numArguments);
-      llvm::LoadInst *sizes =
-          builder.CreateAlignedLoad(ptrType, slot, llvm::Align(8));
-      sizes->setMetadata(llvm::LLVMContext::MD_nonnull, empty);
-      for (unsigned i = 0; i < kernel.numSizes; ++i)
-        pointers.push_back(builder.CreateAlignedLoad(
-            sizeType, builder.CreateConstInBoundsGEP1_64(sizeType, sizes, i),
-            llvm::Align(8)));
-    }
-    builder.CreateCall(impl, pointers);
-    builder.CreateRetVoid();
+    buildEntryPoint(module, impl, kernel, /*partEntry=*/false);
+    if (kernel.partitioned)
+      buildEntryPoint(module, impl, kernel, /*partEntry=*/true);
   }
   return llvm::Error::success();
 }

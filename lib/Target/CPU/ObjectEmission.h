@@ -31,7 +31,9 @@ llvm::Expected<std::unique_ptr<llvm::TargetMachine>>
 createKernelTargetMachine(StringRef cpu, unsigned optLevel);
 
 /// Renames each kernel's implementation to an internal symbol and defines
-/// `extern "C" void name(void **args)` calling it with the loaded pointers.
+/// `extern "C" void name(void **args)` calling it with the loaded pointers;
+/// for a partitioned kernel also `__lmopt_part_<name>(void **args, int64_t
+/// part, int64_t parts)`, which runs that share of its rows.
 llvm::Error addKernelEntryPoints(llvm::Module &module,
                                  ArrayRef<KernelEntryPoint> kernels);
 

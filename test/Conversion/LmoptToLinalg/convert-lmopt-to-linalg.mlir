@@ -325,29 +325,38 @@ func.func @log_softmax(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
 
 // -----
 
-// Layer norm over the last two dims: sum, centered squares, then the
-// normalized output reading scale and bias through right-aligned maps.
+// Layer norm over the last two dims: sum, the mean per row, centered
+// squares, rstd = 1 / sqrt(var + eps) per row, then the normalized output
+// reading scale and bias through right-aligned maps and multiplying by rstd
+// (no division or square root per element).
 // CHECK-DAG: #[[ID:.*]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
 // CHECK-DAG: #[[ROWS:.*]] = affine_map<(d0, d1, d2) -> (d0)>
 // CHECK-DAG: #[[PARAM:.*]] = affine_map<(d0, d1, d2) -> (d1, d2)>
+// CHECK-DAG: #[[ROW:.*]] = affine_map<(d0) -> (d0)>
 // CHECK-LABEL: func.func @layer_norm
 // CHECK-SAME: %[[X:[^:]*]]: tensor<?x4x8xf32>, %[[S:[^:]*]]: tensor<4x8xf32>, %[[B:[^:]*]]: tensor<4x8xf32>
 // CHECK: %[[N:.*]] = arith.constant 32 : index
 // CHECK: %[[NI:.*]] = arith.index_cast %[[N]] : index to i64
 // CHECK: %[[NF:.*]] = arith.sitofp %[[NI]] : i64 to f32
 // CHECK: %[[SUM:.*]] = linalg.generic {indexing_maps = [#[[ID]], #[[ROWS]]], iterator_types = ["parallel", "reduction", "reduction"]} ins(%[[X]] :
-// CHECK: %[[SQ:.*]] = linalg.generic {indexing_maps = [#[[ID]], #[[ROWS]], #[[ROWS]]], iterator_types = ["parallel", "reduction", "reduction"]} ins(%[[X]], %[[SUM]] :
-// CHECK: ^bb0(%[[A:.*]]: f32, %[[RS:.*]]: f32, %[[ACC:.*]]: f32):
-// CHECK: %[[MEAN:.*]] = arith.divf %[[RS]], %[[NF]] : f32
-// CHECK: %[[C:.*]] = arith.subf %[[A]], %[[MEAN]] : f32
+// CHECK: %[[MEAN:.*]] = linalg.generic {indexing_maps = [#[[ROW]], #[[ROW]]], iterator_types = ["parallel"]} ins(%[[SUM]] :
+// CHECK: arith.divf %{{.*}}, %[[NF]] : f32
+// CHECK: %[[SQ:.*]] = linalg.generic {indexing_maps = [#[[ID]], #[[ROWS]], #[[ROWS]]], iterator_types = ["parallel", "reduction", "reduction"]} ins(%[[X]], %[[MEAN]] :
+// CHECK: ^bb0(%[[A:.*]]: f32, %[[M:.*]]: f32, %[[ACC:.*]]: f32):
+// CHECK: %[[C:.*]] = arith.subf %[[A]], %[[M]] : f32
 // CHECK: %[[C2:.*]] = arith.mulf %[[C]], %[[C]] : f32
 // CHECK: arith.addf %[[C2]], %[[ACC]] : f32
-// CHECK: linalg.generic {indexing_maps = [#[[ID]], #[[ROWS]], #[[PARAM]], #[[PARAM]], #[[ROWS]], #[[ID]]], iterator_types = ["parallel", "parallel", "parallel"]} ins(%[[X]], %[[SQ]], %[[S]], %[[B]], %[[SUM]] :
-// CHECK: ^bb0(%[[X1:.*]]: f32, %[[V:.*]]: f32, %[[G:.*]]: f32, %[[BE:.*]]: f32, %[[RS1:.*]]: f32, %{{.*}}: f32):
+// CHECK: %[[RSTD:.*]] = linalg.generic {indexing_maps = [#[[ROW]], #[[ROW]]], iterator_types = ["parallel"]} ins(%[[SQ]] :
+// CHECK: ^bb0(%[[V:.*]]: f32, %{{.*}}: f32):
 // CHECK: %[[VAR:.*]] = arith.divf %[[V]], %[[NF]] : f32
 // CHECK: %[[VE:.*]] = arith.addf %[[VAR]], %{{.*}} : f32
 // CHECK: %[[SD:.*]] = math.sqrt %[[VE]] : f32
-// CHECK: %[[NORM:.*]] = arith.divf %{{.*}}, %[[SD]] : f32
+// CHECK: arith.divf %{{.*}}, %[[SD]] : f32
+// CHECK: linalg.generic {indexing_maps = [#[[ID]], #[[ROWS]], #[[PARAM]], #[[PARAM]], #[[ROWS]], #[[ID]]], iterator_types = ["parallel", "parallel", "parallel"]} ins(%[[X]], %[[RSTD]], %[[S]], %[[B]], %[[MEAN]] :
+// CHECK: ^bb0(%[[X1:.*]]: f32, %[[R:.*]]: f32, %[[G:.*]]: f32, %[[BE:.*]]: f32, %[[M1:.*]]: f32, %{{.*}}: f32):
+// CHECK: %[[C1:.*]] = arith.subf %[[X1]], %[[M1]] : f32
+// CHECK: %[[NORM:.*]] = arith.mulf %[[C1]], %[[R]] : f32
+// CHECK-NOT: math.sqrt
 // CHECK: %[[SC:.*]] = arith.mulf %[[NORM]], %[[G]] : f32
 // CHECK: %[[OUT:.*]] = arith.addf %[[SC]], %[[BE]] : f32
 // CHECK: linalg.yield %[[OUT]]
@@ -367,6 +376,7 @@ func.func @layer_norm(%x: tensor<?x4x8xf32>, %s: tensor<4x8xf32>, %b: tensor<4x8
 // CHECK: arith.addf %[[SQ]], %[[ACC]] : f32
 // CHECK-NOT: iterator_types = ["parallel", "reduction"]
 // CHECK: math.sqrt
+// CHECK: iterator_types = ["parallel", "parallel"]
 // CHECK: arith.truncf %{{.*}} : f32 to bf16
 func.func @rms_norm_bf16(%x: tensor<2x8xbf16>, %s: tensor<8xbf16>) -> tensor<2x8xbf16> {
   %0 = lmopt.rms_norm %x, %s : (tensor<2x8xbf16>, tensor<8xbf16>) -> tensor<2x8xbf16>

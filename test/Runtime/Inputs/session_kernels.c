@@ -54,3 +54,22 @@ void affine_rows_dyn(void **args) {
   for (int64_t i = 0; i < n * 2; ++i)
     out[i] = a[i] * 3 + 1;
 }
+
+/* A partitioned kernel over 131072 rows (512 KiB per result, 1 MiB in all:
+ * enough for the runtime to split it): doubled[i] = 2 a[i], and part[i] = the share that
+ * computed row i, so a test can see how the rows were split. The whole
+ * kernel is share 0 of 1. */
+#define PARTITIONED_ROWS 131072
+void __lmopt_part_double_rows(void **args, int64_t part, int64_t parts) {
+  const float *a = (const float *)args[0];
+  float *doubled = (float *)args[1];
+  float *who = (float *)args[2];
+  int64_t begin = PARTITIONED_ROWS * part / parts;
+  int64_t end = PARTITIONED_ROWS * (part + 1) / parts;
+  for (int64_t i = begin; i < end; ++i) {
+    doubled[i] = 2 * a[i];
+    who[i] = (float)part;
+  }
+}
+
+void double_rows(void **args) { __lmopt_part_double_rows(args, 0, 1); }

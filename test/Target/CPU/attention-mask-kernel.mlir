@@ -10,18 +10,27 @@
 // CHECK: result0: shape [2, 4, 16, 16], {{.*}}: PASS
 // CHECK-NEXT: result1: shape [2, 1, 1, 16], {{.*}}: PASS
 
-// cast + equal fuse into one generic writing the boolean result; where + add
-// fuse into one writing the probabilities' buffer, which softmax then
-// normalizes in place. Only the per-row statistics are temporaries (stack).
+// cast + equal fuse into one generic writing the boolean result; where is
+// read through a broadcast by the add, so it is not fused into it (that
+// would compute each bias once per score) but computed once into a small
+// stack temporary. The softmax makes the kernel one loop over the 2x4x16
+// rows: per row, the add into a one-row temporary, max, sum of exp and the
+// output into the row of the probabilities. The boolean result is written
+// outside that loop, so the kernel is not partitioned.
 // MLIR-LABEL: func.func @attention_mask(
-// MLIR-SAME: %[[SCORES:arg[0-9]+]]: memref<2x4x16x16xf32> {{.*}}, %[[MASK:arg[0-9]+]]: memref<2x1x1x16xi64> {{.*}}, %[[PROBS:arg[0-9]+]]: memref<2x4x16x16xf32> {{.*}}, %[[MASKED:arg[0-9]+]]: memref<2x1x1x16xi1>
+// MLIR-SAME: %[[SCORES:arg[0-9]+]]: memref<2x4x16x16xf32> {{.*}}, %[[MASK:arg[0-9]+]]: memref<2x1x1x16xi64> {{.*}}, %[[PROBS:arg[0-9]+]]: memref<2x4x16x16xf32> {{.*}}, %[[MASKED:arg[0-9]+]]: memref<2x1x1x16xi1> {llvm.align = 64 : i64, llvm.noalias}) {
 // MLIR-NOT: memref.alloc(
 // MLIR: linalg.generic {{.*}} ins(%[[MASK]] : {{.*}} outs(%[[MASKED]] :
-// MLIR: linalg.generic {{.*}} ins(%[[SCORES]], %[[MASKED]] : {{.*}} outs(%[[PROBS]] :
-// MLIR: memref.alloca() {{.*}} : memref<2x4x16xf32>
-// MLIR: linalg.generic {{.*}}"reduction"]} ins(%[[PROBS]] :
-// MLIR: linalg.generic {{.*}}"reduction"]} ins(%[[PROBS]],
-// MLIR: linalg.generic {{.*}} ins(%[[PROBS]], {{.*}} outs(%[[PROBS]] :
+// MLIR: %[[BIAS:.*]] = memref.alloca() {{.*}} : memref<2x1x1x16xf32>
+// MLIR: linalg.generic {{.*}} ins(%[[MASKED]] : {{.*}} outs(%[[BIAS]] :
+// MLIR: %[[ROW:.*]] = memref.alloca() {{.*}} : memref<1x1x1x16xf32>
+// MLIR: scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step
+// MLIR: %[[SROW:.*]] = memref.subview %[[SCORES]]
+// MLIR: linalg.generic {{.*}} ins(%[[SROW]], %{{.*}} : {{.*}} outs(%[[ROW]] :
+// MLIR: linalg.generic {{.*}}"reduction"]} ins(%[[ROW]] :
+// MLIR: linalg.generic {{.*}}"reduction"]} ins(%[[ROW]],
+// MLIR: %[[PROW:.*]] = memref.subview %[[PROBS]]
+// MLIR: linalg.generic {{.*}} ins(%[[ROW]], {{.*}} outs(%[[PROW]] :
 // MLIR-NOT: memref.alloc(
 // MLIR: return
 func.func @attention_mask(%scores: tensor<2x4x16x16xf32>, %mask: tensor<2x1x1x16xi64>) -> (tensor<2x4x16x16xf32>, tensor<2x1x1x16xi1>) {

@@ -1,5 +1,7 @@
 // layer_norm, skip_layer_norm (both results), rms_norm and softmax compiled
-// with compileKernels and run against the reference evaluator.
+// with compileKernels and run against the reference evaluator (the norms
+// also through their partitioned entry, docs/cpu-backend.md "Row loops and
+// threads").
 // RUN: %lmopt_python %S/Inputs/make-inputs.py %t.npz arg0=6x96:float32 arg1=6x96:float32 arg2=96:float32 arg3=96:float32
 // RUN: lmopt-interpret %s --function=layer_norm --inputs=%t.npz --output=%t.ln.npz
 // RUN: lmopt-kernel-test %s --kernel=layer_norm --inputs=%t.npz --compare=%t.ln.npz | FileCheck %s --check-prefix=LN
@@ -7,6 +9,10 @@
 // RUN: lmopt-kernel-test %s --kernel=skip_layer_norm --inputs=%t.npz --compare=%t.sln.npz | FileCheck %s --check-prefix=SLN
 // RUN: lmopt-interpret %s --function=rms_norm --inputs=%t.npz --output=%t.rms.npz
 // RUN: lmopt-kernel-test %s --kernel=rms_norm --inputs=%t.npz --compare=%t.rms.npz | FileCheck %s --check-prefix=RMS
+// The same kernels through their partitioned entry, as 3 shares of rows:
+// RUN: lmopt-kernel-test %s --kernel=layer_norm --parts=3 --inputs=%t.npz --compare=%t.ln.npz | FileCheck %s --check-prefix=LN
+// RUN: lmopt-kernel-test %s --kernel=skip_layer_norm --parts=3 --inputs=%t.npz --compare=%t.sln.npz | FileCheck %s --check-prefix=SLN
+// RUN: lmopt-kernel-test %s --kernel=rms_norm --parts=3 --inputs=%t.npz --compare=%t.rms.npz | FileCheck %s --check-prefix=RMS
 // RUN: lmopt-interpret %s --function=softmax --inputs=%t.npz --output=%t.sm.npz
 // RUN: lmopt-kernel-test %s --kernel=softmax --inputs=%t.npz --compare=%t.sm.npz | FileCheck %s --check-prefix=SM
 

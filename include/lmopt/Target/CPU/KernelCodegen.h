@@ -49,7 +49,12 @@ struct KernelCodegenOptions {
 /// dense, row-major, 64-byte aligned, and results never alias operands. When
 /// operands or results have dynamic dims, the next slot points at an int64
 /// array of their sizes, operands then results, each in dim order. The
-/// kernel writes every element of every result and nothing else.
+/// kernel writes every element of every result and nothing else. A kernel
+/// whose work is one loop over independent rows (a normalization, softmax or
+/// reduction, with what is fused into it) also exports `extern "C" void
+/// __lmopt_part_<name>(void **args, int64_t part, int64_t parts)`, which does
+/// share `part` of `parts` of those rows; calls for different parts may run
+/// at the same time, and all `parts` of them together do what `name` does.
 ///
 /// Failures are diagnostics at the offending op's location ("no CPU lowering
 /// for 'lmopt.foo' in kernel 'k3' (node 'x')"), all offenders reported.

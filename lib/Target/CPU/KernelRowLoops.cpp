@@ -1,0 +1,297 @@
+//===- KernelRowLoops.cpp - one loop over rows for reducing kernels -------===//
+//
+// A normalization or softmax lowers to several generics (sum, mean, squares,
+// rstd, output), each a pass over the whole tensor. Tiled over the rows of
+// its last generic with its producers fused in, the kernel becomes one loop
+// whose iteration handles one row through every generic, so the row stays in
+// L1 and the intermediates shrink to one row. The rows are independent
+// (scf.forall), so the loop can also be split between threads: the kernel
+// then gets a `part` and a `parts` argument and runs its share of the rows.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelPipeline.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Tensor/Transforms/Transforms.h"
+#include "mlir/IR/Dominance.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Pass/Pass.h"
+
+using namespace mlir;
+using namespace mlir::lmopt::cpu;
+
+/// Rows per iteration of a rank-1 root (a reduction's result): enough that
+/// the loop overhead is small next to the reduced elements.
+static constexpr int64_t kRank1RowTile = 8;
+
+/// `root` and the linalg ops it (transitively) reads.
+static DenseSet<Operation *> getLinalgProducers(linalg::LinalgOp root) {
+  SmallVector<Operation *> worklist{root};
+  DenseSet<Operation *> producers{root};
+  while (!worklist.empty())
+    for (Value operand : worklist.pop_back_val()->getOperands())
+      if (auto producer = operand.getDefiningOp<linalg::LinalgOp>())
+        if (producers.insert(producer).second)
+          worklist.push_back(producer);
+  return producers;
+}
+
+/// The returned linalg op, last in the body, that reads a reduction: the
+/// consumer whose rows drive the loop. Null when there is none.
+static linalg::LinalgOp findRowRoot(func::FuncOp func) {
+  linalg::LinalgOp root;
+  func.walk([&](func::ReturnOp ret) {
+    for (Value value : ret.getOperands()) {
+      auto op = value.getDefiningOp<linalg::LinalgOp>();
+      if (!op || !op.hasPureTensorSemantics() ||
+          !llvm::any_of(getLinalgProducers(op), [](Operation *producer) {
+            return llvm::cast<linalg::LinalgOp>(producer)
+                       .getNumReductionLoops() > 0;
+          }))
+        continue;
+      if (!root || root->isBeforeInBlock(op))
+        root = op;
+    }
+  });
+  return root;
+}
+
+/// True when every induction variable of `loop` feeds an offset of `slice`:
+/// otherwise a producer fused through it would be recomputed whole on every
+/// iteration that shares the slice.
+static bool followsEveryIndex(tensor::ExtractSliceOp slice,
+                              scf::ForallOp loop) {
+  DenseSet<Value> reached;
+  SmallVector<Value> worklist(slice.getOffsets().begin(),
+                              slice.getOffsets().end());
+  while (!worklist.empty()) {
+    Value value = worklist.pop_back_val();
+    if (!reached.insert(value).second)
+      continue;
+    Operation *def = value.getDefiningOp();
+    if (def && loop->isProperAncestor(def))
+      llvm::append_range(worklist, def->getOperands());
+  }
+  return llvm::all_of(loop.getInductionVars(),
+                      [&](Value iv) { return reached.contains(iv); });
+}
+
+namespace {
+
+/// Tiles the root of a reducing kernel over all its loops but the innermost
+/// (rank-1 roots: blocks of rows) with scf.forall and fuses its producers
+/// into the loop, each only where its slice follows every row index.
+struct TileKernelRowsPass
+    : PassWrapper<TileKernelRowsPass, OperationPass<func::FuncOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(TileKernelRowsPass)
+
+  StringRef getArgument() const final { return "lmopt-tile-kernel-rows"; }
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    linalg::LinalgOp root = findRowRoot(func);
+    auto tileable =
+        root ? llvm::dyn_cast<TilingInterface>(root.getOperation()) : nullptr;
+    if (!tileable)
+      return;
+    unsigned numLoops = root.getNumLoops();
+    SmallVector<utils::IteratorType> iterators = root.getIteratorTypesArray();
+    SmallVector<int64_t> tileSizes(numLoops, 0);
+    if (numLoops == 1 && iterators[0] == utils::IteratorType::parallel)
+      tileSizes[0] = kRank1RowTile;
+    for (unsigned i = 0; i + 1 < numLoops; ++i)
+      if (iterators[i] == utils::IteratorType::parallel)
+        tileSizes[i] = 1;
+    if (llvm::all_of(tileSizes, [](int64_t size) { return size == 0; }))
+      return;
+
+    MLIRContext *context = &getContext();
+    scf::SCFTilingOptions tiling;
+    tiling.setTileSizes(getAsIndexOpFoldResult(context, tileSizes));
+    tiling.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
+    scf::SCFTileAndFuseOptions options;
+    options.setTilingOptions(tiling);
+    // A producer that something outside the loop also reads stays outside,
+    // computed once.
+    DenseSet<Operation *> inLoop = getLinalgProducers(root);
+    options.setFusionControlFn(
+        [&](tensor::ExtractSliceOp slice, OpResult producer, bool)
+            -> std::optional<scf::SCFTileAndFuseOptions::ControlFnResult> {
+          auto loop = slice->getParentOfType<scf::ForallOp>();
+          if (!llvm::isa<linalg::LinalgOp>(producer.getOwner()) || !loop ||
+              !followsEveryIndex(slice, loop))
+            return std::nullopt;
+          if (!llvm::all_of(producer.getUsers(), [&](Operation *user) {
+                // The loop itself reads a destination it writes in place; a
+                // dim reads only the shape.
+                return inLoop.contains(user) ||
+                       llvm::isa<func::ReturnOp, tensor::DimOp>(user) ||
+                       user == loop || loop->isProperAncestor(user);
+              }))
+            return std::nullopt;
+          scf::SCFTileAndFuseOptions::ControlFnResult result;
+          // A kernel result computed inside the loop leaves it as a result
+          // of the loop; intermediates stay one tile.
+          result.yieldProducerReplacement =
+              llvm::any_of(producer.getUsers(), [](Operation *user) {
+                return llvm::isa<func::ReturnOp>(user);
+              });
+          return result;
+        });
+    RewritePatternSet cleanup(context);
+    tensor::populateFoldTensorEmptyPatterns(cleanup);
+    options.cleanupPatterns = FrozenRewritePatternSet(std::move(cleanup));
+
+    IRRewriter rewriter(context);
+    rewriter.setInsertionPoint(root);
+    FailureOr<scf::SCFTileAndFuseResult> tiled =
+        scf::tileConsumerAndFuseProducersUsingSCF(rewriter, tileable, options);
+    if (failed(tiled))
+      return; // the kernel keeps one loop nest per generic
+    DominanceInfo dominance(func);
+    SmallVector<Operation *> replaced{root};
+    llvm::append_range(replaced, tiled->fusedProducers);
+    for (Operation *op : replaced) {
+      for (OpResult result : op->getResults()) {
+        Value replacement = tiled->replacements.lookup(result);
+        if (!replacement)
+          continue;
+        Operation *loop = replacement.getDefiningOp();
+        rewriter.replaceUsesWithIf(result, replacement, [&](OpOperand &use) {
+          Operation *user = use.getOwner();
+          return user->getParentOp() == loop->getParentOp() &&
+                 dominance.properlyDominates(loop, user);
+        });
+      }
+      if (op->use_empty())
+        rewriter.eraseOp(op);
+    }
+  }
+};
+
+/// Whether `op`, outside the row loop, lets the threads each run the whole
+/// kernel body for their share of the rows: it writes no memory that another
+/// thread reads or writes (its own temporaries and checks are fine).
+static bool isPrivateToCall(Operation &op) {
+  return isMemoryEffectFree(&op) ||
+         llvm::isa<memref::AllocOp, memref::AllocaOp, memref::DeallocOp,
+                   memref::GetGlobalOp, cf::AssertOp, func::ReturnOp>(op);
+}
+
+/// `value` as an index value at `b`'s insertion point.
+static Value materialize(OpBuilder &b, Location loc, OpFoldResult value) {
+  return getValueOrCreateConstantIndexOp(b, loc, value);
+}
+
+/// Replaces `loop` with one scf.for over its linearized iterations
+/// [begin, end), each delinearized back into the forall's indices.
+static void lowerToLinearLoop(scf::ForallOp loop, Value part, Value parts) {
+  OpBuilder b(loop);
+  Location loc = loop.getLoc();
+  SmallVector<Value> lowers, steps, trips;
+  Value total = arith::ConstantIndexOp::create(b, loc, 1);
+  for (auto [lb, ub, step] :
+       llvm::zip(loop.getMixedLowerBound(), loop.getMixedUpperBound(),
+                 loop.getMixedStep())) {
+    Value lower = materialize(b, loc, lb);
+    Value stride = materialize(b, loc, step);
+    Value span = arith::SubIOp::create(b, loc, materialize(b, loc, ub), lower);
+    Value trip = arith::CeilDivUIOp::create(b, loc, span, stride);
+    lowers.push_back(lower);
+    steps.push_back(stride);
+    trips.push_back(trip);
+    total = arith::MulIOp::create(b, loc, total, trip);
+  }
+  Value begin = arith::ConstantIndexOp::create(b, loc, 0);
+  Value end = total;
+  if (part) {
+    // Part p of P runs [total * p / P, total * (p + 1) / P).
+    auto share = [&](Value index) -> Value {
+      return arith::DivUIOp::create(
+          b, loc, arith::MulIOp::create(b, loc, total, index), parts);
+    };
+    begin = share(part);
+    end = share(arith::AddIOp::create(
+        b, loc, part, arith::ConstantIndexOp::create(b, loc, 1)));
+  }
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  auto linear = scf::ForOp::create(b, loc, begin, end, one);
+  b.setInsertionPointToStart(linear.getBody());
+  SmallVector<Value> indices(trips.size());
+  Value remaining = linear.getInductionVar();
+  for (int64_t d = int64_t(trips.size()) - 1; d >= 0; --d) {
+    Value position = remaining;
+    if (d > 0) {
+      position = arith::RemUIOp::create(b, loc, remaining, trips[d]);
+      remaining = arith::DivUIOp::create(b, loc, remaining, trips[d]);
+    }
+    indices[d] = arith::AddIOp::create(
+        b, loc, lowers[d], arith::MulIOp::create(b, loc, position, steps[d]));
+  }
+  Block *body = loop.getBody();
+  for (auto [iv, index] : llvm::zip(loop.getInductionVars(), indices))
+    iv.replaceAllUsesWith(index);
+  // The in_parallel terminator is empty on buffers.
+  body->getTerminator()->erase();
+  linear.getBody()->getOperations().splice(
+      linear.getBody()->getTerminator()->getIterator(), body->getOperations());
+  loop.erase();
+}
+
+/// After bufferization: each scf.forall of TileKernelRowsPass becomes an
+/// scf.for over its rows. When the kernel body is that one loop plus
+/// private work, the function gets two index arguments after the buffers,
+/// `part` and `parts`, and the loop runs part `part` of `parts` of the rows
+/// (KernelEntryPoint::partitioned; the entry points pass 0 and 1, or a
+/// thread's share).
+struct LowerKernelRowLoopsPass
+    : PassWrapper<LowerKernelRowLoopsPass, OperationPass<func::FuncOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(LowerKernelRowLoopsPass)
+
+  StringRef getArgument() const final { return "lmopt-lower-kernel-rows"; }
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    SmallVector<scf::ForallOp> loops;
+    func.walk([&](scf::ForallOp loop) { loops.push_back(loop); });
+    if (loops.empty())
+      return;
+    bool partition =
+        loops.size() == 1 && loops[0]->getParentOp() == func &&
+        llvm::all_of(func.front(), [&](Operation &op) {
+          return &op == loops[0].getOperation() || isPrivateToCall(op);
+        });
+    Value part, parts;
+    if (partition) {
+      Location loc = func.getLoc();
+      unsigned position = func.getNumArguments();
+      IndexType index = IndexType::get(&getContext());
+      if (failed(func.insertArgument(position, index, {}, loc)) ||
+          failed(func.insertArgument(position + 1, index, {}, loc)))
+        return signalPassFailure();
+      part = func.getArgument(position);
+      parts = func.getArgument(position + 1);
+      func->setAttr(kPartitionedAttrName, UnitAttr::get(&getContext()));
+    }
+    for (scf::ForallOp loop : loops)
+      lowerToLinearLoop(loop, part, parts);
+  }
+};
+
+} // namespace
+
+std::unique_ptr<Pass> mlir::lmopt::cpu::createTileKernelRowsPass() {
+  return std::make_unique<TileKernelRowsPass>();
+}
+
+std::unique_ptr<Pass> mlir::lmopt::cpu::createLowerKernelRowLoopsPass() {
+  return std::make_unique<LowerKernelRowLoopsPass>();
+}
