@@ -23,7 +23,7 @@ Every mode is compiled with --calibration, so int4-weight rounds with GPTQ
 A mode the build cannot compile yet is listed with lmopt-compile's error.
 
 usage: bench/quant_accuracy.py [--modes int8-dynamic,int8-static,int4-weight,bf16,fp16]
-                               [--batch 8] [--eval 144] [--skip-bert]
+                               [--batch 8] [--eval 208] [--skip-bert]
                                [--build build]
 """
 import argparse
@@ -184,7 +184,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--modes", default="int8-dynamic,int8-static,int4-weight,bf16,fp16")
     parser.add_argument("--batch", type=int, default=8)
-    parser.add_argument("--eval", type=int, default=144)
+    parser.add_argument("--eval", type=int, default=208)
     parser.add_argument("--skip-bert", action="store_true")
     parser.add_argument("--build", default=os.path.join(ROOT, "build"))
     args = parser.parse_args()
