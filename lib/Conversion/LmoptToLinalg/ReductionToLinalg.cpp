@@ -91,16 +91,14 @@ static Value buildReduction(OpBuilder &b, Location loc, Value source,
   return generic.getResult(0);
 }
 
-/// A generic over `iterationSource`'s shape writing `resultType`, reading
-/// `inputs` through `inputMaps`.
-static Value buildMapped(OpBuilder &b, Location loc, Value iterationSource,
-                         RankedTensorType resultType, ValueRange inputs,
-                         ArrayRef<AffineMap> inputMaps, ScalarBodyFn body) {
-  SmallVector<OpFoldResult> sizes =
-      tensor::getMixedSizes(b, loc, iterationSource);
-  Value empty =
-      tensor::EmptyOp::create(b, loc, sizes, resultType.getElementType());
-  int64_t rank = resultType.getRank();
+/// A parallel generic of `sizes` writing `elementType`, reading `inputs`
+/// through `inputMaps` (the result through the identity).
+static Value buildParallel(OpBuilder &b, Location loc,
+                           ArrayRef<OpFoldResult> sizes, Type elementType,
+                           ValueRange inputs, ArrayRef<AffineMap> inputMaps,
+                           ScalarBodyFn body) {
+  Value empty = tensor::EmptyOp::create(b, loc, sizes, elementType);
+  int64_t rank = int64_t(sizes.size());
   SmallVector<AffineMap> maps(inputMaps);
   maps.push_back(b.getMultiDimIdentityMap(rank));
   SmallVector<utils::IteratorType> iterators(rank,
@@ -112,6 +110,15 @@ static Value buildMapped(OpBuilder &b, Location loc, Value iterationSource,
                                 body(nested, nestedLoc, args.drop_back()));
       });
   return generic.getResult(0);
+}
+
+/// A generic over `iterationSource`'s shape writing `resultType`, reading
+/// `inputs` through `inputMaps`.
+static Value buildMapped(OpBuilder &b, Location loc, Value iterationSource,
+                         RankedTensorType resultType, ValueRange inputs,
+                         ArrayRef<AffineMap> inputMaps, ScalarBodyFn body) {
+  return buildParallel(b, loc, tensor::getMixedSizes(b, loc, iterationSource),
+                       resultType.getElementType(), inputs, inputMaps, body);
 }
 
 static Value extendToCompute(OpBuilder &b, Location loc, Value x,
@@ -361,19 +368,9 @@ static Value buildKeptMapped(OpBuilder &b, Location loc, Value source,
   for (auto [i, isReduced] : llvm::enumerate(reduced))
     if (!isReduced)
       sizes.push_back(tensor::getMixedSize(b, loc, source, i));
-  Value empty = tensor::EmptyOp::create(b, loc, sizes, type);
-  int64_t rank = int64_t(sizes.size());
-  SmallVector<AffineMap> maps(inputs.size() + 1,
-                              b.getMultiDimIdentityMap(rank));
-  SmallVector<utils::IteratorType> iterators(rank,
-                                             utils::IteratorType::parallel);
-  auto generic = linalg::GenericOp::create(
-      b, loc, TypeRange{empty.getType()}, inputs, ValueRange{empty}, maps,
-      iterators, [&](OpBuilder &nested, Location nestedLoc, ValueRange args) {
-        linalg::YieldOp::create(nested, nestedLoc,
-                                body(nested, nestedLoc, args.drop_back()));
-      });
-  return generic.getResult(0);
+  SmallVector<AffineMap> maps(inputs.size(),
+                              b.getMultiDimIdentityMap(int64_t(sizes.size())));
+  return buildParallel(b, loc, sizes, type, inputs, maps, body);
 }
 
 /// `(x - mean) * rstd * scale + bias` over dims [axis, rank) of `input`
