@@ -40,18 +40,6 @@ static Value castTo(OpBuilder &b, Location loc, Value value, Type type) {
   return tensor::CastOp::create(b, loc, type, value);
 }
 
-/// The entries of a constant 1-D integer tensor, or nullopt when `value` is
-/// not a constant.
-static std::optional<SmallVector<int64_t>> getConstantInts(Value value) {
-  DenseIntElementsAttr attr;
-  if (!matchPattern(value, m_Constant(&attr)))
-    return std::nullopt;
-  SmallVector<int64_t> ints;
-  for (const APInt &entry : attr.getValues<APInt>())
-    ints.push_back(entry.getSExtValue());
-  return ints;
-}
-
 static SmallVector<OpFoldResult> getZeros(OpBuilder &b, int64_t rank) {
   return SmallVector<OpFoldResult>(rank, b.getIndexAttr(0));
 }
@@ -122,43 +110,7 @@ struct SplitToTensor : OpRewritePattern<SplitOp> {
   }
 };
 
-/// One sliced axis with ONNX's bounds resolved: `count` elements from
-/// `start` by `step`.
-struct SliceAxis {
-  int64_t start = 0, count = 0, step = 1;
-};
-
 } // namespace
-
-/// ONNX Slice's resolution of one axis of static size `dim`: negative bounds
-/// count from the end, then bounds are clamped ([0, dim] for positive steps,
-/// [-1, dim - 1] for negative ones), as the reference evaluator does. A step
-/// longer than the axis takes one element either way; it is shortened so
-/// that the count cannot overflow.
-static SliceAxis resolveSliceAxis(int64_t dim, int64_t start, int64_t end,
-                                  int64_t step) {
-  if (start < 0)
-    start += dim;
-  if (end < 0)
-    end += dim;
-  int64_t longest = std::max<int64_t>(dim, 1);
-  step = std::clamp(step, -longest, longest);
-  SliceAxis axis;
-  axis.step = step;
-  if (dim == 0)
-    return axis;
-  if (step > 0) {
-    start = std::clamp<int64_t>(start, 0, dim);
-    end = std::clamp<int64_t>(end, 0, dim);
-    axis.count = end > start ? (end - start + step - 1) / step : 0;
-  } else {
-    start = std::clamp<int64_t>(start, 0, dim - 1);
-    end = std::clamp<int64_t>(end, -1, dim - 1);
-    axis.count = start > end ? (start - end - step - 1) / -step : 0;
-  }
-  axis.start = start;
-  return axis;
-}
 
 /// A `linalg.generic` copying `source` with the `reversed` dims read back to
 /// front.

@@ -24,25 +24,6 @@ using namespace mlir;
 using namespace mlir::lmopt;
 using namespace mlir::lmopt::cpu;
 
-/// The entries of a constant 1-D integer tensor, or nullopt.
-static std::optional<SmallVector<int64_t>> getConstantInts(Value value) {
-  DenseIntElementsAttr attr;
-  if (!value || !matchPattern(value, m_Constant(&attr)))
-    return std::nullopt;
-  SmallVector<int64_t> ints;
-  for (const APInt &entry : attr.getValues<APInt>())
-    ints.push_back(entry.getSExtValue());
-  return ints;
-}
-
-/// ONNX Slice's rule for one bound with step 1: negative counts from the
-/// end, then clamped to [0, dim].
-static int64_t clampBound(int64_t bound, int64_t dim) {
-  if (bound < 0)
-    bound += dim;
-  return std::clamp<int64_t>(bound, 0, dim);
-}
-
 /// The first element a last-axis slice of `width` elements keeps, or
 /// nullopt.
 static std::optional<int64_t> getSliceOffset(SliceOp op, int64_t dim,
@@ -61,11 +42,10 @@ static std::optional<int64_t> getSliceOffset(SliceOp op, int64_t dim,
       ends->size() != 1 || axes->size() != 1 || steps->size() != 1 ||
       (*steps)[0] != 1 || normalizeAxis((*axes)[0], 3) != 2)
     return std::nullopt;
-  int64_t start = clampBound((*starts)[0], dim);
-  int64_t end = clampBound((*ends)[0], dim);
-  if (end - start != width)
+  SliceAxis axis = resolveSliceAxis(dim, (*starts)[0], (*ends)[0], 1);
+  if (axis.count != width)
     return std::nullopt;
-  return start;
+  return axis.start;
 }
 
 /// An op that reads only its operand's dims (the shape arithmetic of a

@@ -2,8 +2,12 @@
 
 #include "lmopt/Dialect/Lmopt/IR/ShapeUtils.h"
 
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Matchers.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
 
 using namespace mlir;
 
@@ -89,4 +93,39 @@ std::string lmopt::formatShape(ArrayRef<int64_t> shape) {
       },
       "x");
   return text;
+}
+
+lmopt::SliceAxis mlir::lmopt::resolveSliceAxis(int64_t dim, int64_t start,
+                                        int64_t end, int64_t step) {
+  if (start < 0)
+    start += dim;
+  if (end < 0)
+    end += dim;
+  int64_t longest = std::max<int64_t>(dim, 1);
+  step = std::clamp(step, -longest, longest);
+  SliceAxis axis;
+  axis.step = step;
+  if (dim == 0)
+    return axis;
+  if (step > 0) {
+    start = std::clamp<int64_t>(start, 0, dim);
+    end = std::clamp<int64_t>(end, 0, dim);
+    axis.count = end > start ? (end - start + step - 1) / step : 0;
+  } else {
+    start = std::clamp<int64_t>(start, 0, dim - 1);
+    end = std::clamp<int64_t>(end, -1, dim - 1);
+    axis.count = start > end ? (start - end - step - 1) / -step : 0;
+  }
+  axis.start = start;
+  return axis;
+}
+
+std::optional<SmallVector<int64_t>> mlir::lmopt::getConstantInts(Value value) {
+  DenseIntElementsAttr attr;
+  if (!value || !matchPattern(value, m_Constant(&attr)))
+    return std::nullopt;
+  SmallVector<int64_t> ints;
+  for (const APInt &entry : attr.getValues<APInt>())
+    ints.push_back(entry.getSExtValue());
+  return ints;
 }

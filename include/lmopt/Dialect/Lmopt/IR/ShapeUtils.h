@@ -30,6 +30,24 @@ std::optional<SmallVector<int64_t>> broadcastShapes(ArrayRef<int64_t> lhs,
 /// rank and every pair of dims equal or one of them dynamic.
 bool isCompatibleShape(ArrayRef<int64_t> actual, ArrayRef<int64_t> expected);
 
+/// One sliced axis with ONNX's bounds resolved: `count` elements from
+/// `start` by `step`.
+struct SliceAxis {
+  int64_t start = 0, count = 0, step = 1;
+};
+
+/// ONNX Slice's resolution of one axis of static size `dim`: negative bounds
+/// count from the end, then bounds are clamped ([0, dim] for positive steps,
+/// [-1, dim - 1] for negative ones), as the reference evaluator does. A step
+/// longer than the axis takes one element either way; it is shortened so
+/// that the count cannot overflow.
+SliceAxis resolveSliceAxis(int64_t dim, int64_t start, int64_t end,
+                           int64_t step);
+
+/// The entries of a constant integer tensor, or nullopt when `value` is null
+/// or not a constant.
+std::optional<SmallVector<int64_t>> getConstantInts(Value value);
+
 /// Maps `axis` in [-rank, rank) to [0, rank); nullopt when out of range.
 std::optional<int64_t> normalizeAxis(int64_t axis, int64_t rank);
 
