@@ -303,65 +303,105 @@ LMOPT_AVX512 static void epilogueRowsAvx512(const float *acc,
 // Portable forms and dispatch
 //===----------------------------------------------------------------------===//
 
-/// Threads for a pass over `elements` values: the whole team when there is
-/// enough work to pay for waking it.
-static int passTeam(int64_t elements, int threads) {
-  return elements >= (1 << 15) ? teamSize(threads) : 1;
+/// Splits [0, count) into one contiguous range per thread and calls
+/// fn(begin, end) for each: the whole team when the pass touches enough
+/// values (`elements`) to pay for waking it, else one thread.
+template <typename Fn>
+static void forRanges(int64_t count, int64_t elements, int threads, Fn fn) {
+  int team = elements >= (1 << 15) ? teamSize(threads) : 1;
+#pragma omp parallel num_threads(team)
+  {
+    int t = omp_get_thread_num(), n = omp_get_num_threads();
+    fn(count * t / n, count * (t + 1) / n);
+  }
+}
+
+// Portable forms of the per-range loops, the AVX-512 ones' twins.
+
+static void quantizeRowsPortable(const float *x, int64_t begin, int64_t end,
+                                 int64_t k, int8_t *q, float *scales) {
+  for (int64_t r = begin; r < end; ++r) {
+    const float *row = x + r * k;
+    float m = 0;
+    for (int64_t j = 0; j < k; ++j)
+      m = std::max(m, std::fabs(row[j]));
+    float s = m > 0 ? m / 127.0f : 1.0f;
+    scales[r] = s;
+    for (int64_t j = 0; j < k; ++j) {
+      float v = std::nearbyint(row[j] / s);
+      q[r * k + j] = int8_t(std::min(127.0f, std::max(-128.0f, v)));
+    }
+  }
+}
+
+static void epilogueRowsPortable(const float *acc, int64_t accStride,
+                                 int64_t begin, int64_t end, int64_t n,
+                                 const quant::Epilogue &e, float *out) {
+  for (int64_t r = begin; r < end; ++r) {
+    float s = e.rowScales ? e.rowScales[r] : e.uniformScale;
+    for (int64_t c = 0; c < n; ++c) {
+      float a = acc[r * accStride + c];
+      if (e.columnShift)
+        a -= e.columnShift[c] * e.rowSums[r];
+      float v = a * s + (e.bias ? e.bias[c] : 0.0f);
+      v = activate(v, e.activation);
+      if (e.residual)
+        v += e.residual[r * n + c];
+      out[r * n + c] = v;
+    }
+  }
+}
+
+static void quantizeRows(const float *x, int64_t begin, int64_t end,
+                         int64_t k, int8_t *q, float *scales, bool avx512) {
+#ifdef LMOPT_QUANT_AVX512
+  if (avx512)
+    return quantizeRowsAvx512(x, begin, end, k, q, scales);
+#endif
+  (void)avx512;
+  quantizeRowsPortable(x, begin, end, k, q, scales);
+}
+
+static void epilogueRows(const float *acc, int64_t accStride, int64_t begin,
+                         int64_t end, int64_t n, const quant::Epilogue &e,
+                         float *out, bool avx512) {
+#ifdef LMOPT_QUANT_AVX512
+  if (avx512)
+    return epilogueRowsAvx512(acc, accStride, begin, end, n, e, out);
+#endif
+  (void)avx512;
+  epilogueRowsPortable(acc, accStride, begin, end, n, e, out);
 }
 
 void quant::quantizeRowsS8(const float *x, int64_t rows, int64_t k, int8_t *q,
                            float *scales, int threads, bool avx512) {
-  int team = passTeam(rows * k, threads);
-#pragma omp parallel num_threads(team)
-  {
-    int t = omp_get_thread_num(), count = omp_get_num_threads();
-    int64_t begin = rows * t / count, end = rows * (t + 1) / count;
-#ifdef LMOPT_QUANT_AVX512
-    if (avx512)
-      quantizeRowsAvx512(x, begin, end, k, q, scales);
-    else
-#endif
-      for (int64_t r = begin; r < end; ++r) {
-        const float *row = x + r * k;
-        float m = 0;
-        for (int64_t j = 0; j < k; ++j)
-          m = std::max(m, std::fabs(row[j]));
-        float s = m > 0 ? m / 127.0f : 1.0f;
-        scales[r] = s;
-        for (int64_t j = 0; j < k; ++j) {
-          float v = std::nearbyint(row[j] / s);
-          q[r * k + j] = int8_t(std::min(127.0f, std::max(-128.0f, v)));
-        }
-      }
-  }
-  (void)avx512;
+  forRanges(rows, rows * k, threads, [&](int64_t begin, int64_t end) {
+    quantizeRows(x, begin, end, k, q, scales, avx512);
+  });
 }
 
 void quant::quantizeTensorU8(const float *x, int64_t count, uint8_t *q,
                              float &scale, int32_t &zeroPoint, int threads,
                              bool avx512) {
-  int team = passTeam(count, threads);
-  // Each thread's share of the range, then of the quantization.
-  std::vector<float> los(size_t(team), 0.0f), his(size_t(team), 0.0f);
-#pragma omp parallel num_threads(team)
-  {
-    int t = omp_get_thread_num(), n = omp_get_num_threads();
-    int64_t begin = count * t / n, end = count * (t + 1) / n;
-    float lo = 0, hi = 0;
+  // The range (with 0 in it), each thread's share first.
+  float lo = 0, hi = 0;
+  forRanges(count, count, threads, [&](int64_t begin, int64_t end) {
+    float shareLo = 0, shareHi = 0;
 #ifdef LMOPT_QUANT_AVX512
     if (avx512)
-      minMaxAvx512(x + begin, end - begin, lo, hi);
+      minMaxAvx512(x + begin, end - begin, shareLo, shareHi);
     else
 #endif
       for (int64_t j = begin; j < end; ++j) {
-        lo = std::min(lo, x[j]);
-        hi = std::max(hi, x[j]);
+        shareLo = std::min(shareLo, x[j]);
+        shareHi = std::max(shareHi, x[j]);
       }
-    los[size_t(t)] = lo;
-    his[size_t(t)] = hi;
-  }
-  float lo = *std::min_element(los.begin(), los.end());
-  float hi = *std::max_element(his.begin(), his.end());
+#pragma omp critical(lmopt_quant_range)
+    {
+      lo = std::min(lo, shareLo);
+      hi = std::max(hi, shareHi);
+    }
+  });
   // ONNX DynamicQuantizeLinear, in f32 as the operator defines it.
   scale = (hi - lo) / 255.0f;
   if (!(scale > 0)) {
@@ -374,62 +414,25 @@ void quant::quantizeTensorU8(const float *x, int64_t count, uint8_t *q,
   zeroPoint = int32_t(std::nearbyint(initial));
   const float s = scale;
   const int32_t zp = zeroPoint;
-#pragma omp parallel num_threads(team)
-  {
-    int t = omp_get_thread_num(), n = omp_get_num_threads();
-    int64_t begin = count * t / n, end = count * (t + 1) / n;
+  forRanges(count, count, threads, [&](int64_t begin, int64_t end) {
 #ifdef LMOPT_QUANT_AVX512
     if (avx512)
-      quantizeU8Avx512(x + begin, end - begin, q + begin, s, zp);
-    else
+      return quantizeU8Avx512(x + begin, end - begin, q + begin, s, zp);
 #endif
-      for (int64_t j = begin; j < end; ++j) {
-        float v = std::nearbyint(x[j] / s) + float(zp);
-        q[j] = uint8_t(std::min(255.0f, std::max(0.0f, v)));
-      }
-  }
+    for (int64_t j = begin; j < end; ++j) {
+      float v = std::nearbyint(x[j] / s) + float(zp);
+      q[j] = uint8_t(std::min(255.0f, std::max(0.0f, v)));
+    }
+  });
   (void)avx512;
 }
 
 void quant::applyEpilogue(const float *acc, int64_t accStride, int64_t rows,
                           int64_t n, const Epilogue &e, float *out,
                           int threads, bool avx512) {
-  // Rows are independent; split them over the team when there is enough
-  // work to pay for waking it.
-  int team = passTeam(rows * n, threads);
-#pragma omp parallel num_threads(team)
-  {
-    int t = omp_get_thread_num(), count = omp_get_num_threads();
-    int64_t begin = rows * t / count, end = rows * (t + 1) / count;
-#ifdef LMOPT_QUANT_AVX512
-    if (avx512)
-      epilogueRowsAvx512(acc, accStride, begin, end, n, e, out);
-    else
-#endif
-      for (int64_t r = begin; r < end; ++r) {
-        float s = e.rowScales ? e.rowScales[r] : e.uniformScale;
-        for (int64_t c = 0; c < n; ++c) {
-          float a = acc[r * accStride + c];
-          if (e.columnShift)
-            a -= e.columnShift[c] * e.rowSums[r];
-          float v = a * s + (e.bias ? e.bias[c] : 0.0f);
-          v = activate(v, e.activation);
-          if (e.residual)
-            v += e.residual[r * n + c];
-          out[r * n + c] = v;
-        }
-      }
-  }
-  (void)avx512;
-}
-
-/// `e` for the single row r of a larger product.
-static quant::Epilogue rowEpilogue(quant::Epilogue e, int64_t r) {
-  if (e.rowScales)
-    e.rowScales += r;
-  if (e.rowSums)
-    e.rowSums += r;
-  return e;
+  forRanges(rows, rows * n, threads, [&](int64_t begin, int64_t end) {
+    epilogueRows(acc, accStride, begin, end, n, e, out, avx512);
+  });
 }
 
 void quant::applyEpilogueQuantized(float *acc, int64_t rows, int64_t n,
@@ -437,25 +440,12 @@ void quant::applyEpilogueQuantized(float *acc, int64_t rows, int64_t n,
                                    float *scales, int threads, bool avx512) {
   // Row by row, so that each finished row is still in L1 when it is
   // quantized.
-  int team = passTeam(rows * n, threads);
-#pragma omp parallel num_threads(team)
-  {
-    int t = omp_get_thread_num(), count = omp_get_num_threads();
-    int64_t begin = rows * t / count, end = rows * (t + 1) / count;
+  forRanges(rows, rows * n, threads, [&](int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; ++r) {
-#ifdef LMOPT_QUANT_AVX512
-      if (avx512) {
-        epilogueRowsAvx512(acc, n, r, r + 1, n, e, acc);
-        quantizeRowsAvx512(acc, r, r + 1, n, q, scales);
-        continue;
-      }
-#endif
-      applyEpilogue(acc + r * n, n, 1, n, rowEpilogue(e, r), acc + r * n, 1,
-                    false);
-      quantizeRowsS8(acc + r * n, 1, n, q + r * n, scales + r, 1, false);
+      epilogueRows(acc, n, r, r + 1, n, e, acc, avx512);
+      quantizeRows(acc, r, r + 1, n, q, scales, avx512);
     }
-  }
-  (void)avx512;
+  });
 }
 
 void quant::sumRows(const void *q, bool isSigned, int64_t rows, int64_t k,
