@@ -12,21 +12,17 @@
 
 #include "QuantPlan.h"
 
-#include <algorithm>
+#include <string_view>
 
 using namespace mlir::lmopt::cpu;
 namespace rt = ::lmopt::runtime;
 
-static bool isInt8Mode(const rt::PlanStep &step) {
+/// The step's `mode` attribute, or "" without one.
+static std::string_view modeOf(const rt::PlanStep &step) {
   const rt::PlanAttr *mode = step.findAttr("mode");
-  return mode && mode->kind == rt::PlanAttr::Kind::String &&
-         mode->stringValue.rfind("int8_", 0) == 0;
-}
-
-static bool isPerTokenMode(const rt::PlanStep &step) {
-  const rt::PlanAttr *mode = step.findAttr("mode");
-  return mode && mode->kind == rt::PlanAttr::Kind::String &&
-         mode->stringValue == "int8_dynamic_per_token";
+  return mode && mode->kind == rt::PlanAttr::Kind::String
+             ? std::string_view(mode->stringValue)
+             : std::string_view();
 }
 
 static bool hasFlag(const rt::PlanStep &step, const char *name) {
@@ -62,7 +58,7 @@ unsigned mlir::lmopt::cpu::fuseRowQuantization(
 
   unsigned fused = 0;
   for (rt::PlanStep &producer : plan.steps) {
-    if (producer.kind != rt::StepKind::QuantLinear || !isInt8Mode(producer) ||
+    if (producer.kind != rt::StepKind::QuantLinear || modeOf(producer).substr(0, 5) != "int8_" ||
         hasFlag(producer, "has_residual") ||
         hasFlag(producer, "quantize_output") || producer.results.size() != 1)
       continue;
@@ -71,7 +67,7 @@ unsigned mlir::lmopt::cpu::fuseRowQuantization(
       continue;
     rt::PlanStep &consumer = plan.steps[size_t(reader[out])];
     if (consumer.kind != rt::StepKind::QuantLinear ||
-        !isPerTokenMode(consumer) || consumer.operands.empty() ||
+        modeOf(consumer) != "int8_dynamic_per_token" || consumer.operands.empty() ||
         consumer.operands[0] != out || hasFlag(consumer, "input_quantized"))
       continue;
     const rt::PlanTensor &product = plan.tensors[out];
