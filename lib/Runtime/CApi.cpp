@@ -6,8 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "lmopt/Runtime/Bundle.h"
-#include "lmopt/Runtime/Npy.h"
+#include "lmopt/Format/Bundle.h"
+#include "lmopt/Format/Npy.h"
 #include "lmopt/Runtime/Session.h"
 #include "lmopt/Runtime/lmopt_runtime.h"
 

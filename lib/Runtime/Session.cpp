@@ -9,10 +9,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "lmopt/Runtime/Session.h"
-#include "lmopt/Runtime/PlanShapes.h"
-#include "lmopt/Runtime/Requirements.h"
+#include "lmopt/Format/PlanShapes.h"
+#include "lmopt/Format/Requirements.h"
 
-#include "lmopt/Runtime/Bundle.h"
+#include "lmopt/Format/Bundle.h"
 #include "lmopt/Runtime/CPU/Executor.h"
 #include "lmopt/Runtime/CPU/KernelLibrary.h"
 #include "lmopt/Runtime/CPU/LinearStep.h"

@@ -10,7 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "lmopt/Runtime/CPU/AttentionStep.h"
-#include "lmopt/Runtime/Npy.h"
+#include "lmopt/Format/Npy.h"
 
 #include "TestUtil.h"
 

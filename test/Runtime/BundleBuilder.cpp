@@ -2,7 +2,7 @@
 
 #include "BundleBuilder.h"
 
-#include "lmopt/Runtime/Bundle.h"
+#include "lmopt/Format/Bundle.h"
 
 #include <algorithm>
 #include <cstring>

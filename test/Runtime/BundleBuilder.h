@@ -8,8 +8,8 @@
 #ifndef LMOPT_TEST_RUNTIME_BUNDLEBUILDER_H
 #define LMOPT_TEST_RUNTIME_BUNDLEBUILDER_H
 
-#include "lmopt/Runtime/Plan.h"
-#include "lmopt/Runtime/Status.h"
+#include "lmopt/Format/Plan.h"
+#include "lmopt/Format/Status.h"
 
 #include <cstdint>
 #include <string>

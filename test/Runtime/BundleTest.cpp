@@ -6,8 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "lmopt/Runtime/Bundle.h"
-#include "lmopt/Runtime/Checksum.h"
+#include "lmopt/Format/Bundle.h"
+#include "lmopt/Format/Checksum.h"
 
 #include "TestUtil.h"
 

@@ -1,7 +1,7 @@
 //===- CApiTest.cpp - C API tests -----------------------------------------===//
 
-#include "lmopt/Runtime/Bundle.h"
-#include "lmopt/Runtime/Npy.h"
+#include "lmopt/Format/Bundle.h"
+#include "lmopt/Format/Npy.h"
 #include "lmopt/Runtime/lmopt_runtime.h"
 
 #include "NpyExpect.h"

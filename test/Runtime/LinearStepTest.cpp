@@ -8,7 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "lmopt/Runtime/CPU/LinearStep.h"
-#include "lmopt/Runtime/Npy.h"
+#include "lmopt/Format/Npy.h"
 
 #include "TestUtil.h"
 

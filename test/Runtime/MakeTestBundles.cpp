@@ -17,7 +17,7 @@
 
 #include "BundleBuilder.h"
 
-#include "lmopt/Runtime/Npy.h"
+#include "lmopt/Format/Npy.h"
 
 #include "TestUtil.h"
 

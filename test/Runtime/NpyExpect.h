@@ -3,7 +3,7 @@
 #ifndef LMOPT_TEST_RUNTIME_NPYEXPECT_H
 #define LMOPT_TEST_RUNTIME_NPYEXPECT_H
 
-#include "lmopt/Runtime/Npy.h"
+#include "lmopt/Format/Npy.h"
 
 #include "TestUtil.h"
 

@@ -5,7 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "lmopt/Runtime/Npy.h"
+#include "lmopt/Format/Npy.h"
 
 #include "NpyExpect.h"
 #include "TestUtil.h"

@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "lmopt/Runtime/Plan.h"
+#include "lmopt/Format/Plan.h"
 
 #include "TestUtil.h"
 

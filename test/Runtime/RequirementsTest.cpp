@@ -1,6 +1,6 @@
 //===- RequirementsTest.cpp - The bundle's `requires` section ------------===//
 
-#include "lmopt/Runtime/Requirements.h"
+#include "lmopt/Format/Requirements.h"
 
 #include <gtest/gtest.h>
 

@@ -7,7 +7,7 @@
 
 #include "lmopt/Runtime/Session.h"
 
-#include "lmopt/Runtime/Bundle.h"
+#include "lmopt/Format/Bundle.h"
 
 #include "SessionTestUtil.h"
 

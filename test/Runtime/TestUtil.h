@@ -3,9 +3,9 @@
 #ifndef LMOPT_TEST_RUNTIME_TESTUTIL_H
 #define LMOPT_TEST_RUNTIME_TESTUTIL_H
 
+#include "lmopt/Format/Npy.h"
+#include "lmopt/Format/Status.h"
 #include "lmopt/Runtime/CPU/LinearStep.h"
-#include "lmopt/Runtime/Npy.h"
-#include "lmopt/Runtime/Status.h"
 
 #include <gtest/gtest.h>
 

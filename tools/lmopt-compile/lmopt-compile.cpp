@@ -11,9 +11,9 @@
 
 #include "lmopt/Dialect/Lmopt/IR/LmoptDialect.h"
 #include "lmopt/Dialect/Lmopt/Transforms/Passes.h"
+#include "lmopt/Format/Npy.h"
+#include "lmopt/Format/PlanShapes.h"
 #include "lmopt/Importer/ONNX/Importer.h"
-#include "lmopt/Runtime/Npy.h"
-#include "lmopt/Runtime/PlanShapes.h"
 #include "lmopt/Target/CPU/BundleEmitter.h"
 #include "lmopt/Target/CPU/KernelCodegen.h"
 #include "lmopt/Target/CPU/PlanBuilder.h"

@@ -9,9 +9,9 @@
 
 #include "lmopt/Dialect/Lmopt/IR/LmoptDialect.h"
 #include "lmopt/Dialect/Lmopt/Transforms/Passes.h"
+#include "lmopt/Format/Npy.h"
 #include "lmopt/Importer/ONNX/Importer.h"
 #include "lmopt/Reference/Evaluator.h"
-#include "lmopt/Runtime/Npy.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"

@@ -10,9 +10,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "lmopt/Dialect/Lmopt/IR/LmoptDialect.h"
+#include "lmopt/Format/Npy.h"
 #include "lmopt/Reference/Evaluator.h"
 #include "lmopt/Runtime/CPU/KernelLibrary.h"
-#include "lmopt/Runtime/Npy.h"
 #include "lmopt/Target/CPU/KernelCodegen.h"
 #include "lmopt/Target/CPU/PlanBuilder.h"
 

@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "lmopt/Runtime/Npy.h"
+#include "lmopt/Format/Npy.h"
 #include "lmopt/Runtime/Session.h"
 
 #include <sys/resource.h>

@@ -12,7 +12,7 @@
 #ifndef LMOPT_QUANTIZATION_CALIBRATION_H
 #define LMOPT_QUANTIZATION_CALIBRATION_H
 
-#include "lmopt/Runtime/Npy.h"
+#include "lmopt/Format/Npy.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Support/LLVM.h"

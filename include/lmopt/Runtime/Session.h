@@ -13,9 +13,9 @@
 #ifndef LMOPT_RUNTIME_SESSION_H
 #define LMOPT_RUNTIME_SESSION_H
 
-#include "lmopt/Runtime/Npy.h"
-#include "lmopt/Runtime/Plan.h"
-#include "lmopt/Runtime/Status.h"
+#include "lmopt/Format/Npy.h"
+#include "lmopt/Format/Plan.h"
+#include "lmopt/Format/Status.h"
 
 #include <cstddef>
 #include <cstdint>

@@ -13,7 +13,7 @@
 #define LMOPT_LIB_TARGET_CPU_ATTENTIONPLAN_H
 
 #include "lmopt/Dialect/Lmopt/IR/LmoptOps.h"
-#include "lmopt/Runtime/Plan.h"
+#include "lmopt/Format/Plan.h"
 
 #include "mlir/IR/Operation.h"
 #include "mlir/IR/Value.h"

@@ -1,9 +1,9 @@
 //===- BundleEmitter.cpp - Write a CPU plan as a .lmopt bundle ------------===//
 
 #include "lmopt/Target/CPU/BundleEmitter.h"
-#include "lmopt/Runtime/PlanShapes.h"
+#include "lmopt/Format/PlanShapes.h"
 
-#include "lmopt/Runtime/Bundle.h"
+#include "lmopt/Format/Bundle.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"

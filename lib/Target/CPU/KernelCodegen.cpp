@@ -11,7 +11,7 @@
 #include "KernelPipeline.h"
 #include "ObjectEmission.h"
 
-#include "lmopt/Runtime/Requirements.h"
+#include "lmopt/Format/Requirements.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"

@@ -14,7 +14,7 @@
 #include "lmopt/Target/CPU/PlanBuilder.h"
 #include "AttentionPlan.h"
 #include "GatherPlan.h" // and QuantPlan.h
-#include "lmopt/Runtime/PlanShapes.h"
+#include "lmopt/Format/PlanShapes.h"
 #include "lmopt/Target/CPU/PlanSymbols.h"
 
 #include "lmopt/Conversion/LmoptToLinalg/LmoptToLinalg.h"

@@ -7,7 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "lmopt/Target/CPU/PlanSymbols.h"
-#include "lmopt/Runtime/PlanShapes.h"
+#include "lmopt/Format/PlanShapes.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Diagnostics.h"

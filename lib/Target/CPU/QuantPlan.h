@@ -11,7 +11,7 @@
 #define LMOPT_LIB_TARGET_CPU_QUANTPLAN_H
 
 #include "lmopt/Dialect/Lmopt/IR/LmoptOps.h"
-#include "lmopt/Runtime/Plan.h"
+#include "lmopt/Format/Plan.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 

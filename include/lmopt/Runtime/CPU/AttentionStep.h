@@ -11,8 +11,8 @@
 #ifndef LMOPT_RUNTIME_CPU_ATTENTIONSTEP_H
 #define LMOPT_RUNTIME_CPU_ATTENTIONSTEP_H
 
+#include "lmopt/Format/Status.h"
 #include "lmopt/Runtime/CPU/LinearStep.h"
-#include "lmopt/Runtime/Status.h"
 
 #include <cstdint>
 #include <memory>

@@ -11,8 +11,8 @@
 #ifndef LMOPT_RUNTIME_CPU_EXECUTOR_H
 #define LMOPT_RUNTIME_CPU_EXECUTOR_H
 
-#include "lmopt/Runtime/Plan.h"
-#include "lmopt/Runtime/Status.h"
+#include "lmopt/Format/Plan.h"
+#include "lmopt/Format/Status.h"
 
 #include <cstdint>
 #include <memory>

@@ -12,7 +12,7 @@
 #ifndef LMOPT_RUNTIME_CPU_GATHERSTEP_H
 #define LMOPT_RUNTIME_CPU_GATHERSTEP_H
 
-#include "lmopt/Runtime/Status.h"
+#include "lmopt/Format/Status.h"
 
 #include <cstdint>
 #include <memory>

@@ -15,7 +15,7 @@
 #ifndef LMOPT_RUNTIME_CPU_KERNELLIBRARY_H
 #define LMOPT_RUNTIME_CPU_KERNELLIBRARY_H
 
-#include "lmopt/Runtime/Status.h"
+#include "lmopt/Format/Status.h"
 
 #include <condition_variable>
 #include <cstddef>

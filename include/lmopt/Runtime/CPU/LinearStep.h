@@ -15,7 +15,7 @@
 #ifndef LMOPT_RUNTIME_CPU_LINEARSTEP_H
 #define LMOPT_RUNTIME_CPU_LINEARSTEP_H
 
-#include "lmopt/Runtime/Status.h"
+#include "lmopt/Format/Status.h"
 
 #include <cstdint>
 #include <memory>

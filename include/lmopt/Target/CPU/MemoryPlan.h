@@ -11,7 +11,7 @@
 #ifndef LMOPT_TARGET_CPU_MEMORYPLAN_H
 #define LMOPT_TARGET_CPU_MEMORYPLAN_H
 
-#include "lmopt/Runtime/Plan.h"
+#include "lmopt/Format/Plan.h"
 
 #include <cstdint>
 #include <vector>

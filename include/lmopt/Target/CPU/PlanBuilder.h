@@ -11,7 +11,7 @@
 #ifndef LMOPT_TARGET_CPU_PLANBUILDER_H
 #define LMOPT_TARGET_CPU_PLANBUILDER_H
 
-#include "lmopt/Runtime/Plan.h"
+#include "lmopt/Format/Plan.h"
 #include "lmopt/Target/CPU/MemoryPlan.h"
 
 #include "mlir/IR/BuiltinOps.h"

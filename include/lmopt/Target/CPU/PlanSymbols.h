@@ -12,7 +12,7 @@
 #define LMOPT_TARGET_CPU_PLANSYMBOLS_H
 
 #include "lmopt/Dialect/Lmopt/Transforms/SymbolicShapes.h"
-#include "lmopt/Runtime/Plan.h"
+#include "lmopt/Format/Plan.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Support/LLVM.h"

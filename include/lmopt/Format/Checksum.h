@@ -8,8 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef LMOPT_RUNTIME_CHECKSUM_H
-#define LMOPT_RUNTIME_CHECKSUM_H
+#ifndef LMOPT_FORMAT_CHECKSUM_H
+#define LMOPT_FORMAT_CHECKSUM_H
 
 #include <cstddef>
 #include <cstdint>
@@ -21,4 +21,4 @@ uint64_t xxh64(const void *data, size_t size, uint64_t seed = 0);
 
 } // namespace lmopt::runtime
 
-#endif // LMOPT_RUNTIME_CHECKSUM_H
+#endif // LMOPT_FORMAT_CHECKSUM_H

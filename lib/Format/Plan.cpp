@@ -7,8 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "lmopt/Runtime/Plan.h"
-#include "lmopt/Runtime/PlanShapes.h"
+#include "lmopt/Format/Plan.h"
+#include "lmopt/Format/PlanShapes.h"
 
 #include <algorithm>
 #include <cstring>

@@ -1,6 +1,6 @@
 //===- Requirements.cpp - What a bundle needs of the machine -------------===//
 
-#include "lmopt/Runtime/Requirements.h"
+#include "lmopt/Format/Requirements.h"
 
 #include <string>
 

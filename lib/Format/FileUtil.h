@@ -10,7 +10,7 @@
 #ifndef LMOPT_RUNTIME_FILEUTIL_H
 #define LMOPT_RUNTIME_FILEUTIL_H
 
-#include "lmopt/Runtime/Status.h"
+#include "lmopt/Format/Status.h"
 
 #include <cstddef>
 #include <cstdint>

@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "lmopt/Runtime/Checksum.h"
+#include "lmopt/Format/Checksum.h"
 
 #include <cstring>
 

@@ -8,10 +8,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef LMOPT_RUNTIME_BUNDLE_H
-#define LMOPT_RUNTIME_BUNDLE_H
+#ifndef LMOPT_FORMAT_BUNDLE_H
+#define LMOPT_FORMAT_BUNDLE_H
 
-#include "lmopt/Runtime/Status.h"
+#include "lmopt/Format/Status.h"
 
 #include <atomic>
 #include <cstddef>
@@ -170,4 +170,4 @@ private:
 
 } // namespace lmopt::runtime
 
-#endif // LMOPT_RUNTIME_BUNDLE_H
+#endif // LMOPT_FORMAT_BUNDLE_H

@@ -6,8 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef LMOPT_RUNTIME_STATUS_H
-#define LMOPT_RUNTIME_STATUS_H
+#ifndef LMOPT_FORMAT_STATUS_H
+#define LMOPT_FORMAT_STATUS_H
 
 #include <cstddef>
 #include <cstdint>
@@ -72,4 +72,4 @@ inline std::string formatDims(const std::vector<int64_t> &dims) {
 
 } // namespace lmopt::runtime
 
-#endif // LMOPT_RUNTIME_STATUS_H
+#endif // LMOPT_FORMAT_STATUS_H

@@ -6,11 +6,11 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef LMOPT_RUNTIME_PLANSHAPES_H
-#define LMOPT_RUNTIME_PLANSHAPES_H
+#ifndef LMOPT_FORMAT_PLANSHAPES_H
+#define LMOPT_FORMAT_PLANSHAPES_H
 
-#include "lmopt/Runtime/Plan.h"
-#include "lmopt/Runtime/Status.h"
+#include "lmopt/Format/Plan.h"
+#include "lmopt/Format/Status.h"
 
 #include <cstdint>
 #include <string>
@@ -46,4 +46,4 @@ Status evaluatePlanShapes(const Plan &plan,
 
 } // namespace lmopt::runtime
 
-#endif // LMOPT_RUNTIME_PLANSHAPES_H
+#endif // LMOPT_FORMAT_PLANSHAPES_H

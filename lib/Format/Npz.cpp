@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "lmopt/Runtime/Npy.h"
+#include "lmopt/Format/Npy.h"
 
 #include "FileUtil.h"
 

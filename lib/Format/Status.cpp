@@ -1,6 +1,6 @@
 //===- Status.cpp - Runtime error status ----------------------------------===//
 
-#include "lmopt/Runtime/Status.h"
+#include "lmopt/Format/Status.h"
 
 using namespace lmopt::runtime;
 

@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "lmopt/Runtime/PlanShapes.h"
+#include "lmopt/Format/PlanShapes.h"
 
 #include <algorithm>
 #include <limits>

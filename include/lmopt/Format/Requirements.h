@@ -8,10 +8,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef LMOPT_RUNTIME_REQUIREMENTS_H
-#define LMOPT_RUNTIME_REQUIREMENTS_H
+#ifndef LMOPT_FORMAT_REQUIREMENTS_H
+#define LMOPT_FORMAT_REQUIREMENTS_H
 
-#include "lmopt/Runtime/Status.h"
+#include "lmopt/Format/Status.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -39,4 +39,4 @@ Status checkRequirements(
 
 } // namespace lmopt::runtime
 
-#endif // LMOPT_RUNTIME_REQUIREMENTS_H
+#endif // LMOPT_FORMAT_REQUIREMENTS_H

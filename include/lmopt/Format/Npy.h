@@ -8,10 +8,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef LMOPT_RUNTIME_NPY_H
-#define LMOPT_RUNTIME_NPY_H
+#ifndef LMOPT_FORMAT_NPY_H
+#define LMOPT_FORMAT_NPY_H
 
-#include "lmopt/Runtime/Status.h"
+#include "lmopt/Format/Status.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -92,4 +92,4 @@ Status writeNpz(const std::string &path,
 
 } // namespace lmopt::runtime
 
-#endif // LMOPT_RUNTIME_NPY_H
+#endif // LMOPT_FORMAT_NPY_H

@@ -9,11 +9,11 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef LMOPT_RUNTIME_PLAN_H
-#define LMOPT_RUNTIME_PLAN_H
+#ifndef LMOPT_FORMAT_PLAN_H
+#define LMOPT_FORMAT_PLAN_H
 
-#include "lmopt/Runtime/Npy.h"
-#include "lmopt/Runtime/Status.h"
+#include "lmopt/Format/Npy.h"
+#include "lmopt/Format/Status.h"
 
 #include <cstdint>
 #include <string>
@@ -206,4 +206,4 @@ Status parsePlan(const uint8_t *data, size_t size, uint64_t weightsSize,
 
 } // namespace lmopt::runtime
 
-#endif // LMOPT_RUNTIME_PLAN_H
+#endif // LMOPT_FORMAT_PLAN_H
