@@ -157,18 +157,27 @@ static std::string describeSymbols(const Plan &plan,
 
 Status lmopt::runtime::evaluatePlanShapes(
     const Plan &plan, const std::vector<std::vector<int64_t>> &inputDims,
-    PlanShapes &out) {
+    const std::vector<PlanState> &states,
+    const std::vector<std::vector<int64_t>> &stateDims, PlanShapes &out) {
   auto invalid = [](const std::string &message) {
     return Status::error(StatusCode::InvalidArgument, message);
   };
   out.symbols.assign(plan.symbols.size(), 0);
   for (size_t i = 0; i < plan.symbols.size(); ++i) {
     const PlanSymbol &symbol = plan.symbols[i];
-    const std::string &input = plan.inputs[symbol.input].name;
-    int64_t value = inputDims[symbol.input][symbol.dim];
+    bool fromState = symbol.source == PlanSymbol::Source::State;
+    const std::vector<int64_t> &dims =
+        fromState ? stateDims[symbol.index] : inputDims[symbol.index];
+    if (symbol.dim >= dims.size())
+      return invalid("state '" + states[symbol.index].name +
+                     "' has no value to take " + symbol.name + " from");
+    int64_t value = dims[symbol.dim];
+    std::string source = fromState
+                             ? "state '" + states[symbol.index].name + "'"
+                             : "input '" + plan.inputs[symbol.index].name + "'";
     if (value > symbol.bound)
-      return invalid("input '" + input + "' dim " + std::to_string(symbol.dim) +
-                     " is " + std::to_string(value) + ", beyond its bound " +
+      return invalid(source + " dim " + std::to_string(symbol.dim) + " is " +
+                     std::to_string(value) + ", beyond its bound " +
                      std::to_string(symbol.bound) + " (" + symbol.name +
                      " <= " + std::to_string(symbol.bound) +
                      "; recompile with a larger --max-shape)");

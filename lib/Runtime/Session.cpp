@@ -1,61 +1,31 @@
 //===- Session.cpp - Running a compiled bundle ----------------------------===//
 //
-// Creation does all the checking a plan allows before anything runs, so that
-// run() only has to check the caller's inputs: the plan is parsed against
-// the weights section, each step is validated and prepared by its executor
-// (lib/Runtime/CPU/Executor.cpp), and every tensor that is not an input gets
-// its final address.
+// Creation does all the checking a program allows before anything runs, so
+// that run() only has to check the caller's inputs and the states' dims:
+// the program is parsed against the weights section, its devices are
+// created, each step of each entry is validated and prepared by its
+// device, and every tensor that is not an input gets its final address.
+// The states (SessionState.cpp) are created with their initial values.
 //
 //===----------------------------------------------------------------------===//
 
 #include "lmopt/Runtime/Session.h"
-#include "lmopt/Format/PlanShapes.h"
-#include "lmopt/Format/Requirements.h"
+#include "SessionImpl.h"
 
 #include "lmopt/Format/Bundle.h"
-#include "lmopt/Runtime/CPU/Executor.h"
-#include "lmopt/Runtime/CPU/KernelLibrary.h"
-#include "lmopt/Runtime/CPU/LinearStep.h"
+#include "lmopt/Format/PlanShapes.h"
 
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
-#include <new>
 
 using namespace lmopt::runtime;
 
 /// Generated kernels expect 64-byte aligned buffers (KernelCodegen.h).
 static constexpr size_t kKernelAlignment = 64;
-
-/// Anonymous pages: zero-filled and page-aligned, and only the pages a run
-/// touches take memory, so a generous arena bound costs address space only.
-struct Session::AlignedBuffer {
-  AlignedBuffer() = default;
-  AlignedBuffer(const AlignedBuffer &) = delete;
-  AlignedBuffer &operator=(const AlignedBuffer &) = delete;
-  ~AlignedBuffer() {
-    if (data)
-      munmap(data, size);
-  }
-
-  /// False when the mapping fails.
-  bool allocate(uint64_t bytes) {
-    if (bytes == 0 || bytes > SIZE_MAX)
-      return bytes == 0;
-    void *p = mmap(nullptr, size_t(bytes), PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (p == MAP_FAILED)
-      return false;
-    data = static_cast<uint8_t *>(p);
-    size = size_t(bytes);
-    return true;
-  }
-
-  uint8_t *data = nullptr;
-  size_t size = 0;
-};
 
 TensorView TensorView::of(const Tensor &tensor) {
   TensorView view;
@@ -83,21 +53,24 @@ struct ByteRange {
 } // namespace
 
 /// The byte ranges of the weights section that something reads at run time
-/// in place: every weight tensor that is an operand of a step, except as a
-/// linear step's weight (which the step may have copied), or a plan output.
-static std::vector<ByteRange> weightsReadInPlace(const Plan &plan) {
+/// in place, in any entry: every weight tensor that is an operand of a step,
+/// except as a linear step's weight (which the step may have copied), or an
+/// output.
+static std::vector<ByteRange> weightsReadInPlace(const Program &program) {
   std::vector<ByteRange> ranges;
-  auto add = [&](uint32_t id) {
-    const PlanTensor &t = plan.tensors[id];
-    if (t.storage == TensorStorage::Weight && t.byteSize())
-      ranges.push_back({t.offset, t.offset + t.byteSize()});
-  };
-  for (const PlanStep &step : plan.steps)
-    for (size_t i = 0; i < step.operands.size(); ++i)
-      if (step.kind != StepKind::Linear || i != 1)
-        add(step.operands[i]);
-  for (const PlanValue &v : plan.outputs)
-    add(v.tensor);
+  for (const Plan &plan : program.entries) {
+    auto add = [&](uint32_t id) {
+      const PlanTensor &t = plan.tensors[id];
+      if (t.storage == TensorStorage::Weight && t.byteSize())
+        ranges.push_back({t.offset, t.offset + t.byteSize()});
+    };
+    for (const PlanStep &step : plan.steps)
+      for (size_t i = 0; i < step.operands.size(); ++i)
+        if (step.kind != StepKind::Linear || i != 1)
+          add(step.operands[i]);
+    for (const PlanValue &v : plan.outputs)
+      add(v.tensor);
+  }
   return ranges;
 }
 
@@ -132,29 +105,16 @@ Status Session::create(const std::string &path, const SessionOptions &options,
   if (Status st = BundleReader::open(path, session->reader_); !st)
     return st;
   const BundleReader &reader = *session->reader_;
-  auto bundleError = [&](StatusCode code, const std::string &what) {
-    return Status::error(code, "bundle '" + path + "' " + what);
-  };
-
   if (reader.findSection("plan") < 0)
-    return bundleError(StatusCode::NotFound, "has no 'plan' section");
-  // Before any code of the bundle is loaded: a kernel built for a newer CPU
-  // must fail here, not with an illegal instruction.
-  if (reader.findSection("requires") >= 0) {
-    SectionView requiresView;
-    if (Status st = reader.section("requires", requiresView); !st)
-      return st;
-    if (Status st =
-            checkRequirements(requiresView.data, requiresView.size, path);
-        !st)
-      return st;
-  }
+    return Status::error(StatusCode::NotFound,
+                         "bundle '" + path + "' has no 'plan' section");
   SectionView planView, weightsView;
   if (Status st = reader.section("plan", planView); !st)
     return st;
   if (reader.findSection("weights") >= 0)
     if (Status st = reader.section("weights", weightsView); !st)
       return st;
+  session->weights_ = weightsView.data;
   if (reader.findSection("meta") >= 0) {
     SectionView metaView;
     if (Status st = reader.section("meta", metaView); !st)
@@ -162,145 +122,263 @@ Status Session::create(const std::string &path, const SessionOptions &options,
     session->meta_.assign(reinterpret_cast<const char *>(metaView.data),
                           metaView.size);
   }
-  Plan &plan = session->plan_;
-  if (Status st =
-          parsePlan(planView.data, planView.size, weightsView.size, path, plan);
+  if (Status st = parsePlan(planView.data, planView.size, weightsView.size,
+                            path, session->program_);
       !st)
     return st;
+  session->packLinearWeights_ = options.packLinearWeights;
+  session->profiling_ = options.profile;
 
-  CpuContext::Options cpuOptions;
-  cpuOptions.threads = options.threads;
-  if (Status st = CpuContext::create(cpuOptions, session->cpu_); !st)
+  if (Status st = session->createDevices(options); !st)
     return st;
-
-  bool hasKernelStep = false;
-  for (const PlanStep &step : plan.steps)
-    hasKernelStep |= step.kind == StepKind::Kernel;
-  if (hasKernelStep && reader.findSection("kernels") >= 0) {
-    SectionView kernelsView;
-    if (Status st = reader.section("kernels", kernelsView); !st)
+  if (Status st = session->createStates(); !st)
+    return st;
+  const Program &program = session->program_;
+  // One arena per device, large enough for every entry (entries run one at
+  // a time).
+  for (size_t d = 0; d < program.devices.size(); ++d) {
+    uint64_t bytes = 0;
+    for (const Plan &plan : program.entries)
+      bytes = std::max(bytes, plan.arenaSize(uint32_t(d)));
+    if (Status st = session->devices_[d]->allocate(bytes, session->arenas_[d]);
+        !st)
+      return Status::error(st.code(),
+                           "bundle '" + path + "' needs a " +
+                               std::to_string(bytes) + "-byte arena on " +
+                               program.devices[d].name + ": " + st.message());
+  }
+  for (size_t e = 0; e < program.entries.size(); ++e)
+    if (Status st = session->createEntry(e, options); !st)
       return st;
-    if (Status st = KernelLibrary::load(kernelsView.data, kernelsView.size,
-                                        "kernels section of '" + path + "'",
-                                        session->kernels_);
+  out = std::move(session);
+  return Status::ok();
+}
+
+Status Session::createDevices(const SessionOptions &options) {
+  const BundleReader &reader = *reader_;
+  DeviceOptions deviceOptions;
+  deviceOptions.threads = options.threads;
+  devices_.resize(program_.devices.size());
+  deviceWeights_.resize(program_.devices.size());
+  arenas_.resize(program_.devices.size());
+  std::vector<std::string> known = knownDevices();
+  for (size_t d = 0; d < program_.devices.size(); ++d) {
+    const std::string &name = program_.devices[d].name;
+    if (std::find(known.begin(), known.end(), name) == known.end()) {
+      std::string names;
+      for (const std::string &k : known)
+        names += (names.empty() ? "'" : ", '") + k + "'";
+      return Status::error(StatusCode::Unsupported,
+                           "bundle '" + path_ + "' runs on device '" + name +
+                               "', which this runtime does not have (it has " +
+                               names + ")");
+    }
+    if (Status st = createDevice(name, deviceOptions, devices_[d]); !st)
+      return st;
+  }
+  // Before any code of the bundle is loaded: a kernel built for a newer CPU
+  // must fail here, not with an illegal instruction. The lines are the host
+  // CPU's.
+  if (reader.findSection("requires") >= 0) {
+    SectionView requiresView;
+    if (Status st = reader.section("requires", requiresView); !st)
+      return st;
+    if (Status st = devices_[0]->checkRequirements(requiresView.data,
+                                                   requiresView.size, path_);
         !st)
       return st;
   }
+  for (size_t d = 0; d < program_.devices.size(); ++d) {
+    const PlanDevice &device = program_.devices[d];
+    bool hasKernelStep = false, hasWeight = false;
+    for (const Plan &plan : program_.entries) {
+      for (const PlanStep &step : plan.steps)
+        hasKernelStep |= step.kind == StepKind::Kernel && step.device == d;
+      for (const PlanTensor &t : plan.tensors)
+        hasWeight |= t.storage == TensorStorage::Weight && t.device == d;
+    }
+    // Without the section, a kernel step fails naming it when it is built.
+    if (hasKernelStep && !device.kernels.empty() &&
+        reader.findSection(device.kernels) >= 0) {
+      SectionView kernelsView;
+      if (Status st = reader.section(device.kernels, kernelsView); !st)
+        return st;
+      if (Status st = devices_[d]->loadKernels(
+              kernelsView.data, kernelsView.size,
+              device.kernels + " section of '" + path_ + "'");
+          !st)
+        return st;
+    }
+    // The host reads the mapping; another device gets its own copy.
+    if (d == 0 || !hasWeight || !weights_)
+      continue;
+    SectionView weightsView;
+    if (Status st = reader.section("weights", weightsView); !st)
+      return st;
+    if (Status st = devices_[d]->allocate(weightsView.size, deviceWeights_[d]);
+        !st)
+      return st;
+    if (Status st =
+            devices_[d]->copy(deviceWeights_[d]->data(), weights_,
+                              weightsView.size, Device::CopyKind::HostToDevice);
+        !st)
+      return st;
+  }
+  return Status::ok();
+}
 
-  session->packLinearWeights_ = options.packLinearWeights;
-  StepBuildContext context{plan, *session->cpu_,   session->kernels_.get(),
-                           path, weightsView.data, options.packLinearWeights};
+/// The entry's inputs or outputs as ValueInfo.
+static std::vector<ValueInfo> valueInfos(const Plan &plan,
+                                         const std::vector<PlanValue> &values) {
+  std::vector<ValueInfo> infos;
+  for (const PlanValue &v : values) {
+    const PlanTensor &t = plan.tensors[v.tensor];
+    ValueInfo info{v.name, t.dtype, t.dims, t.dims};
+    for (size_t d = 0; d < t.dimExprs.size(); ++d)
+      if (t.dimExprs[d] >= 0)
+        info.dims[d] = -1;
+    infos.push_back(std::move(info));
+  }
+  return infos;
+}
+
+Status Session::createEntry(size_t index, const SessionOptions &options) {
+  const Plan &plan = program_.entries[index];
+  auto entry = std::make_unique<Entry>();
+  entry->index = index;
+  StepBuildContext context{program_, plan, path_, weights_,
+                           options.packLinearWeights};
+  if (program_.entries.size() > 1)
+    context.source = path_ + "' entry '" + plan.name;
   // Steps over symbolic dims are built again, packed for the rows of the
   // first run, before it; packing them for the bounds now would only cost
   // time and memory.
   StepBuildContext symbolicContext = context;
-  symbolicContext.packLinearWeights = false;
-  std::vector<ByteRange> weightsStillRead = weightsReadInPlace(plan);
+  symbolicContext.packWeights = false;
+  std::vector<ByteRange> weightsStillRead = weightsReadInPlace(program_);
   for (const PlanStep &step : plan.steps) {
     std::unique_ptr<StepExecutor> executor;
     bool symbolic = false;
     for (const auto *ids : {&step.operands, &step.results})
       for (uint32_t id : *ids)
         symbolic |= plan.tensors[id].isSymbolic();
-    session->symbolicStep_.push_back(symbolic);
-    if (Status st = createStepExecutor(symbolic ? symbolicContext : context,
-                                       step, executor);
+    entry->symbolicStep.push_back(symbolic);
+    if (Status st = devices_[step.device]->createStep(
+            symbolic ? symbolicContext : context, step, executor);
         !st)
       return st;
     // Released step by step, so that the copies and the mapped originals are
     // not resident together.
-    if (int64_t copied = executor->copiedWeight(); copied >= 0)
-      releaseWeightPages(weightsView.data, plan.tensors[size_t(copied)],
+    if (int64_t copied = executor->copiedWeight(); copied >= 0 && weights_)
+      releaseWeightPages(weights_, plan.tensors[size_t(copied)],
                          weightsStillRead);
-    session->steps_.push_back(std::move(executor));
+    entry->steps.push_back(std::move(executor));
   }
   if (plan.isSymbolic()) {
-    session->runPlan_ = plan;
-    session->rebuildAll_ = true;
+    entry->runPlan = plan;
+    entry->rebuildAll = true;
   }
 
-  session->arena_ = std::make_unique<AlignedBuffer>();
-  if (plan.arenaSize && !session->arena_->allocate(plan.arenaSize))
-    return bundleError(StatusCode::IoError,
-                       "needs a " + std::to_string(plan.arenaSize) +
-                           "-byte arena, which cannot be allocated");
-  auto *weights = const_cast<uint8_t *>(weightsView.data);
   for (const PlanTensor &t : plan.tensors) {
-    uint8_t *base = t.storage == TensorStorage::Weight  ? weights
-                    : t.storage == TensorStorage::Arena ? session->arena_->data
-                                                        : nullptr;
-    session->tensors_.push_back(base ? base + t.offset : nullptr);
+    void *data = nullptr;
+    switch (t.storage) {
+    case TensorStorage::Input:
+      break; // bound by each run
+    case TensorStorage::Weight:
+      data = const_cast<uint8_t *>(
+          t.device == 0
+              ? weights_
+              : static_cast<const uint8_t *>(deviceWeights_[t.device]->data()));
+      data = static_cast<uint8_t *>(data) + t.offset;
+      break;
+    case TensorStorage::Arena:
+      data = static_cast<uint8_t *>(arenas_[t.device]->data()) + t.offset;
+      break;
+    case TensorStorage::State:
+      data = states_[size_t(t.offset)]->buffer->data();
+      break;
+    }
+    entry->tensors.push_back(data);
   }
 
   // Inputs: element alignment for every reader, 64 bytes for kernels.
-  auto valueInfo = [&](const PlanValue &v) {
-    const PlanTensor &t = plan.tensors[v.tensor];
-    ValueInfo info{v.name, t.dtype, t.dims, t.dims};
-    for (size_t d = 0; d < t.dimExprs.size(); ++d)
-      if (t.dimExprs[d] >= 0)
-        info.dims[d] = -1;
-    return info;
-  };
-  for (const PlanValue &v : plan.inputs) {
-    const PlanTensor &t = plan.tensors[v.tensor];
-    session->inputs_.push_back(valueInfo(v));
-    session->inputAlignment_.push_back(dtypeSize(t.dtype));
-  }
-  session->staging_.resize(plan.inputs.size());
+  EntryInfo info;
+  info.name = plan.name;
+  info.inputs = valueInfos(plan, plan.inputs);
+  info.outputs = valueInfos(plan, plan.outputs);
+  for (const PlanStateUse &use : plan.stateReads)
+    info.stateReads.push_back(program_.states[use.state].name);
+  for (const PlanStateUse &use : plan.stateWrites)
+    info.stateWrites.push_back(program_.states[use.state].name);
+  for (const PlanValue &v : plan.inputs)
+    entry->inputAlignment.push_back(dtypeSize(plan.tensors[v.tensor].dtype));
+  entry->staging.resize(plan.inputs.size());
   for (const PlanStep &step : plan.steps)
     if (step.kind == StepKind::Kernel)
       for (uint32_t id : step.operands)
         if (plan.tensors[id].storage == TensorStorage::Input)
-          session->inputAlignment_[plan.tensors[id].offset] = kKernelAlignment;
-  for (const PlanValue &v : plan.outputs)
-    session->outputs_.push_back(valueInfo(v));
+          entry->inputAlignment[plan.tensors[id].offset] = kKernelAlignment;
 
-  session->profiling_ = options.profile;
-  if (options.profile)
+  entry->profileOffset = profile_.size();
+  if (profiling_)
     for (const PlanStep &step : plan.steps)
-      session->profile_.push_back({step.name, step.kind, 0, 0});
-  out = std::move(session);
+      profile_.push_back({plan.name, step.name, step.kind, 0, 0});
+  entryInfos_.push_back(std::move(info));
+  entries_.push_back(std::move(entry));
   return Status::ok();
 }
 
-Status Session::bindInputs(const NamedTensorView *inputs, size_t count) {
+long Session::findEntry(std::string_view name) const {
+  for (size_t i = 0; i < entryInfos_.size(); ++i)
+    if (entryInfos_[i].name == name)
+      return long(i);
+  return -1;
+}
+
+Status Session::bindInputs(Entry &entry, const NamedTensorView *inputs,
+                           size_t count) {
   auto invalid = [](const std::string &message) {
     return Status::error(StatusCode::InvalidArgument, message);
   };
-  std::vector<const TensorView *> bound(inputs_.size(), nullptr);
+  const Plan &plan = program_.entries[entry.index];
+  const std::vector<ValueInfo> &infos = entryInfos_[entry.index].inputs;
+  std::vector<const TensorView *> bound(infos.size(), nullptr);
   for (size_t i = 0; i < count; ++i) {
     const NamedTensorView &given = inputs[i];
     size_t index = 0;
-    while (index < inputs_.size() && inputs_[index].name != given.name)
+    while (index < infos.size() && infos[index].name != given.name)
       ++index;
-    if (index == inputs_.size()) {
+    if (index == infos.size()) {
       std::string known;
-      for (const ValueInfo &info : inputs_)
+      for (const ValueInfo &info : infos)
         known += (known.empty() ? "'" : ", '") + info.name + "'";
-      return invalid("unknown input '" + std::string(given.name) +
-                     "'; the model's inputs are " +
+      return invalid("unknown input '" + std::string(given.name) + "'; " +
+                     (entries_.size() > 1
+                          ? "the inputs of entry '" + plan.name + "' are "
+                          : std::string("the model's inputs "
+                                        "are ")) +
                      (known.empty() ? "none" : known));
     }
     if (bound[index])
-      return invalid("input '" + inputs_[index].name + "' is given twice");
+      return invalid("input '" + infos[index].name + "' is given twice");
     bound[index] = &given.tensor;
   }
   std::string missing;
-  for (size_t i = 0; i < inputs_.size(); ++i)
+  for (size_t i = 0; i < infos.size(); ++i)
     if (!bound[i])
-      missing += (missing.empty() ? "'" : ", '") + inputs_[i].name + "' (" +
-                 describe(inputs_[i]) + ")";
+      missing += (missing.empty() ? "'" : ", '") + infos[i].name + "' (" +
+                 describe(infos[i]) + ")";
   if (!missing.empty())
     return invalid("missing input " + missing);
 
-  for (size_t i = 0; i < inputs_.size(); ++i) {
-    const ValueInfo &info = inputs_[i];
+  for (size_t i = 0; i < infos.size(); ++i) {
+    const ValueInfo &info = infos[i];
     const TensorView &view = *bound[i];
     if (view.dtype != info.dtype)
       return invalid("input '" + info.name + "' has dtype " +
                      dtypeName(view.dtype) + "; the model expects " +
                      describe(info));
-    bool symbolic = plan_.isSymbolic();
+    bool symbolic = plan.isSymbolic();
     if (view.rank != info.dims.size() ||
         (view.rank && (!view.dims ||
                        (!symbolic && !std::equal(info.dims.begin(),
@@ -312,14 +390,16 @@ Status Session::bindInputs(const NamedTensorView *inputs, size_t count) {
                : formatDims(view.dims, view.rank)) +
           "; the model expects " + describe(info));
   }
-  if (plan_.isSymbolic())
-    if (Status st = bindShapes(bound); !st)
+  if (Status st = checkStateReads(entry); !st)
+    return st;
+  if (plan.isSymbolic())
+    if (Status st = bindShapes(entry, bound); !st)
       return st;
-  const Plan &plan = plan_.isSymbolic() ? runPlan_ : plan_;
-  for (size_t i = 0; i < inputs_.size(); ++i) {
-    const ValueInfo &info = inputs_[i];
+  const Plan &runPlan = plan.isSymbolic() ? entry.runPlan : plan;
+  for (size_t i = 0; i < infos.size(); ++i) {
+    const ValueInfo &info = infos[i];
     const TensorView &view = *bound[i];
-    const PlanTensor &t = plan.tensors[plan.inputs[i].tensor];
+    const PlanTensor &t = runPlan.tensors[runPlan.inputs[i].tensor];
     uint64_t bytes = t.byteSize();
     if (view.byteSize != bytes)
       return invalid("input '" + info.name + "' has " +
@@ -329,60 +409,72 @@ Status Session::bindInputs(const NamedTensorView *inputs, size_t count) {
     if (bytes && !view.data)
       return invalid("input '" + info.name + "' has null data");
     void *data = const_cast<void *>(view.data);
-    if (bytes && reinterpret_cast<uintptr_t>(data) % inputAlignment_[i] != 0) {
-      if (!staging_[i]) {
-        auto buffer = std::make_unique<AlignedBuffer>();
-        if (!buffer->allocate(bytes))
+    if (bytes &&
+        reinterpret_cast<uintptr_t>(data) % entry.inputAlignment[i] != 0) {
+      std::unique_ptr<DeviceBuffer> &staging = entry.staging[i];
+      if (!staging || staging->size() < bytes)
+        if (Status st = devices_[0]->allocate(bytes, staging); !st)
           return Status::error(StatusCode::IoError,
                                "cannot allocate " + std::to_string(bytes) +
                                    " bytes to align input '" + info.name + "'");
-        staging_[i] = std::move(buffer);
-      }
-      std::memcpy(staging_[i]->data, data, bytes);
-      data = staging_[i]->data;
+      std::memcpy(staging->data(), data, bytes);
+      data = staging->data();
     }
-    tensors_[plan_.inputs[i].tensor] = data;
+    entry.tensors[plan.inputs[i].tensor] = data;
+  }
+  // The states the entry reads hold values of this run's dims.
+  for (const PlanStateUse &use : plan.stateReads) {
+    const State &state = *states_[use.state];
+    const std::vector<int64_t> &dims = runPlan.tensors[use.tensor].dims;
+    if (state.dims != dims)
+      return invalid("state '" + program_.states[use.state].name + "' holds " +
+                     formatDims(state.dims) + " but entry '" + plan.name +
+                     "' reads it as " + formatDims(dims) +
+                     " with these inputs");
   }
   return Status::ok();
 }
 
-Status Session::bindShapes(const std::vector<const TensorView *> &bound) {
+Status Session::bindShapes(Entry &entry,
+                           const std::vector<const TensorView *> &bound) {
+  const Plan &plan = program_.entries[entry.index];
   std::vector<std::vector<int64_t>> inputDims;
   inputDims.reserve(bound.size());
   for (const TensorView *view : bound)
     inputDims.emplace_back(view->dims, view->dims + view->rank);
+  std::vector<std::vector<int64_t>> stateDims;
+  for (const std::unique_ptr<State> &state : states_)
+    stateDims.push_back(state->hasValue ? state->dims : std::vector<int64_t>());
   PlanShapes shapes;
-  if (Status st = evaluatePlanShapes(plan_, inputDims, shapes); !st)
+  if (Status st = evaluatePlanShapes(plan, inputDims, program_.states,
+                                     stateDims, shapes);
+      !st)
     return Status::error(st.code(),
                          st.code() == StatusCode::InvalidArgument
                              ? st.message()
                              : "bundle '" + path_ + "': " + st.message());
-  if (shapes.symbols == runSymbols_ && !rebuildAll_)
+  if (shapes.symbols == entry.runSymbols && !entry.rebuildAll)
     return Status::ok();
-  std::vector<bool> changed(plan_.tensors.size(), false);
-  for (size_t i = 0; i < plan_.tensors.size(); ++i) {
-    std::vector<int64_t> &dims = runPlan_.tensors[i].dims;
-    if (dims != shapes.dims[i] || rebuildAll_) {
+  std::vector<bool> changed(plan.tensors.size(), false);
+  for (size_t i = 0; i < plan.tensors.size(); ++i) {
+    std::vector<int64_t> &dims = entry.runPlan.tensors[i].dims;
+    if (dims != shapes.dims[i] || entry.rebuildAll) {
       dims = std::move(shapes.dims[i]);
       changed[i] = true;
     }
   }
   // Should a step fail to build, the next run rebuilds them all.
-  rebuildAll_ = true;
-  // Rebuilt steps read the weights section in place (nothing is packed for
-  // one shape).
-  SectionView weightsView;
-  if (reader_->findSection("weights") >= 0)
-    if (Status st = reader_->section("weights", weightsView); !st)
-      return st;
-  StepBuildContext context{runPlan_,         *cpu_,
-                           kernels_.get(),   path_,
-                           weightsView.data, packLinearWeights_};
-  std::vector<ByteRange> weightsStillRead = weightsReadInPlace(runPlan_);
-  for (size_t s = 0; s < runPlan_.steps.size(); ++s) {
-    if (!symbolicStep_[s])
+  entry.rebuildAll = true;
+  // Rebuilt steps are packed for this run's rows when packing is on.
+  StepBuildContext context{program_, entry.runPlan, path_, weights_,
+                           packLinearWeights_};
+  if (program_.entries.size() > 1)
+    context.source = path_ + "' entry '" + plan.name;
+  std::vector<ByteRange> weightsStillRead = weightsReadInPlace(program_);
+  for (size_t s = 0; s < entry.runPlan.steps.size(); ++s) {
+    if (!entry.symbolicStep[s])
       continue;
-    const PlanStep &step = runPlan_.steps[s];
+    const PlanStep &step = entry.runPlan.steps[s];
     bool stepChanged = false;
     for (const auto *ids : {&step.operands, &step.results})
       for (uint32_t id : *ids)
@@ -390,75 +482,133 @@ Status Session::bindShapes(const std::vector<const TensorView *> &bound) {
     if (!stepChanged)
       continue;
     std::unique_ptr<StepExecutor> executor;
-    if (Status st = createStepExecutor(context, step, executor); !st)
+    if (Status st = devices_[step.device]->createStep(context, step, executor);
+        !st)
       return st;
-    steps_[s] = std::move(executor);
-    if (int64_t copied = steps_[s]->copiedWeight(); copied >= 0)
-      releaseWeightPages(weightsView.data, runPlan_.tensors[size_t(copied)],
+    entry.steps[s] = std::move(executor);
+    if (int64_t copied = entry.steps[s]->copiedWeight();
+        copied >= 0 && weights_)
+      releaseWeightPages(weights_, entry.runPlan.tensors[size_t(copied)],
                          weightsStillRead);
   }
-  runSymbols_ = std::move(shapes.symbols);
-  rebuildAll_ = false;
+  entry.runSymbols = std::move(shapes.symbols);
+  entry.rebuildAll = false;
   return Status::ok();
 }
 
-Status Session::execute(const NamedTensorView *inputs, size_t count) {
+Status Session::execute(size_t index, const NamedTensorView *inputs,
+                        size_t count) {
+  if (index >= entries_.size())
+    return Status::error(StatusCode::InvalidArgument,
+                         "session run: entry " + std::to_string(index) +
+                             " of " + std::to_string(entries_.size()));
   if (count && !inputs)
     return Status::error(StatusCode::InvalidArgument,
                          "session run: null inputs for a count of " +
                              std::to_string(count));
-  if (Status st = bindInputs(inputs, count); !st)
+  Entry &entry = *entries_[index];
+  if (Status st = bindInputs(entry, inputs, count); !st)
     return st;
+  lastEntry_ = index;
   using Clock = std::chrono::steady_clock;
-  for (size_t i = 0; i < steps_.size(); ++i) {
+  for (size_t i = 0; i < entry.steps.size(); ++i) {
     Clock::time_point start;
     if (profiling_)
       start = Clock::now();
-    if (Status st = steps_[i]->run(tensors_.data()); !st)
+    if (Status st = entry.steps[i]->run(entry.tensors.data()); !st)
       return st;
     if (profiling_) {
-      profile_[i].calls += 1;
-      profile_[i].seconds +=
-          std::chrono::duration<double>(Clock::now() - start).count();
+      StepProfile &p = profile_[entry.profileOffset + i];
+      p.calls += 1;
+      p.seconds += std::chrono::duration<double>(Clock::now() - start).count();
     }
+  }
+  for (const std::unique_ptr<Device> &device : devices_)
+    if (Status st = device->synchronize(); !st)
+      return st;
+  const Plan &plan = program_.entries[index];
+  const Plan &runPlan = plan.isSymbolic() ? entry.runPlan : plan;
+  for (const PlanStateUse &use : plan.stateWrites) {
+    State &state = *states_[use.state];
+    state.dims = runPlan.tensors[use.tensor].dims;
+    state.hasValue = true;
   }
   return Status::ok();
 }
 
 const void *Session::outputData(size_t index) const {
-  return tensors_[plan_.outputs[index].tensor];
+  const Entry &entry = *entries_[lastEntry_];
+  return entry.tensors[program_.entries[lastEntry_].outputs[index].tensor];
 }
 
 const PlanTensor &Session::outputTensor(size_t index) const {
-  const Plan &plan = plan_.isSymbolic() ? runPlan_ : plan_;
-  return plan.tensors[plan.outputs[index].tensor];
+  const Plan &plan = program_.entries[lastEntry_];
+  const Plan &runPlan =
+      plan.isSymbolic() ? entries_[lastEntry_]->runPlan : plan;
+  return runPlan.tensors[runPlan.outputs[index].tensor];
 }
 
-Status Session::run(const std::vector<NamedTensorView> &inputs,
+Status Session::run(size_t entry, const std::vector<NamedTensorView> &inputs,
                     std::vector<NamedTensor> &outputs) {
   outputs.clear();
-  if (Status st = execute(inputs.data(), inputs.size()); !st)
+  if (Status st = execute(entry, inputs.data(), inputs.size()); !st)
     return st;
-  outputs.resize(outputs_.size());
-  for (size_t i = 0; i < outputs_.size(); ++i) {
+  const std::vector<ValueInfo> &infos = entryInfos_[entry].outputs;
+  outputs.resize(infos.size());
+  for (size_t i = 0; i < infos.size(); ++i) {
     const PlanTensor &t = outputTensor(i);
     NamedTensor &o = outputs[i];
-    o.name = outputs_[i].name;
+    o.name = infos[i].name;
     o.tensor.dtype = t.dtype;
     o.tensor.shape = t.dims;
-    const auto *data = static_cast<const uint8_t *>(outputData(i));
-    o.tensor.data.assign(data, data + t.byteSize());
+    o.tensor.data.resize(t.byteSize());
+    const void *data = outputData(i);
+    if (t.storage == TensorStorage::State) {
+      const PlanState &state = program_.states[size_t(t.offset)];
+      copyStateView(o.tensor.data.data(), const_cast<void *>(data), t.dims,
+                    state.dims, dtypeSize(t.dtype), /*toState=*/false);
+      continue;
+    }
+    if (!o.tensor.data.empty())
+      std::memcpy(o.tensor.data.data(), data, o.tensor.data.size());
   }
   return Status::ok();
 }
 
-Status Session::run(const std::vector<NamedTensor> &inputs,
+Status Session::run(const std::vector<NamedTensorView> &inputs,
                     std::vector<NamedTensor> &outputs) {
+  return run(size_t(0), inputs, outputs);
+}
+
+static std::vector<NamedTensorView>
+viewsOf(const std::vector<NamedTensor> &inputs) {
   std::vector<NamedTensorView> views;
   views.reserve(inputs.size());
   for (const NamedTensor &input : inputs)
     views.push_back({input.name, TensorView::of(input.tensor)});
-  return run(views, outputs);
+  return views;
+}
+
+Status Session::run(const std::vector<NamedTensor> &inputs,
+                    std::vector<NamedTensor> &outputs) {
+  return run(size_t(0), viewsOf(inputs), outputs);
+}
+
+Status Session::run(std::string_view entry,
+                    const std::vector<NamedTensor> &inputs,
+                    std::vector<NamedTensor> &outputs) {
+  long index = findEntry(entry);
+  if (index < 0) {
+    std::string known;
+    for (const EntryInfo &info : entryInfos_)
+      known += (known.empty() ? "'" : ", '") + info.name + "'";
+    outputs.clear();
+    return Status::error(StatusCode::InvalidArgument,
+                         "bundle '" + path_ + "' has no entry '" +
+                             std::string(entry) + "'; its entries are " +
+                             known);
+  }
+  return run(size_t(index), viewsOf(inputs), outputs);
 }
 
 void Session::resetProfile() {

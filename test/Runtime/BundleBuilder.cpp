@@ -42,7 +42,7 @@ uint32_t BundleBuilder::weightBytes(const std::string &name, DType dtype,
 
 uint32_t BundleBuilder::arena(const std::string &name, DType dtype,
                               std::vector<int64_t> dims) {
-  return arenaAt(name, dtype, std::move(dims), alignUp(plan.arenaSize));
+  return arenaAt(name, dtype, std::move(dims), alignUp(plan.arenaSize()));
 }
 
 uint32_t BundleBuilder::arenaAt(const std::string &name, DType dtype,
@@ -53,7 +53,7 @@ uint32_t BundleBuilder::arenaAt(const std::string &name, DType dtype,
   t.dims = std::move(dims);
   t.storage = TensorStorage::Arena;
   t.offset = offset;
-  plan.arenaSize = std::max(plan.arenaSize, offset + t.byteSize());
+  plan.arenaSizes = {std::max(plan.arenaSize(), offset + t.byteSize())};
   return plan.addTensor(std::move(t));
 }
 
@@ -68,6 +68,48 @@ PlanStep &BundleBuilder::step(StepKind kind, const std::string &name,
   s.operands = std::move(operands);
   s.results = std::move(results);
   return s;
+}
+
+uint32_t BundleBuilder::state(const std::string &name, DType dtype,
+                              std::vector<int64_t> dims, PlanState::Init init,
+                              uint64_t weightOffset) {
+  PlanState s;
+  s.name = name;
+  s.dtype = dtype;
+  s.dims = std::move(dims);
+  s.init = init;
+  s.offset = weightOffset;
+  states.push_back(std::move(s));
+  return uint32_t(states.size() - 1);
+}
+
+uint32_t BundleBuilder::stateView(const std::string &name, uint32_t state,
+                                  std::vector<int64_t> dims) {
+  PlanTensor t;
+  t.name = name;
+  t.dtype = states[state].dtype;
+  t.dims = std::move(dims);
+  t.storage = TensorStorage::State;
+  t.offset = state;
+  t.device = states[state].device;
+  return plan.addTensor(std::move(t));
+}
+
+void BundleBuilder::finishEntry(const std::string &name) {
+  plan.name = name;
+  entries.push_back(std::move(plan));
+  plan = Plan();
+}
+
+std::vector<uint8_t> BundleBuilder::planBytes() const {
+  if (legacy)
+    return serializeLegacyPlan(plan);
+  Program program;
+  program.devices = {{"cpu", kernels.empty() ? "" : "kernels"}};
+  program.states = states;
+  program.entries = entries;
+  program.entries.push_back(plan);
+  return serializeProgram(program);
 }
 
 Status BundleBuilder::write(const std::string &path) const {

@@ -43,10 +43,30 @@ public:
   PlanStep &step(StepKind kind, const std::string &name,
                  std::vector<uint32_t> operands, std::vector<uint32_t> results);
 
-  Status write(const std::string &path) const;
-  std::vector<uint8_t> planBytes() const { return serializePlan(plan); }
+  /// A state of the program; returns its number.
+  uint32_t state(const std::string &name, DType dtype,
+                 std::vector<int64_t> dims,
+                 PlanState::Init init = PlanState::Init::None,
+                 uint64_t weightOffset = 0);
+  /// A tensor of the current entry that views state `state` with `dims`.
+  uint32_t stateView(const std::string &name, uint32_t state,
+                     std::vector<int64_t> dims);
+  /// Ends the current entry, naming it `name`; the next tensors and steps
+  /// go to a new entry.
+  void finishEntry(const std::string &name);
 
+  Status write(const std::string &path) const;
+  /// The program (entries, then the current plan) as version 2.0, or the
+  /// current plan alone as 1.x with `legacy`.
+  std::vector<uint8_t> planBytes() const;
+
+  /// The entry being built.
   Plan plan;
+  /// Entries finished before it.
+  std::vector<Plan> entries;
+  std::vector<PlanState> states;
+  /// Write the plan in the 1.x encoding (one entry, no states).
+  bool legacy = false;
   std::vector<uint8_t> weights;
   /// Written as the `kernels` section when not empty.
   std::vector<uint8_t> kernels;

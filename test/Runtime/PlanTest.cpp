@@ -1,8 +1,9 @@
 //===- PlanTest.cpp - Plan encoding and validation ------------------------===//
 //
-// serializePlan/parsePlan round trips, and every check parsePlan makes: each
-// is triggered by a plan serialized with one bad field, since the serializer
-// writes whatever it is given.
+// The 1.x encoding, which parsePlan still reads (as a program of one entry):
+// serializeLegacyPlan/parsePlan round trips, and every check parsePlan makes
+// of it: each is triggered by a plan serialized with one bad field, since the
+// serializer writes whatever it is given. ProgramTest.cpp covers 2.0.
 //
 //===----------------------------------------------------------------------===//
 
@@ -23,7 +24,7 @@ static constexpr uint64_t kWeightsSize = 256;
 /// A plan using every storage kind, step kind and attribute kind.
 static Plan samplePlan() {
   Plan p;
-  p.arenaSize = 192;
+  p.arenaSizes = {192};
   uint32_t x = p.addTensor({"x", DType::F32, {2, 3}, TensorStorage::Input, 0});
   uint32_t ids = p.addTensor({"ids", DType::I64, {2}, TensorStorage::Input, 1});
   uint32_t w = p.addTensor({"w", DType::F32, {3, 4}, TensorStorage::Weight, 0});
@@ -66,16 +67,27 @@ static Plan samplePlan() {
   return p;
 }
 
+/// Parses a 1.x plan: a program whose one entry is `out`.
 static Status parse(const std::vector<uint8_t> &bytes, Plan &out,
                     uint64_t weightsSize = kWeightsSize) {
-  return parsePlan(bytes.data(), bytes.size(), weightsSize, "m.lmopt", out);
+  Program program;
+  Status st =
+      parsePlan(bytes.data(), bytes.size(), weightsSize, "m.lmopt", program);
+  out = st ? program.entries.front() : Plan();
+  if (st && (program.entries.size() != 1 || program.devices.size() != 1 ||
+             program.devices[0].name != "cpu" ||
+             program.devices[0].kernels != "kernels" ||
+             !program.states.empty() || out.name != "main"))
+    return Status::error(StatusCode::InvalidFormat,
+                         "a 1.x plan is not one 'main' entry on the cpu");
+  return st;
 }
 
 /// Serializes `plan`, parses it and returns the failure's message.
 static std::string parseError(const Plan &plan,
                               StatusCode code = StatusCode::InvalidFormat) {
   Plan out;
-  Status st = parse(serializePlan(plan), out);
+  Status st = parse(serializeLegacyPlan(plan), out);
   EXPECT_FALSE(st);
   EXPECT_EQ(st.code(), code) << st.toString();
   EXPECT_TRUE(out.tensors.empty() && out.steps.empty());
@@ -83,7 +95,7 @@ static std::string parseError(const Plan &plan,
 }
 
 static void expectSamePlan(const Plan &a, const Plan &b) {
-  EXPECT_EQ(a.arenaSize, b.arenaSize);
+  EXPECT_EQ(a.arenaSize(), b.arenaSize());
   ASSERT_EQ(a.tensors.size(), b.tensors.size());
   for (size_t i = 0; i < a.tensors.size(); ++i) {
     EXPECT_EQ(a.tensors[i].name, b.tensors[i].name);
@@ -120,26 +132,26 @@ static void expectSamePlan(const Plan &a, const Plan &b) {
 
 TEST(Plan, RoundTrip) {
   Plan plan = samplePlan();
-  std::vector<uint8_t> bytes = serializePlan(plan);
+  std::vector<uint8_t> bytes = serializeLegacyPlan(plan);
   Plan parsed;
   Status st = parse(bytes, parsed);
   ASSERT_TRUE(st) << st.toString();
   expectSamePlan(plan, parsed);
-  EXPECT_EQ(serializePlan(parsed), bytes);
+  EXPECT_EQ(serializeLegacyPlan(parsed), bytes);
   EXPECT_EQ(parsed.tensors[3].byteSize(), 40u);    // f16 [5, 4]
   EXPECT_EQ(parsed.tensors[6].elementCount(), 1u); // a scalar
 
   // An empty plan is valid too.
   Plan empty;
-  ASSERT_TRUE(parse(serializePlan(empty), parsed));
+  ASSERT_TRUE(parse(serializeLegacyPlan(empty), parsed));
   EXPECT_TRUE(parsed.tensors.empty());
-  EXPECT_EQ(parsed.arenaSize, 0u);
+  EXPECT_EQ(parsed.arenaSize(), 0u);
 }
 
 TEST(Plan, EncodingLayout) {
   // The byte layout docs/bundle-format.md describes, field by field.
   Plan p;
-  p.arenaSize = 0x40;
+  p.arenaSizes = {0x40};
   p.addTensor({"t", DType::I32, {3}, TensorStorage::Arena, 0});
   p.outputs = {{"o", 0}};
   PlanStep &s = p.addStep(StepKind::Copy, "c");
@@ -165,13 +177,13 @@ TEST(Plan, EncodingLayout) {
       7, 0, 0, 0, 0, 0, 0, 0,                  // = 7
   };
   // clang-format on
-  EXPECT_EQ(serializePlan(p), expected);
+  EXPECT_EQ(serializeLegacyPlan(p), expected);
   Plan parsed;
   ASSERT_TRUE(parse(expected, parsed));
 }
 
 TEST(Plan, EveryTruncationFails) {
-  std::vector<uint8_t> bytes = serializePlan(samplePlan());
+  std::vector<uint8_t> bytes = serializeLegacyPlan(samplePlan());
   for (size_t length = 0; length < bytes.size(); ++length) {
     std::vector<uint8_t> cut(bytes.begin(), bytes.begin() + length);
     Plan out;
@@ -187,7 +199,7 @@ TEST(Plan, EverySingleByteCorruptionIsHandled) {
   // Parsing either fails cleanly or yields a valid plan (a corrupted minor
   // version, name byte or value); nothing reads outside the buffer (ASan
   // checks).
-  std::vector<uint8_t> bytes = serializePlan(samplePlan());
+  std::vector<uint8_t> bytes = serializeLegacyPlan(samplePlan());
   for (size_t i = 0; i < bytes.size(); ++i)
     for (uint8_t delta : {1, 0x80, 0xff}) {
       std::vector<uint8_t> corrupt = bytes;
@@ -196,7 +208,7 @@ TEST(Plan, EverySingleByteCorruptionIsHandled) {
       Status st = parse(corrupt, out);
       Plan again;
       if (st)
-        EXPECT_TRUE(parse(serializePlan(out), again)) << "byte " << i;
+        EXPECT_TRUE(parse(serializeLegacyPlan(out), again)) << "byte " << i;
       else
         EXPECT_TRUE(out.tensors.empty() && out.steps.empty());
     }
@@ -206,12 +218,19 @@ TEST(Plan, HeaderErrors) {
   Plan out;
   EXPECT_STATUS(parse({'L', 'M', 'O'}, out), StatusCode::InvalidFormat,
                 "plan section of 'm.lmopt' does not start with 'LMOPTPLN'");
-  std::vector<uint8_t> bytes = serializePlan(samplePlan());
-  bytes[8] = 2; // major version
+  std::vector<uint8_t> bytes = serializeLegacyPlan(samplePlan());
+  bytes[8] = 3; // major version
   EXPECT_STATUS(parse(bytes, out), StatusCode::VersionMismatch,
                 "plan section of 'm.lmopt' at byte 8: plan encoding version "
-                "2.0 is not this runtime's 1.1; recompile the model");
-  bytes = serializePlan(samplePlan());
+                "3.0 is not this runtime's 2.0 (nor 1.0 or 1.1, which it also "
+                "reads); recompile the model");
+  bytes = serializeLegacyPlan(samplePlan());
+  bytes[12] = 2; // minor version: 1.2 is neither 1.x nor 2.0
+  EXPECT_STATUS(parse(bytes, out), StatusCode::VersionMismatch,
+                "plan section of 'm.lmopt' at byte 8: plan encoding version "
+                "1.2 is not this runtime's 2.0 (nor 1.0 or 1.1, which it also "
+                "reads); recompile the model");
+  bytes = serializeLegacyPlan(samplePlan());
   bytes.push_back(0);
   bytes.push_back(0);
   Status st = parse(bytes, out);
@@ -261,7 +280,7 @@ TEST(Plan, TensorErrors) {
                                        "the limit of 65536"));
   // A count that the remaining bytes cannot hold is refused before any
   // allocation.
-  std::vector<uint8_t> bytes = serializePlan(samplePlan());
+  std::vector<uint8_t> bytes = serializeLegacyPlan(samplePlan());
   bytes[24] = 0xff;
   bytes[25] = 0xff;
   bytes[26] = 0xff;

@@ -635,6 +635,8 @@ TEST(QuantLinearStep, QuantizedOutputFeedsQuantizedInput) {
 
 /// A plan with one quant_linear step whose constants lie in `weights`.
 struct OneStepPlan {
+  /// No states: what the executor reads of the program.
+  Program program;
   Plan plan;
   std::vector<uint8_t> weights;
   uint32_t add(DType dtype, std::vector<int64_t> dims, TensorStorage storage,
@@ -649,8 +651,8 @@ struct OneStepPlan {
       weights.resize(weights.size() + (t.byteSize() + 63) / 64 * 64);
       std::memcpy(weights.data() + t.offset, data, t.byteSize());
     } else if (storage == TensorStorage::Arena) {
-      t.offset = plan.arenaSize;
-      plan.arenaSize += (t.byteSize() + 63) / 64 * 64;
+      t.offset = plan.arenaSize();
+      plan.arenaSizes = {t.offset + (t.byteSize() + 63) / 64 * 64};
     }
     return plan.addTensor(t);
   }
@@ -691,9 +693,10 @@ TEST(QuantLinearExecutor, BuildsAndRunsFromAPlan) {
 
   std::unique_ptr<CpuContext> ctx = makeContext();
   ASSERT_TRUE(ctx);
-  StepBuildContext bc{p.plan, *ctx, nullptr, "q.lmopt", p.weights.data()};
+  CpuStepContext bc{p.program, p.plan,    *ctx,
+                    nullptr,   "q.lmopt", p.weights.data()};
   std::unique_ptr<StepExecutor> exec;
-  Status st = createStepExecutor(bc, p.plan.steps[0], exec);
+  Status st = createCpuStepExecutor(bc, p.plan.steps[0], exec);
   ASSERT_TRUE(st) << st.toString();
   std::vector<float> out(6 * 24);
   std::vector<void *> ptrs = {c.input.data(), nullptr, nullptr, nullptr,
@@ -709,7 +712,7 @@ TEST(QuantLinearExecutor, BuildsAndRunsFromAPlan) {
 
   // Diagnostics name the bundle, the step and the operand.
   step.attrs[0].stringValue = "int3";
-  EXPECT_STATUS(createStepExecutor(bc, p.plan.steps[0], exec),
+  EXPECT_STATUS(createCpuStepExecutor(bc, p.plan.steps[0], exec),
                 StatusCode::Unsupported,
                 "bundle 'q.lmopt': quant_linear step 'ffn_up': attribute "
                 "'mode' is 'int3'; expected int8_dynamic_per_token, "
@@ -717,31 +720,31 @@ TEST(QuantLinearExecutor, BuildsAndRunsFromAPlan) {
                 "int4_weight_only or fp16");
   step.attrs[0].stringValue = "int4_weight_only";
   p.plan.tensors[s].dims = {24, 4};
-  EXPECT_STATUS(createStepExecutor(bc, p.plan.steps[0], exec),
+  EXPECT_STATUS(createCpuStepExecutor(bc, p.plan.steps[0], exec),
                 StatusCode::InvalidFormat,
                 "bundle 'q.lmopt': quant_linear step 'ffn_up': scales 't2' "
                 "(f32 [24, 4]) should have dims [24, 2]");
   p.plan.tensors[s].dims = {24, 2};
   p.plan.tensors[w].storage = TensorStorage::Arena;
-  EXPECT_STATUS(createStepExecutor(bc, p.plan.steps[0], exec),
+  EXPECT_STATUS(createCpuStepExecutor(bc, p.plan.steps[0], exec),
                 StatusCode::InvalidFormat,
                 "bundle 'q.lmopt': quant_linear step 'ffn_up': weight 't1' "
                 "(i8 [24, 32]) is not in the weights section; a quantized "
                 "linear packs its constants when the session is created");
   p.plan.tensors[w].storage = TensorStorage::Weight;
   attr("quantize_output", 1);
-  EXPECT_STATUS(createStepExecutor(bc, p.plan.steps[0], exec),
+  EXPECT_STATUS(createCpuStepExecutor(bc, p.plan.steps[0], exec),
                 StatusCode::InvalidFormat,
                 "bundle 'q.lmopt': quant_linear step 'ffn_up': attribute "
                 "'quantize_output' is for int8 steps without a residual");
   step.attrs.back().name = "input_quantized";
-  EXPECT_STATUS(createStepExecutor(bc, p.plan.steps[0], exec),
+  EXPECT_STATUS(createCpuStepExecutor(bc, p.plan.steps[0], exec),
                 StatusCode::InvalidFormat,
                 "bundle 'q.lmopt': quant_linear step 'ffn_up': attribute "
                 "'input_quantized' is for int8_dynamic_per_token steps");
   step.attrs.pop_back();
   attr("group", 1);
-  EXPECT_STATUS(createStepExecutor(bc, p.plan.steps[0], exec),
+  EXPECT_STATUS(createCpuStepExecutor(bc, p.plan.steps[0], exec),
                 StatusCode::Unsupported,
                 "bundle 'q.lmopt': quant_linear step 'ffn_up': has attribute "
                 "'group', which this runtime does not know");
@@ -815,9 +818,10 @@ TEST(QuantLinearExecutor, ReadsF16ScalesAndPackedU4ZeroPoints) {
   }
   std::unique_ptr<CpuContext> ctx = makeContext();
   ASSERT_TRUE(ctx);
-  StepBuildContext bc{p.plan, *ctx, nullptr, "q.lmopt", p.weights.data()};
+  CpuStepContext bc{p.program, p.plan,    *ctx,
+                    nullptr,   "q.lmopt", p.weights.data()};
   std::unique_ptr<StepExecutor> exec;
-  Status st = createStepExecutor(bc, p.plan.steps[0], exec);
+  Status st = createCpuStepExecutor(bc, p.plan.steps[0], exec);
   ASSERT_TRUE(st) << st.toString();
   std::vector<float> out(size_t(4 * n));
   std::vector<void *> ptrs = {c.input.data(), nullptr, nullptr, nullptr,
@@ -848,13 +852,13 @@ TEST(QuantLinearExecutor, ReadsF16ScalesAndPackedU4ZeroPoints) {
 
   // f16 scales are for int4 only; zero points of another width are refused.
   p.plan.tensors[z].dims = {n, 4};
-  EXPECT_STATUS(createStepExecutor(bc, p.plan.steps[0], exec),
+  EXPECT_STATUS(createCpuStepExecutor(bc, p.plan.steps[0], exec),
                 StatusCode::InvalidFormat,
                 "bundle 'q.lmopt': quant_linear step 'fc': zero_points 't3' "
                 "(u8 [20, 4]) should have dims [20, 3]");
   p.plan.tensors[z].dims = {n, 2};
   p.plan.tensors[s].dtype = DType::BF16;
-  EXPECT_STATUS(createStepExecutor(bc, p.plan.steps[0], exec),
+  EXPECT_STATUS(createCpuStepExecutor(bc, p.plan.steps[0], exec),
                 StatusCode::InvalidFormat,
                 "bundle 'q.lmopt': quant_linear step 'fc': scales 't2' "
                 "(bf16 [20, 3]) has dtype bf16; expected f32 or f16");
@@ -893,9 +897,10 @@ TEST(QuantLinearExecutor, BuildsFp16StepsFromAPlan) {
 
   std::unique_ptr<CpuContext> ctx = makeContext();
   ASSERT_TRUE(ctx);
-  StepBuildContext bc{p.plan, *ctx, nullptr, "h.lmopt", p.weights.data()};
+  CpuStepContext bc{p.program, p.plan,    *ctx,
+                    nullptr,   "h.lmopt", p.weights.data()};
   std::unique_ptr<StepExecutor> exec;
-  Status st = createStepExecutor(bc, p.plan.steps[0], exec);
+  Status st = createCpuStepExecutor(bc, p.plan.steps[0], exec);
   ASSERT_TRUE(st) << st.toString();
   std::vector<float> out(5 * 20);
   std::vector<void *> ptrs = {c.inputBf16.data(), nullptr, nullptr,
@@ -913,13 +918,13 @@ TEST(QuantLinearExecutor, BuildsFp16StepsFromAPlan) {
 
   // An f32 input (the cast to f16 missing) and zero points are refused.
   p.plan.tensors[in].dtype = DType::F32;
-  EXPECT_STATUS(createStepExecutor(bc, p.plan.steps[0], exec),
+  EXPECT_STATUS(createCpuStepExecutor(bc, p.plan.steps[0], exec),
                 StatusCode::InvalidFormat,
                 "bundle 'h.lmopt': quant_linear step 'dense': input 't0' "
                 "(f32 [5, 48]) has dtype f32; expected f16");
   p.plan.tensors[in].dtype = DType::F16;
   attr("has_zero_points", 1);
-  EXPECT_STATUS(createStepExecutor(bc, p.plan.steps[0], exec),
+  EXPECT_STATUS(createCpuStepExecutor(bc, p.plan.steps[0], exec),
                 StatusCode::InvalidFormat,
                 "bundle 'h.lmopt': quant_linear step 'dense': a fp16 step "
                 "has no zero points");

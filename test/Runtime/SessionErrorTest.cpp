@@ -199,7 +199,7 @@ TEST_F(SessionTest, LinearStepErrors) {
   {
     BundleBuilder b = linearReluModel();
     b.plan.tensors[3].dims = {2, 5};
-    b.plan.arenaSize = 64;
+    b.plan.arenaSizes = {64};
     expectError(b, "bundle 'B': linear step 'dense_0': output 'y' (f32 "
                    "[2, 5]) should have dims [2, 4] (the input's leading "
                    "dims, then N)");
@@ -295,7 +295,7 @@ TEST_F(SessionTest, RowQuantizedGatherErrors) {
     BundleBuilder b = model();
     b.plan.steps[0].attrs[0].intValue = 1;
     b.plan.tensors[3].dims = {3, 2};
-    b.plan.arenaSize = 64;
+    b.plan.arenaSizes = {64};
     EXPECT_EQ(createError(b), "bundle 'B': gather step 'embed': a "
                               "row-quantized table is gathered along axis 0, "
                               "got attribute 'axis' 1");
@@ -331,7 +331,7 @@ TEST_F(SessionTest, GatherAndCopyStepErrors) {
   {
     BundleBuilder b = gatherModel();
     b.plan.tensors[2].dims = {2, 3};
-    b.plan.arenaSize = 64;
+    b.plan.arenaSizes = {64};
     EXPECT_EQ(createError(b),
               "bundle 'B': gather step 'embed': output 'out' (f32 [2, 3]) "
               "should have dims [2, 2] (data[:axis] + indices + "
@@ -390,7 +390,7 @@ TEST_F(SessionTest, ResultsMustNotAliasOperands) {
             "arena offset 0 overlaps operand 0 't' (f32 [4]) at arena offset "
             "0");
   b.plan.tensors[doubled].offset = 64;
-  b.plan.arenaSize = 256;
+  b.plan.arenaSizes = {256};
   EXPECT_EQ(createError(b), "bundle 'B': kernel step 'k': results 0 "
                             "'doubled' (f32 [4]) and 1 'total' (f32 [1]) "
                             "overlap in the arena");
@@ -571,7 +571,7 @@ TEST_F(SessionTest, EveryPlanByteCorruptionIsHandled) {
       continue;
     }
     ++created;
-    bool small = session->plan().arenaSize <= (1 << 20);
+    bool small = session->plan().arenaSize() <= (1 << 20);
     std::vector<NamedTensor> inputs;
     for (const ValueInfo &info : session->inputs()) {
       Tensor t;

@@ -113,20 +113,24 @@ static Plan symbolicPlan() {
   uint32_t xi = p.addTensor(x), ti = p.addTensor(t), yi = p.addTensor(y);
   p.inputs = {{"x", xi}, {"t", ti}};
   p.outputs = {{"y", yi}};
-  p.arenaSize = 128;
+  p.arenaSizes = {128};
   PlanStep &s = p.addStep(StepKind::Copy, "c");
   s.operands = {xi};
   s.results = {yi};
   return p;
 }
 
+/// Parses a 1.1 plan: a program whose one entry is `out`.
 static Status parse(const std::vector<uint8_t> &bytes, Plan &out) {
-  return parsePlan(bytes.data(), bytes.size(), 0, "m.lmopt", out);
+  Program program;
+  Status st = parsePlan(bytes.data(), bytes.size(), 0, "m.lmopt", program);
+  out = st ? program.entries.front() : Plan();
+  return st;
 }
 
 TEST(SymbolicPlan, RoundTripsAsVersion1_1) {
   Plan plan = symbolicPlan();
-  std::vector<uint8_t> bytes = serializePlan(plan);
+  std::vector<uint8_t> bytes = serializeLegacyPlan(plan);
   // Version 1.1 after the magic.
   EXPECT_THAT(std::vector<uint8_t>(bytes.begin() + 8, bytes.begin() + 16),
               ElementsAre(1, 0, 0, 0, 1, 0, 0, 0));
@@ -142,14 +146,14 @@ TEST(SymbolicPlan, RoundTripsAsVersion1_1) {
   EXPECT_THAT(back.tensors[2].dims, ElementsAre(32));
   EXPECT_THAT(back.tensors[2].dimExprs, ElementsAre(3));
   EXPECT_THAT(back.tensors[1].dimExprs, ElementsAre(2, 1));
-  EXPECT_EQ(serializePlan(back), bytes);
+  EXPECT_EQ(serializeLegacyPlan(back), bytes);
 }
 
 TEST(SymbolicPlan, StaticPlansStayVersion1_0) {
   Plan plan;
   plan.addTensor({"x", DType::F32, {2}, TensorStorage::Input, 0});
   plan.inputs = {{"x", 0}};
-  std::vector<uint8_t> bytes = serializePlan(plan);
+  std::vector<uint8_t> bytes = serializeLegacyPlan(plan);
   EXPECT_THAT(std::vector<uint8_t>(bytes.begin() + 8, bytes.begin() + 16),
               ElementsAre(1, 0, 0, 0, 0, 0, 0, 0));
 }
@@ -163,7 +167,7 @@ TEST(SymbolicPlan, AddExprSharesEqualExpressions) {
 }
 
 TEST(SymbolicPlan, EveryTruncationIsRefused) {
-  std::vector<uint8_t> bytes = serializePlan(symbolicPlan());
+  std::vector<uint8_t> bytes = serializeLegacyPlan(symbolicPlan());
   for (size_t size = 0; size < bytes.size(); ++size) {
     std::vector<uint8_t> cut(bytes.begin(), bytes.begin() + size);
     Plan out;
@@ -174,7 +178,7 @@ TEST(SymbolicPlan, EveryTruncationIsRefused) {
 TEST(SymbolicPlan, ValidationErrors) {
   auto error = [](Plan plan) {
     Plan out;
-    Status st = parse(serializePlan(plan), out);
+    Status st = parse(serializeLegacyPlan(plan), out);
     EXPECT_FALSE(st);
     return st.message();
   };
@@ -182,7 +186,7 @@ TEST(SymbolicPlan, ValidationErrors) {
   p.symbols[1].bound = -1;
   EXPECT_THAT(error(p), HasSubstr("symbol 'x.1' has bound -1"));
   p = symbolicPlan();
-  p.symbols[2].input = 0;
+  p.symbols[2].index = 0;
   p.symbols[2].dim = 1;
   EXPECT_THAT(error(p),
               HasSubstr("symbols 'x.1' and 't.0' both name dim 1 of input 0"));
@@ -206,7 +210,7 @@ TEST(SymbolicPlan, ValidationErrors) {
   EXPECT_THAT(error(p),
               HasSubstr("assumption 0 refers to expressions 2 and 4 of 4"));
   p = symbolicPlan();
-  p.symbols[0].input = 2;
+  p.symbols[0].index = 2;
   EXPECT_THAT(error(p), HasSubstr("symbol 'x.0' names input 2 of 2"));
   p = symbolicPlan();
   p.tensors[0].dimExprs = {3, 1}; // x.0 is not x's dim 0 any more
@@ -214,7 +218,7 @@ TEST(SymbolicPlan, ValidationErrors) {
                                   "which is not that symbol"));
   p = symbolicPlan();
   p.tensors[2].dims = {33}; // ignored: symbolic dims are written as exprs
-  p.arenaSize = 64;         // but 32 floats at the bounds do not fit
+  p.arenaSizes = {64};      // but 32 floats at the bounds do not fit
   EXPECT_THAT(error(p), HasSubstr("needs bytes [0, 0 + 128) beyond the "
                                   "64-byte arena"));
 }
@@ -225,7 +229,7 @@ TEST(SymbolicPlan, ValidationErrors) {
 
 static Plan parsed(const Plan &plan) {
   Plan out;
-  Status st = parse(serializePlan(plan), out);
+  Status st = parse(serializeLegacyPlan(plan), out);
   EXPECT_TRUE(st) << st.toString();
   return out;
 }
@@ -233,28 +237,28 @@ static Plan parsed(const Plan &plan) {
 TEST(PlanShapes, EvaluatesEveryTensor) {
   Plan p = parsed(symbolicPlan());
   PlanShapes shapes;
-  Status st = evaluatePlanShapes(p, {{3, 5}, {3, 5}}, shapes);
+  Status st = evaluatePlanShapes(p, {{3, 5}, {3, 5}}, {}, {}, shapes);
   ASSERT_TRUE(st) << st.toString();
   EXPECT_THAT(shapes.symbols, ElementsAre(3, 5, 3));
   EXPECT_THAT(shapes.dims[0], ElementsAre(3, 5));
   EXPECT_THAT(shapes.dims[2], ElementsAre(15));
-  ASSERT_TRUE(evaluatePlanShapes(p, {{4, 8}, {4, 8}}, shapes));
+  ASSERT_TRUE(evaluatePlanShapes(p, {{4, 8}, {4, 8}}, {}, {}, shapes));
   EXPECT_THAT(shapes.dims[2], ElementsAre(32));
-  ASSERT_TRUE(evaluatePlanShapes(p, {{0, 8}, {0, 8}}, shapes));
+  ASSERT_TRUE(evaluatePlanShapes(p, {{0, 8}, {0, 8}}, {}, {}, shapes));
   EXPECT_THAT(shapes.dims[2], ElementsAre(0));
 }
 
 TEST(PlanShapes, BoundsDimsAndAssumptionsAreChecked) {
   Plan p = parsed(symbolicPlan());
   PlanShapes shapes;
-  EXPECT_STATUS(evaluatePlanShapes(p, {{3, 9}, {3, 9}}, shapes),
+  EXPECT_STATUS(evaluatePlanShapes(p, {{3, 9}, {3, 9}}, {}, {}, shapes),
                 StatusCode::InvalidArgument,
                 "input 'x' dim 1 is 9, beyond its bound 8 (x.1 <= 8; "
                 "recompile with a larger --max-shape)");
-  EXPECT_STATUS(evaluatePlanShapes(p, {{3, 5}, {3, 6}}, shapes),
+  EXPECT_STATUS(evaluatePlanShapes(p, {{3, 5}, {3, 6}}, {}, {}, shapes),
                 StatusCode::InvalidArgument,
                 "input 't' dim 1 is 6; the model needs x.1 = 5");
-  EXPECT_STATUS(evaluatePlanShapes(p, {{3, 5}, {2, 5}}, shapes),
+  EXPECT_STATUS(evaluatePlanShapes(p, {{3, 5}, {2, 5}}, {}, {}, shapes),
                 StatusCode::InvalidArgument,
                 "the inputs break an assumption the model was compiled with: "
                 "t.0 == x.0, but 2 != 3 (x.0 = 3, x.1 = 5, t.0 = 2)");
@@ -268,8 +272,8 @@ TEST(PlanShapes, ATensorBeyondItsReservedBytesIsRefused) {
   p = parsed(p);
   EXPECT_THAT(p.tensors[2].dims, ElementsAre(2));
   PlanShapes shapes;
-  ASSERT_TRUE(evaluatePlanShapes(p, {{1, 8}, {1, 8}}, shapes));
-  EXPECT_STATUS(evaluatePlanShapes(p, {{1, 7}, {1, 7}}, shapes),
+  ASSERT_TRUE(evaluatePlanShapes(p, {{1, 8}, {1, 8}}, {}, {}, shapes));
+  EXPECT_STATUS(evaluatePlanShapes(p, {{1, 7}, {1, 7}}, {}, {}, shapes),
                 StatusCode::InvalidFormat,
                 "tensor 'y' would have dims [3] with x.0 = 1, x.1 = 7, t.0 = "
                 "1, more elements than the [2] the plan reserved for it");
@@ -458,7 +462,7 @@ TEST_F(SessionTest, SymbolicAttentionAndKernel) {
   // after everything instead.
   b.plan.tensors[view].offset = 2 * 256;
   b.plan.tensors[affine].offset = 3 * 256;
-  b.plan.arenaSize = 4 * 256;
+  b.plan.arenaSizes = {4 * 256};
 
   std::unique_ptr<Session> session;
   Status st = create(b, session);

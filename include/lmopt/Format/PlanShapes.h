@@ -1,8 +1,9 @@
 //===- PlanShapes.h - Symbolic dims of a plan per run ----------*- C++ -*-===//
 //
-// A plan with symbolic dims (encoding 1.1) names each dim as an expression
-// over its symbols, the dynamic dims of its inputs. These functions evaluate
-// the expressions, print them, and give every tensor its dims for one run.
+// A plan with symbolic dims names each dim as an expression over its
+// symbols, the dynamic dims of its inputs and of the states it reads. These
+// functions evaluate the expressions, print them, and give every tensor its
+// dims for one run.
 //
 //===----------------------------------------------------------------------===//
 
@@ -35,13 +36,18 @@ struct PlanShapes {
 };
 
 /// Binds the symbols of `plan` from the model inputs' dims (`inputDims[i]`
-/// for plan input i, ranks already checked) and evaluates every tensor's
-/// dims. Fails with InvalidArgument naming the input, dim, value and bound
-/// when a dim exceeds its bound or disagrees with the plan (a static dim, or
-/// a dim given by an expression), or naming the assumption the inputs break;
-/// with InvalidFormat when a tensor would outgrow the bytes the plan gave it.
+/// for plan input i, ranks already checked) and the dims of the states'
+/// current values (`stateDims[s]` for state s of `states`; empty for a
+/// state without a value), and evaluates every tensor's dims. Fails with
+/// InvalidArgument naming the input or state, dim, value and bound when a
+/// dim exceeds its bound or an input dim disagrees with the plan (a static
+/// dim, or a dim given by an expression), or naming the assumption the
+/// inputs break; with InvalidFormat when a tensor would outgrow the bytes
+/// the plan gave it.
 Status evaluatePlanShapes(const Plan &plan,
                           const std::vector<std::vector<int64_t>> &inputDims,
+                          const std::vector<PlanState> &states,
+                          const std::vector<std::vector<int64_t>> &stateDims,
                           PlanShapes &out);
 
 } // namespace lmopt::runtime

@@ -1,12 +1,16 @@
 //===- Session.h - Running a compiled bundle --------------------*- C++ -*-===//
 //
 // A Session is a compiled model ready to run: the bundle mapped and
-// validated, its plan parsed, every step checked and prepared (oneDNN
-// primitives built, kernels loaded), and the activation arena allocated.
-// run() binds inputs by name, executes the steps in order and copies the
-// outputs out. Sessions share nothing but the read-only mapping of their
-// bundle, so any number can live in one process; one session serves one
-// thread at a time. docs/cpu-backend.md, "Runtime sessions and lmopt-run".
+// validated, its program parsed, the devices it names created (through the
+// Device interface only), every step of every entry point checked and
+// prepared, the activation arenas allocated, and the state tensors created
+// with their initial values. run() binds an entry's inputs by name,
+// executes its steps in order, updates the states it writes and copies the
+// outputs out. States keep their values from one run to the next (a
+// key/value cache, parameters) and can be read, written, saved and loaded.
+// Sessions share nothing but the read-only mapping of their bundle, so any
+// number can live in one process; one session serves one thread at a time.
+// docs/cpu-backend.md, "Runtime sessions and lmopt-run".
 //
 //===----------------------------------------------------------------------===//
 
@@ -67,18 +71,43 @@ struct ValueInfo {
   std::vector<int64_t> maxDims;
 };
 
+/// An entry point: its inputs and outputs, and the states it reads and
+/// writes (by name).
+struct EntryInfo {
+  std::string name;
+  std::vector<ValueInfo> inputs;
+  std::vector<ValueInfo> outputs;
+  std::vector<std::string> stateReads;
+  std::vector<std::string> stateWrites;
+};
+
+/// A state tensor and its current value's dims.
+struct StateInfo {
+  std::string name;
+  DType dtype = DType::F32;
+  /// Capacity: the most each dim can hold.
+  std::vector<int64_t> maxDims;
+  /// The device its bytes are on.
+  std::string device;
+  /// False until an entry or writeState gives it a value (a state whose
+  /// plan says "init none"); reading it then is an error.
+  bool hasValue = false;
+  /// The current value's dims (empty without a value).
+  std::vector<int64_t> dims;
+};
+
 /// Accumulated time of one step over the runs since the last reset.
 struct StepProfile {
+  /// The entry the step belongs to.
+  std::string entry;
   std::string name;
   StepKind kind = StepKind::Kernel;
   uint64_t calls = 0;
   double seconds = 0;
 };
 
-class StepExecutor;
-class CpuContext;
-class KernelLibrary;
 class BundleReader;
+class Device;
 
 class Session {
 public:
@@ -87,72 +116,122 @@ public:
   ~Session();
 
   /// Opens the bundle at `path` and prepares it to run. Fails, naming the
-  /// bundle, the step and the values, on a bundle that does not validate, a
-  /// plan step this runtime cannot run as described, a missing kernel or an
-  /// allocation failure.
+  /// bundle, the entry, the step and the values, on a bundle that does not
+  /// validate, a device this runtime or machine lacks, a plan step the
+  /// device cannot run as described, a missing kernel or an allocation
+  /// failure.
   static Status create(const std::string &path, const SessionOptions &options,
                        std::unique_ptr<Session> &out);
 
-  const std::vector<ValueInfo> &inputs() const { return inputs_; }
-  const std::vector<ValueInfo> &outputs() const { return outputs_; }
+  /// Entry points in plan order; the first is the default.
+  const std::vector<EntryInfo> &entries() const { return entryInfos_; }
+  /// The index of the entry named `name`, or -1.
+  long findEntry(std::string_view name) const;
+
+  /// The default entry's inputs and outputs.
+  const std::vector<ValueInfo> &inputs() const {
+    return entryInfos_.front().inputs;
+  }
+  const std::vector<ValueInfo> &outputs() const {
+    return entryInfos_.front().outputs;
+  }
   /// The `meta` section's JSON text ("" without one).
   const std::string &meta() const { return meta_; }
-  const Plan &plan() const { return plan_; }
+  const Program &program() const { return program_; }
+  /// The default entry's plan.
+  const Plan &plan() const { return program_.entries.front(); }
 
-  /// Runs the model. Every input must be given exactly once, by name, with
-  /// the plan's dtype and dims (for symbolic dims: any size within the
-  /// bounds that keeps the plan's assumptions; outputs then take the dims
-  /// that follow). `outputs` receives copies, in the order of outputs().
+  /// Runs entry `entry` (the default one in the overloads without it).
+  /// Every input must be given exactly once, by name, with the plan's dtype
+  /// and dims (for symbolic dims: any size within the bounds that keeps the
+  /// plan's assumptions; outputs then take the dims that follow). States
+  /// the entry reads must have values whose dims agree with the plan's for
+  /// this run. `outputs` receives copies, in the order of the entry's
+  /// outputs. A run that fails leaves every state's value as it was, except
+  /// that bytes beyond a state's current dims may have changed.
+  Status run(size_t entry, const std::vector<NamedTensorView> &inputs,
+             std::vector<NamedTensor> &outputs);
   Status run(const std::vector<NamedTensorView> &inputs,
              std::vector<NamedTensor> &outputs);
   Status run(const std::vector<NamedTensor> &inputs,
              std::vector<NamedTensor> &outputs);
+  /// By entry name; an unknown name fails listing the entries.
+  Status run(std::string_view entry, const std::vector<NamedTensor> &inputs,
+             std::vector<NamedTensor> &outputs);
 
-  /// Runs the model without copying the outputs out: outputData(i) then
-  /// points at output i (in the arena, or the input or weight it is), valid
-  /// until the next run and while the inputs live.
-  Status execute(const NamedTensorView *inputs, size_t count);
+  /// Runs entry `entry` without copying the outputs out: outputData(i) then
+  /// points at its output i (in an arena, or the input or weight it is),
+  /// valid until the next run and while the inputs live.
+  Status execute(size_t entry, const NamedTensorView *inputs, size_t count);
+  Status execute(const NamedTensorView *inputs, size_t count) {
+    return execute(0, inputs, count);
+  }
   const void *outputData(size_t index) const;
-  /// Output `index` with the dims of the last run (of the plan before any).
+  /// Output `index` of the last executed entry with the dims of the last
+  /// run (of the plan before any).
   const PlanTensor &outputTensor(size_t index) const;
 
-  /// Per step, in plan order; empty unless SessionOptions::profile.
+  /// States in plan order.
+  std::vector<StateInfo> states() const;
+  /// A copy of state `name`'s current value, dense. Fails for an unknown
+  /// state (listing them) or one without a value.
+  Status readState(std::string_view name, Tensor &out) const;
+  /// Gives state `name` the value `value`: the state's dtype and rank, each
+  /// dim at most the capacity's.
+  Status writeState(std::string_view name, const TensorView &value);
+  /// Puts every state back to its initial value (zeros, the bundle's
+  /// bytes, or no value), as when the session was created.
+  Status resetStates();
+  /// Writes every state that has a value to `path` as an `.npz` archive,
+  /// one member per state (its name), atomically: the file is complete or
+  /// untouched.
+  Status saveStates(const std::string &path) const;
+  /// Reads an `.npz` archive of state values (as saveStates writes) and
+  /// gives each named state its value. Every member is checked (an existing
+  /// state, its dtype and rank, dims within the capacity) before any state
+  /// changes; states the archive does not name keep their values.
+  Status loadStates(const std::string &path);
+
+  /// Per step of every entry, in plan order; empty unless
+  /// SessionOptions::profile.
   const std::vector<StepProfile> &profile() const { return profile_; }
   void resetProfile();
 
 private:
   Session();
-  Status bindInputs(const NamedTensorView *inputs, size_t count);
-  /// Symbolic plans: evaluates every dim from the inputs' and rebuilds the
-  /// steps whose tensors changed dims since the last run.
-  Status bindShapes(const std::vector<const TensorView *> &bound);
+  struct Entry;
+  struct State;
+  Status createDevices(const SessionOptions &options);
+  Status createStates();
+  Status createEntry(size_t index, const SessionOptions &options);
+  Status bindInputs(Entry &entry, const NamedTensorView *inputs, size_t count);
+  /// Symbolic plans: evaluates every dim from the inputs' and the states'
+  /// and rebuilds the steps whose tensors changed dims since the last run.
+  Status bindShapes(Entry &entry, const std::vector<const TensorView *> &bound);
+  Status checkStateReads(const Entry &entry) const;
+  /// The state named `name`, or a message listing the states.
+  Status findState(std::string_view name, size_t &out) const;
+  Status setStateValue(size_t index, const TensorView &value);
 
   std::string path_;
   std::unique_ptr<BundleReader> reader_;
-  Plan plan_;
+  Program program_;
   std::string meta_;
-  std::vector<ValueInfo> inputs_;
-  std::vector<ValueInfo> outputs_;
-  /// Declared before the executors, which refer to them.
-  std::unique_ptr<CpuContext> cpu_;
-  std::unique_ptr<KernelLibrary> kernels_;
-  std::vector<std::unique_ptr<StepExecutor>> steps_;
-  /// Symbolic plans only: the plan with the last run's dims (the bounds'
-  /// before any; the first run rebuilds every symbolic step), which steps
-  /// are rebuilt from, and which steps read or write a symbolic tensor.
-  Plan runPlan_;
-  std::vector<bool> symbolicStep_;
-  std::vector<int64_t> runSymbols_;
-  bool rebuildAll_ = false;
+  const uint8_t *weights_ = nullptr;
+  std::vector<EntryInfo> entryInfos_;
+  /// Devices first: buffers, states and executors refer to them and are
+  /// destroyed before them.
+  std::vector<std::unique_ptr<Device>> devices_;
+  /// Per device: its copy of the weights section (null for the host, which
+  /// reads the mapping).
+  std::vector<std::unique_ptr<class DeviceBuffer>> deviceWeights_;
+  /// Per device: the arena, sized for the entry that needs the most.
+  std::vector<std::unique_ptr<class DeviceBuffer>> arenas_;
+  std::vector<std::unique_ptr<State>> states_;
+  std::vector<std::unique_ptr<Entry>> entries_;
+  /// The entry execute() ran last.
+  size_t lastEntry_ = 0;
   bool packLinearWeights_ = true;
-  struct AlignedBuffer;
-  std::unique_ptr<AlignedBuffer> arena_;
-  /// Per input: where a misaligned input is copied (allocated on first use)
-  /// and the alignment its readers need.
-  std::vector<std::unique_ptr<AlignedBuffer>> staging_;
-  std::vector<size_t> inputAlignment_;
-  /// Data pointer of every plan tensor; inputs are bound by each run.
-  std::vector<void *> tensors_;
   bool profiling_ = false;
   std::vector<StepProfile> profile_;
 };

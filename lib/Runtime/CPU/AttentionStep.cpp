@@ -33,6 +33,7 @@
 #include <cstring>
 #include <limits>
 #include <new>
+#include <tuple>
 
 using namespace lmopt::runtime;
 
@@ -137,16 +138,14 @@ static int64_t viewSpan(const AttentionOperandView &view, int64_t rows,
 /// and that its span counts fewer than 2^63 bytes.
 static Status validateView(const std::string &prefix, const char *role,
                            const AttentionOperandView &view, int64_t rows,
-                           int64_t width, bool denseOnly) {
+                           int64_t width, const char *denseOnly = nullptr) {
   auto describeView = [&] {
     return std::string(role) + " view (offset " + std::to_string(view.offset) +
            ", row stride " + std::to_string(view.rowStride) + ")";
   };
   if (denseOnly && (view.offset != 0 || view.rowStride != 0))
     return Status::error(StatusCode::InvalidArgument,
-                         prefix + describeView() +
-                             " with kv_heads_split; key and value must then "
-                             "be dense [B, H, Sk, D]");
+                         prefix + describeView() + denseOnly);
   if (view.offset < 0 || view.rowStride < 0)
     return Status::error(StatusCode::InvalidArgument,
                          prefix + describeView() + " must not be negative");
@@ -195,19 +194,35 @@ static Status validateDesc(const AttentionStepDesc &desc,
                              ", key length " + std::to_string(sk) +
                              ", head dim " + std::to_string(d));
   const int64_t kvWidth = desc.kvHeadsSplit ? d : width;
-  const int64_t kvRows = desc.kvHeadsSplit ? b * h * sk : b * sk;
-  if (Status st = validateView(prefix, "query", desc.queryView, b * sq, width,
-                               /*denseOnly=*/false);
+  if (Status st = validateView(prefix, "query", desc.queryView, b * sq, width);
       !st)
     return st;
-  if (Status st = validateView(prefix, "key", desc.keyView, kvRows, kvWidth,
-                               desc.kvHeadsSplit);
-      !st)
-    return st;
-  if (Status st = validateView(prefix, "value", desc.valueView, kvRows, kvWidth,
-                               desc.kvHeadsSplit);
-      !st)
-    return st;
+  for (auto [role, view, capacity] :
+       {std::tuple<const char *, const AttentionOperandView *, int64_t>{
+            "key", &desc.keyView, desc.keyCapacity},
+        {"value", &desc.valueView, desc.valueCapacity}}) {
+    if (capacity != 0 && capacity < sk)
+      return Status::error(
+          StatusCode::InvalidArgument,
+          prefix + role + " capacity " + std::to_string(capacity) +
+              " is below the key length " + std::to_string(sk));
+    int64_t rows = 0;
+    if (__builtin_mul_overflow(desc.kvHeadsSplit ? b * h : b,
+                               capacity ? capacity : sk, &rows))
+      return Status::error(StatusCode::InvalidArgument,
+                           prefix + role + " capacity " +
+                               std::to_string(capacity) + " overflows");
+    const char *denseOnly =
+        desc.kvHeadsSplit
+            ? " with kv_heads_split; key and value must then be dense [B, H, "
+              "Sk, D]"
+        : capacity ? " with a capacity; a key or value read at its "
+                     "capacity must be dense"
+                   : nullptr;
+    if (Status st = validateView(prefix, role, *view, rows, kvWidth, denseOnly);
+        !st)
+      return st;
+  }
   if (!std::isfinite(desc.scale))
     return Status::error(StatusCode::InvalidArgument,
                          prefix + "scale must be finite, got " +
@@ -645,8 +660,11 @@ Status AttentionStep::run(const float *query, const float *key,
   const int64_t b = desc_.batch, h = desc_.numHeads, sq = desc_.queryLength,
                 sk = desc_.keyLength, d = desc_.headDim, width = h * d;
   // The operands' spans: a view's buffer from its start to its last row's
-  // end (with kv_heads_split, key and value are dense rows of D).
-  const int64_t kvRows = desc_.kvHeadsSplit ? b * h * sk : b * sk;
+  // end (with kv_heads_split, key and value are dense rows of D), at their
+  // capacity.
+  const int64_t kCapacity = desc_.keyCapacity ? desc_.keyCapacity : sk;
+  const int64_t vCapacity = desc_.valueCapacity ? desc_.valueCapacity : sk;
+  const int64_t kvSequences = desc_.kvHeadsSplit ? b * h : b;
   const int64_t kvWidth = desc_.kvHeadsSplit ? d : width;
   const size_t outBytes = size_t(b * sq * width) * sizeof(float);
   const struct {
@@ -657,9 +675,11 @@ Status AttentionStep::run(const float *query, const float *key,
       {"query", query,
        size_t(viewSpan(desc_.queryView, b * sq, width)) * sizeof(float)},
       {"key", key,
-       size_t(viewSpan(desc_.keyView, kvRows, kvWidth)) * sizeof(float)},
+       size_t(viewSpan(desc_.keyView, kvSequences * kCapacity, kvWidth)) *
+           sizeof(float)},
       {"value", value,
-       size_t(viewSpan(desc_.valueView, kvRows, kvWidth)) * sizeof(float)},
+       size_t(viewSpan(desc_.valueView, kvSequences * vCapacity, kvWidth)) *
+           sizeof(float)},
   };
   for (const auto &span : spans)
     if (overlaps(output, outBytes, span.data, span.bytes))
@@ -682,13 +702,14 @@ Status AttentionStep::run(const float *query, const float *key,
   const int64_t vRowStride = rowStride(desc_.valueView, kvWidth);
   const float *kBase = key + desc_.keyView.offset;
   const float *vBase = value + desc_.valueView.offset;
-  // With kv_heads_split a head is Sk dense rows of D; otherwise head hi of
-  // row r starts hi * D into that row.
-  const int64_t kvHeadStride = desc_.kvHeadsSplit ? sk * d : d;
+  // With kv_heads_split a head is Sk dense rows of D (of its capacity);
+  // otherwise head hi of row r starts hi * D into that row.
+  const int64_t kHeadStride = desc_.kvHeadsSplit ? kCapacity * d : d;
+  const int64_t vHeadStride = desc_.kvHeadsSplit ? vCapacity * d : d;
   const int64_t kBatchStride =
-      desc_.kvHeadsSplit ? h * sk * d : sk * kRowStride;
+      desc_.kvHeadsSplit ? h * kCapacity * d : kCapacity * kRowStride;
   const int64_t vBatchStride =
-      desc_.kvHeadsSplit ? h * sk * d : sk * vRowStride;
+      desc_.kvHeadsSplit ? h * vCapacity * d : vCapacity * vRowStride;
   const float scale = desc_.scale;
   const bool causal = desc_.causal, zeroMaskedRows = desc_.zeroMaskedRows;
   const int64_t items = b * h * impl.blocksPerPair;
@@ -712,8 +733,8 @@ Status AttentionStep::run(const float *query, const float *key,
       const int64_t row0 = (item % impl.blocksPerPair) * impl.rowBlock;
       const int64_t rows = std::min(impl.rowBlock, sq - row0);
       const float *q = qBase + (bi * sq + row0) * qRowStride + hi * d;
-      const float *k = kBase + bi * kBatchStride + hi * kvHeadStride;
-      const float *v = vBase + bi * vBatchStride + hi * kvHeadStride;
+      const float *k = kBase + bi * kBatchStride + hi * kHeadStride;
+      const float *v = vBase + bi * vBatchStride + hi * vHeadStride;
       float *o = output + (bi * sq + row0) * width + hi * d;
 
       dnnl_status_t st = dnnl_sgemm('N', 'T', rows, sk, d, scale, q, qRowStride,

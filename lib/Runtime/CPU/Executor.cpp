@@ -27,8 +27,6 @@
 
 using namespace lmopt::runtime;
 
-StepExecutor::~StepExecutor() = default;
-
 static std::string describe(const PlanTensor &t) {
   return "'" + t.name + "' (" + dtypeName(t.dtype) + " " + formatDims(t.dims) +
          ")";
@@ -39,7 +37,7 @@ namespace {
 /// A step under construction: names it in messages and reads its tensors.
 class StepChecker {
 public:
-  StepChecker(const StepBuildContext &context, const PlanStep &step)
+  StepChecker(const CpuStepContext &context, const PlanStep &step)
       : context(context), step(step) {}
 
   Status error(const std::string &what,
@@ -130,7 +128,7 @@ public:
     return Status::ok();
   }
 
-  const StepBuildContext &context;
+  const CpuStepContext &context;
   const PlanStep &step;
 };
 
@@ -407,6 +405,31 @@ static Status expectAttentionRows(const StepChecker &c, const char *role,
   return Status::ok();
 }
 
+/// A key or value that is a view of a state (a key/value cache) is read
+/// with the state's strides: its rows per sequence are the state's capacity
+/// along `axis` (the key length's). Every other dim but the batch must then
+/// be the state's own. 0 for a dense operand.
+static Status getKvCapacity(const StepChecker &c, const char *role,
+                            const PlanTensor &t, size_t axis,
+                            int64_t &capacity) {
+  capacity = 0;
+  if (t.storage != TensorStorage::State)
+    return Status::ok();
+  const PlanState &state = c.context.program.states[size_t(t.offset)];
+  for (size_t d = 1; d < t.dims.size(); ++d)
+    if (d != axis && t.dims[d] != state.dims[d])
+      return c.error(std::string(role) + " " + describe(t) +
+                     " is a view of state '" + state.name + "' " +
+                     formatDims(state.dims) + " that differs from it in dim " +
+                     std::to_string(d) +
+                     "; only the batch and key length may be shorter");
+  if (c.step.findAttr(std::string(role) + "_row_stride"))
+    return c.error(std::string(role) + " is a view of state '" + state.name +
+                   "' and of a wider buffer at once");
+  capacity = state.dims[axis];
+  return Status::ok();
+}
+
 static Status buildAttention(const StepChecker &c,
                              std::unique_ptr<StepExecutor> &out) {
   if (Status st = c.expectAttrs(
@@ -500,6 +523,12 @@ static Status buildAttention(const StepChecker &c,
   if (Status st =
           c.expectDims("output", output, {desc.batch, desc.queryLength, width},
                        "[B, Sq, H*D], the query's rows");
+      !st)
+    return st;
+  size_t kvAxis = desc.kvHeadsSplit ? 2 : 1;
+  if (Status st = getKvCapacity(c, "key", key, kvAxis, desc.keyCapacity); !st)
+    return st;
+  if (Status st = getKvCapacity(c, "value", value, kvAxis, desc.valueCapacity);
       !st)
     return st;
 
@@ -650,6 +679,65 @@ static Status buildCopy(const StepChecker &c,
   return Status::ok();
 }
 
+/// Writes a dense operand into the last rows of a state view along `axis`.
+class AppendExecutor : public StepExecutor {
+public:
+  Status run(void *const *tensors) const override {
+    copyStateView(tensors[value], static_cast<uint8_t *>(tensors[state]) + skip,
+                  dims, capacity, elementSize, /*toState=*/true);
+    return Status::ok();
+  }
+
+  int64_t value = 0, state = 0;
+  /// Bytes from the state's start to the first written row.
+  uint64_t skip = 0;
+  std::vector<int64_t> dims, capacity;
+  size_t elementSize = 0;
+};
+
+static Status buildAppend(const StepChecker &c,
+                          std::unique_ptr<StepExecutor> &out) {
+  if (Status st = c.expectAttrs({"axis"}); !st)
+    return st;
+  if (Status st = c.expectCounts(1, "value", 1); !st)
+    return st;
+  int64_t axis = 0;
+  if (Status st = c.getInt("axis", axis); !st)
+    return st;
+  const PlanTensor &value = c.operand(0), &dest = c.result(0);
+  if (dest.storage != TensorStorage::State)
+    return c.error("writes " + describe(dest) + ", which is not a state view");
+  if (Status st = c.expectDType("value", value, dest.dtype); !st)
+    return st;
+  if (Status st = c.expectRank("value", value, dest.dims.size()); !st)
+    return st;
+  if (axis < 0 || size_t(axis) >= dest.dims.size())
+    return c.error("has axis " + std::to_string(axis) + " for rank " +
+                   std::to_string(dest.dims.size()));
+  std::vector<int64_t> expected = dest.dims;
+  expected[size_t(axis)] = value.dims[size_t(axis)];
+  if (value.dims[size_t(axis)] > dest.dims[size_t(axis)] ||
+      value.dims != expected)
+    return c.error("value " + describe(value) +
+                   " does not fit the last rows "
+                   "of " +
+                   describe(dest) + " along axis " + std::to_string(axis));
+  const PlanState &state = c.context.program.states[size_t(dest.offset)];
+  auto exec = std::make_unique<AppendExecutor>();
+  exec->value = c.step.operands[0];
+  exec->state = c.step.results[0];
+  exec->dims = value.dims;
+  exec->capacity = state.dims;
+  exec->elementSize = dtypeSize(value.dtype);
+  uint64_t stride = exec->elementSize;
+  for (size_t d = size_t(axis) + 1; d < state.dims.size(); ++d)
+    stride *= uint64_t(state.dims[d]);
+  exec->skip =
+      uint64_t(dest.dims[size_t(axis)] - value.dims[size_t(axis)]) * stride;
+  out = std::move(exec);
+  return Status::ok();
+}
+
 static Status buildKernel(const StepChecker &c,
                           std::unique_ptr<StepExecutor> &out) {
   if (Status st = c.expectAttrs({"entry"}); !st)
@@ -707,14 +795,21 @@ struct StepKindEntry {
 };
 
 static const StepKindEntry kStepKinds[] = {
-    {StepKind::Kernel, buildKernel},       {StepKind::Linear, buildLinear},
-    {StepKind::Attention, buildAttention}, {StepKind::Gather, buildGather},
-    {StepKind::Copy, buildCopy},           {StepKind::MatMul, buildMatMul},
+    {StepKind::Kernel, buildKernel},
+    {StepKind::Linear, buildLinear},
+    {StepKind::Attention, buildAttention},
+    {StepKind::Gather, buildGather},
+    {StepKind::Copy, buildCopy},
+    {StepKind::MatMul, buildMatMul},
     {StepKind::QuantLinear, buildQuantLinear},
+    {StepKind::Append, buildAppend},
 };
 
-/// True when two arena tensors share a byte.
+/// True when two arena tensors share a byte, or two views of one state hold
+/// elements.
 static bool overlap(const PlanTensor &a, const PlanTensor &b) {
+  if (a.storage == TensorStorage::State && b.storage == TensorStorage::State)
+    return a.offset == b.offset && a.elementCount() && b.elementCount();
   if (a.storage != TensorStorage::Arena || b.storage != TensorStorage::Arena)
     return false;
   uint64_t aSize = a.byteSize(), bSize = b.byteSize();
@@ -761,9 +856,37 @@ static Status checkAliasing(const StepChecker &c) {
   return Status::ok();
 }
 
-Status lmopt::runtime::createStepExecutor(const StepBuildContext &context,
-                                          const PlanStep &step,
-                                          std::unique_ptr<StepExecutor> &out) {
+/// Steps read and write state views as dense tensors, except an attention
+/// step's key and value (read at the state's capacity) and an append
+/// step's result.
+static Status checkStateViews(const StepChecker &c) {
+  const PlanStep &step = c.step;
+  for (const auto *ids : {&step.operands, &step.results})
+    for (size_t i = 0; i < ids->size(); ++i) {
+      const PlanTensor &t = c.context.plan.tensors[(*ids)[i]];
+      if (t.storage != TensorStorage::State)
+        continue;
+      bool isResult = ids == &step.results;
+      if ((step.kind == StepKind::Attention && !isResult &&
+           (i == 1 || i == 2)) ||
+          (step.kind == StepKind::Append && isResult))
+        continue;
+      const PlanState &state = c.context.program.states[size_t(t.offset)];
+      if (!isDenseStateView(t.dims, state.dims))
+        return c.error(std::string(isResult ? "result " : "operand ") +
+                       std::to_string(i) + " " + describe(t) +
+                       " is a view of state '" + state.name + "' " +
+                       formatDims(state.dims) +
+                       " that is not one dense block, which this step "
+                       "cannot read");
+    }
+  return Status::ok();
+}
+
+Status
+lmopt::runtime::createCpuStepExecutor(const CpuStepContext &context,
+                                      const PlanStep &step,
+                                      std::unique_ptr<StepExecutor> &out) {
   StepChecker checker(context, step);
   const StepKindEntry *entry =
       std::find_if(std::begin(kStepKinds), std::end(kStepKinds),
@@ -771,6 +894,8 @@ Status lmopt::runtime::createStepExecutor(const StepBuildContext &context,
   if (entry == std::end(kStepKinds))
     return checker.error("has a kind this executor cannot run",
                          StatusCode::Unsupported);
+  if (Status st = checkStateViews(checker); !st)
+    return st;
   if (Status st = entry->build(checker, out); !st)
     return st;
   return checkAliasing(checker);

@@ -44,7 +44,7 @@ public:
 
 /// Names the bundle and step in every message.
 struct Checker {
-  const StepBuildContext &context;
+  const CpuStepContext &context;
   const PlanStep &step;
 
   Status error(const std::string &what,
@@ -103,9 +103,10 @@ struct Checker {
 
 } // namespace
 
-Status lmopt::runtime::buildQuantLinearExecutor(
-    const StepBuildContext &context, const PlanStep &step,
-    std::unique_ptr<StepExecutor> &out) {
+Status
+lmopt::runtime::buildQuantLinearExecutor(const CpuStepContext &context,
+                                         const PlanStep &step,
+                                         std::unique_ptr<StepExecutor> &out) {
   Checker c{context, step};
   static const char *const kKnown[] = {
       "mode",          "transpose_weight", "activation",

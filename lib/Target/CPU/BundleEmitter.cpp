@@ -70,9 +70,13 @@ mlir::lmopt::cpu::writeCpuBundle(StringRef path, const CpuPlan &plan,
   };
   if (llvm::Error error = add("meta", rt::SectionKind::Meta, std::move(meta)))
     return std::move(error);
+  // One entry on the host CPU, whose kernels are the `kernels` section.
+  rt::Program program;
+  program.devices = {{"cpu", kernels.empty() ? "" : "kernels"}};
+  program.entries = {plan.plan};
   // The runtime's own validation, so a plan it would refuse is never written.
-  std::vector<uint8_t> planBytes = rt::serializePlan(plan.plan);
-  rt::Plan parsed;
+  std::vector<uint8_t> planBytes = rt::serializeProgram(program);
+  rt::Program parsed;
   rt::Status valid = rt::parsePlan(planBytes.data(), planBytes.size(),
                                    plan.weights.size(), path.str(), parsed);
   if (!valid.isOk())
@@ -120,7 +124,7 @@ static void printIds(llvm::raw_ostream &os, const std::vector<uint32_t> &ids) {
 void mlir::lmopt::cpu::printPlan(llvm::raw_ostream &os, const CpuPlan &cpu) {
   const rt::Plan &plan = cpu.plan;
   os << "plan: " << plan.tensors.size() << " tensors, " << plan.steps.size()
-     << " steps, arena " << plan.arenaSize << " bytes (naive "
+     << " steps, arena " << plan.arenaSize() << " bytes (naive "
      << cpu.memory.naiveSize << "), weights " << cpu.weights.size()
      << " bytes\n";
   for (const rt::PlanSymbol &symbol : plan.symbols)

@@ -163,6 +163,6 @@ MemoryPlanStats mlir::lmopt::cpu::planMemory(Plan &plan,
     aliasRoot[t] = findRoot(aliasRoot, t);
     plan.tensors[t].offset = offsets[aliasRoot[t]];
   }
-  plan.arenaSize = stats.arenaSize;
+  plan.arenaSizes = {stats.arenaSize};
   return stats;
 }

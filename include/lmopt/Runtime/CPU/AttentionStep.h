@@ -64,6 +64,11 @@ struct AttentionStepDesc {
   /// Query, key and value as views (key and value with kvHeadsSplit must
   /// stay dense).
   AttentionOperandView queryView, keyView, valueView;
+  /// Key and value rows allocated per sequence (per batch, and per head
+  /// with kvHeadsSplit), of which the first Sk are read: a key/value cache
+  /// kept at its capacity. 0 means Sk (dense); otherwise >= Sk, with a
+  /// dense (non-view) operand.
+  int64_t keyCapacity = 0, valueCapacity = 0;
 };
 
 class AttentionStep {
@@ -78,7 +83,8 @@ public:
                        std::unique_ptr<AttentionStep> &out);
 
   /// `query` [B, Sq, H*D]; `key`, `value` [B, Sk, H*D] (or [B, H, Sk, D] with
-  /// kvHeadsSplit); each the start of its buffer, read through its view;
+  /// kvHeadsSplit), with their capacity in place of Sk in the layout; each
+  /// the start of its buffer, read through its view;
   /// `mask` as the desc says (null when None); `output` [B, Sq, H*D] dense;
   /// row-major, output not overlapping the operands' spans.
   /// Scratch memory is the step's own.

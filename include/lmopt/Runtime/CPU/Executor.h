@@ -1,10 +1,10 @@
 //===- Executor.h - One plan step, ready to run -----------------*- C++ -*-===//
 //
-// A session turns every step of a plan into a StepExecutor when it is
-// created: the step's operands, results and attributes are checked against
-// what its kind needs (counts, dtypes, dims, aliasing) and the library step
-// (LinearStep, AttentionStep, GatherStep) or kernel entry point is prepared,
-// so that running the plan only passes pointers.
+// The CPU device turns every step of a plan into a StepExecutor when a
+// session is created: the step's operands, results and attributes are
+// checked against what its kind needs (counts, dtypes, dims, aliasing) and
+// the library step (LinearStep, AttentionStep, GatherStep) or kernel entry
+// point is prepared, so that running the plan only passes pointers.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,6 +13,7 @@
 
 #include "lmopt/Format/Plan.h"
 #include "lmopt/Format/Status.h"
+#include "lmopt/Runtime/Device.h"
 
 #include <cstdint>
 #include <memory>
@@ -23,8 +24,11 @@ namespace lmopt::runtime {
 class CpuContext;
 class KernelLibrary;
 
-/// Everything a step needs from its session while it is built.
-struct StepBuildContext {
+/// Everything a CPU step needs from its session and device while it is
+/// built.
+struct CpuStepContext {
+  /// The program (states: the capacity of a state tensor).
+  const Program &program;
   const Plan &plan;
   const CpuContext &cpu;
   /// Null when the bundle has no kernels (then a kernel step is an error).
@@ -39,22 +43,11 @@ struct StepBuildContext {
   bool packLinearWeights = true;
 };
 
-class StepExecutor {
-public:
-  virtual ~StepExecutor();
-  /// Runs the step. `tensors[i]` is the data pointer of plan tensor `i`
-  /// (inputs bound, weights mapped, arena tensors in the arena); results are
-  /// written through them.
-  virtual Status run(void *const *tensors) const = 0;
-  /// The plan tensor (a weight) whose bytes the executor copied when it was
-  /// built and does not read again, or -1.
-  virtual int64_t copiedWeight() const { return -1; }
-};
-
 /// Validates `step` against `context.plan` and builds its executor. Messages
 /// read "bundle '<source>': <kind> step '<name>': <what is wrong>".
-Status createStepExecutor(const StepBuildContext &context, const PlanStep &step,
-                          std::unique_ptr<StepExecutor> &out);
+Status createCpuStepExecutor(const CpuStepContext &context,
+                             const PlanStep &step,
+                             std::unique_ptr<StepExecutor> &out);
 
 } // namespace lmopt::runtime
 

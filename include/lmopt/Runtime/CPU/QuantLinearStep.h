@@ -177,14 +177,14 @@ private:
   std::unique_ptr<Impl> impl_;
 };
 
-struct StepBuildContext;
+struct CpuStepContext;
 struct PlanStep;
 class StepExecutor;
 
 /// The plan's `quant_linear` step (docs/bundle-format.md): checks operands,
 /// attributes and dtypes, reads the constant operands from the weights
 /// section and builds the step. Messages name the bundle and the step.
-Status buildQuantLinearExecutor(const StepBuildContext &context,
+Status buildQuantLinearExecutor(const CpuStepContext &context,
                                 const PlanStep &step,
                                 std::unique_ptr<StepExecutor> &out);
 

@@ -1,0 +1,102 @@
+//===- Device.cpp - Device registry and state-view copies -----------------===//
+//
+// createDevice knows one factory per device name. Devices whose hardware
+// libraries not every machine has load them at run time, so listing a name
+// here costs nothing on machines without them.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lmopt/Runtime/Device.h"
+#include "lmopt/Runtime/CPU/CpuDevice.h"
+
+#include <cstring>
+
+using namespace lmopt::runtime;
+
+DeviceBuffer::~DeviceBuffer() = default;
+StepExecutor::~StepExecutor() = default;
+Device::~Device() = default;
+
+namespace {
+struct DeviceFactory {
+  const char *name;
+  Status (*create)(const DeviceOptions &, std::unique_ptr<Device> &);
+};
+} // namespace
+
+static const DeviceFactory kDevices[] = {
+    {"cpu", createCpuDevice},
+};
+
+std::vector<std::string> lmopt::runtime::knownDevices() {
+  std::vector<std::string> names;
+  for (const DeviceFactory &factory : kDevices)
+    names.push_back(factory.name);
+  return names;
+}
+
+Status lmopt::runtime::createDevice(std::string_view name,
+                                    const DeviceOptions &options,
+                                    std::unique_ptr<Device> &out) {
+  for (const DeviceFactory &factory : kDevices)
+    if (name == factory.name)
+      return factory.create(options, out);
+  std::string known;
+  for (const DeviceFactory &factory : kDevices)
+    known += (known.empty() ? "'" : ", '") + std::string(factory.name) + "'";
+  return Status::error(StatusCode::Unsupported,
+                       "device '" + std::string(name) +
+                           "' is not one this runtime has (it has " + known +
+                           "); use a runtime built with it");
+}
+
+bool lmopt::runtime::isDenseStateView(const std::vector<int64_t> &dims,
+                                      const std::vector<int64_t> &capacity) {
+  for (size_t d = 0; d < dims.size(); ++d)
+    if (dims[d] == 0)
+      return true;
+  for (size_t d = 1; d < dims.size(); ++d)
+    if (dims[d] != capacity[d])
+      return false;
+  return true;
+}
+
+void lmopt::runtime::copyStateView(void *dense, void *state,
+                                   const std::vector<int64_t> &dims,
+                                   const std::vector<int64_t> &capacity,
+                                   size_t elementSize, bool toState) {
+  size_t rank = dims.size();
+  for (int64_t dim : dims)
+    if (dim == 0)
+      return;
+  // The innermost axes where the view spans the whole capacity are one
+  // contiguous run; so is the next axis' prefix.
+  size_t inner = rank;
+  uint64_t run = elementSize;
+  while (inner > 0 && dims[inner - 1] == capacity[inner - 1])
+    run *= uint64_t(dims[--inner]);
+  if (inner > 0)
+    run *= uint64_t(dims[--inner]);
+  // Element strides of the state along the outer axes [0, inner).
+  std::vector<uint64_t> stride(rank, elementSize);
+  for (size_t d = rank; d-- > 1;)
+    stride[d - 1] = stride[d] * uint64_t(capacity[d]);
+  std::vector<int64_t> index(inner, 0);
+  auto *denseBytes = static_cast<uint8_t *>(dense);
+  auto *stateBytes = static_cast<uint8_t *>(state);
+  for (;;) {
+    uint64_t offset = 0;
+    for (size_t d = 0; d < inner; ++d)
+      offset += uint64_t(index[d]) * stride[d];
+    if (toState)
+      std::memcpy(stateBytes + offset, denseBytes, run);
+    else
+      std::memcpy(denseBytes, stateBytes + offset, run);
+    denseBytes += run;
+    size_t d = inner;
+    while (d > 0 && ++index[d - 1] == dims[d - 1])
+      index[--d] = 0;
+    if (d == 0)
+      return;
+  }
+}
