@@ -124,6 +124,27 @@ class Gpt2WithPast(nn.Module):
         return (out.last_hidden_state, *present)
 
 
+class Gpt2LmWithPast(Gpt2WithPast):
+    """(input_ids, attention_mask, past_key_0, past_value_0, ...) ->
+    (logits, present_key_0, present_value_0, ...): a language model's decoding
+    step, as generation runs it."""
+
+    def forward(self, input_ids, attention_mask, *past):
+        from transformers import DynamicCache
+
+        pairs = [(past[i], past[i + 1]) for i in range(0, len(past), 2)]
+        out = self.model(
+            input_ids=input_ids,
+            attention_mask=attention_mask,
+            cache=DynamicCache(pairs),
+            use_cache=True,
+        )
+        present = []
+        for layer in out.cache.layers:
+            present += [layer.keys, layer.values]
+        return (out.logits, *present)
+
+
 class TorchEncoder(nn.Module):
     """(src, src_key_padding_mask) -> output, for a plain nn.TransformerEncoder."""
 
@@ -276,6 +297,20 @@ def build_gpt2_past():
     return Gpt2WithPast(hf_model("gpt2", GPT2Config, GPT2Model, GPT2_CONFIG))
 
 
+# Weights ten times the default scale: with GPT-2's 0.02, a small random
+# model decodes one token over and over, which would not tell a wrong cache
+# from a right one.
+GPT2_LM_CONFIG = dict(GPT2_CONFIG, initializer_range=0.2)
+
+
+def build_gpt2_lm_past():
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    return Gpt2LmWithPast(
+        hf_model("gpt2_lm", GPT2Config, GPT2LMHeadModel, GPT2_LM_CONFIG)
+    )
+
+
 def build_torch_encoder():
     seed_everything("torch_encoder")
     cfg = dict(TORCH_ENCODER_CONFIG)
@@ -338,12 +373,13 @@ def text_inputs(pad_id):
 GPT2_PAST_LEN = 6
 
 
-def gpt2_past_inputs(rng, batch, seq, past_len=GPT2_PAST_LEN):
+def gpt2_past_inputs(rng, batch, seq, past_len=GPT2_PAST_LEN,
+                     build=build_gpt2_past):
     """New tokens after a cached prefix; the cache comes from running the same
     model on the prefix, so its values are in the range real decoding sees."""
     from transformers import DynamicCache
 
-    model = build_gpt2_past().model
+    model = build().model
     prefix = rng.integers(3, 1000, size=(batch, past_len), dtype=np.int64)
     with torch.no_grad():
         out = model(
@@ -361,6 +397,10 @@ def gpt2_past_inputs(rng, batch, seq, past_len=GPT2_PAST_LEN):
         inputs[f"past_key_{i}"] = layer.keys.numpy().copy()
         inputs[f"past_value_{i}"] = layer.values.numpy().copy()
     return inputs
+
+
+def gpt2_lm_past_inputs(rng, batch, seq, past_len=GPT2_PAST_LEN):
+    return gpt2_past_inputs(rng, batch, seq, past_len, build=build_gpt2_lm_past)
 
 
 def torch_encoder_inputs(rng, batch, seq):
@@ -573,6 +613,28 @@ FIXTURES = [
         input_axes=GPT2_PAST_INPUT_AXES,
         output_axes=GPT2_PAST_OUTPUT_AXES,
         check_shape=(3, 5, 3),  # batch, new tokens, cached positions
+    ),
+    dataclasses.replace(
+        GPT2,
+        name="gpt2_lm_past",
+        description=(
+            "GPT2LMHeadModel (the `gpt2` config, weights at 10x its initializer "
+            "range, a tied LM head) decoding "
+            f"with a KV cache: {GPT2_PAST_LEN} cached positions in past_key_i/"
+            "past_value_i, outputs logits and present_key_i/present_value_i; "
+            "lmopt-compile --kv-cache turns it into prefill and decode entries"
+        ),
+        build=build_gpt2_lm_past,
+        config=GPT2_LM_CONFIG,
+        make_inputs=gpt2_lm_past_inputs,
+        seq=8,
+        input_axes=GPT2_PAST_INPUT_AXES,
+        output_axes={
+            "logits": BATCH_SEQ,
+            **{k: v for k, v in GPT2_PAST_OUTPUT_AXES.items()
+               if k != "last_hidden_state"},
+        },
+        check_shape=(3, 5, 3),
     ),
     TORCH_ENCODER,
     dataclasses.replace(
