@@ -564,6 +564,11 @@ static bool readEntryBody(ByteReader &r, const EntryContext &c, bool symbolic,
       !readValues(r, plan, "output", plan.outputs) || !checkInputs(r, plan) ||
       !checkSymbolSources(r, c, plan))
     return false;
+  for (const PlanValue &v : plan.outputs)
+    if (plan.tensors[v.tensor].storage == TensorStorage::State)
+      return r.fail("output '" + v.name + "' is a view of state " +
+                    std::to_string(plan.tensors[v.tensor].offset) +
+                    "; outputs are copies (a step copies the state)");
   if (!c.legacy &&
       (!readStateUses(r, c, plan, "state reads", plan.stateReads) ||
        !readStateUses(r, c, plan, "state writes", plan.stateWrites)))

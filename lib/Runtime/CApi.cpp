@@ -310,20 +310,58 @@ lmoptStatus lmoptSessionOutputInfo(lmoptSession session, size_t index,
 
 static size_t alignUp(size_t n) { return (n + 63) & ~size_t(63); }
 
-lmoptStatus lmoptSessionRun(lmoptSession session, size_t numInputs,
+lmoptStatus lmoptSessionEntryCount(lmoptSession session, size_t *outCount) {
+  if (!session || !outCount)
+    return invalidArgument(
+        "lmoptSessionEntryCount: a pointer argument is null");
+  *outCount = session->session->entries().size();
+  return nullptr;
+}
+
+lmoptStatus lmoptSessionEntryName(lmoptSession session, size_t index,
+                                  const char **outName) {
+  if (!session || !outName)
+    return invalidArgument("lmoptSessionEntryName: a pointer argument is null");
+  const std::vector<EntryInfo> &entries = session->session->entries();
+  if (index >= entries.size())
+    return invalidArgument("lmoptSessionEntryName: index " +
+                           std::to_string(index) +
+                           " is out of range; the bundle has " +
+                           std::to_string(entries.size()) + " entries");
+  *outName = entries[index].name.c_str();
+  return nullptr;
+}
+
+static lmoptStatus runEntry(const char *fn, lmoptSession session,
+                            const char *entryName, size_t numInputs,
                             const char *const *names, const lmoptTensor *inputs,
                             size_t *outNumOutputs, lmoptTensor **outOutputs) {
   if (!session || !outNumOutputs || !outOutputs)
-    return invalidArgument("lmoptSessionRun: a pointer argument is null");
+    return invalidArgument(std::string(fn) + ": a pointer argument is null");
   *outNumOutputs = 0;
   *outOutputs = nullptr;
   if (numInputs && (!names || !inputs))
-    return invalidArgument("lmoptSessionRun: 'names' or 'inputs' is null for " +
+    return invalidArgument(std::string(fn) +
+                           ": 'names' or 'inputs' is null "
+                           "for " +
                            std::to_string(numInputs) + " inputs");
+  Session &s = *session->session;
+  size_t entry = 0;
+  if (entryName) {
+    long index = s.findEntry(entryName);
+    if (index < 0) {
+      std::string known;
+      for (const EntryInfo &info : s.entries())
+        known += (known.empty() ? "'" : ", '") + info.name + "'";
+      return invalidArgument(std::string(fn) + ": the bundle has no entry '" +
+                             entryName + "'; its entries are " + known);
+    }
+    entry = size_t(index);
+  }
   std::vector<NamedTensorView> views(numInputs);
   for (size_t i = 0; i < numInputs; ++i) {
     const lmoptTensor &t = inputs[i];
-    std::string which = "lmoptSessionRun: input " + std::to_string(i);
+    std::string which = std::string(fn) + ": input " + std::to_string(i);
     if (!names[i])
       return invalidArgument(which + " has a null name");
     which += " '" + std::string(names[i]) + "'";
@@ -343,13 +381,12 @@ lmoptStatus lmoptSessionRun(lmoptSession session, size_t numInputs,
     views[i].tensor.data = t.data;
     views[i].tensor.byteSize = t.byteSize;
   }
-  Session &s = *session->session;
-  if (Status st = s.execute(views.data(), views.size()); !st)
+  if (Status st = s.execute(entry, views.data(), views.size()); !st)
     return wrap(st);
 
   // One allocation: the tensor structs, every output's dims, then each
   // output's data at a 64-byte offset.
-  const std::vector<ValueInfo> &outputs = s.outputs();
+  const std::vector<ValueInfo> &outputs = s.entries()[entry].outputs;
   size_t n = outputs.size();
   size_t dimsOffset = n * sizeof(lmoptTensor);
   size_t total = dimsOffset;
@@ -386,6 +423,44 @@ lmoptStatus lmoptSessionRun(lmoptSession session, size_t numInputs,
   return nullptr;
 }
 
+lmoptStatus lmoptSessionRun(lmoptSession session, size_t numInputs,
+                            const char *const *names, const lmoptTensor *inputs,
+                            size_t *outNumOutputs, lmoptTensor **outOutputs) {
+  return runEntry("lmoptSessionRun", session, nullptr, numInputs, names, inputs,
+                  outNumOutputs, outOutputs);
+}
+
+lmoptStatus lmoptSessionRunEntry(lmoptSession session, const char *entry,
+                                 size_t numInputs, const char *const *names,
+                                 const lmoptTensor *inputs,
+                                 size_t *outNumOutputs,
+                                 lmoptTensor **outOutputs) {
+  if (!entry)
+    return invalidArgument("lmoptSessionRunEntry: 'entry' is null");
+  return runEntry("lmoptSessionRunEntry", session, entry, numInputs, names,
+                  inputs, outNumOutputs, outOutputs);
+}
+
 void lmoptTensorArrayDestroy(lmoptTensor *tensors) { std::free(tensors); }
+
+lmoptStatus lmoptSessionResetStates(lmoptSession session) {
+  if (!session)
+    return invalidArgument("lmoptSessionResetStates: 'session' is null");
+  return wrap(session->session->resetStates());
+}
+
+lmoptStatus lmoptSessionSaveStates(lmoptSession session, const char *path) {
+  if (!session || !path)
+    return invalidArgument("lmoptSessionSaveStates: a pointer argument is "
+                           "null");
+  return wrap(session->session->saveStates(path));
+}
+
+lmoptStatus lmoptSessionLoadStates(lmoptSession session, const char *path) {
+  if (!session || !path)
+    return invalidArgument("lmoptSessionLoadStates: a pointer argument is "
+                           "null");
+  return wrap(session->session->loadStates(path));
+}
 
 } // extern "C"

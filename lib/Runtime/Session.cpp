@@ -562,15 +562,8 @@ Status Session::run(size_t entry, const std::vector<NamedTensorView> &inputs,
     o.tensor.dtype = t.dtype;
     o.tensor.shape = t.dims;
     o.tensor.data.resize(t.byteSize());
-    const void *data = outputData(i);
-    if (t.storage == TensorStorage::State) {
-      const PlanState &state = program_.states[size_t(t.offset)];
-      copyStateView(o.tensor.data.data(), const_cast<void *>(data), t.dims,
-                    state.dims, dtypeSize(t.dtype), /*toState=*/false);
-      continue;
-    }
     if (!o.tensor.data.empty())
-      std::memcpy(o.tensor.data.data(), data, o.tensor.data.size());
+      std::memcpy(o.tensor.data.data(), outputData(i), o.tensor.data.size());
   }
   return Status::ok();
 }

@@ -382,6 +382,14 @@ TEST(Program, StateUseErrors) {
                         "'past', which is not a view of that state"));
 }
 
+TEST(Program, OutputsAreNotStateViews) {
+  Program p = sampleProgram();
+  p.entries[1].outputs.push_back({"past", 1});
+  EXPECT_THAT(parseError(p), HasSubstr("output 'past' is a view of state 0; "
+                                       "outputs are copies (a step copies the "
+                                       "state)"));
+}
+
 TEST(Program, SymbolErrors) {
   Program p = sampleProgram();
   p.entries[1].symbols[0].source = PlanSymbol::Source(5);

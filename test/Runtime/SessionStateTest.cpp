@@ -420,3 +420,61 @@ TEST_F(SessionTest, AttentionReadsStateAtItsCapacity) {
   for (size_t i = 0; i < a.size(); ++i)
     EXPECT_NEAR(a[i], g[i], 1e-6f) << i;
 }
+
+TEST_F(SessionTest, CApiEntriesAndStates) {
+  std::string path = write(cacheModel());
+  lmoptSession session = nullptr;
+  ASSERT_EQ(lmoptSessionCreate(path.c_str(), nullptr, &session), nullptr);
+  size_t count = 0;
+  ASSERT_EQ(lmoptSessionEntryCount(session, &count), nullptr);
+  EXPECT_EQ(count, 2u);
+  const char *name = nullptr;
+  ASSERT_EQ(lmoptSessionEntryName(session, 1, &name), nullptr);
+  EXPECT_STREQ(name, "step");
+  lmoptStatus st = lmoptSessionEntryName(session, 2, &name);
+  EXPECT_STREQ(lmoptStatusGetMessage(st),
+               "lmoptSessionEntryName: index 2 is out of range; the bundle "
+               "has 2 entries");
+  lmoptStatusDestroy(st);
+
+  float x[4] = {1, 2, 3, 4}, t[2] = {5, 6};
+  int64_t xDims[3] = {1, 2, 2}, tDims[3] = {1, 1, 2};
+  lmoptTensor xIn{LMOPT_DTYPE_F32, 3, xDims, x, sizeof(x)};
+  lmoptTensor tIn{LMOPT_DTYPE_F32, 3, tDims, t, sizeof(t)};
+  const char *xName = "x", *tName = "t";
+  size_t n = 0;
+  lmoptTensor *outputs = nullptr;
+  ASSERT_EQ(
+      lmoptSessionRunEntry(session, "start", 1, &xName, &xIn, &n, &outputs),
+      nullptr);
+  EXPECT_EQ(n, 0u);
+  lmoptTensorArrayDestroy(outputs);
+  ASSERT_EQ(
+      lmoptSessionRunEntry(session, "step", 1, &tName, &tIn, &n, &outputs),
+      nullptr);
+  ASSERT_EQ(n, 1u);
+  EXPECT_EQ(static_cast<float *>(outputs[0].data)[1], 6);
+  lmoptTensorArrayDestroy(outputs);
+  st = lmoptSessionRunEntry(session, "decode", 1, &tName, &tIn, &n, &outputs);
+  EXPECT_STREQ(lmoptStatusGetMessage(st),
+               "lmoptSessionRunEntry: the bundle has no entry 'decode'; its "
+               "entries are 'start', 'step'");
+  lmoptStatusDestroy(st);
+
+  std::string saved = dir.file("c.npz");
+  ASSERT_EQ(lmoptSessionSaveStates(session, saved.c_str()), nullptr);
+  ASSERT_EQ(lmoptSessionResetStates(session), nullptr);
+  st = lmoptSessionRunEntry(session, "step", 1, &tName, &tIn, &n, &outputs);
+  EXPECT_EQ(lmoptStatusGetCode(st), LMOPT_STATUS_INVALID_ARGUMENT);
+  lmoptStatusDestroy(st);
+  ASSERT_EQ(lmoptSessionLoadStates(session, saved.c_str()), nullptr);
+  ASSERT_EQ(
+      lmoptSessionRunEntry(session, "step", 1, &tName, &tIn, &n, &outputs),
+      nullptr);
+  lmoptTensorArrayDestroy(outputs);
+  st = lmoptSessionLoadStates(session, nullptr);
+  EXPECT_STREQ(lmoptStatusGetMessage(st),
+               "lmoptSessionLoadStates: a pointer argument is null");
+  lmoptStatusDestroy(st);
+  lmoptSessionDestroy(session);
+}

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "lmopt/Format/Npy.h"
+#include "lmopt/Runtime/Generate.h"
 #include "lmopt/Runtime/Session.h"
 
 #include <sys/resource.h>
@@ -33,12 +34,33 @@ static const char *const kUsage =
     "                 [--output OUT.npz] [--threads N] [--bench N [--warmup "
     "N]]\n"
     "                 [--compare REF.npz [--rtol X] [--atol X]] [--profile]\n"
-    "                 [--no-pack-weights]\n"
+    "                 [--no-pack-weights] [--entry NAME]\n"
+    "                 [--load-states FILE.npz] [--save-states FILE.npz]\n"
+    "       lmopt-run MODEL.lmopt --generate N --prompt IDS.npy [--compare "
+    "REF.npz]\n"
     "\n"
     "Runs a compiled model on inputs from NumPy files and prints each "
     "output's\n"
     "name, dtype, shape and first values.\n"
     "\n"
+    "  --entry NAME           the entry point to run (default: the bundle's "
+    "first)\n"
+    "  --load-states FILE.npz give the session's states these values "
+    "first\n"
+    "  --save-states FILE.npz write the states after the run (atomically)\n"
+    "  --generate N           greedy decoding of N tokens with the bundle's "
+    "prefill\n"
+    "                         and decode entries (lmopt-compile --kv-cache): "
+    "prints\n"
+    "                         the tokens, the prefill time and decode "
+    "tokens/s;\n"
+    "                         --compare checks the member 'tokens' exactly "
+    "and\n"
+    "                         'logits' (each step's last logits) within "
+    "tolerance\n"
+    "  --prompt FILE          int64 [batch, length] prompt ids: a .npy, or "
+    "an .npz\n"
+    "                         with a member 'prompt'\n"
     "  --input NAME=FILE.npy  the input NAME (repeatable)\n"
     "  --inputs FILE.npz      every member is an input, named after it\n"
     "  --output OUT.npz       also write the outputs (atomically)\n"
@@ -74,6 +96,11 @@ struct Options {
   double atol = 1e-5;
   bool profile = false;
   bool packWeights = true;
+  std::string entry;
+  std::string loadStates;
+  std::string saveStates;
+  long generate = 0;
+  std::string prompt;
 };
 
 } // namespace
@@ -133,9 +160,10 @@ static bool parseArgs(int argc, char **argv, Options &o, std::string &error,
         o.packWeights = false;
       continue;
     }
-    static const char *const kValued[] = {"--input",   "--inputs", "--output",
-                                          "--threads", "--bench",  "--warmup",
-                                          "--compare", "--rtol",   "--atol"};
+    static const char *const kValued[] = {
+        "--input",  "--inputs",   "--output",      "--threads",    "--bench",
+        "--warmup", "--compare",  "--rtol",        "--atol",       "--entry",
+        "--prompt", "--generate", "--load-states", "--save-states"};
     if (std::find_if(std::begin(kValued), std::end(kValued),
                      [&](const char *v) { return name == v; }) ==
         std::end(kValued)) {
@@ -163,6 +191,14 @@ static bool parseArgs(int argc, char **argv, Options &o, std::string &error,
       o.output = value;
     } else if (name == "--compare") {
       o.compare = value;
+    } else if (name == "--entry") {
+      o.entry = value;
+    } else if (name == "--prompt") {
+      o.prompt = value;
+    } else if (name == "--load-states") {
+      o.loadStates = value;
+    } else if (name == "--save-states") {
+      o.saveStates = value;
     } else if (name == "--rtol" || name == "--atol") {
       if (!parseDouble(value, name == "--rtol" ? o.rtol : o.atol)) {
         error =
@@ -177,12 +213,25 @@ static bool parseArgs(int argc, char **argv, Options &o, std::string &error,
       o.threads = int(number);
     } else if (name == "--bench") {
       o.bench = number;
+    } else if (name == "--generate") {
+      o.generate = number;
     } else {
       o.warmup = number;
     }
   }
   if (o.model.empty()) {
     error = "no model given";
+    return false;
+  }
+  if ((o.generate > 0) != !o.prompt.empty()) {
+    error = o.prompt.empty() ? "'--generate' needs '--prompt'"
+                             : "'--prompt' needs '--generate N' with N >= 1";
+    return false;
+  }
+  if (o.generate > 0 && (!o.inputFiles.empty() || !o.inputArchives.empty() ||
+                         !o.output.empty() || o.bench || !o.entry.empty())) {
+    error = "'--generate' fills the entries' inputs itself; it does not take "
+            "'--input', '--inputs', '--output', '--bench' or '--entry'";
     return false;
   }
   return true;
@@ -378,11 +427,12 @@ static double residentMiB() {
                    : 0;
 }
 
-static Status bench(Session &session, const std::vector<NamedTensorView> &views,
+static Status bench(Session &session, size_t entry,
+                    const std::vector<NamedTensorView> &views,
                     std::vector<NamedTensor> &outputs, const Options &o,
                     double createMs) {
   for (long i = 0; i < o.warmup; ++i)
-    if (Status st = session.run(views, outputs); !st)
+    if (Status st = session.run(entry, views, outputs); !st)
       return st;
   session.resetProfile();
   using Clock = std::chrono::steady_clock;
@@ -390,7 +440,7 @@ static Status bench(Session &session, const std::vector<NamedTensorView> &views,
   Clock::time_point begin = Clock::now();
   for (long i = 0; i < o.bench; ++i) {
     Clock::time_point start = Clock::now();
-    if (Status st = session.run(views, outputs); !st)
+    if (Status st = session.run(entry, views, outputs); !st)
       return st;
     ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - start)
                      .count());
@@ -446,10 +496,97 @@ static void printProfile(const Session &session) {
                    });
   slowest.resize(std::min<size_t>(slowest.size(), 5));
   std::printf("  slowest steps:\n");
+  bool entries = session.entries().size() > 1;
   for (const StepProfile *p : slowest)
-    std::printf("    %-24s %-10s %10.3f ms per run\n", p->name.c_str(),
+    std::printf("    %-24s %-10s %10.3f ms per run%s\n", p->name.c_str(),
                 stepKindName(p->kind),
-                runs ? p->seconds * 1e3 / double(runs) : 0.0);
+                runs ? p->seconds * 1e3 / double(runs) : 0.0,
+                entries ? (" (entry '" + p->entry + "')").c_str() : "");
+}
+
+/// Reads the prompt: a .npy, or the member 'prompt' of an .npz.
+static Status readPrompt(const std::string &path, Tensor &prompt) {
+  if (path.size() < 4 || path.compare(path.size() - 4, 4, ".npz") != 0)
+    return readNpy(path, prompt);
+  std::vector<NamedTensor> members;
+  if (Status st = readNpz(path, members); !st)
+    return st;
+  for (NamedTensor &m : members)
+    if (m.name == "prompt") {
+      prompt = std::move(m.tensor);
+      return Status::ok();
+    }
+  return Status::error(StatusCode::NotFound,
+                       "'" + path + "' has no member 'prompt'");
+}
+
+/// Compares generated tokens exactly, and each step's last logits within
+/// the tolerances, with the members 'tokens' and 'logits' of REF.npz.
+static Status compareGeneration(const GenerateResult &result, const Options &o,
+                                bool &pass) {
+  std::vector<NamedTensor> refs;
+  if (Status st = readNpz(o.compare, refs); !st)
+    return st;
+  bool hasTokens = false, hasLogits = false;
+  for (const NamedTensor &ref : refs) {
+    hasTokens |= ref.name == "tokens";
+    hasLogits |= ref.name == "logits";
+  }
+  if (!hasTokens)
+    return Status::error(StatusCode::NotFound,
+                         "'" + o.compare + "' has no member 'tokens'");
+  Options exact = o;
+  exact.rtol = 0;
+  exact.atol = 0;
+  bool tokensPass = true, logitsPass = true;
+  if (Status st =
+          compareOutputs({{"tokens", result.tokens}}, exact, tokensPass);
+      !st)
+    return st;
+  if (hasLogits)
+    if (Status st = compareOutputs({{"logits", result.logits}}, o, logitsPass);
+        !st)
+      return st;
+  pass = tokensPass && logitsPass;
+  return Status::ok();
+}
+
+static Status generate(Session &session, const Options &o, bool &pass) {
+  Tensor prompt;
+  if (Status st = readPrompt(o.prompt, prompt); !st)
+    return st;
+  GenerateOptions options;
+  options.newTokens = o.generate;
+  options.keepLogits = !o.compare.empty();
+  GenerateResult result;
+  if (Status st = generateGreedy(session, prompt, options, result); !st)
+    return st;
+  const int64_t batch = result.tokens.shape[0];
+  const auto *tokens =
+      reinterpret_cast<const int64_t *>(result.tokens.data.data());
+  for (int64_t b = 0; b < batch; ++b) {
+    std::printf("tokens[%lld]:", (long long)b);
+    for (int64_t i = 0; i < o.generate; ++i)
+      std::printf(" %lld", (long long)tokens[b * o.generate + i]);
+    std::printf("\n");
+  }
+  std::vector<double> ms;
+  double decodeTotal = 0;
+  for (double s : result.decodeSeconds) {
+    ms.push_back(s * 1e3);
+    decodeTotal += s;
+  }
+  std::sort(ms.begin(), ms.end());
+  std::printf("prefill: %lld x %lld tokens in %.3f ms\n", (long long)batch,
+              (long long)prompt.shape[1], result.prefillSeconds * 1e3);
+  if (!ms.empty())
+    std::printf("decode: %zu steps, p50 %.3f ms, min %.3f ms, max %.3f ms per "
+                "step, %.1f tokens/s\n",
+                ms.size(), ms[ms.size() / 2], ms.front(), ms.back(),
+                double(batch) * double(ms.size()) / decodeTotal);
+  if (!o.compare.empty())
+    return compareGeneration(result, o, pass);
+  return Status::ok();
 }
 
 //===----------------------------------------------------------------------===//
@@ -475,14 +612,46 @@ static Status runTool(const Options &o, bool &pass) {
                         std::chrono::steady_clock::now() - createStart)
                         .count();
 
+  if (!o.loadStates.empty())
+    if (Status st = session->loadStates(o.loadStates); !st)
+      return st;
+  if (o.generate > 0) {
+    if (Status st = generate(*session, o, pass); !st)
+      return st;
+    if (o.profile)
+      printProfile(*session);
+    if (!o.saveStates.empty())
+      return session->saveStates(o.saveStates);
+    return Status::ok();
+  }
+  size_t entry = 0;
+  if (!o.entry.empty()) {
+    long index = session->findEntry(o.entry);
+    if (index < 0) {
+      std::string known;
+      for (const EntryInfo &info : session->entries())
+        known += (known.empty() ? "'" : ", '") + info.name + "'";
+      return Status::error(StatusCode::InvalidArgument,
+                           "'" + o.model + "' has no entry '" + o.entry +
+                               "'; its entries are " + known);
+    }
+    entry = size_t(index);
+  }
+
   std::vector<NamedTensorView> views;
   for (const NamedTensor &input : inputs)
     views.push_back({input.name, TensorView::of(input.tensor)});
   std::vector<NamedTensor> outputs;
-  if (Status st = o.bench > 0 ? bench(*session, views, outputs, o, createMs)
-                              : session->run(views, outputs);
+  if (Status st = o.bench > 0
+                      ? bench(*session, entry, views, outputs, o, createMs)
+                      : session->run(entry, views, outputs);
       !st)
     return st;
+  if (!o.saveStates.empty()) {
+    if (Status st = session->saveStates(o.saveStates); !st)
+      return st;
+    std::printf("wrote the states to '%s'\n", o.saveStates.c_str());
+  }
 
   printOutputs(outputs);
   if (!o.output.empty()) {

@@ -174,6 +174,30 @@ lmoptStatus lmoptSessionRun(lmoptSession session, size_t numInputs,
 /* Releases an array from lmoptSessionRun (all its tensors at once). */
 void lmoptTensorArrayDestroy(lmoptTensor *tensors);
 
+/* Entry points: a bundle may have several (a prefill and a decode step, a
+ * training step) sharing weights and states; lmoptSessionRun runs the first,
+ * lmoptSessionRunEntry the one named `entry`, with the same contract.
+ * lmoptSessionInputInfo and lmoptSessionOutputInfo describe the first. */
+lmoptStatus lmoptSessionEntryCount(lmoptSession session, size_t *outCount);
+/* The name is valid while the session lives. */
+lmoptStatus lmoptSessionEntryName(lmoptSession session, size_t index,
+                                  const char **outName);
+lmoptStatus lmoptSessionRunEntry(lmoptSession session, const char *entry,
+                                 size_t numInputs, const char *const *names,
+                                 const lmoptTensor *inputs,
+                                 size_t *outNumOutputs,
+                                 lmoptTensor **outOutputs);
+
+/* States: tensors the session owns and keeps from one run to the next (a
+ * key/value cache, parameters). Reset puts each back to its initial value;
+ * save writes those that have a value to an .npz archive (atomically), one
+ * member per state; load reads such an archive, checks every member (a
+ * state of the bundle, its dtype and rank, dims within its capacity)
+ * before any state changes, and leaves the states it does not name. */
+lmoptStatus lmoptSessionResetStates(lmoptSession session);
+lmoptStatus lmoptSessionSaveStates(lmoptSession session, const char *path);
+lmoptStatus lmoptSessionLoadStates(lmoptSession session, const char *path);
+
 #ifdef __cplusplus
 }
 #endif
