@@ -2,8 +2,10 @@
 """Builds the full-size benchmark models (random weights, no download):
 BERT-base (Hugging Face BertModel default config), DistilBERT-base and
 GPT-2-small, exported to ONNX with dynamic batch and sequence, plus fixed
-inputs (sequence 128, batch 1 and 8). They are large (100-500 MB), so they
-live in bench/models/, which git ignores; this script recreates them.
+inputs (sequence 128, batch 1 and 8); and GPT-2-small with its LM head
+exported with past key/values (gpt2_small_lm_past, for
+bench/compare_generate.py). They are large (100-650 MB), so they live in
+bench/models/, which git ignores; this script recreates them.
 
 usage: bench/make_models.py [--out bench/models] [--only NAME]
 needs: pip install torch transformers (not needed by the tests or CI)
@@ -73,14 +75,58 @@ def export(name, out):
     print(f"wrote {path} ({os.path.getsize(path) / 2**20:.0f} MiB)")
 
 
+def export_lm_past(name, out):
+    """GPT2LMHeadModel (default config) as one decoding step: (input_ids,
+    attention_mask, past_key_i, past_value_i...) -> (logits, present...),
+    the wrapper the gpt2_lm_past fixture uses."""
+    import torch
+    import transformers as tf
+
+    sys.path.insert(0, os.path.join(ROOT, "scripts"))
+    from make_fixtures import Gpt2LmWithPast
+
+    torch.manual_seed(0)
+    config = tf.GPT2Config(attn_implementation="eager")
+    model = Gpt2LmWithPast(tf.GPT2LMHeadModel(config)).eval()
+    layers, heads = config.n_layer, config.n_head
+    head_size = config.n_embd // heads
+    batch, seq, past = 1, 4, 3
+    names = ["input_ids", "attention_mask"]
+    args = [torch.randint(3, config.vocab_size, (batch, seq)),
+            torch.ones(batch, past + seq, dtype=torch.int64)]
+    axes = {"input_ids": {0: "batch", 1: "sequence"},
+            "attention_mask": {0: "batch", 1: "total_sequence"},
+            "logits": {0: "batch", 1: "sequence"}}
+    outputs = ["logits"]
+    for i in range(layers):
+        for kind in ("key", "value"):
+            names.append(f"past_{kind}_{i}")
+            outputs.append(f"present_{kind}_{i}")
+            args.append(torch.randn(batch, heads, past, head_size))
+            axes[names[-1]] = {0: "batch", 2: "past_sequence"}
+            axes[outputs[-1]] = {0: "batch", 2: "total_sequence"}
+    path = os.path.join(out, f"{name}.onnx")
+    with torch.no_grad():
+        torch.onnx.export(model, tuple(args), path, input_names=names,
+                          output_names=outputs, dynamic_axes=axes,
+                          opset_version=17, dynamo=False)
+    print(f"wrote {path} ({os.path.getsize(path) / 2**20:.0f} MiB)")
+
+
+MODELS = ["bert_base", "distilbert_base", "gpt2_small", "gpt2_small_lm_past"]
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", default=os.path.join(ROOT, "bench", "models"))
-    parser.add_argument("--only")
+    parser.add_argument("--only", choices=MODELS)
     args = parser.parse_args()
     os.makedirs(args.out, exist_ok=True)
-    for name in [args.only] if args.only else ["bert_base", "distilbert_base", "gpt2_small"]:
-        export(name, args.out)
+    for name in [args.only] if args.only else MODELS:
+        if name == "gpt2_small_lm_past":
+            export_lm_past(name, args.out)
+        else:
+            export(name, args.out)
     return 0
 
 

@@ -1,0 +1,138 @@
+#!/usr/bin/env python3
+"""Greedy generation with a key/value cache: lmopt against onnxruntime on the
+same past-key-values export, prompt and thread count.
+
+Compiles the export with `lmopt-compile --kv-cache` (a prefill and a decode
+entry sharing the weights, the cache kept in the session's states and
+appended in place), then alternates rounds of `lmopt-run --generate` and
+onnxruntime running the export step by step (all graph optimizations; each
+step's presents fed back as the next step's past, as a user's loop does), so
+that both see the same machine state. Prints, per engine, the median over
+rounds of the per-round median decode-step latency and the prefill time,
+the ratio lmopt / onnxruntime, and whether the tokens agree.
+
+Model: bench/make_models.py --only gpt2_small_lm_past (GPT-2 small with its
+LM head, random weights).
+
+usage: bench/compare_generate.py [--model bench/models/gpt2_small_lm_past.onnx]
+                                 [--batch 1] [--prompt-length 32]
+                                 [--new-tokens 32] [--kv-cache 256]
+                                 [--threads 2] [--rounds 5] [--build build]
+"""
+import argparse
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+from make_generation_reference import Model  # noqa: E402
+
+
+def run(cmd):
+    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          text=True)
+    if proc.returncode != 0:
+        sys.exit(f"error: {' '.join(cmd)} failed ({proc.returncode}):\n"
+                 f"{proc.stdout}\n{proc.stderr}")
+    return proc.stdout, proc.stderr
+
+
+def lmopt_round(args, bundle, prompt_path):
+    out, _ = run([os.path.join(args.build, "bin", "lmopt-run"), bundle,
+                  "--generate", str(args.new_tokens), "--prompt", prompt_path,
+                  "--threads", str(args.threads)])
+    tokens = [list(map(int, line.split(":")[1].split()))
+              for line in out.splitlines() if line.startswith("tokens[")]
+    prefill = float(re.search(r"prefill: .* in ([0-9.]+) ms", out).group(1))
+    decode = float(re.search(r"decode: .* p50 ([0-9.]+) ms", out).group(1))
+    return np.array(tokens), prefill, decode
+
+
+def ort_round(model, prompt, new_tokens):
+    batch = prompt.shape[0]
+    past = model.empty_past(batch)
+    ids, past_len, tokens, steps = prompt, 0, [], []
+    prefill = 0.0
+    for i in range(new_tokens):
+        start = time.perf_counter()
+        logits, past = model.step(ids, past_len, past)
+        ids = np.argmax(logits[:, -1, :], axis=-1).astype(np.int64)[:, None]
+        elapsed = (time.perf_counter() - start) * 1e3
+        if i == 0:
+            prefill = elapsed
+        else:
+            steps.append(elapsed)
+        past_len = past_len + (prompt.shape[1] if i == 0 else 1)
+        tokens.append(ids)
+    return np.concatenate(tokens, axis=1), prefill, statistics.median(steps)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--model", default=os.path.join(
+        ROOT, "bench", "models", "gpt2_small_lm_past.onnx"))
+    parser.add_argument("--batch", type=int, default=1)
+    parser.add_argument("--prompt-length", type=int, default=32)
+    parser.add_argument("--new-tokens", type=int, default=32)
+    parser.add_argument("--kv-cache", type=int, default=256)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--build", default=os.path.join(ROOT, "build"))
+    args = parser.parse_args()
+    if not os.path.exists(args.model):
+        sys.exit(f"error: no '{args.model}'; run bench/make_models.py --only "
+                 "gpt2_small_lm_past first")
+
+    model = Model(args.model, args.threads)
+    vocab = model.session.get_outputs()[0].shape[-1]
+    rng = np.random.default_rng(0)
+    prompt = rng.integers(1, vocab, size=(args.batch, args.prompt_length),
+                          dtype=np.int64)
+    with tempfile.TemporaryDirectory() as tmp:
+        bundle = os.path.join(tmp, "generate.lmopt")
+        prompt_path = os.path.join(tmp, "prompt.npy")
+        np.save(prompt_path, prompt)
+        start = time.perf_counter()
+        run([os.path.join(args.build, "bin", "lmopt-compile"), args.model,
+             f"--kv-cache={args.kv_cache}",
+             f"--max-shape=input_ids:{args.batch}x{args.prompt_length}",
+             "-o", bundle])
+        print(f"compiled in {time.perf_counter() - start:.1f} s: "
+              f"{os.path.getsize(bundle) / 2**20:.0f} MiB")
+        lm_decode, lm_prefill, ort_decode, ort_prefill = [], [], [], []
+        agree = True
+        for _ in range(args.rounds):
+            tokens, prefill, decode = lmopt_round(args, bundle, prompt_path)
+            lm_prefill.append(prefill)
+            lm_decode.append(decode)
+            ref, prefill, decode = ort_round(model, prompt, args.new_tokens)
+            ort_prefill.append(prefill)
+            ort_decode.append(decode)
+            agree &= tokens.shape == ref.shape and bool((tokens == ref).all())
+
+    def med(values):
+        return statistics.median(values)
+
+    print(f"batch {args.batch}, prompt {args.prompt_length}, "
+          f"{args.new_tokens} new tokens, cache {args.kv_cache}, "
+          f"threads {args.threads}, {args.rounds} interleaved rounds")
+    print(f"{'engine':<12} {'prefill ms':>11} {'decode ms/step':>15}")
+    print(f"{'lmopt':<12} {med(lm_prefill):>11.2f} {med(lm_decode):>15.2f}")
+    print(f"{'onnxruntime':<12} {med(ort_prefill):>11.2f} "
+          f"{med(ort_decode):>15.2f}")
+    print(f"ratio lmopt/onnxruntime: prefill "
+          f"{med(lm_prefill) / med(ort_prefill):.2f}x, decode "
+          f"{med(lm_decode) / med(ort_decode):.2f}x")
+    print(f"tokens: {'identical' if agree else 'DIFFER'} in every round")
+    return 0 if agree else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
