@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "lmopt/Dialect/Lmopt/IR/GraphNames.h"
 #include "lmopt/Dialect/Lmopt/IR/LmoptDialect.h"
 #include "lmopt/Dialect/Lmopt/Transforms/Passes.h"
 #include "lmopt/Format/Npy.h"
@@ -278,7 +279,7 @@ static FailureOr<SmallVector<ref::Tensor>> bindInputs(func::FuncOp func) {
     available[name] = std::move(tensor);
   }
   SmallVector<ref::Tensor> arguments;
-  SmallVector<std::string> names = ref::getArgumentNames(func);
+  SmallVector<std::string> names = mlir::lmopt::getGraphInputNames(func);
   for (auto [name, type] : llvm::zip(names, func.getArgumentTypes())) {
     auto it = available.find(name);
     if (it == available.end()) {
@@ -424,7 +425,7 @@ int main(int argc, char **argv) {
       ref::evaluateFunction(func, *arguments);
   if (failed(outputs))
     return 1;
-  SmallVector<std::string> names = ref::getResultNames(func);
+  SmallVector<std::string> names = mlir::lmopt::getGraphOutputNames(func);
 
   if (!outputNpz.empty()) {
     std::vector<rt::NamedTensor> tensors;

@@ -9,9 +9,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "lmopt/Dialect/Lmopt/IR/GraphNames.h"
 #include "lmopt/Dialect/Lmopt/IR/LmoptDialect.h"
 #include "lmopt/Format/Npy.h"
-#include "lmopt/Reference/Evaluator.h"
 #include "lmopt/Runtime/CPU/KernelLibrary.h"
 #include "lmopt/Target/CPU/KernelCodegen.h"
 #include "lmopt/Target/CPU/PlanBuilder.h"
@@ -272,9 +272,8 @@ static int runKernel(func::FuncOp func, void *handle) {
   }
   std::vector<std::unique_ptr<AlignedBuffer>> buffers;
   std::vector<void *> args;
-  for (auto [name, type] :
-       llvm::zip(mlir::lmopt::reference::getArgumentNames(func),
-                 func.getArgumentTypes())) {
+  for (auto [name, type] : llvm::zip(mlir::lmopt::getGraphInputNames(func),
+                                     func.getArgumentTypes())) {
     auto tensorType = llvm::cast<RankedTensorType>(type);
     auto it = available.find(name);
     if (it == available.end())
@@ -292,9 +291,8 @@ static int runKernel(func::FuncOp func, void *handle) {
     args.push_back(buffers.back()->data);
   }
   std::vector<rt::NamedTensor> outputs;
-  for (auto [name, type] :
-       llvm::zip(mlir::lmopt::reference::getResultNames(func),
-                 func.getResultTypes())) {
+  for (auto [name, type] : llvm::zip(mlir::lmopt::getGraphOutputNames(func),
+                                     func.getResultTypes())) {
     auto tensorType = llvm::cast<RankedTensorType>(type);
     std::optional<rt::DType> dtype = getDType(tensorType.getElementType());
     if (!dtype)
