@@ -10,6 +10,7 @@
 #include "lmopt/Dialect/Lmopt/IR/GraphNames.h"
 #include "lmopt/Dialect/Lmopt/IR/LmoptDialect.h"
 #include "lmopt/Dialect/Lmopt/Transforms/Passes.h"
+#include "lmopt/Format/Float16.h"
 #include "lmopt/Format/Npy.h"
 #include "lmopt/Importer/ONNX/Importer.h"
 #include "lmopt/Reference/Evaluator.h"
@@ -149,17 +150,11 @@ static FailureOr<ref::Tensor> toReference(const rt::Tensor &tensor, Type type,
       result.setDouble(i, loadAt<double>(tensor, i));
       break;
     case rt::DType::F16:
-    case rt::DType::BF16: {
-      const llvm::fltSemantics &semantics =
-          llvm::cast<FloatType>(type).getFloatSemantics();
-      llvm::APFloat value(semantics,
-                          llvm::APInt(16, loadAt<uint16_t>(tensor, i)));
-      bool losesInfo = false;
-      value.convert(llvm::APFloat::IEEEdouble(),
-                    llvm::APFloat::rmNearestTiesToEven, &losesInfo);
-      result.setDouble(i, value.convertToDouble());
+      result.setDouble(i, rt::halfToFloat(loadAt<uint16_t>(tensor, i)));
       break;
-    }
+    case rt::DType::BF16:
+      result.setDouble(i, rt::bfloat16ToFloat(loadAt<uint16_t>(tensor, i)));
+      break;
     case rt::DType::Bool:
     case rt::DType::U8:
       result.setInt(i, loadAt<uint8_t>(tensor, i));

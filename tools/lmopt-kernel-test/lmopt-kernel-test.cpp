@@ -11,6 +11,7 @@
 
 #include "lmopt/Dialect/Lmopt/IR/GraphNames.h"
 #include "lmopt/Dialect/Lmopt/IR/LmoptDialect.h"
+#include "lmopt/Format/Float16.h"
 #include "lmopt/Format/Npy.h"
 #include "lmopt/Runtime/CPU/KernelLibrary.h"
 #include "lmopt/Target/CPU/KernelCodegen.h"
@@ -122,14 +123,8 @@ static double getElement(const rt::Tensor &tensor, uint64_t i) {
   case rt::DType::BF16: {
     uint16_t bits;
     std::memcpy(&bits, tensor.data.data() + i * 2, 2);
-    llvm::APFloat value(tensor.dtype == rt::DType::F16
-                            ? llvm::APFloat::IEEEhalf()
-                            : llvm::APFloat::BFloat(),
-                        llvm::APInt(16, bits));
-    bool losesInfo = false;
-    value.convert(llvm::APFloat::IEEEdouble(),
-                  llvm::APFloat::rmNearestTiesToEven, &losesInfo);
-    return value.convertToDouble();
+    return tensor.dtype == rt::DType::F16 ? rt::halfToFloat(bits)
+                                          : rt::bfloat16ToFloat(bits);
   }
   case rt::DType::Bool:
   case rt::DType::U8:

@@ -8,6 +8,7 @@
 #include "QuantizeWeights.h"
 
 #include "lmopt/Dialect/Lmopt/IR/LmoptOps.h"
+#include "lmopt/Format/Float16.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -19,6 +20,7 @@
 
 using namespace mlir;
 using namespace mlir::lmopt;
+namespace rt = ::lmopt::runtime;
 
 FailureOr<std::vector<float>> mlir::lmopt::readF32Constant(Value value) {
   auto constant = value.getDefiningOp<ConstantOp>();
@@ -98,13 +100,8 @@ QuantizedWeight mlir::lmopt::quantizeInt8Weight(MLIRContext *context,
 float mlir::lmopt::roundToF16(float x) {
   if (!(x > 0.0f))
     return 0.0f;
-  if (x >= 65504.0f)
-    return 65504.0f;
-  int e = 0;
-  std::frexp(x, &e); // x = m * 2^e, m in [0.5, 1)
-  // f16 keeps 10 fraction bits above 2^-14 and steps of 2^-24 below it.
-  int quantumExp = std::max(e - 11, -24);
-  return std::ldexp(std::nearbyint(std::ldexp(x, -quantumExp)), quantumExp);
+  // Saturated, not infinite: the result is a scale.
+  return std::min(rt::halfToFloat(rt::floatToHalf(x)), 65504.0f);
 }
 
 /// Clip ratios tried per block, 1.0 down to 0.5 in steps of 0.05.
