@@ -177,7 +177,7 @@ namespace {
 /// each row's blocks get their parameters from `searchBlock`, and the codes
 /// are kept. GPTQ drives it with error-updated values; rounding to nearest
 /// with the weight's own.
-class Int4Grid : public quantization::GptqGrid {
+class Int4Grid : public RoundingGrid {
 public:
   Int4Grid(int64_t n, int64_t k, int64_t block, bool symmetric)
       : k(k), block(block), symmetric(symmetric), codes(n * k),
@@ -207,7 +207,8 @@ public:
 FailureOr<QuantizedWeight> mlir::lmopt::quantizeInt4Weight(
     MLIRContext *context, ArrayRef<float> w, ArrayRef<int64_t> shape,
     int64_t outAxis, int64_t block, bool symmetric,
-    const quantization::Hessian *hessian, quantization::GptqStats *stats) {
+    function_ref<LogicalResult(ArrayRef<float>, int64_t, RoundingGrid &)>
+        round) {
   int64_t rows = shape[0], cols = shape[1];
   int64_t kAxis = 1 - outAxis;
   int64_t n = shape[outAxis], k = shape[kAxis];
@@ -218,12 +219,8 @@ FailureOr<QuantizedWeight> mlir::lmopt::quantizeInt4Weight(
       for (int64_t c = 0; c < cols; ++c)
         nk[c * rows + r] = w[r * cols + c];
   Int4Grid grid(n, k, block, symmetric);
-  if (hessian) {
-    quantization::GptqOptions options;
-    options.blockSize = block;
-    quantization::GptqStats ignored;
-    if (!quantization::gptqQuantize(*hessian, nk.data(), n, grid, options,
-                                    stats ? *stats : ignored))
+  if (round) {
+    if (failed(round(nk, n, grid)))
       return failure();
   } else {
     for (int64_t r = 0; r < n; ++r)
