@@ -2,7 +2,8 @@
 
 #include "lmopt/Quantization/Calibration.h"
 
-#include "lmopt/Reference/Evaluator.h"
+#include "lmopt/Dialect/Lmopt/IR/GraphNames.h"
+
 #include "lmopt/Target/CPU/PlanBuilder.h"
 
 #include "mlir/IR/BuiltinTypes.h"
@@ -101,7 +102,7 @@ mlir::lmopt::quantization::loadCalibrationSet(llvm::StringRef path,
   rt::Status status = rt::readNpz(path.str(), arrays);
   if (!status.isOk())
     return makeError("calibration file: " + status.message());
-  SmallVector<std::string> names = reference::getArgumentNames(main);
+  SmallVector<std::string> names = getGraphInputNames(main);
   CalibrationSet set;
   set.inputNames.assign(names.begin(), names.end());
 

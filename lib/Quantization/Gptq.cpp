@@ -229,7 +229,7 @@ static void blockWeights(const float *w, const float *updated, const float *s,
 }
 
 bool mlir::lmopt::quantization::gptqQuantize(const Hessian &h, const float *w,
-                                             int64_t rows, GptqGrid &grid,
+                                             int64_t rows, RoundingGrid &grid,
                                              const GptqOptions &options,
                                              GptqStats &stats) {
   int64_t k = h.size();

@@ -2,6 +2,7 @@
 
 #include "lmopt/Quantization/ModelRunner.h"
 
+#include "lmopt/Dialect/Lmopt/IR/GraphNames.h"
 #include "lmopt/Dialect/Lmopt/IR/LmoptOps.h"
 #include "lmopt/Dialect/Lmopt/Transforms/Quantize.h"
 #include "lmopt/Target/CPU/BundleEmitter.h"
@@ -65,12 +66,12 @@ OwningOpRef<ModuleOp> mlir::lmopt::quantization::addLinearProbes(
   main.setFunctionType(FunctionType::get(module.getContext(),
                                          main.getArgumentTypes(),
                                          ValueRange(results).getTypes()));
-  if (auto names = main->getAttrOfType<ArrayAttr>("lmopt.output_names")) {
+  if (auto names = main->getAttrOfType<ArrayAttr>(kGraphOutputNamesAttr)) {
     SmallVector<Attribute> extended(names.begin(), names.end());
     for (size_t i = extended.size(); i < results.size(); ++i)
       extended.push_back(
           StringAttr::get(module.getContext(), "probe" + std::to_string(i)));
-    main->setAttr("lmopt.output_names",
+    main->setAttr(kGraphOutputNamesAttr,
                   ArrayAttr::get(module.getContext(), extended));
   }
   return probed;

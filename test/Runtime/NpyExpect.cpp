@@ -2,24 +2,13 @@
 
 #include "NpyExpect.h"
 
+#include "lmopt/Format/Float16.h"
+
 #include <cmath>
 #include <cstring>
 
 using namespace lmopt::runtime;
 using namespace lmopt::runtime::test;
-
-/// IEEE binary16 to double, written out from the format's definition.
-static double halfToDouble(uint16_t h) {
-  int sign = h >> 15, exp = (h >> 10) & 0x1f, frac = h & 0x3ff;
-  double v;
-  if (exp == 0)
-    v = std::ldexp(frac, -24);
-  else if (exp == 31)
-    v = frac ? NAN : INFINITY;
-  else
-    v = std::ldexp(1024 + frac, exp - 25);
-  return sign ? -v : v;
-}
 
 template <typename T> static T load(const Tensor &t, size_t i) {
   T v;
@@ -37,7 +26,7 @@ static bool element(const Tensor &t, size_t i, double &f, std::string &s) {
     f = load<double>(t, i);
     return true;
   case DType::F16:
-    f = halfToDouble(load<uint16_t>(t, i));
+    f = halfToFloat(load<uint16_t>(t, i));
     return true;
   case DType::I8:
     s = std::to_string(load<int8_t>(t, i));

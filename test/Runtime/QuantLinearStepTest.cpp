@@ -18,8 +18,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "lmopt/Runtime/CPU/Executor.h"
 #include "lmopt/Runtime/CPU/QuantLinearStep.h"
+#include "lmopt/Format/Float16.h"
+#include "lmopt/Runtime/CPU/Executor.h"
 
 #include "../../lib/Runtime/CPU/QuantKernels.h"
 #include "TestUtil.h"
@@ -45,20 +46,6 @@ double activate(double v, LinearActivation act) {
            (1 + std::tanh(std::sqrt(2 / M_PI) * (v + 0.044715 * v * v * v)));
   }
   return v;
-}
-
-uint16_t toBf16(float f) {
-  uint32_t bits;
-  std::memcpy(&bits, &f, 4);
-  bits += 0x7FFF + ((bits >> 16) & 1); // round to nearest even
-  return uint16_t(bits >> 16);
-}
-
-float fromBf16(uint16_t b) {
-  uint32_t bits = uint32_t(b) << 16;
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
 }
 
 /// One case's operands, in the step's storage forms, and the reference's
@@ -133,8 +120,12 @@ Case makeCase(QuantLinearMode mode, int64_t m, int64_t k, int64_t n,
   c.w.resize(size_t(k * n));
   if (mode == QuantLinearMode::BF16 || mode == QuantLinearMode::FP16) {
     bool f16 = mode == QuantLinearMode::FP16;
-    auto narrow = [&](float x) { return f16 ? toF16(x) : toBf16(x); };
-    auto widen = [&](uint16_t b) { return f16 ? fromF16(b) : fromBf16(b); };
+    auto narrow = [&](float x) {
+      return f16 ? floatToHalf(x) : floatToBFloat16(x);
+    };
+    auto widen = [&](uint16_t b) {
+      return f16 ? halfToFloat(b) : bfloat16ToFloat(b);
+    };
     c.weightBf16.resize(size_t(k * n));
     for (int64_t kk = 0; kk < k; ++kk)
       for (int64_t j = 0; j < n; ++j) {
@@ -785,8 +776,7 @@ TEST(QuantLinearExecutor, ReadsF16ScalesAndPackedU4ZeroPoints) {
     for (int64_t b = 0; b < blocks; ++b) {
       uint16_t h = uint16_t(0x2000 + j * 37 + b * 5);
       halfScales[size_t(j * blocks + b)] = h;
-      c.scales[size_t(j * blocks + b)] =
-          std::ldexp(float(1024 + (h & 0x3FF)), int((h >> 10) & 0x1F) - 25);
+      c.scales[size_t(j * blocks + b)] = halfToFloat(h);
       uint8_t zp = uint8_t((j * 7 + b * 3) % 16);
       c.zeroPoints4[size_t(j * blocks + b)] = zp;
       packedZps[size_t(j * 2 + b / 2)] |= uint8_t(zp << (b % 2 ? 4 : 0));

@@ -234,16 +234,3 @@ lmopt::runtime::test::makeContext(int threads) {
   EXPECT_TRUE(st) << st.toString();
   return ctx;
 }
-
-uint16_t lmopt::runtime::test::toF16(float x) {
-  _Float16 h = _Float16(x);
-  uint16_t bits;
-  std::memcpy(&bits, &h, 2);
-  return bits;
-}
-
-float lmopt::runtime::test::fromF16(uint16_t bits) {
-  _Float16 h;
-  std::memcpy(&h, &bits, 2);
-  return float(h);
-}

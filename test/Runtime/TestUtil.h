@@ -58,11 +58,6 @@ const Json &expectedJson();
 /// step tests regenerate their inputs with it, bit for bit.
 std::vector<float> hashValues(uint32_t seed, int64_t count, double scale);
 
-/// IEEE half bits of x by the compiler's own conversion (round to nearest
-/// even), and back: independent of the runtime's f16 code.
-uint16_t toF16(float x);
-float fromF16(uint16_t bits);
-
 /// The fixture array `name`, or null.
 const Tensor *member(const std::vector<NamedTensor> &all, const char *name);
 

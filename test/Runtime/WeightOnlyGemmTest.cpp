@@ -8,6 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "lmopt/Format/Float16.h"
+
 #include "../../lib/Runtime/CPU/WeightOnlyGemm.h"
 #include "../../lib/Runtime/CPU/QuantKernels.h"
 #include "TestUtil.h"
@@ -26,8 +28,8 @@ void checkWeightOnlyGemms(int64_t m, int64_t k) {
   std::vector<float> x = hashValues(901, m * k, 4.0);
   std::vector<uint16_t> xh, wh;
   for (float &v : x) {
-    xh.push_back(toF16(v));
-    v = fromF16(xh.back());
+    xh.push_back(floatToHalf(v));
+    v = halfToFloat(xh.back());
   }
   std::vector<float> raw = hashValues(902, n * k, 1.0); // [N, K]
   std::vector<double> wf(size_t(n * k)), w4(size_t(n * k));
@@ -39,8 +41,8 @@ void checkWeightOnlyGemms(int64_t m, int64_t k) {
   for (int64_t j = 0; j < n; ++j)
     for (int64_t kk = 0; kk < k; ++kk) {
       size_t at = size_t(j * k + kk);
-      wh.push_back(toF16(raw[at]));
-      wf[at] = fromF16(wh.back());
+      wh.push_back(floatToHalf(raw[at]));
+      wf[at] = halfToFloat(wh.back());
       int64_t blk = j * (k / 32) + kk / 32;
       zps[size_t(blk)] = uint8_t(blk % 16);
       int q = int((raw[at] + 0.5f) * 15.99f);

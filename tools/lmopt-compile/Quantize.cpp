@@ -11,7 +11,7 @@
 #include "lmopt/Dialect/Lmopt/IR/LmoptOps.h"
 #include "lmopt/Dialect/Lmopt/Transforms/Quantize.h"
 #include "lmopt/Quantization/Calibration.h"
-#include "lmopt/Quantization/Gptq.h"
+#include "lmopt/Quantization/GptqRounder.h"
 #include "lmopt/Quantization/ModelRunner.h"
 #include "lmopt/Runtime/Session.h"
 
@@ -251,8 +251,8 @@ getQuantizeOptions(ArrayRef<std::string> exclude,
   options.symmetric = !asymmetric;
   options.exclude.assign(exclude.begin(), exclude.end());
   options.calibration = stats.ranges;
-  options.gptq = useGptq();
-  options.hessians = stats.hessians;
+  if (useGptq())
+    options.rounder = std::make_shared<GptqRounder>(stats.hessians);
   options.quantizeEmbeddings = quantizeEmbeddings;
   return options;
 }
@@ -636,8 +636,8 @@ QuantizeStep::run(ModuleOp module,
     mlir::lmopt::QuantizeOptions options = getQuantizeOptions(exclude, stats);
     auto start = std::chrono::steady_clock::now();
     int64_t done = 0, total = stats.hessians.size();
-    options.onGptqLayer = [&](llvm::StringRef name, int64_t n, int64_t k,
-                              double seconds, const GptqStats &gptqStats) {
+    auto onLayer = [&](llvm::StringRef name, int64_t n, int64_t k,
+                       double seconds, const GptqStats &gptqStats) {
       llvm::errs() << llvm::formatv(
           "gptq: [{0}/{1}] {2} ({3}x{4}, {5:f2} s{6})\n", ++done, total, name,
           n, k, seconds,
@@ -646,6 +646,8 @@ QuantizeStep::run(ModuleOp module,
                     .str()
               : std::string());
     };
+    if (gptq)
+      options.rounder = std::make_shared<GptqRounder>(stats.hessians, onLayer);
     summary = mlir::lmopt::quantizeLinears(module, options);
     if (gptq && succeeded(summary))
       llvm::errs() << llvm::formatv(

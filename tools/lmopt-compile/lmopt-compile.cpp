@@ -9,6 +9,7 @@
 
 #include "Quantize.h"
 
+#include "lmopt/Dialect/Lmopt/IR/GraphNames.h"
 #include "lmopt/Dialect/Lmopt/IR/LmoptDialect.h"
 #include "lmopt/Dialect/Lmopt/Transforms/Passes.h"
 #include "lmopt/Format/Npy.h"
@@ -217,16 +218,12 @@ static FailureOr<std::map<std::string, std::vector<int64_t>>> parseMaxShapes() {
 static LogicalResult
 checkStaticInputs(func::FuncOp main,
                   const std::map<std::string, std::vector<int64_t>> &bounds) {
-  auto names = main->getAttrOfType<ArrayAttr>("lmopt.input_names");
   bool ok = true;
   for (BlockArgument arg : main.getArguments()) {
     auto type = llvm::dyn_cast<RankedTensorType>(arg.getType());
     if (!type || type.hasStaticShape())
       continue;
-    std::string name = "input" + std::to_string(arg.getArgNumber());
-    if (names && arg.getArgNumber() < names.size())
-      if (auto text = llvm::dyn_cast<StringAttr>(names[arg.getArgNumber()]))
-        name = text.str();
+    std::string name = mlir::lmopt::getGraphInputName(main, arg.getArgNumber());
     if (bounds.count(name))
       continue; // the plan builder checks the bounds
     std::string dims;

@@ -7,8 +7,10 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "lmopt/Dialect/Lmopt/IR/GraphNames.h"
 #include "lmopt/Dialect/Lmopt/IR/LmoptDialect.h"
 #include "lmopt/Dialect/Lmopt/Transforms/Passes.h"
+#include "lmopt/Format/Float16.h"
 #include "lmopt/Format/Npy.h"
 #include "lmopt/Importer/ONNX/Importer.h"
 #include "lmopt/Reference/Evaluator.h"
@@ -148,17 +150,11 @@ static FailureOr<ref::Tensor> toReference(const rt::Tensor &tensor, Type type,
       result.setDouble(i, loadAt<double>(tensor, i));
       break;
     case rt::DType::F16:
-    case rt::DType::BF16: {
-      const llvm::fltSemantics &semantics =
-          llvm::cast<FloatType>(type).getFloatSemantics();
-      llvm::APFloat value(semantics,
-                          llvm::APInt(16, loadAt<uint16_t>(tensor, i)));
-      bool losesInfo = false;
-      value.convert(llvm::APFloat::IEEEdouble(),
-                    llvm::APFloat::rmNearestTiesToEven, &losesInfo);
-      result.setDouble(i, value.convertToDouble());
+      result.setDouble(i, rt::halfToFloat(loadAt<uint16_t>(tensor, i)));
       break;
-    }
+    case rt::DType::BF16:
+      result.setDouble(i, rt::bfloat16ToFloat(loadAt<uint16_t>(tensor, i)));
+      break;
     case rt::DType::Bool:
     case rt::DType::U8:
       result.setInt(i, loadAt<uint8_t>(tensor, i));
@@ -278,7 +274,7 @@ static FailureOr<SmallVector<ref::Tensor>> bindInputs(func::FuncOp func) {
     available[name] = std::move(tensor);
   }
   SmallVector<ref::Tensor> arguments;
-  SmallVector<std::string> names = ref::getArgumentNames(func);
+  SmallVector<std::string> names = mlir::lmopt::getGraphInputNames(func);
   for (auto [name, type] : llvm::zip(names, func.getArgumentTypes())) {
     auto it = available.find(name);
     if (it == available.end()) {
@@ -424,7 +420,7 @@ int main(int argc, char **argv) {
       ref::evaluateFunction(func, *arguments);
   if (failed(outputs))
     return 1;
-  SmallVector<std::string> names = ref::getResultNames(func);
+  SmallVector<std::string> names = mlir::lmopt::getGraphOutputNames(func);
 
   if (!outputNpz.empty()) {
     std::vector<rt::NamedTensor> tensors;

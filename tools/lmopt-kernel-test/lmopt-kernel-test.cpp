@@ -9,9 +9,10 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "lmopt/Dialect/Lmopt/IR/GraphNames.h"
 #include "lmopt/Dialect/Lmopt/IR/LmoptDialect.h"
+#include "lmopt/Format/Float16.h"
 #include "lmopt/Format/Npy.h"
-#include "lmopt/Reference/Evaluator.h"
 #include "lmopt/Runtime/CPU/KernelLibrary.h"
 #include "lmopt/Target/CPU/KernelCodegen.h"
 #include "lmopt/Target/CPU/PlanBuilder.h"
@@ -122,14 +123,8 @@ static double getElement(const rt::Tensor &tensor, uint64_t i) {
   case rt::DType::BF16: {
     uint16_t bits;
     std::memcpy(&bits, tensor.data.data() + i * 2, 2);
-    llvm::APFloat value(tensor.dtype == rt::DType::F16
-                            ? llvm::APFloat::IEEEhalf()
-                            : llvm::APFloat::BFloat(),
-                        llvm::APInt(16, bits));
-    bool losesInfo = false;
-    value.convert(llvm::APFloat::IEEEdouble(),
-                  llvm::APFloat::rmNearestTiesToEven, &losesInfo);
-    return value.convertToDouble();
+    return tensor.dtype == rt::DType::F16 ? rt::halfToFloat(bits)
+                                          : rt::bfloat16ToFloat(bits);
   }
   case rt::DType::Bool:
   case rt::DType::U8:
@@ -272,9 +267,8 @@ static int runKernel(func::FuncOp func, void *handle) {
   }
   std::vector<std::unique_ptr<AlignedBuffer>> buffers;
   std::vector<void *> args;
-  for (auto [name, type] :
-       llvm::zip(mlir::lmopt::reference::getArgumentNames(func),
-                 func.getArgumentTypes())) {
+  for (auto [name, type] : llvm::zip(mlir::lmopt::getGraphInputNames(func),
+                                     func.getArgumentTypes())) {
     auto tensorType = llvm::cast<RankedTensorType>(type);
     auto it = available.find(name);
     if (it == available.end())
@@ -292,9 +286,8 @@ static int runKernel(func::FuncOp func, void *handle) {
     args.push_back(buffers.back()->data);
   }
   std::vector<rt::NamedTensor> outputs;
-  for (auto [name, type] :
-       llvm::zip(mlir::lmopt::reference::getResultNames(func),
-                 func.getResultTypes())) {
+  for (auto [name, type] : llvm::zip(mlir::lmopt::getGraphOutputNames(func),
+                                     func.getResultTypes())) {
     auto tensorType = llvm::cast<RankedTensorType>(type);
     std::optional<rt::DType> dtype = getDType(tensorType.getElementType());
     if (!dtype)

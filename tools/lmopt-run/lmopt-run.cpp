@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "lmopt/Format/Float16.h"
 #include "lmopt/Format/Npy.h"
 #include "lmopt/Runtime/Generate.h"
 #include "lmopt/Runtime/Session.h"
@@ -259,17 +260,6 @@ static Status readInputs(const Options &o, std::vector<NamedTensor> &inputs) {
 // Printing
 //===----------------------------------------------------------------------===//
 
-static double halfToDouble(uint16_t h) {
-  int exponent = (h >> 10) & 0x1f;
-  double mantissa = h & 0x3ff;
-  double sign = (h & 0x8000) ? -1 : 1;
-  if (exponent == 0)
-    return sign * std::ldexp(mantissa, -24);
-  if (exponent == 31)
-    return mantissa ? NAN : sign * INFINITY;
-  return sign * std::ldexp(1024 + mantissa, exponent - 25);
-}
-
 /// Element `i` of `t` as a double (exact for every dtype but 64-bit
 /// integers above 2^53).
 static double elementAt(const Tensor &t, size_t i) {
@@ -284,13 +274,9 @@ static double elementAt(const Tensor &t, size_t i) {
   case DType::F64:
     return load(double());
   case DType::F16:
-    return halfToDouble(load(uint16_t()));
-  case DType::BF16: {
-    uint32_t bits = uint32_t(load(uint16_t())) << 16;
-    float f;
-    std::memcpy(&f, &bits, 4);
-    return f;
-  }
+    return halfToFloat(load(uint16_t()));
+  case DType::BF16:
+    return bfloat16ToFloat(load(uint16_t()));
   case DType::I8:
     return load(int8_t());
   case DType::U8:

@@ -5,13 +5,16 @@
 // and each one's rounding error is moved onto the columns not yet quantized,
 // weighted by the calibration inputs' second moments H = sum x x^T, so that
 // the layer's output on those inputs changes least. The grid (scales, zero
-// points, clip search) is the caller's; this unit only does the linear
-// algebra. No MLIR or BLAS dependency (docs/quantization.md, "GPTQ").
+// points, clip search) is the quantize pass's RoundingGrid; this unit only
+// does the linear algebra. No MLIR or BLAS dependency (docs/quantization.md,
+// "GPTQ"); GptqRounder.h connects it to the pass.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef LMOPT_QUANTIZATION_GPTQ_H
 #define LMOPT_QUANTIZATION_GPTQ_H
+
+#include "lmopt/Dialect/Lmopt/Transforms/RoundingGrid.h"
 
 #include <cstdint>
 #include <string>
@@ -46,19 +49,6 @@ private:
   std::vector<double> h;
 };
 
-/// The quantization grid GPTQ rounds onto, supplied by the caller.
-class GptqGrid {
-public:
-  virtual ~GptqGrid() = default;
-  /// Chooses the parameters of the block of row `row` that starts at column
-  /// `col`, from its `count` current (error-updated) values.
-  virtual void chooseBlock(int64_t row, int64_t col, const float *values,
-                           int64_t count) = 0;
-  /// Quantizes element (`row`, `col`), currently `value`, with its block's
-  /// parameters and returns the dequantized value.
-  virtual float quantize(int64_t row, int64_t col, float value) = 0;
-};
-
 struct GptqOptions {
   /// Elements per block along K (the grid's parameters are chosen at each
   /// block's first column).
@@ -79,11 +69,13 @@ struct GptqStats {
 
 /// Quantizes `w` ([rows, k] row-major: one output channel per row, K along
 /// the row; `k` = h.size(), a multiple of `options.blockSize`) onto `grid`,
-/// columns in order, with GPTQ's error compensation. Returns false (grid
+/// columns in order, with GPTQ's error compensation: each block's parameters
+/// are chosen on its error-updated values. Returns false (grid
 /// untouched) when H + lambda I is not positive definite even after five
 /// tenfold raises of lambda (non-finite H).
 bool gptqQuantize(const Hessian &h, const float *w, int64_t rows,
-                  GptqGrid &grid, const GptqOptions &options, GptqStats &stats);
+                  RoundingGrid &grid, const GptqOptions &options,
+                  GptqStats &stats);
 
 } // namespace mlir::lmopt::quantization
 

@@ -32,15 +32,6 @@ FailureOr<SmallVector<Tensor>> evaluateOp(Operation *op,
 FailureOr<SmallVector<Tensor>> evaluateFunction(func::FuncOp func,
                                                 ArrayRef<Tensor> arguments);
 
-/// The names of the function's arguments: the `lmopt.input_names` function
-/// attribute the ONNX importer writes, else the arguments' name locations,
-/// else "arg<N>".
-SmallVector<std::string> getArgumentNames(func::FuncOp func);
-
-/// The names of the function's results: the `lmopt.output_names` function
-/// attribute, else "result<N>".
-SmallVector<std::string> getResultNames(func::FuncOp func);
-
 } // namespace mlir::lmopt::reference
 
 #endif // LMOPT_REFERENCE_EVALUATOR_H

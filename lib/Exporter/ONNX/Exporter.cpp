@@ -13,6 +13,7 @@
 
 #include "mlir/IR/TypeUtilities.h"
 
+#include "lmopt/Dialect/Lmopt/IR/GraphNames.h"
 #include "lmopt/Dialect/Lmopt/IR/LmoptOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -135,24 +136,13 @@ static LogicalResult setValueInfo(onnx::ValueInfoProto &info, StringRef name,
   return success();
 }
 
-static std::string getGraphName(func::FuncOp func, StringRef attrName,
-                                size_t index, StringRef fallback) {
-  if (auto names = func->getAttrOfType<ArrayAttr>(attrName))
-    if (index < names.size())
-      if (auto name = dyn_cast<StringAttr>(names[index]))
-        if (!name.getValue().empty())
-          return name.str();
-  return fallback.str() + std::to_string(index);
-}
-
 static LogicalResult buildGraph(func::FuncOp func, GraphExporter &ex) {
   onnx::GraphProto &graph = ex.getGraph();
   graph.set_name(func.getSymName().str());
   Location loc = func.getLoc();
 
   for (BlockArgument argument : func.getArguments()) {
-    std::string name = getGraphName(func, "lmopt.input_names",
-                                    argument.getArgNumber(), "input_");
+    std::string name = getGraphInputName(func, argument.getArgNumber());
     ex.setName(argument, name);
     if (failed(setValueInfo(*graph.add_input(), name, argument.getType(),
                             /*symbolicDims=*/true, loc)))
@@ -165,8 +155,7 @@ static LogicalResult buildGraph(func::FuncOp func, GraphExporter &ex) {
   SmallVector<std::string> outputNames;
   llvm::DenseSet<Value> named;
   for (auto [index, value] : llvm::enumerate(returnOp.getOperands())) {
-    outputNames.push_back(
-        getGraphName(func, "lmopt.output_names", index, "output_"));
+    outputNames.push_back(getGraphOutputName(func, index));
     Operation *owner = value.getDefiningOp();
     if (owner && !isa<ConstantOp, quant::StorageCastOp>(owner) &&
         named.insert(value).second)

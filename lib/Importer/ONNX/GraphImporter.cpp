@@ -2,6 +2,7 @@
 
 #include "GraphImporter.h"
 
+#include "lmopt/Dialect/Lmopt/IR/GraphNames.h"
 #include "lmopt/Dialect/Lmopt/IR/LmoptOps.h"
 #include "lmopt/Dialect/Lmopt/IR/ShapeUtils.h"
 
@@ -329,7 +330,7 @@ LogicalResult GraphImporter::importInto(ModuleOp module) {
     inputNames.push_back(info->name());
   for (const onnx::ValueInfoProto &output : graph.output())
     outputNames.push_back(output.name());
-  func->setAttr("lmopt.input_names", builder.getStrArrayAttr(inputNames));
-  func->setAttr("lmopt.output_names", builder.getStrArrayAttr(outputNames));
+  func->setAttr(kGraphInputNamesAttr, builder.getStrArrayAttr(inputNames));
+  func->setAttr(kGraphOutputNamesAttr, builder.getStrArrayAttr(outputNames));
   return success();
 }

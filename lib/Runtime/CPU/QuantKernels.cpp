@@ -8,6 +8,8 @@
 
 #include "QuantKernels.h"
 
+#include "lmopt/Format/Float16.h"
+
 #include <oneapi/dnnl/dnnl.h>
 
 #include <omp.h>
@@ -15,7 +17,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <limits>
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
@@ -35,25 +36,6 @@ bool quant::useAvx512() {
 #else
   return false;
 #endif
-}
-
-static float halfToFloat(uint16_t h) {
-  uint32_t sign = uint32_t(h & 0x8000) << 16;
-  uint32_t exp = (h >> 10) & 0x1F, frac = h & 0x3FF;
-  float magnitude;
-  if (exp == 0)
-    magnitude = std::ldexp(float(frac), -24); // zero or subnormal
-  else if (exp == 31)
-    magnitude = frac ? std::numeric_limits<float>::quiet_NaN()
-                     : std::numeric_limits<float>::infinity();
-  else
-    magnitude = std::ldexp(float(frac | 0x400), int(exp) - 25);
-  uint32_t bits;
-  std::memcpy(&bits, &magnitude, 4);
-  bits |= sign;
-  float out;
-  std::memcpy(&out, &bits, 4);
-  return out;
 }
 
 #ifdef LMOPT_QUANT_AVX512

@@ -18,6 +18,7 @@
 #include "lmopt/Target/CPU/PlanSymbols.h"
 
 #include "lmopt/Conversion/LmoptToLinalg/LmoptToLinalg.h"
+#include "lmopt/Dialect/Lmopt/IR/GraphNames.h"
 #include "lmopt/Dialect/Lmopt/IR/LmoptOps.h"
 #include "lmopt/Dialect/Lmopt/Transforms/SymbolicShapes.h"
 #include "lmopt/Support/FusionReport.h"
@@ -633,13 +634,9 @@ LogicalResult PlanBuilder::flushGroup() {
 }
 
 LogicalResult PlanBuilder::emitOutputs(func::ReturnOp ret) {
-  auto names = main->getAttrOfType<ArrayAttr>("lmopt.output_names");
   llvm::SmallDenseSet<uint32_t> used;
   for (auto [index, value] : llvm::enumerate(ret.getOperands())) {
-    std::string name = "output" + std::to_string(index);
-    if (names && index < names.size())
-      if (auto text = llvm::dyn_cast<StringAttr>(names[index]))
-        name = text.str();
+    std::string name = getGraphOutputName(main, index);
     FailureOr<uint32_t> id = getTensor(value);
     if (failed(id))
       return failure();
@@ -679,17 +676,12 @@ FailureOr<CpuPlan> PlanBuilder::build() {
   if (unsupported)
     return failure();
 
-  auto inputNames = main->getAttrOfType<ArrayAttr>("lmopt.input_names");
   for (BlockArgument arg : main.getArguments()) {
     if (!isPlannable(arg.getType(), symbolic))
       return emitError(arg.getLoc())
              << "input " << arg.getArgNumber() << " has type " << arg.getType()
              << ", not a static tensor of a runtime dtype";
-    std::string name = "input" + std::to_string(arg.getArgNumber());
-    if (inputNames && arg.getArgNumber() < inputNames.size())
-      if (auto text =
-              llvm::dyn_cast<StringAttr>(inputNames[arg.getArgNumber()]))
-        name = text.str();
+    std::string name = getGraphInputName(main, arg.getArgNumber());
     uint32_t id =
         addTensor(name, arg, rt::TensorStorage::Input, arg.getArgNumber(), ~0u);
     tensors[arg] = id;

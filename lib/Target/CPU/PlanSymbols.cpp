@@ -9,6 +9,8 @@
 #include "lmopt/Target/CPU/PlanSymbols.h"
 #include "lmopt/Format/PlanShapes.h"
 
+#include "lmopt/Dialect/Lmopt/IR/GraphNames.h"
+
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Diagnostics.h"
 
@@ -100,14 +102,8 @@ LogicalResult mlir::lmopt::cpu::addPlanSymbols(
     func::FuncOp main,
     const std::map<std::string, std::vector<int64_t>> &maxShapes,
     rt::Plan &plan, SymbolicShapeBounds &bounds) {
-  auto inputNames = main->getAttrOfType<ArrayAttr>("lmopt.input_names");
   auto nameOf = [&](BlockArgument arg) {
-    std::string name = "input" + std::to_string(arg.getArgNumber());
-    if (inputNames && arg.getArgNumber() < inputNames.size())
-      if (auto text =
-              llvm::dyn_cast<StringAttr>(inputNames[arg.getArgNumber()]))
-        name = text.str();
-    return name;
+    return getGraphInputName(main, arg.getArgNumber());
   };
   std::set<std::string> known;
   bool ok = true;

@@ -2,13 +2,13 @@
 // float, compared with zero, turned into a -10000 bias with where, added to
 // the scores with broadcasting, and softmax. Run against the reference
 // evaluator; the boolean comparison is a second result.
-// RUN: %lmopt_python %S/Inputs/make-inputs.py %t.npz arg0=2x4x16x16:float32 arg1=2x1x1x16:int64
+// RUN: %lmopt_python %S/Inputs/make-inputs.py %t.npz input0=2x4x16x16:float32 input1=2x1x1x16:int64
 // RUN: lmopt-interpret %s --function=attention_mask --inputs=%t.npz --output=%t.ref.npz
 // RUN: lmopt-kernel-test %s --kernel=attention_mask --inputs=%t.npz --compare=%t.ref.npz | FileCheck %s
 // RUN: lmopt-kernel-test %s --print-bufferized-ir | FileCheck %s --check-prefix=MLIR
 
-// CHECK: result0: shape [2, 4, 16, 16], {{.*}}: PASS
-// CHECK-NEXT: result1: shape [2, 1, 1, 16], {{.*}}: PASS
+// CHECK: output0: shape [2, 4, 16, 16], {{.*}}: PASS
+// CHECK-NEXT: output1: shape [2, 1, 1, 16], {{.*}}: PASS
 
 // cast + equal fuse into one generic writing the boolean result; where is
 // read through a broadcast by the add, so it is not fused into it (that

@@ -1,14 +1,14 @@
 // Data movement inside a kernel: attention's QKV split, head reshape and
 // transpose, a KV-cache concat, the way back to [batch, sequence, hidden]
 // with an add, and a strided slice. Run against the reference evaluator.
-// RUN: %lmopt_python %S/Inputs/make-inputs.py %t.npz arg0=2x8x192:float32 arg1=2x4x3x16:float32
+// RUN: %lmopt_python %S/Inputs/make-inputs.py %t.npz input0=2x8x192:float32 input1=2x4x3x16:float32
 // RUN: lmopt-interpret %s --function=heads --inputs=%t.npz --output=%t.ref.npz
 // RUN: lmopt-kernel-test %s --kernel=heads --inputs=%t.npz --compare=%t.ref.npz | FileCheck %s
 
-// CHECK: result0: shape [2, 4, 8, 16], {{.*}}: PASS
-// CHECK-NEXT: result1: shape [2, 4, 11, 16], {{.*}}: PASS
-// CHECK-NEXT: result2: shape [2, 8, 64], {{.*}}: PASS
-// CHECK-NEXT: result3: shape [2, 2, 64], {{.*}}: PASS
+// CHECK: output0: shape [2, 4, 8, 16], {{.*}}: PASS
+// CHECK-NEXT: output1: shape [2, 4, 11, 16], {{.*}}: PASS
+// CHECK-NEXT: output2: shape [2, 8, 64], {{.*}}: PASS
+// CHECK-NEXT: output3: shape [2, 2, 64], {{.*}}: PASS
 func.func @heads(%qkv: tensor<2x8x192xf32>, %past: tensor<2x4x3x16xf32>) -> (tensor<2x4x8x16xf32>, tensor<2x4x11x16xf32>, tensor<2x8x64xf32>, tensor<2x2x64xf32>) {
   %heads = lmopt.constant dense<[2, 8, 4, 16]> : tensor<4xi64>
   %hidden = lmopt.constant dense<[2, 8, 64]> : tensor<3xi64>

@@ -1,6 +1,6 @@
 // gelu (erf and tanh forms), tanh, exp, log and broadcasting add compiled
 // with compileKernels and run against the reference evaluator.
-// RUN: %lmopt_python %S/Inputs/make-inputs.py %t.npz arg0=5x80:float32 arg1=80:float32 arg2=5x1:float32
+// RUN: %lmopt_python %S/Inputs/make-inputs.py %t.npz input0=5x80:float32 input1=80:float32 input2=5x1:float32
 // RUN: lmopt-interpret %s --function=gelu --inputs=%t.npz --output=%t.gelu.npz
 // RUN: lmopt-kernel-test %s --kernel=gelu --inputs=%t.npz --compare=%t.gelu.npz | FileCheck %s --check-prefix=GELU
 // RUN: lmopt-interpret %s --function=transcendental --inputs=%t.npz --output=%t.tr.npz
@@ -8,18 +8,18 @@
 // RUN: lmopt-interpret %s --function=broadcast_add --inputs=%t.npz --output=%t.add.npz
 // RUN: lmopt-kernel-test %s --kernel=broadcast_add --inputs=%t.npz --compare=%t.add.npz | FileCheck %s --check-prefix=ADD
 
-// GELU: result0: shape [5, 80], {{.*}}: PASS
-// GELU-NEXT: result1: shape [5, 80], {{.*}}: PASS
+// GELU: output0: shape [5, 80], {{.*}}: PASS
+// GELU-NEXT: output1: shape [5, 80], {{.*}}: PASS
 func.func @gelu(%x: tensor<5x80xf32>, %unused: tensor<80xf32>, %unused2: tensor<5x1xf32>) -> (tensor<5x80xf32>, tensor<5x80xf32>) {
   %0 = lmopt.gelu %x : tensor<5x80xf32>
   %1 = lmopt.gelu %x {approximate = #lmopt.gelu_approximation<tanh>} : tensor<5x80xf32>
   return %0, %1 : tensor<5x80xf32>, tensor<5x80xf32>
 }
 
-// TR: result0: shape [5, 80], {{.*}}: PASS
-// TR-NEXT: result1: shape [5, 80], {{.*}}: PASS
-// TR-NEXT: result2: shape [5, 80], {{.*}}: PASS
-// TR-NEXT: result3: shape [5, 80], {{.*}}: PASS
+// TR: output0: shape [5, 80], {{.*}}: PASS
+// TR-NEXT: output1: shape [5, 80], {{.*}}: PASS
+// TR-NEXT: output2: shape [5, 80], {{.*}}: PASS
+// TR-NEXT: output3: shape [5, 80], {{.*}}: PASS
 func.func @transcendental(%x: tensor<5x80xf32>, %unused: tensor<80xf32>, %unused2: tensor<5x1xf32>) -> (tensor<5x80xf32>, tensor<5x80xf32>, tensor<5x80xf32>, tensor<5x80xf32>) {
   %0 = lmopt.tanh %x : tensor<5x80xf32>
   %1 = lmopt.exp %x : tensor<5x80xf32>
@@ -29,8 +29,8 @@ func.func @transcendental(%x: tensor<5x80xf32>, %unused: tensor<80xf32>, %unused
   return %0, %1, %2, %3 : tensor<5x80xf32>, tensor<5x80xf32>, tensor<5x80xf32>, tensor<5x80xf32>
 }
 
-// ADD: result0: shape [5, 80], {{.*}}: PASS
-// ADD-NEXT: result1: shape [5, 80], {{.*}}: PASS
+// ADD: output0: shape [5, 80], {{.*}}: PASS
+// ADD-NEXT: output1: shape [5, 80], {{.*}}: PASS
 func.func @broadcast_add(%x: tensor<5x80xf32>, %row: tensor<80xf32>, %col: tensor<5x1xf32>) -> (tensor<5x80xf32>, tensor<5x80xf32>) {
   %0 = lmopt.add %x, %row : (tensor<5x80xf32>, tensor<80xf32>) -> tensor<5x80xf32>
   %1 = lmopt.add %col, %row : (tensor<5x1xf32>, tensor<80xf32>) -> tensor<5x80xf32>

@@ -1,6 +1,6 @@
 // Multi-op kernels run against the reference evaluator, and what fusion and
 // bufferization make of them.
-// RUN: %lmopt_python %S/Inputs/make-inputs.py %t.npz arg0=16x512:float32 arg1=512:float32 arg2=16x512:float32 arg3=512:float32 arg4=512:float32
+// RUN: %lmopt_python %S/Inputs/make-inputs.py %t.npz input0=16x512:float32 input1=512:float32 input2=16x512:float32 input3=512:float32 input4=512:float32
 // RUN: lmopt-interpret %s --function=ffn_epilogue --inputs=%t.npz --output=%t.ffn.npz
 // RUN: lmopt-kernel-test %s --kernel=ffn_epilogue --inputs=%t.npz --compare=%t.ffn.npz | FileCheck %s --check-prefix=FFN
 // RUN: lmopt-interpret %s --function=shared_temporary --inputs=%t.npz --output=%t.tmp.npz
@@ -14,7 +14,7 @@
 // temporary on the stack, which the statistics and the normalized output
 // read while it is in L1. The loop is the whole kernel, so it is
 // partitioned: rows [16 * part / parts, 16 * (part + 1) / parts).
-// FFN: result0: shape [16, 512], {{.*}}: PASS
+// FFN: output0: shape [16, 512], {{.*}}: PASS
 // MLIR-LABEL: func.func @ffn_epilogue(
 // MLIR-SAME: %[[X:arg[0-9]+]]: memref<16x512xf32> {{.*}}, %[[OUT:arg[0-9]+]]: memref<16x512xf32> {llvm.align = 64 : i64, llvm.noalias}, %[[PART:arg[0-9]+]]: index, %[[PARTS:arg[0-9]+]]: index) attributes {lmopt.partitioned} {
 // MLIR-NOT: memref.alloc(
@@ -55,8 +55,8 @@ func.func @ffn_epilogue(%x: tensor<16x512xf32>, %bias: tensor<512xf32>, %residua
 // The row max becomes a loop over rows, but exp, which the column sum also
 // reads, is not fused into it (it would be computed twice), and the column
 // sum is written outside the loop: not partitioned.
-// TMP: result0: shape [512], {{.*}}: PASS
-// TMP-NEXT: result1: shape [16, 1], {{.*}}: PASS
+// TMP: output0: shape [512], {{.*}}: PASS
+// TMP-NEXT: output1: shape [16, 1], {{.*}}: PASS
 // MLIR-LABEL: func.func @shared_temporary(
 // MLIR-SAME: %{{.*}}: memref<16x1xf32> {llvm.align = 64 : i64, llvm.noalias}) {
 // MLIR: %[[ALLOC:.*]] = memref.alloc() {{.*}} : memref<16x512xf32>

@@ -3,7 +3,7 @@
 // the loop is the whole kernel, a partitioned entry point that runs a share
 // of the rows. Each kernel also runs against the reference evaluator, whole
 // and as 3 shares (last first).
-// RUN: %lmopt_python %S/Inputs/make-inputs.py %t.npz arg0=4x8x64:float32 arg1=4x8x64:float32 arg2=64:float32 arg3=64:float32
+// RUN: %lmopt_python %S/Inputs/make-inputs.py %t.npz input0=4x8x64:float32 input1=4x8x64:float32 input2=64:float32 input3=64:float32
 // RUN: lmopt-kernel-test %s --print-bufferized-ir | FileCheck %s
 // RUN: lmopt-kernel-test %s --cpu=skylake-avx512 --print-llvm-ir | FileCheck %s --check-prefix=IR
 // RUN: lmopt-interpret %s --function=residual_layer_norm --inputs=%t.npz --output=%t.ln.npz
@@ -18,7 +18,7 @@
 // RUN: lmopt-kernel-test %s --kernel=negative_column_mean --inputs=%t.npz --compare=%t.col.npz | FileCheck %s --check-prefix=OK
 // RUN: not lmopt-kernel-test %s --kernel=negative_column_mean --parts=3 --inputs=%t.npz 2>&1 | FileCheck %s --check-prefix=NOPART
 
-// OK: result0: {{.*}}: PASS
+// OK: output0: {{.*}}: PASS
 // NOPART: error: the shared object does not export '__lmopt_part_negative_column_mean' (the kernel is not partitioned)
 
 // The residual add and every statistic per row (4x8 rows): the sum is a

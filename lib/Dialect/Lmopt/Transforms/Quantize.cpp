@@ -22,7 +22,6 @@
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 
-#include <chrono>
 #include <cmath>
 
 namespace mlir::lmopt {
@@ -338,37 +337,16 @@ LinearQuantizer::quantizeInt4(LinearOp linear, StringRef name,
   ArrayRef<int64_t> shape =
       llvm::cast<ShapedType>(linear.getWeight().getType()).getShape();
   int64_t outAxis = linear.getTransposeWeight() ? 0 : 1;
-  const quantization::Hessian *hessian = nullptr;
-  if (options.gptq) {
-    auto it = options.hessians.find(name);
-    if (it == options.hessians.end() || !it->second)
-      return linear.emitError()
-             << "no calibration statistics (input second moments) for linear '"
-             << name << "'; GPTQ needs them";
-    hessian = it->second.get();
-    if (hessian->size() != shape[1 - outAxis])
-      return linear.emitError()
-             << "calibration statistics of linear '" << name
-             << "' are for K = " << hessian->size()
-             << ", its weight has K = " << shape[1 - outAxis];
-  }
-  auto start = std::chrono::steady_clock::now();
-  quantization::GptqStats stats;
-  FailureOr<QuantizedWeight> quantized =
-      quantizeInt4Weight(linear.getContext(), values, shape, outAxis,
-                         options.blockSize, options.symmetric, hessian, &stats);
-  if (failed(quantized))
-    return linear.emitError()
-           << "GPTQ cannot factor the input second moments of linear '" << name
-           << "' (not finite, or not positive definite even with dampening "
-           << stats.lambda << ")";
-  if (hessian && options.onGptqLayer)
-    options.onGptqLayer(
-        name, shape[outAxis], shape[1 - outAxis],
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-            .count(),
-        stats);
-  return quantized;
+  if (!options.rounder)
+    return quantizeInt4Weight(linear.getContext(), values, shape, outAxis,
+                              options.blockSize, options.symmetric);
+  return quantizeInt4Weight(
+      linear.getContext(), values, shape, outAxis, options.blockSize,
+      options.symmetric,
+      [&](ArrayRef<float> nk, int64_t n, RoundingGrid &grid) {
+        return options.rounder->round(linear, name, nk, n, shape[1 - outAxis],
+                                      options.blockSize, grid);
+      });
 }
 
 /// A gather of rows from a constant f32 table of rank >= 2 and at least

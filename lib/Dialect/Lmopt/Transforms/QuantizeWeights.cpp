@@ -8,6 +8,7 @@
 #include "QuantizeWeights.h"
 
 #include "lmopt/Dialect/Lmopt/IR/LmoptOps.h"
+#include "lmopt/Format/Float16.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -19,6 +20,7 @@
 
 using namespace mlir;
 using namespace mlir::lmopt;
+namespace rt = ::lmopt::runtime;
 
 FailureOr<std::vector<float>> mlir::lmopt::readF32Constant(Value value) {
   auto constant = value.getDefiningOp<ConstantOp>();
@@ -98,13 +100,8 @@ QuantizedWeight mlir::lmopt::quantizeInt8Weight(MLIRContext *context,
 float mlir::lmopt::roundToF16(float x) {
   if (!(x > 0.0f))
     return 0.0f;
-  if (x >= 65504.0f)
-    return 65504.0f;
-  int e = 0;
-  std::frexp(x, &e); // x = m * 2^e, m in [0.5, 1)
-  // f16 keeps 10 fraction bits above 2^-14 and steps of 2^-24 below it.
-  int quantumExp = std::max(e - 11, -24);
-  return std::ldexp(std::nearbyint(std::ldexp(x, -quantumExp)), quantumExp);
+  // Saturated, not infinite: the result is a scale.
+  return std::min(rt::halfToFloat(rt::floatToHalf(x)), 65504.0f);
 }
 
 /// Clip ratios tried per block, 1.0 down to 0.5 in steps of 0.05.
@@ -180,7 +177,7 @@ namespace {
 /// each row's blocks get their parameters from `searchBlock`, and the codes
 /// are kept. GPTQ drives it with error-updated values; rounding to nearest
 /// with the weight's own.
-class Int4Grid : public quantization::GptqGrid {
+class Int4Grid : public RoundingGrid {
 public:
   Int4Grid(int64_t n, int64_t k, int64_t block, bool symmetric)
       : k(k), block(block), symmetric(symmetric), codes(n * k),
@@ -210,7 +207,8 @@ public:
 FailureOr<QuantizedWeight> mlir::lmopt::quantizeInt4Weight(
     MLIRContext *context, ArrayRef<float> w, ArrayRef<int64_t> shape,
     int64_t outAxis, int64_t block, bool symmetric,
-    const quantization::Hessian *hessian, quantization::GptqStats *stats) {
+    function_ref<LogicalResult(ArrayRef<float>, int64_t, RoundingGrid &)>
+        round) {
   int64_t rows = shape[0], cols = shape[1];
   int64_t kAxis = 1 - outAxis;
   int64_t n = shape[outAxis], k = shape[kAxis];
@@ -221,12 +219,8 @@ FailureOr<QuantizedWeight> mlir::lmopt::quantizeInt4Weight(
       for (int64_t c = 0; c < cols; ++c)
         nk[c * rows + r] = w[r * cols + c];
   Int4Grid grid(n, k, block, symmetric);
-  if (hessian) {
-    quantization::GptqOptions options;
-    options.blockSize = block;
-    quantization::GptqStats ignored;
-    if (!quantization::gptqQuantize(*hessian, nk.data(), n, grid, options,
-                                    stats ? *stats : ignored))
+  if (round) {
+    if (failed(round(nk, n, grid)))
       return failure();
   } else {
     for (int64_t r = 0; r < n; ++r)

@@ -48,15 +48,14 @@ float roundToF16(float x);
 /// point `round(-a_lo * min / scale)` in [0, 15]), the ratios `a` from
 /// 1.0 down to 0.5 in steps of 0.05 chosen per block for the least squared
 /// error (docs/quantization.md). `block` must divide K. Rounds to nearest,
-/// or with GPTQ error compensation over `hessian` (the input's second
-/// moments, K x K) when given, each block's parameters then searched on its
-/// error-updated values; fails only when GPTQ cannot factor `hessian`.
-FailureOr<QuantizedWeight>
-quantizeInt4Weight(MLIRContext *context, ArrayRef<float> w,
-                   ArrayRef<int64_t> shape, int64_t outAxis, int64_t block,
-                   bool symmetric,
-                   const quantization::Hessian *hessian = nullptr,
-                   quantization::GptqStats *stats = nullptr);
+/// or, when given, through `round` (a WeightRounder: the weight as [N, K],
+/// N, and the grid, whose block parameters are then searched on the values
+/// it passes); fails only when `round` does.
+FailureOr<QuantizedWeight> quantizeInt4Weight(
+    MLIRContext *context, ArrayRef<float> w, ArrayRef<int64_t> shape,
+    int64_t outAxis, int64_t block, bool symmetric,
+    function_ref<LogicalResult(ArrayRef<float>, int64_t, RoundingGrid &)>
+        round = nullptr);
 
 /// The per-tensor `u8` type of an input observed in `range`: the range
 /// widened to 0, scale `(max - min) / 255`, zero point `round(-min / scale)`.

@@ -2,6 +2,7 @@
 
 #include "lmopt/Dialect/Lmopt/Transforms/SymbolicShapes.h"
 
+#include "lmopt/Dialect/Lmopt/IR/GraphNames.h"
 #include "lmopt/Dialect/Lmopt/IR/LmoptOps.h"
 #include "lmopt/Dialect/Lmopt/IR/ShapeUtils.h"
 
@@ -679,16 +680,11 @@ bool SymbolicShapes::assumeEqual(const SymExpr &lhs, const SymExpr &rhs,
 }
 
 void SymbolicShapes::analyse(func::FuncOp func) {
-  auto inputNames = func->getAttrOfType<ArrayAttr>("lmopt.input_names");
   for (BlockArgument arg : func.getArguments()) {
     auto type = llvm::dyn_cast<RankedTensorType>(arg.getType());
     if (!type)
       continue;
-    std::string base = "arg" + std::to_string(arg.getArgNumber());
-    if (inputNames && arg.getArgNumber() < inputNames.size())
-      if (auto name =
-              llvm::dyn_cast<StringAttr>(inputNames[arg.getArgNumber()]))
-        base = name.str();
+    std::string base = getGraphInputName(func, arg.getArgNumber());
     Exprs argDims;
     for (auto [dim, size] : llvm::enumerate(type.getShape())) {
       if (!ShapedType::isDynamic(size)) {

@@ -305,3 +305,18 @@ func.func @dynamic_quantize(%x: tensor<?x64xf32>) -> tensor<?x64xui8>
   %q:3 = lmopt.dynamic_quantize_linear %x : tensor<?x64xf32> -> (tensor<?x64xui8>, tensor<f32>, tensor<ui8>)
   return %q#0 : tensor<?x64xui8>
 }
+
+// -----
+
+// Symbols take the inputs' names, and an input the attribute does not name
+// (an empty entry, or none) is called `input<N>`, as in the bundle.
+func.func @unnamed_inputs(%a: tensor<?x4xf32>, %b: tensor<?x4xf32>, %c: tensor<?x4xf32>) -> tensor<?x4xf32>
+    attributes {lmopt.input_names = ["a", ""]} {
+  // expected-remark @below {{dims [a.0, 4]}}
+  %0 = lmopt.gelu %a : tensor<?x4xf32>
+  // expected-remark @below {{dims [input1.0, 4]}}
+  %1 = lmopt.gelu %b : tensor<?x4xf32>
+  // expected-remark @below {{dims [input2.0, 4]}}
+  %2 = lmopt.gelu %c : tensor<?x4xf32>
+  return %2 : tensor<?x4xf32>
+}

@@ -9,14 +9,13 @@
 #ifndef LMOPT_DIALECT_LMOPT_TRANSFORMS_QUANTIZE_H
 #define LMOPT_DIALECT_LMOPT_TRANSFORMS_QUANTIZE_H
 
-#include "lmopt/Quantization/Gptq.h"
+#include "lmopt/Dialect/Lmopt/Transforms/RoundingGrid.h"
 
 #include "mlir/IR/Location.h"
 #include "mlir/IR/Operation.h"
 #include "mlir/Support/LLVM.h"
 #include "llvm/ADT/StringMap.h"
 
-#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -34,6 +33,20 @@ enum class QuantizeMode {
 
 /// The mode named by `lmopt-quantize`'s `mode` option, or nullopt.
 std::optional<QuantizeMode> parseQuantizeMode(StringRef name);
+
+/// Rounds int4 weights onto their grid with error compensation from
+/// calibration data instead of to nearest. lib/Quantization implements it
+/// with GPTQ (quantization::GptqRounder); the pass sees only this interface.
+class WeightRounder {
+public:
+  virtual ~WeightRounder() = default;
+  /// Rounds the weight of `linear`, layer `layer`, onto `grid` in blocks of
+  /// `blockSize` along K: `w` holds `n` rows (output channels) of `k` values
+  /// each. Failures are reported as diagnostics on `linear`.
+  virtual LogicalResult round(Operation *linear, StringRef layer,
+                              ArrayRef<float> w, int64_t n, int64_t k,
+                              int64_t blockSize, RoundingGrid &grid) = 0;
+};
 
 /// The observed range of a linear's input.
 struct InputRange {
@@ -53,17 +66,9 @@ struct QuantizeOptions {
   SmallVector<std::string> exclude;
   /// int8-static: input range per layer name.
   llvm::StringMap<InputRange> calibration;
-  /// int4: round with GPTQ error compensation (docs/quantization.md,
-  /// "GPTQ") instead of to nearest; needs an entry in `hessians` for every
-  /// linear it quantizes.
-  bool gptq = false;
-  /// int4 GPTQ: the second moments of each layer's input (linears sharing an
-  /// input share one), by layer name.
-  llvm::StringMap<std::shared_ptr<const quantization::Hessian>> hessians;
-  /// int4 GPTQ: called after each linear, for progress lines.
-  std::function<void(StringRef name, int64_t n, int64_t k, double seconds,
-                     const quantization::GptqStats &stats)>
-      onGptqLayer;
+  /// int4: when set, rounds with error compensation (GPTQ,
+  /// docs/quantization.md) instead of to nearest.
+  std::shared_ptr<WeightRounder> rounder;
   /// Also quantize gather tables (embeddings) to i8 per row.
   bool quantizeEmbeddings = false;
   /// quantizeEmbeddings: tables with fewer elements stay f32 (token-type

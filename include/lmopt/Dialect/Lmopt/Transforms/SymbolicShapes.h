@@ -49,8 +49,8 @@ struct SymbolicShapeBounds {
 class SymbolicShapes {
 public:
   /// Analyses `func`. Dynamic dims of its arguments become symbols named
-  /// `<name>.<dim>` after the `lmopt.input_names` attribute (`arg<i>.<dim>`
-  /// without it), numbered from 0 in argument then dim order.
+  /// `<name>.<dim>` after the input's name (getGraphInputName), numbered
+  /// from 0 in argument then dim order.
   explicit SymbolicShapes(func::FuncOp func);
   /// The same with bounds on those symbols (SymbolicShapeBounds).
   SymbolicShapes(func::FuncOp func, const SymbolicShapeBounds &bounds);
