@@ -109,13 +109,19 @@ struct CopyRepeatedResultsPass
     getOperation().walk([](func::ReturnOp ret) {
       DenseSet<Value> seen;
       OpBuilder b(ret);
+      Location loc = ret.getLoc();
       for (OpOperand &operand : ret->getOpOperands()) {
         auto type = llvm::dyn_cast<MemRefType>(operand.get().getType());
         if (!type || seen.insert(operand.get()).second)
           continue;
-        Value copy = memref::AllocOp::create(b, ret.getLoc(), type,
+        SmallVector<Value> dynamicSizes;
+        for (int64_t d = 0; d < type.getRank(); ++d)
+          if (type.isDynamicDim(d))
+            dynamicSizes.push_back(
+                memref::DimOp::create(b, loc, operand.get(), d));
+        Value copy = memref::AllocOp::create(b, loc, type, dynamicSizes,
                                              b.getI64IntegerAttr(64));
-        memref::CopyOp::create(b, ret.getLoc(), operand.get(), copy);
+        memref::CopyOp::create(b, loc, operand.get(), copy);
         operand.set(copy);
       }
     });
@@ -151,6 +157,7 @@ struct AnnotateKernelArgsPass
 struct PassDynamicSizesPass
     : lmopt::cpu::impl::PassDynamicSizesPassBase<PassDynamicSizesPass> {
   void runOnOperation() override {
+    bool valid = true;
     for (auto func : getOperation().getOps<func::FuncOp>()) {
       if (func.isExternal())
         continue;
@@ -163,6 +170,14 @@ struct PassDynamicSizesPass
         auto type = llvm::dyn_cast<MemRefType>(arg.getType());
         if (!type || type.hasStaticShape())
           continue;
+        // The sizes alone describe only a dense row-major buffer.
+        if (!type.getLayout().isIdentity()) {
+          emitError(arg.getLoc(), "kernel '")
+              << func.getSymName() << "' argument #" << i << " of type " << type
+              << " has dynamic dims but not the identity layout";
+          valid = false;
+          continue;
+        }
         SmallVector<OpFoldResult> sizes;
         for (int64_t d = 0; d < type.getRank(); ++d) {
           if (!type.isDynamicDim(d)) {
@@ -199,6 +214,8 @@ struct PassDynamicSizesPass
       func.setType(FunctionType::get(
           func.getContext(), entry.getArgumentTypes(), func.getResultTypes()));
     }
+    if (!valid)
+      signalPassFailure();
   }
 };
 
@@ -211,11 +228,12 @@ struct LowerStridedCopiesPass
   void runOnOperation() override {
     SmallVector<memref::CopyOp> copies;
     getOperation().walk([&](memref::CopyOp copy) {
-      auto isIdentity = [](Type type) {
-        return llvm::cast<MemRefType>(type).getLayout().isIdentity();
-      };
-      if (!isIdentity(copy.getSource().getType()) ||
-          !isIdentity(copy.getTarget().getType()))
+      // linalg.copy takes ranked memrefs only.
+      auto source = llvm::dyn_cast<MemRefType>(copy.getSource().getType());
+      auto target = llvm::dyn_cast<MemRefType>(copy.getTarget().getType());
+      if (source && target &&
+          (!source.getLayout().isIdentity() ||
+           !target.getLayout().isIdentity()))
         copies.push_back(copy);
     });
     for (memref::CopyOp copy : copies) {

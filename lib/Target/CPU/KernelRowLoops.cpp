@@ -272,6 +272,20 @@ struct LowerKernelRowLoopsPass
     func.walk([&](scf::ForallOp loop) { loops.push_back(loop); });
     if (loops.empty())
       return;
+    // Before bufferization the loop's results are tensors that the rows
+    // insert into; there is nothing yet to turn into a plain loop.
+    bool bufferized = true;
+    for (scf::ForallOp loop : loops) {
+      if (loop.getNumResults() == 0)
+        continue;
+      loop.emitOpError("has ")
+          << loop.getNumResults()
+          << " tensor result(s): lmopt-lower-kernel-row-loops lowers row "
+             "loops on buffers, after bufferization";
+      bufferized = false;
+    }
+    if (!bufferized)
+      return signalPassFailure();
     bool partition =
         loops.size() == 1 && loops[0]->getParentOp() == func &&
         llvm::all_of(func.front(), [&](Operation &op) {

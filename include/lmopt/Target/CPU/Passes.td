@@ -99,12 +99,12 @@ def CopyRepeatedResultsPass
     buffer of the caller's (`buffer-results-to-out-params` would otherwise
     hoist one allocation into two out-params). Every `func.return` operand
     that is a memref already returned by an earlier operand of the same
-    return becomes a `memref.copy` into a new 64-byte aligned `memref.alloc`.
+    return becomes a `memref.copy` into a new 64-byte aligned `memref.alloc`
+    (sized by `memref.dim` of the returned buffer where its dims are
+    dynamic).
 
     Precondition: after one-shot bufferization across function boundaries,
-    before `buffer-results-to-out-params`. Returned memrefs have static
-    shapes (the kernels whose results have run-time sizes return each value
-    once).
+    before `buffer-results-to-out-params`.
   }];
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
 }
@@ -139,9 +139,9 @@ def LowerKernelRowLoopsPass
     gets the unit attribute `lmopt.partitioned`: calls for different parts
     may run on different threads at once.
 
-    Precondition: after bufferization (the forall has no results), and
-    before `lmopt-pass-dynamic-sizes`, whose size arguments follow `part` and
-    `parts`.
+    Precondition: after bufferization, and before
+    `lmopt-pass-dynamic-sizes`, whose size arguments follow `part` and
+    `parts`. A forall that still has tensor results is an error.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
@@ -167,8 +167,9 @@ def PassDynamicSizesPass
     with those sizes and dense row-major strides.
 
     Precondition: arguments in the identity layout (dense, row-major), as
-    bufferization with `IdentityLayoutMap` function boundaries gives them.
-    Arguments of static shape are left unchanged.
+    bufferization with `IdentityLayoutMap` function boundaries gives them; a
+    dynamic argument in another layout is an error. Arguments of static
+    shape are left unchanged.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
@@ -184,7 +185,7 @@ def LowerStridedCopiesPass
     slice, a part of a concatenation) would lower to a call into MLIR's
     runtime library, which kernels do not link; as `linalg.copy` it becomes
     loops like everything else. Copies between identity layouts stay: they
-    lower to `llvm.memcpy`.
+    lower to `llvm.memcpy`. Copies of unranked memrefs stay too.
 
     Precondition: buffers, before `convert-linalg-to-loops`.
   }];
