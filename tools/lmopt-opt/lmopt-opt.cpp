@@ -9,8 +9,10 @@
 #include "lmopt/Dialect/Lmopt/IR/LmoptDialect.h"
 #include "lmopt/Dialect/Lmopt/Transforms/Passes.h"
 #include "lmopt/Importer/ONNX/Importer.h"
+#include "lmopt/Target/CPU/Passes.h"
 
 #include "mlir/Bytecode/BytecodeWriter.h"
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
@@ -19,6 +21,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Quant/IR/Quant.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Pass/PassManager.h"
@@ -81,6 +84,7 @@ int main(int argc, char **argv) {
   mlir::registerTransformsPasses();
   mlir::lmopt::registerAllLmoptPasses();
   mlir::lmopt::registerLmoptConversionPasses();
+  mlir::lmopt::cpu::registerLmoptCPUPasses();
 
   mlir::DialectRegistry registry;
   registry.insert<mlir::lmopt::LmoptDialect, mlir::arith::ArithDialect,
@@ -90,6 +94,8 @@ int main(int argc, char **argv) {
   registry.insert<mlir::bufferization::BufferizationDialect,
                   mlir::cf::ControlFlowDialect, mlir::linalg::LinalgDialect,
                   mlir::math::MathDialect, mlir::memref::MemRefDialect>();
+  // What the CPU kernel passes read and write: row loops, tiling offsets.
+  registry.insert<mlir::affine::AffineDialect, mlir::scf::SCFDialect>();
   mlir::lmopt::registerONNXImportDialects(registry);
 
   std::string helpHeader =

@@ -12,6 +12,7 @@
 #include "ObjectEmission.h"
 
 #include "lmopt/Format/Requirements.h"
+#include "lmopt/Target/CPU/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"

@@ -1,9 +1,11 @@
 //===- KernelPipeline.cpp - kernels from lmopt ops to the LLVM dialect ----===//
 //
-// Upstream passes do almost all the work; the few steps they lack (fusion
-// with a use-count rule, fast-math flags on reductions, polynomial math,
-// aliasing facts on kernel arguments) are small function passes here. They
-// are internal steps of this one pipeline, so they are not registered.
+// The kernel contract check, the lowering to linalg with its diagnostics,
+// and the pipeline from linalg on tensors to the LLVM dialect. Upstream
+// passes do almost all the work; the few steps they lack (fusion with a
+// use-count rule, fast-math flags on reductions, row loops, polynomial math,
+// aliasing facts on kernel arguments) are registered passes of their own
+// (lmopt/Target/CPU/Passes.td), which the pipeline only composes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,6 +14,7 @@
 #include "lmopt/Conversion/Passes.h"
 #include "lmopt/Dialect/Lmopt/IR/LmoptDialect.h"
 #include "lmopt/Dialect/Lmopt/IR/LmoptOps.h"
+#include "lmopt/Target/CPU/Passes.h"
 
 #include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
@@ -25,23 +28,16 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Transforms/BufferDeallocationOpInterfaceImpl.h"
 #include "mlir/Dialect/Arith/Transforms/BufferizableOpInterfaceImpl.h"
-#include "mlir/Dialect/Arith/Transforms/Passes.h"
-#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/FuncBufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/ControlFlow/Transforms/BufferDeallocationOpInterfaceImpl.h"
 #include "mlir/Dialect/ControlFlow/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/Linalg/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Linalg/Transforms/TilingInterfaceImpl.h"
-#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
-#include "mlir/Dialect/Math/IR/Math.h"
-#include "mlir/Dialect/Math/Transforms/Passes.h"
-#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/MemRef/Transforms/AllocationOpInterfaceImpl.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Dialect/Quant/IR/Quant.h"
@@ -53,7 +49,6 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
-#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Transforms/Passes.h"
 #include "llvm/ADT/StringExtras.h"
 
@@ -386,253 +381,12 @@ LogicalResult mlir::lmopt::cpu::lowerKernelsToLinalg(ModuleOp module) {
   return success(complete);
 }
 
-//===----------------------------------------------------------------------===//
-// Internal pipeline steps
-//===----------------------------------------------------------------------===//
-
-namespace {
-
-/// Fuses elementwise generics into their consumers when the producer has no
-/// other use and the consumer reads each of its elements once (not through a
-/// broadcast), so a chain of ops makes one pass over memory and nothing is
-/// computed twice: a per-row statistic stays one value per row.
-struct FuseElementwiseKernelOpsPass
-    : PassWrapper<FuseElementwiseKernelOpsPass, OperationPass<func::FuncOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(FuseElementwiseKernelOpsPass)
-
-  StringRef getArgument() const final { return "lmopt-fuse-kernel-ops"; }
-  void runOnOperation() override {
-    MLIRContext *context = &getContext();
-    RewritePatternSet patterns(context);
-    linalg::populateElementwiseOpsFusionPatterns(
-        patterns, [](OpOperand *fusedOperand) {
-          Operation *producer = fusedOperand->get().getDefiningOp();
-          if (!producer || !producer->hasOneUse())
-            return false;
-          auto consumer =
-              llvm::dyn_cast<linalg::LinalgOp>(fusedOperand->getOwner());
-          return consumer &&
-                 consumer.getMatchingIndexingMap(fusedOperand).isPermutation();
-        });
-    linalg::GenericOp::getCanonicalizationPatterns(patterns, context);
-    tensor::EmptyOp::getCanonicalizationPatterns(patterns, context);
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
-      return signalPassFailure();
-  }
-};
-
-/// Float arithmetic may contract to FMAs, and the combiners of reductions may
-/// be reassociated: that is what lets LLVM vectorize a reduction loop. Nothing
-/// else is relaxed (NaN and infinity semantics stay, softmax masks use -inf).
-struct RelaxKernelFloatSemanticsPass
-    : PassWrapper<RelaxKernelFloatSemanticsPass, OperationPass<func::FuncOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(RelaxKernelFloatSemanticsPass)
-
-  StringRef getArgument() const final { return "lmopt-relax-kernel-floats"; }
-  void runOnOperation() override {
-    getOperation().walk([](linalg::GenericOp generic) {
-      Block *body = generic.getBody();
-      DenseSet<Operation *> combiners;
-      if (generic.getNumReductionLoops() > 0)
-        for (Value yielded : body->getTerminator()->getOperands())
-          if (Operation *def = yielded.getDefiningOp())
-            combiners.insert(def);
-      for (Operation &op : body->without_terminator()) {
-        // Conversions keep their rounding: contract on an extf/truncf pair
-        // lets arith fold away the rounding a narrow result type requires.
-        auto fastMath = llvm::dyn_cast<arith::ArithFastMathInterface>(&op);
-        if (!fastMath || llvm::isa<arith::ExtFOp, arith::TruncFOp>(op))
-          continue;
-        // Ops whose flags are optional (extf, truncf) may have none yet.
-        arith::FastMathFlagsAttr current = fastMath.getFastMathFlagsAttr();
-        arith::FastMathFlags flags =
-            (current ? current.getValue() : arith::FastMathFlags::none) |
-            arith::FastMathFlags::contract;
-        if (combiners.contains(&op))
-          flags = flags | arith::FastMathFlags::reassoc;
-        op.setAttr(fastMath.getFastMathAttrName(),
-                   arith::FastMathFlagsAttr::get(op.getContext(), flags));
-      }
-    });
-  }
-};
-
-/// Polynomial approximations (f32; narrower floats computed in f32) instead
-/// of libm calls, so the math vectorizes with the loop around it; bf16
-/// conversions as integer arithmetic, since CPUs without AVX-512 BF16 would
-/// call `__truncsfbf2`, which older libgcc lacks.
-struct ExpandKernelMathPass
-    : PassWrapper<ExpandKernelMathPass, OperationPass<func::FuncOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(ExpandKernelMathPass)
-
-  StringRef getArgument() const final { return "lmopt-expand-kernel-math"; }
-  void runOnOperation() override {
-    auto approximated = [](StringRef name) {
-      return llvm::is_contained(
-          {math::ErfOp::getOperationName(), math::ExpOp::getOperationName(),
-           math::ExpM1Op::getOperationName(), math::LogOp::getOperationName(),
-           math::Log1pOp::getOperationName(), math::Log2Op::getOperationName(),
-           math::TanhOp::getOperationName()},
-          name);
-    };
-    RewritePatternSet patterns(&getContext());
-    populateMathF32ExpansionPatterns(patterns, approximated);
-    populateMathPolynomialApproximationPatterns(patterns, approximated);
-    arith::populateExpandBFloat16Patterns(patterns);
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
-      return signalPassFailure();
-  }
-};
-
-/// A kernel may return one value twice; each result needs its own buffer
-/// (buffer-results-to-out-params would hoist one allocation into two
-/// out-params), so every repeat becomes a copy into a fresh allocation.
-struct CopyRepeatedResultsPass
-    : PassWrapper<CopyRepeatedResultsPass, OperationPass<func::FuncOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(CopyRepeatedResultsPass)
-
-  StringRef getArgument() const final { return "lmopt-copy-repeated-results"; }
-  void runOnOperation() override {
-    getOperation().walk([](func::ReturnOp ret) {
-      DenseSet<Value> seen;
-      OpBuilder b(ret);
-      for (OpOperand &operand : ret->getOpOperands()) {
-        auto type = llvm::dyn_cast<MemRefType>(operand.get().getType());
-        if (!type || seen.insert(operand.get()).second)
-          continue;
-        Value copy = memref::AllocOp::create(b, ret.getLoc(), type,
-                                             b.getI64IntegerAttr(64));
-        memref::CopyOp::create(b, ret.getLoc(), operand.get(), copy);
-        operand.set(copy);
-      }
-    });
-  }
-};
-
-/// A memref.copy between strided views (slices, concatenation) would lower
-/// to a call into MLIR's runtime library, which kernels do not link; as a
-/// linalg.copy it becomes loops like everything else. Contiguous copies stay
-/// (they lower to llvm.memcpy).
-struct LowerStridedCopiesPass
-    : PassWrapper<LowerStridedCopiesPass, OperationPass<func::FuncOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(LowerStridedCopiesPass)
-
-  StringRef getArgument() const final { return "lmopt-lower-strided-copies"; }
-  void runOnOperation() override {
-    SmallVector<memref::CopyOp> copies;
-    getOperation().walk([&](memref::CopyOp copy) {
-      auto isIdentity = [](Type type) {
-        return llvm::cast<MemRefType>(type).getLayout().isIdentity();
-      };
-      if (!isIdentity(copy.getSource().getType()) ||
-          !isIdentity(copy.getTarget().getType()))
-        copies.push_back(copy);
-    });
-    for (memref::CopyOp copy : copies) {
-      OpBuilder b(copy);
-      linalg::CopyOp::create(b, copy.getLoc(), copy.getSource(),
-                             copy.getTarget());
-      copy.erase();
-    }
-  }
-};
-
-/// Kernel buffers are distinct (results never alias operands) and 64-byte
-/// aligned; telling LLVM lets it keep accumulators in registers and use
-/// aligned vector accesses.
-struct AnnotateKernelArgumentsPass
-    : PassWrapper<AnnotateKernelArgumentsPass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(AnnotateKernelArgumentsPass)
-
-  StringRef getArgument() const final { return "lmopt-annotate-kernel-args"; }
-  void runOnOperation() override {
-    Builder b(&getContext());
-    for (auto func : getOperation().getOps<func::FuncOp>()) {
-      if (func.isExternal())
-        continue;
-      for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i) {
-        if (!llvm::isa<MemRefType>(func.getArgument(i).getType()))
-          continue;
-        func.setArgAttr(i, LLVM::LLVMDialect::getNoAliasAttrName(),
-                        b.getUnitAttr());
-        func.setArgAttr(i, LLVM::LLVMDialect::getAlignAttrName(),
-                        b.getI64IntegerAttr(64));
-      }
-    }
-  }
-};
-
-/// Bare pointers carry no sizes: each memref argument with dynamic dims
-/// becomes a rank-0 memref (a bare pointer) reinterpreted, dense and
-/// row-major, with sizes from index arguments appended in argument then dim
-/// order (the runtime's sizes array, docs/cpu-backend.md).
-struct PassDynamicSizesPass
-    : PassWrapper<PassDynamicSizesPass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(PassDynamicSizesPass)
-
-  StringRef getArgument() const final { return "lmopt-pass-dynamic-sizes"; }
-  void runOnOperation() override {
-    for (auto func : getOperation().getOps<func::FuncOp>()) {
-      if (func.isExternal())
-        continue;
-      Block &entry = func.front();
-      unsigned numArguments = func.getNumArguments();
-      Location loc = func.getLoc();
-      OpBuilder b(&entry, entry.begin());
-      for (unsigned i = 0; i < numArguments; ++i) {
-        BlockArgument arg = func.getArgument(i);
-        auto type = llvm::dyn_cast<MemRefType>(arg.getType());
-        if (!type || type.hasStaticShape())
-          continue;
-        SmallVector<OpFoldResult> sizes;
-        for (int64_t d = 0; d < type.getRank(); ++d) {
-          if (!type.isDynamicDim(d)) {
-            sizes.push_back(b.getIndexAttr(type.getDimSize(d)));
-            continue;
-          }
-          if (failed(func.insertArgument(func.getNumArguments(),
-                                         b.getIndexType(), {}, loc))) {
-            signalPassFailure();
-            return;
-          }
-          sizes.push_back(func.getArgument(func.getNumArguments() - 1));
-        }
-        // Row-major strides: static while the dims after are.
-        SmallVector<OpFoldResult> strides(type.getRank());
-        OpFoldResult stride = b.getIndexAttr(1);
-        for (int64_t d = type.getRank() - 1; d >= 0; --d) {
-          strides[d] = stride;
-          std::optional<int64_t> known = getConstantIntValue(stride);
-          std::optional<int64_t> size = getConstantIntValue(sizes[d]);
-          if (known && size) {
-            stride = b.getIndexAttr(*known * *size);
-            continue;
-          }
-          Value lhs = getValueOrCreateConstantIndexOp(b, loc, stride);
-          Value rhs = getValueOrCreateConstantIndexOp(b, loc, sizes[d]);
-          stride = arith::MulIOp::create(b, loc, lhs, rhs).getResult();
-        }
-        arg.setType(MemRefType::get({}, type.getElementType()));
-        Value view = memref::ReinterpretCastOp::create(
-            b, loc, type, arg, b.getIndexAttr(0), sizes, strides);
-        arg.replaceAllUsesExcept(view, view.getDefiningOp());
-      }
-      func.setType(FunctionType::get(
-          func.getContext(), entry.getArgumentTypes(), func.getResultTypes()));
-    }
-  }
-};
-
-} // namespace
-
 void mlir::lmopt::cpu::buildKernelBufferizationPipeline(OpPassManager &pm) {
   // Fusion on tensors, where use-def chains show what can be fused.
-  pm.addNestedPass<func::FuncOp>(
-      std::make_unique<FuseElementwiseKernelOpsPass>());
+  pm.addNestedPass<func::FuncOp>(createFuseKernelOpsPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
-  pm.addNestedPass<func::FuncOp>(
-      std::make_unique<RelaxKernelFloatSemanticsPass>());
+  pm.addNestedPass<func::FuncOp>(createRelaxKernelFloatsPass());
   // Reducing kernels: one loop over rows, each row through every generic.
   pm.addNestedPass<func::FuncOp>(createTileKernelRowsPass());
   pm.addPass(createCanonicalizerPass());
@@ -645,7 +399,7 @@ void mlir::lmopt::cpu::buildKernelBufferizationPipeline(OpPassManager &pm) {
   bufferizeOptions.functionBoundaryTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferizeOptions));
-  pm.addNestedPass<func::FuncOp>(std::make_unique<CopyRepeatedResultsPass>());
+  pm.addNestedPass<func::FuncOp>(createCopyRepeatedResultsPass());
   bufferization::BufferResultsToOutParamsPassOptions outParamsOptions;
   outParamsOptions.hoistStaticAllocs = true;
   // Results with run-time sizes too: the caller's buffer has them.
@@ -653,7 +407,7 @@ void mlir::lmopt::cpu::buildKernelBufferizationPipeline(OpPassManager &pm) {
   outParamsOptions.modifyPublicFunctions = true;
   pm.addPass(
       bufferization::createBufferResultsToOutParamsPass(outParamsOptions));
-  pm.addPass(std::make_unique<AnnotateKernelArgumentsPass>());
+  pm.addPass(createAnnotateKernelArgsPass());
   pm.addPass(createCanonicalizerPass());
   // Row loops run sequentially within a call (a thread's share of the rows),
   // so a row's temporaries are allocated once per call, before the loop.
@@ -670,13 +424,13 @@ void mlir::lmopt::cpu::buildKernelBufferizationPipeline(OpPassManager &pm) {
 }
 
 void mlir::lmopt::cpu::buildKernelToLLVMPipeline(OpPassManager &pm) {
-  pm.addPass(std::make_unique<PassDynamicSizesPass>());
+  pm.addPass(createPassDynamicSizesPass());
   // Loops and scalar math; LLVM vectorizes the innermost loops.
-  pm.addNestedPass<func::FuncOp>(std::make_unique<LowerStridedCopiesPass>());
+  pm.addNestedPass<func::FuncOp>(createLowerStridedCopiesPass());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
-  pm.addNestedPass<func::FuncOp>(std::make_unique<ExpandKernelMathPass>());
+  pm.addNestedPass<func::FuncOp>(createExpandKernelMathPass());
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

@@ -2,7 +2,8 @@
 //
 // The MLIR half of kernel code generation: the kernel contract check, the
 // lowering to linalg with its "no CPU lowering" diagnostics, and the pass
-// pipeline from linalg on tensors to the LLVM dialect.
+// pipeline from linalg on tensors to the LLVM dialect (its own passes are
+// declared in lmopt/Target/CPU/Passes.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,13 +13,11 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/LLVM.h"
 
-#include <memory>
 #include <string>
 
 namespace mlir {
 class DialectRegistry;
 class OpPassManager;
-class Pass;
 } // namespace mlir
 
 namespace mlir::lmopt::cpu {
@@ -35,10 +34,6 @@ struct KernelEntryPoint {
   bool partitioned = false;
 };
 
-/// The unit attribute LowerKernelRowLoopsPass puts on a function that it
-/// gave `part` and `parts` arguments.
-inline constexpr llvm::StringLiteral kPartitionedAttrName = "lmopt.partitioned";
-
 /// The bufferization, deallocation and LLVM translation interfaces the
 /// pipeline needs.
 void registerKernelCodegenInterfaces(DialectRegistry &registry);
@@ -51,14 +46,6 @@ FailureOr<SmallVector<KernelEntryPoint>> checkKernelModule(ModuleOp module);
 /// Runs convert-lmopt-to-linalg and reports every lmopt op it left as
 /// "no CPU lowering for 'lmopt.foo' in kernel 'k'".
 LogicalResult lowerKernelsToLinalg(ModuleOp module);
-
-/// Tiles a kernel that reads a reduction over the rows of its last generic
-/// with scf.forall and fuses the producers in (KernelRowLoops.cpp).
-std::unique_ptr<Pass> createTileKernelRowsPass();
-
-/// On buffers: each scf.forall becomes an scf.for; a kernel that is one such
-/// loop gets `part`/`parts` arguments and kPartitionedAttrName.
-std::unique_ptr<Pass> createLowerKernelRowLoopsPass();
 
 /// linalg on tensors to linalg on memrefs: elementwise fusion, one-shot
 /// bufferization with results as out-params, temporaries on the stack or

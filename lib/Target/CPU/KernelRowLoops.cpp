@@ -10,13 +10,14 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "KernelPipeline.h"
+#include "lmopt/Target/CPU/Passes.h"
 
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/TilingInterfaceImpl.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
@@ -26,6 +27,12 @@
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Pass/Pass.h"
+
+namespace mlir::lmopt::cpu {
+#define GEN_PASS_DEF_LOWERKERNELROWLOOPSPASS
+#define GEN_PASS_DEF_TILEKERNELROWSPASS
+#include "lmopt/Target/CPU/Passes.h.inc"
+} // namespace mlir::lmopt::cpu
 
 using namespace mlir;
 using namespace mlir::lmopt::cpu;
@@ -92,10 +99,14 @@ namespace {
 /// (rank-1 roots: blocks of rows) with scf.forall and fuses its producers
 /// into the loop, each only where its slice follows every row index.
 struct TileKernelRowsPass
-    : PassWrapper<TileKernelRowsPass, OperationPass<func::FuncOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(TileKernelRowsPass)
+    : lmopt::cpu::impl::TileKernelRowsPassBase<TileKernelRowsPass> {
+  // Tiling and fusion go through linalg's TilingInterface, an external
+  // model: without it every kernel would silently keep its loop nests.
+  void getDependentDialects(DialectRegistry &registry) const override {
+    TileKernelRowsPassBase::getDependentDialects(registry);
+    linalg::registerTilingInterfaceExternalModels(registry);
+  }
 
-  StringRef getArgument() const final { return "lmopt-tile-kernel-rows"; }
   void runOnOperation() override {
     func::FuncOp func = getOperation();
     linalg::LinalgOp root = findRowRoot(func);
@@ -254,16 +265,27 @@ static void lowerToLinearLoop(scf::ForallOp loop, Value part, Value parts) {
 /// (KernelEntryPoint::partitioned; the entry points pass 0 and 1, or a
 /// thread's share).
 struct LowerKernelRowLoopsPass
-    : PassWrapper<LowerKernelRowLoopsPass, OperationPass<func::FuncOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(LowerKernelRowLoopsPass)
-
-  StringRef getArgument() const final { return "lmopt-lower-kernel-rows"; }
+    : lmopt::cpu::impl::LowerKernelRowLoopsPassBase<LowerKernelRowLoopsPass> {
   void runOnOperation() override {
     func::FuncOp func = getOperation();
     SmallVector<scf::ForallOp> loops;
     func.walk([&](scf::ForallOp loop) { loops.push_back(loop); });
     if (loops.empty())
       return;
+    // Before bufferization the loop's results are tensors that the rows
+    // insert into; there is nothing yet to turn into a plain loop.
+    bool bufferized = true;
+    for (scf::ForallOp loop : loops) {
+      if (loop.getNumResults() == 0)
+        continue;
+      loop.emitOpError("has ")
+          << loop.getNumResults()
+          << " tensor result(s): lmopt-lower-kernel-row-loops lowers row "
+             "loops on buffers, after bufferization";
+      bufferized = false;
+    }
+    if (!bufferized)
+      return signalPassFailure();
     bool partition =
         loops.size() == 1 && loops[0]->getParentOp() == func &&
         llvm::all_of(func.front(), [&](Operation &op) {
@@ -287,11 +309,3 @@ struct LowerKernelRowLoopsPass
 };
 
 } // namespace
-
-std::unique_ptr<Pass> mlir::lmopt::cpu::createTileKernelRowsPass() {
-  return std::make_unique<TileKernelRowsPass>();
-}
-
-std::unique_ptr<Pass> mlir::lmopt::cpu::createLowerKernelRowLoopsPass() {
-  return std::make_unique<LowerKernelRowLoopsPass>();
-}
