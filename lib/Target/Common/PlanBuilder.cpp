@@ -1,21 +1,21 @@
-//===- PlanBuilder.cpp - Optimized IR to a CPU execution plan -------------===//
+//===- PlanBuilder.cpp - One function to an execution plan ----------------===//
 //
-// One pass over `@main` in block order. Each op plays one role: a constant
-// (a weight, materialized when a step reads it), an alias (a static reshape:
-// no step, the result names its operand's bytes), a library step (linear,
-// attention, gather), a view an attention step reads in place (the Q/K/V
-// split of a fused projection: no step), or part of a generated kernel.
-// Consecutive kernel ops are collected into a group that is outlined when the
-// next non-kernel op needs its results, so a kernel reads its inputs once and
-// writes only what later steps or the outputs use.
+// One pass over the function in block order. Each op plays the role its
+// target gives it: a constant (a weight, materialized when a step reads
+// it), an alias (a static reshape: no step, the result names its operand's
+// bytes), a library step the target emits, a view a library step reads in
+// place (no step), or part of a generated kernel. Consecutive kernel ops are
+// collected into a group that is outlined when the next non-kernel op needs
+// its results, so a kernel reads its inputs once and writes only what later
+// steps or the outputs use.
 //
 //===----------------------------------------------------------------------===//
 
-#include "lmopt/Target/CPU/PlanBuilder.h"
-#include "AttentionPlan.h"
-#include "GatherPlan.h" // and QuantPlan.h
+#include "lmopt/Target/Common/PlanBuilder.h"
 #include "lmopt/Format/PlanShapes.h"
-#include "lmopt/Target/CPU/PlanSymbols.h"
+#include "lmopt/Target/Common/PlanSymbols.h"
+#include "lmopt/Target/Common/RuntimeTypes.h"
+#include "lmopt/Target/TargetBackend.h"
 
 #include "lmopt/Conversion/LmoptToLinalg/LmoptToLinalg.h"
 #include "lmopt/Dialect/Lmopt/IR/LmoptOps.h"
@@ -46,42 +46,13 @@
 
 using namespace mlir;
 using namespace mlir::lmopt;
-using namespace mlir::lmopt::cpu;
 namespace rt = ::lmopt::runtime;
 
-static constexpr uint64_t kWeightAlignment = 64;
-
 //===----------------------------------------------------------------------===//
-// Types and constant bytes (getRuntimeDType: RuntimeTypes.cpp)
+// Helpers for targets
 //===----------------------------------------------------------------------===//
 
-/// A ranked tensor type with static dims (or, in a symbolic plan, any
-/// dims) and a plan dtype.
-static bool isPlannable(Type type, bool symbolic = false) {
-  auto tensor = llvm::dyn_cast<RankedTensorType>(type);
-  return tensor && (symbolic || tensor.hasStaticShape()) &&
-         getRuntimeDType(tensor.getElementType()).has_value();
-}
-
-//===----------------------------------------------------------------------===//
-// Op roles
-//===----------------------------------------------------------------------===//
-
-namespace {
-enum class Role {
-  Constant,
-  Alias,
-  AttentionView,
-  Linear,
-  QuantLinear,
-  Attention,
-  Gather,
-  MatMul,
-  Kernel
-};
-} // namespace
-
-static ElementsAttr getConstantValue(Operation *op) {
+ElementsAttr mlir::lmopt::getConstantValue(Operation *op) {
   if (!op || !op->hasTrait<OpTrait::ConstantLike>())
     return nullptr;
   Attribute value;
@@ -90,21 +61,15 @@ static ElementsAttr getConstantValue(Operation *op) {
   return llvm::dyn_cast<ElementsAttr>(value);
 }
 
-/// The op's role, or a diagnostic naming why it has no CPU lowering.
-static FailureOr<Role> classify(Operation *op, bool symbolic) {
-  std::string node = describeNode(op->getLoc());
-  auto unsupported = [&](const Twine &why) {
-    InFlightDiagnostic diag = op->emitError()
-                              << "no CPU lowering for '" << op->getName()
-                              << "' (node '" << node << "')";
-    if (!why.isTriviallyEmpty())
-      diag << ": " << why;
-    return failure();
-  };
-  // A constant is only data: its users are reported if they cannot read it.
-  if (getConstantValue(op))
-    return Role::Constant;
-  auto checkTypes = [&](TypeRange types, StringRef what) {
+bool mlir::lmopt::isPlannable(Type type, bool symbolic) {
+  auto tensor = llvm::dyn_cast<RankedTensorType>(type);
+  return tensor && (symbolic || tensor.hasStaticShape()) &&
+         getRuntimeDType(tensor.getElementType()).has_value();
+}
+
+std::string mlir::lmopt::describeUnplannableType(Operation *op, bool symbolic,
+                                                 bool operands) {
+  auto describe = [&](TypeRange types, StringRef what) -> std::string {
     for (auto [index, type] : llvm::enumerate(types)) {
       if (isPlannable(type, symbolic))
         continue;
@@ -113,60 +78,44 @@ static FailureOr<Role> classify(Operation *op, bool symbolic) {
       os << what << " " << index << " has type " << type
          << (symbolic ? ", not a tensor of a runtime dtype"
                       : ", not a static tensor of a runtime dtype");
-      return unsupported(text);
+      return text;
     }
-    return success();
+    return "";
   };
-  // A storage cast of a constant may read sub-byte integers (i4 weights),
-  // which are stored under the cast's quantized type.
-  bool castsConstant = isa<quant::StorageCastOp>(op) &&
-                       getConstantValue(op->getOperand(0).getDefiningOp());
-  if (failed(checkTypes(op->getResultTypes(), "result")) ||
-      (!castsConstant && failed(checkTypes(op->getOperandTypes(), "operand"))))
-    return failure();
-  // A quantized linear's weight is stored in the step's own layout
-  // (QuantPlan.cpp), so the cast feeding it stores nothing.
-  if (castsConstant && onlyFeedsQuantizedLinears(op))
-    return Role::Constant;
-  // A storage cast only renames the integers' type: same bytes.
-  if (isa<ReshapeOp, SqueezeOp, UnsqueezeOp, quant::StorageCastOp>(op))
-    return Role::Alias;
-  if (isAttentionViewOp(op))
-    return Role::AttentionView;
-  auto isF32 = [](Value value) {
-    return llvm::cast<ShapedType>(value.getType()).getElementType().isF32();
-  };
-  if (auto linear = dyn_cast<LinearOp>(op)) {
-    if (isQuantizedLinear(linear))
-      return Role::QuantLinear;
-    if (!isF32(linear.getInput()) || !isF32(linear.getWeight()))
-      return unsupported("only f32 linears run on the CPU so far");
-    return Role::Linear;
+  std::string why = describe(op->getResultTypes(), "result");
+  if (why.empty() && operands)
+    why = describe(op->getOperandTypes(), "operand");
+  return why;
+}
+
+PlanEmitter::~PlanEmitter() = default;
+
+void PlanEmitter::addIntAttr(rt::PlanStep &step, StringRef name,
+                             int64_t value) {
+  rt::PlanAttr attr;
+  attr.name = name.str();
+  attr.kind = rt::PlanAttr::Kind::Int;
+  attr.intValue = value;
+  step.attrs.push_back(std::move(attr));
+}
+
+FailureOr<rt::PlanStep *> PlanEmitter::addLibraryStep(Operation *op,
+                                                      ValueRange operandValues,
+                                                      Value output,
+                                                      rt::StepKind kind) {
+  SmallVector<uint32_t> operands;
+  for (Value value : operandValues) {
+    FailureOr<uint32_t> id = getTensor(value);
+    if (failed(id))
+      return failure();
+    operands.push_back(*id);
   }
-  if (auto attention = dyn_cast<AttentionOp>(op)) {
-    if (!isF32(attention.getQuery()) || !isF32(attention.getKey()) ||
-        !isF32(attention.getValue()))
-      return unsupported("only f32 attention runs on the CPU so far");
-    return Role::Attention;
-  }
-  if (isa<GatherOp>(op))
-    return Role::Gather;
-  if (auto matmul = dyn_cast<MatMulOp>(op)) {
-    if (!isF32(matmul.getLhs()) || !isF32(matmul.getRhs()))
-      return unsupported("only f32 matmuls run on the CPU so far");
-    return Role::MatMul;
-  }
-  // Gemm (fused into linears unless its alpha/beta/transposes say
-  // otherwise) needs a library step that does not exist yet; everything
-  // else in lmopt and arith (the quantization ops and integer products
-  // included) is left to the kernel generator, which diagnoses what it
-  // cannot lower.
-  if (isa<GemmOp, DropoutOp>(op))
-    return unsupported("");
-  if (op->getNumRegions() != 0 || op->getNumResults() == 0 ||
-      !isa<LmoptDialect, arith::ArithDialect>(op->getDialect()))
-    return unsupported("");
-  return Role::Kernel;
+  std::string name = describeNode(op->getLoc());
+  uint32_t outputId = addResult(output, name);
+  rt::PlanStep &step = addStep(kind, name);
+  step.operands.assign(operands.begin(), operands.end());
+  step.results = {outputId};
+  return &step;
 }
 
 //===----------------------------------------------------------------------===//
@@ -174,46 +123,44 @@ static FailureOr<Role> classify(Operation *op, bool symbolic) {
 //===----------------------------------------------------------------------===//
 
 namespace {
-class PlanBuilder {
+class PlanBuilder : public PlanEmitter {
 public:
-  PlanBuilder(func::FuncOp main, const PlanBuildOptions &options)
-      : main(main), options(options), builder(main.getContext()) {}
+  PlanBuilder(func::FuncOp func, const TargetBackend &backend,
+              const PlanBuildOptions &options, WeightsBuilder &weights)
+      : func(func), backend(backend), options(options), weights(weights),
+        builder(func.getContext()) {}
 
-  FailureOr<CpuPlan> build();
+  FailureOr<TargetPlan> build();
+
+  FailureOr<uint32_t> getTensor(Value value) override;
+  FailureOr<uint32_t> addConstant(StringRef name, ElementsAttr value,
+                                  Location loc) override;
+  uint32_t addResult(Value value, std::string name) override;
+  rt::PlanStep &addStep(rt::StepKind kind, std::string name) override;
 
 private:
   uint32_t addTensor(std::string name, Value value, rt::TensorStorage storage,
                      uint64_t offset, uint32_t aliasOf);
-  FailureOr<uint32_t> getTensor(Value value);
-  FailureOr<uint64_t> addWeight(ElementsAttr attr, Location loc);
-  FailureOr<uint32_t> addConstantTensor(const QuantConstant &c, Location loc);
   bool isInlineConstant(Value value) const;
+  LogicalResult classifyOps();
+  void addInputs();
 
   LogicalResult emitAlias(Operation *op);
-  FailureOr<rt::PlanStep *> addLibraryStep(Operation *op, ValueRange operands,
-                                           Value output, rt::StepKind kind);
-  LogicalResult emitLinear(LinearOp op);
-  LogicalResult emitQuantLinear(LinearOp op);
-  LogicalResult emitAttention(AttentionOp op);
-  LogicalResult emitGather(GatherOp op);
   LogicalResult flushGroup();
   LogicalResult emitOutputs(func::ReturnOp ret);
-
-  static void addInt(rt::PlanStep &step, StringRef name, int64_t value);
 
   LogicalResult setUpSymbols();
   /// Fills the symbolic dims of `tensor`, the planned form of `value`.
   void setSymbolicDims(Value value, rt::PlanTensor &tensor);
 
-  func::FuncOp main;
+  func::FuncOp func;
+  const TargetBackend &backend;
   const PlanBuildOptions &options;
+  WeightsBuilder &weights;
   OpBuilder builder;
-  CpuPlan result;
+  TargetPlan result;
   llvm::DenseMap<Value, uint32_t> tensors;
-  /// Weights by attribute, then by content, so no constant is stored twice.
-  llvm::DenseMap<Attribute, uint64_t> weightByAttr;
-  std::unordered_multimap<uint64_t, std::pair<uint64_t, uint64_t>>
-      weightByHash; // hash -> (offset, size)
+  llvm::DenseMap<Operation *, OpRole> roles;
   /// The kernel ops collected since the last non-kernel step.
   SmallVector<Operation *> group;
   llvm::SmallPtrSet<Operation *, 16> groupSet;
@@ -224,14 +171,6 @@ private:
   bool unresolvedDims = false;
 };
 } // namespace
-
-void PlanBuilder::addInt(rt::PlanStep &step, StringRef name, int64_t value) {
-  rt::PlanAttr attr;
-  attr.name = name.str();
-  attr.kind = rt::PlanAttr::Kind::Int;
-  attr.intValue = value;
-  step.attrs.push_back(std::move(attr));
-}
 
 static std::string valueName(Value value) {
   std::string name = describeNode(value.getLoc());
@@ -260,11 +199,11 @@ uint32_t PlanBuilder::addTensor(std::string name, Value value,
 
 LogicalResult PlanBuilder::setUpSymbols() {
   SymbolicShapeBounds bounds;
-  if (failed(addPlanSymbols(main, options.maxShapes, result.plan, bounds)))
+  if (failed(addPlanSymbols(func, options.maxShapes, result.plan, bounds)))
     return failure();
   symbolic = !result.plan.symbols.empty();
   if (symbolic)
-    shapes.emplace(main, bounds);
+    shapes.emplace(func, bounds);
   return success();
 }
 
@@ -273,34 +212,6 @@ void PlanBuilder::setSymbolicDims(Value value, rt::PlanTensor &tensor) {
   if (!setPlanTensorDims(result.plan, shapes ? &*shapes : nullptr, value,
                          tensor, /*report=*/!unresolvedDims))
     unresolvedDims = true;
-}
-
-FailureOr<uint64_t> PlanBuilder::addWeight(ElementsAttr attr, Location loc) {
-  auto known = weightByAttr.find(attr);
-  if (known != weightByAttr.end())
-    return known->second;
-  std::vector<uint8_t> storage;
-  FailureOr<ArrayRef<uint8_t>> bytes = getConstantBytes(attr, loc, storage);
-  if (failed(bytes))
-    return failure();
-  std::vector<uint8_t> &weights = result.weights;
-  uint64_t hash = llvm::xxh3_64bits(*bytes);
-  auto [begin, end] = weightByHash.equal_range(hash);
-  for (auto it = begin; it != end; ++it) {
-    auto [offset, size] = it->second;
-    if (size == bytes->size() &&
-        std::memcmp(weights.data() + offset, bytes->data(), size) == 0) {
-      weightByAttr[attr] = offset;
-      return offset;
-    }
-  }
-  uint64_t offset = (weights.size() + kWeightAlignment - 1) / kWeightAlignment *
-                    kWeightAlignment;
-  weights.resize(offset);
-  weights.insert(weights.end(), bytes->begin(), bytes->end());
-  weightByHash.emplace(hash, std::make_pair(offset, uint64_t(bytes->size())));
-  weightByAttr[attr] = offset;
-  return offset;
 }
 
 FailureOr<uint32_t> PlanBuilder::getTensor(Value value) {
@@ -318,12 +229,40 @@ FailureOr<uint32_t> PlanBuilder::getTensor(Value value) {
   std::string name = describeNode(def->getLoc());
   if (auto resource = llvm::dyn_cast<DenseResourceElementsAttr>(attr))
     name = resource.getRawHandle().getKey().str();
-  FailureOr<uint64_t> offset = addWeight(attr, def->getLoc());
+  FailureOr<uint64_t> offset = weights.add(attr, def->getLoc());
   if (failed(offset))
     return failure();
   uint32_t id = addTensor(name, value, rt::TensorStorage::Weight, *offset, ~0u);
   tensors[value] = id;
   return id;
+}
+
+FailureOr<uint32_t> PlanBuilder::addConstant(StringRef name, ElementsAttr value,
+                                             Location loc) {
+  FailureOr<uint64_t> offset = weights.add(value, loc);
+  if (failed(offset))
+    return failure();
+  rt::PlanTensor tensor;
+  tensor.name = name.str();
+  auto type = llvm::cast<ShapedType>(value.getType());
+  tensor.dtype = *getRuntimeDType(type.getElementType());
+  tensor.dims.assign(type.getShape().begin(), type.getShape().end());
+  tensor.storage = rt::TensorStorage::Weight;
+  tensor.offset = *offset;
+  uint32_t id = result.plan.addTensor(std::move(tensor));
+  result.aliasRoot.push_back(id); // its own bytes
+  return id;
+}
+
+uint32_t PlanBuilder::addResult(Value value, std::string name) {
+  uint32_t id =
+      addTensor(std::move(name), value, rt::TensorStorage::Arena, 0, ~0u);
+  tensors[value] = id;
+  return id;
+}
+
+rt::PlanStep &PlanBuilder::addStep(rt::StepKind kind, std::string name) {
+  return result.plan.addStep(kind, std::move(name));
 }
 
 bool PlanBuilder::isInlineConstant(Value value) const {
@@ -348,7 +287,7 @@ LogicalResult PlanBuilder::emitAlias(Operation *op) {
   // constant is stored one value per byte under its quantized type.
   if (ElementsAttr attr = getConstantValue(input.getDefiningOp());
       attr && isa<quant::StorageCastOp>(op) && !isPlannable(input.getType())) {
-    FailureOr<uint64_t> offset = addWeight(attr, op->getLoc());
+    FailureOr<uint64_t> offset = weights.add(attr, op->getLoc());
     if (failed(offset))
       return failure();
     tensors[output] =
@@ -382,132 +321,6 @@ LogicalResult PlanBuilder::emitAlias(Operation *op) {
   llvm_unreachable("unknown tensor storage");
 }
 
-/// A step of `kind` for `op` reading `operands` (the op's, or the buffers
-/// its operands are views of) and writing `output` to the arena.
-FailureOr<rt::PlanStep *> PlanBuilder::addLibraryStep(Operation *op,
-                                                      ValueRange operandValues,
-                                                      Value output,
-                                                      rt::StepKind kind) {
-  SmallVector<uint32_t> operands;
-  for (Value value : operandValues) {
-    FailureOr<uint32_t> id = getTensor(value);
-    if (failed(id))
-      return failure();
-    operands.push_back(*id);
-  }
-  std::string name = describeNode(op->getLoc());
-  uint32_t outputId = addTensor(name, output, rt::TensorStorage::Arena, 0, ~0u);
-  tensors[output] = outputId;
-  rt::PlanStep &step = result.plan.addStep(kind, name);
-  step.operands.assign(operands.begin(), operands.end());
-  step.results = {outputId};
-  return &step;
-}
-
-LogicalResult PlanBuilder::emitLinear(LinearOp op) {
-  FailureOr<rt::PlanStep *> added = addLibraryStep(
-      op, op->getOperands(), op.getOutput(), rt::StepKind::Linear);
-  if (failed(added))
-    return failure();
-  rt::PlanStep &step = **added;
-  addInt(step, "transpose_weight", op.getTransposeWeight());
-  addInt(step, "activation", static_cast<int64_t>(op.getActivation()));
-  addInt(step, "has_bias", op.getBias() != nullptr);
-  addInt(step, "has_residual", op.getResidual() != nullptr);
-  return success();
-}
-
-/// A weight tensor of a step's own constant (not an IR value).
-FailureOr<uint32_t>
-PlanBuilder::addConstantTensor(const QuantConstant &constant, Location loc) {
-  FailureOr<uint64_t> offset = addWeight(constant.value, loc);
-  if (failed(offset))
-    return failure();
-  rt::PlanTensor tensor;
-  tensor.name = constant.name;
-  auto type = llvm::cast<ShapedType>(constant.value.getType());
-  tensor.dtype = *getRuntimeDType(type.getElementType());
-  tensor.dims.assign(type.getShape().begin(), type.getShape().end());
-  tensor.storage = rt::TensorStorage::Weight;
-  tensor.offset = *offset;
-  uint32_t id = result.plan.addTensor(std::move(tensor));
-  result.aliasRoot.push_back(id); // its own bytes
-  return id;
-}
-
-/// The step and its repacked constants come from QuantPlan.cpp.
-LogicalResult PlanBuilder::emitQuantLinear(LinearOp op) {
-  std::string name = describeNode(op.getLoc());
-  FailureOr<QuantLinearLowering> lowering = lowerQuantizedLinear(op, name);
-  FailureOr<uint32_t> input = getTensor(op.getInput());
-  if (failed(lowering) || failed(input))
-    return failure();
-  SmallVector<uint32_t> operands = {*input};
-  for (const QuantConstant &constant : lowering->constants) {
-    FailureOr<uint32_t> id = addConstantTensor(constant, op.getLoc());
-    if (failed(id))
-      return failure();
-    operands.push_back(*id);
-  }
-  for (Value value : {op.getBias(), op.getResidual()}) {
-    if (!value)
-      continue;
-    FailureOr<uint32_t> id = getTensor(value);
-    if (failed(id))
-      return failure();
-    operands.push_back(*id);
-  }
-  uint32_t output =
-      addTensor(name, op.getOutput(), rt::TensorStorage::Arena, 0, ~0u);
-  tensors[op.getOutput()] = output;
-  rt::PlanStep &step = result.plan.addStep(rt::StepKind::QuantLinear, name);
-  step.operands.assign(operands.begin(), operands.end());
-  step.results = {output};
-  step.attrs = std::move(lowering->attrs);
-  return success();
-}
-
-/// The step's operands and attributes come from AttentionPlan.cpp.
-LogicalResult PlanBuilder::emitAttention(AttentionOp op) {
-  AttentionLowering lowering = lowerAttention(op);
-  FailureOr<rt::PlanStep *> added = addLibraryStep(
-      op, lowering.operands, op.getOutput(), rt::StepKind::Attention);
-  if (failed(added))
-    return failure();
-  (*added)->attrs = std::move(lowering.attrs);
-  return success();
-}
-
-LogicalResult PlanBuilder::emitGather(GatherOp op) {
-  std::string name = describeNode(op.getLoc());
-  FailureOr<uint32_t> data = getTensor(op.getData());
-  FailureOr<uint32_t> indices = getTensor(op.getIndices());
-  if (failed(data) || failed(indices))
-    return failure();
-  uint32_t output =
-      addTensor(name, op.getOutput(), rt::TensorStorage::Arena, 0, ~0u);
-  tensors[op.getOutput()] = output;
-  rt::PlanStep &step = result.plan.addStep(rt::StepKind::Gather, name);
-  step.operands = {*data, *indices};
-  step.results = {output};
-  int64_t axis = op.getAxis();
-  if (axis < 0)
-    axis += llvm::cast<RankedTensorType>(op.getData().getType()).getRank();
-  addInt(step, "axis", axis);
-  // A quantized table's row scales are a third operand (GatherPlan.cpp).
-  if (!isQuantizedGather(op))
-    return success();
-  FailureOr<QuantConstant> scales = lowerQuantizedGather(op, name);
-  FailureOr<uint32_t> id = failed(scales)
-                               ? FailureOr<uint32_t>(failure())
-                               : addConstantTensor(*scales, op.getLoc());
-  if (failed(id))
-    return failure();
-  step.operands.push_back(*id);
-  addInt(step, "row_scales", 1);
-  return success();
-}
-
 LogicalResult PlanBuilder::flushGroup() {
   if (group.empty())
     return success();
@@ -529,17 +342,18 @@ LogicalResult PlanBuilder::flushGroup() {
       else
         inputs.insert(operand);
     }
-  // Attention steps read a view in its source's buffer, which the group
+  // Library steps read a view in its source's buffer, which the group
   // writes should it compute it; the view itself is written only for a
-  // later group that reads its dims.
+  // later group that reads it (its dims, say).
   for (Operation *op : ops)
     for (Value value : op->getResults()) {
-      std::optional<AttentionView> view = getAttentionView(value);
-      if (Operation *def = view ? view->source.getDefiningOp() : nullptr;
+      Value viewSource = backend.getViewSource(value);
+      if (Operation *def = viewSource ? viewSource.getDefiningOp() : nullptr;
           def && opSet.contains(def))
-        outputs.insert(view->source);
+        outputs.insert(viewSource);
       for (Operation *user : value.getUsers())
-        if (!opSet.contains(user) && !(view && isa<AttentionOp>(user)))
+        if (!opSet.contains(user) &&
+            !(viewSource && roles.lookup(user) == OpRole::LibraryStep))
           outputs.insert(value);
     }
   if (outputs.empty())
@@ -548,7 +362,7 @@ LogicalResult PlanBuilder::flushGroup() {
   std::string entry = "k" + std::to_string(result.numKernels++);
   Location loc = ops.front()->getLoc();
   if (!result.kernels)
-    result.kernels = ModuleOp::create(UnknownLoc::get(main.getContext()));
+    result.kernels = ModuleOp::create(UnknownLoc::get(func.getContext()));
   // Kernels take and return plain integers where the model has quantized or
   // signed/unsigned tensors; casts inside restore the model's types and
   // the lowering folds them away.
@@ -633,7 +447,7 @@ LogicalResult PlanBuilder::flushGroup() {
 }
 
 LogicalResult PlanBuilder::emitOutputs(func::ReturnOp ret) {
-  auto names = main->getAttrOfType<ArrayAttr>("lmopt.output_names");
+  auto names = func->getAttrOfType<ArrayAttr>("lmopt.output_names");
   llvm::SmallDenseSet<uint32_t> used;
   for (auto [index, value] : llvm::enumerate(ret.getOperands())) {
     std::string name = "output" + std::to_string(index);
@@ -659,32 +473,25 @@ LogicalResult PlanBuilder::emitOutputs(func::ReturnOp ret) {
   return success();
 }
 
-FailureOr<CpuPlan> PlanBuilder::build() {
-  Block &block = main.getBody().front();
-  if (failed(setUpSymbols()))
-    return failure();
-  if (symbolic)
-    refineStaticDims(main, *shapes);
-  // Every op without a CPU lowering is reported before anything is built.
-  llvm::DenseMap<Operation *, Role> roles;
+LogicalResult PlanBuilder::classifyOps() {
+  // Every op the target cannot run is reported before anything is built.
   bool unsupported = false;
-  for (Operation &op : block.without_terminator()) {
-    FailureOr<Role> role = classify(&op, symbolic);
+  for (Operation &op : func.getBody().front().without_terminator()) {
+    FailureOr<OpRole> role = getConstantValue(&op)
+                                 ? FailureOr<OpRole>(OpRole::Constant)
+                                 : backend.classify(&op, symbolic);
     if (failed(role)) {
       unsupported = true;
       continue;
     }
     roles[&op] = *role;
   }
-  if (unsupported)
-    return failure();
+  return failure(unsupported);
+}
 
-  auto inputNames = main->getAttrOfType<ArrayAttr>("lmopt.input_names");
-  for (BlockArgument arg : main.getArguments()) {
-    if (!isPlannable(arg.getType(), symbolic))
-      return emitError(arg.getLoc())
-             << "input " << arg.getArgNumber() << " has type " << arg.getType()
-             << ", not a static tensor of a runtime dtype";
+void PlanBuilder::addInputs() {
+  auto inputNames = func->getAttrOfType<ArrayAttr>("lmopt.input_names");
+  for (BlockArgument arg : func.getArguments()) {
     std::string name = "input" + std::to_string(arg.getArgNumber());
     if (inputNames && arg.getArgNumber() < inputNames.size())
       if (auto text =
@@ -695,42 +502,40 @@ FailureOr<CpuPlan> PlanBuilder::build() {
     tensors[arg] = id;
     result.plan.inputs.push_back({name, id});
   }
+}
+
+FailureOr<TargetPlan> PlanBuilder::build() {
+  Block &block = func.getBody().front();
+  if (failed(setUpSymbols()))
+    return failure();
+  if (symbolic)
+    refineStaticDims(func, *shapes);
+  if (failed(classifyOps()))
+    return failure();
+  for (BlockArgument arg : func.getArguments())
+    if (!isPlannable(arg.getType(), symbolic))
+      return emitError(arg.getLoc())
+             << "input " << arg.getArgNumber() << " has type " << arg.getType()
+             << ", not a static tensor of a runtime dtype";
+  addInputs();
 
   for (Operation &op : block.without_terminator()) {
     LogicalResult emitted = success();
     switch (roles[&op]) {
-    case Role::Constant:
+    case OpRole::Constant:
       continue; // a weight once a step reads it
-    case Role::AttentionView:
-      continue; // read in its source's buffer by the attention step
-    case Role::Kernel:
+    case OpRole::View:
+      continue; // read in its source's buffer by a library step
+    case OpRole::Kernel:
       group.push_back(&op);
       groupSet.insert(&op);
       continue;
-    case Role::Alias:
+    case OpRole::Alias:
       emitted = emitAlias(&op);
       break;
-    case Role::Linear:
-      emitted =
-          succeeded(flushGroup()) ? emitLinear(cast<LinearOp>(op)) : failure();
-      break;
-    case Role::QuantLinear:
-      emitted = succeeded(flushGroup()) ? emitQuantLinear(cast<LinearOp>(op))
-                                        : failure();
-      break;
-    case Role::Attention:
-      emitted = succeeded(flushGroup()) ? emitAttention(cast<AttentionOp>(op))
-                                        : failure();
-      break;
-    case Role::Gather:
-      emitted =
-          succeeded(flushGroup()) ? emitGather(cast<GatherOp>(op)) : failure();
-      break;
-    case Role::MatMul:
-      emitted = success(
-          succeeded(flushGroup()) &&
-          succeeded(addLibraryStep(&op, op.getOperands(), op.getResult(0),
-                                   rt::StepKind::MatMul)));
+    case OpRole::LibraryStep:
+      emitted = success(succeeded(flushGroup()) &&
+                        succeeded(backend.emitStep(&op, *this)));
       break;
     }
     if (failed(emitted))
@@ -740,28 +545,42 @@ FailureOr<CpuPlan> PlanBuilder::build() {
     return failure();
   auto ret = dyn_cast<func::ReturnOp>(block.getTerminator());
   if (!ret)
-    return main.emitError("@main does not end with func.return");
+    return func.emitError("@")
+           << func.getSymName() << " does not end with func.return";
   if (failed(emitOutputs(ret)))
     return failure();
   if (unresolvedDims)
     return failure();
   if (symbolic)
     addPlanAssumptions(result.plan, *shapes);
-
-  if (options.fuseRowQuantization)
-    result.fusedRowQuantizations =
-        fuseRowQuantization(result.plan, result.aliasRoot);
-  result.memory = planMemory(result.plan, result.aliasRoot, options.memory);
   return std::move(result);
 }
 
-FailureOr<CpuPlan>
-mlir::lmopt::cpu::buildCpuPlan(ModuleOp module,
-                               const PlanBuildOptions &options) {
-  auto main = module.lookupSymbol<func::FuncOp>("main");
-  if (!main || main.isExternal())
-    return module.emitError("the module has no func.func @main to compile");
-  if (main.getBody().getBlocks().size() != 1)
-    return main.emitError("@main must have a single block");
-  return PlanBuilder(main, options).build();
+FailureOr<TargetPlan>
+mlir::lmopt::buildTargetPlan(func::FuncOp func, const TargetBackend &backend,
+                             const TargetOptions &targetOptions,
+                             const PlanBuildOptions &options,
+                             WeightsBuilder &weights) {
+  if (func.isExternal() || func.getBody().getBlocks().size() != 1)
+    return func.emitError("@")
+           << func.getSymName() << " must have a single block";
+  FailureOr<TargetPlan> plan =
+      PlanBuilder(func, backend, options, weights).build();
+  if (failed(plan))
+    return failure();
+  backend.rewritePlan(*plan, targetOptions);
+  plan->memory = planMemory(plan->plan, plan->aliasRoot, options.memory);
+  return plan;
+}
+
+FailureOr<TargetPlan>
+mlir::lmopt::buildTargetPlan(func::FuncOp func, const TargetBackend &backend,
+                             const TargetOptions &targetOptions,
+                             const PlanBuildOptions &options) {
+  WeightsBuilder weights;
+  FailureOr<TargetPlan> plan =
+      buildTargetPlan(func, backend, targetOptions, options, weights);
+  if (succeeded(plan))
+    plan->weights = weights.takeBytes();
+  return plan;
 }
