@@ -428,9 +428,13 @@ int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   mlir::lmopt::registerAllLmoptPasses();
   mlir::lmopt::registerAllTargetBackends();
-  std::string targets =
-      llvm::join(mlir::lmopt::getRegisteredTargetBackends(), ", ");
-  std::string targetHelp = "Target to compile for: " + targets;
+  std::vector<std::string> names = mlir::lmopt::getRegisteredTargetBackends();
+  std::string targets = llvm::join(names, ", ");
+  std::string targetHelp = "Target to compile for:";
+  for (auto [i, name] : llvm::enumerate(names))
+    targetHelp +=
+        (i ? "; " : " ") + name + " (" +
+        mlir::lmopt::lookupTargetBackend(name)->getDescription().str() + ")";
   target.setDescription(targetHelp);
   cl::HideUnrelatedOptions({&category, &lmopt_compile::getQuantizeCategory()});
   cl::ParseCommandLineOptions(

@@ -204,8 +204,7 @@ class CpuTargetBackend : public TargetBackend {
 public:
   StringRef getName() const override { return "cpu"; }
   StringRef getDescription() const override {
-    return "this machine's CPU family: oneDNN and runtime library steps, "
-           "LLVM-generated kernels";
+    return "library steps on oneDNN, kernels LLVM compiles for --cpu";
   }
   StringRef getDeviceName() const override { return "cpu"; }
 
