@@ -17,10 +17,6 @@ using namespace mlir::lmopt;
 using namespace mlir::lmopt::quantization;
 namespace rt = ::lmopt::runtime;
 
-static const float *floatData(const rt::NamedTensor &tensor) {
-  return tensor.tensor.as<float>();
-}
-
 llvm::Expected<double> mlir::lmopt::quantization::outputCosine(
     ModelRunner &runner, ModuleOp module, const CalibrationSet &set,
     const std::vector<std::vector<rt::NamedTensor>> &reference) {

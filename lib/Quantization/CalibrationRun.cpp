@@ -21,10 +21,6 @@ using namespace mlir::lmopt;
 using namespace mlir::lmopt::quantization;
 namespace rt = ::lmopt::runtime;
 
-static const float *floatData(const rt::NamedTensor &tensor) {
-  return tensor.tensor.as<float>();
-}
-
 /// Adds one sample's probed linear inputs to their Hessians, one per probed
 /// input (the rows: the input's elements over its last dim, K).
 static void

@@ -26,6 +26,11 @@
 
 namespace mlir::lmopt::quantization {
 
+/// The f32 elements of a model output or probe.
+inline const float *floatData(const ::lmopt::runtime::NamedTensor &tensor) {
+  return tensor.tensor.as<float>();
+}
+
 /// What calibration measured for the quantize pass.
 struct CalibrationStats {
   /// int8-static: each linear input's range.

@@ -99,21 +99,28 @@ void PlanEmitter::addIntAttr(rt::PlanStep &step, StringRef name,
   step.attrs.push_back(std::move(attr));
 }
 
+FailureOr<std::vector<uint32_t>> PlanEmitter::getTensors(ValueRange values) {
+  std::vector<uint32_t> ids;
+  for (Value value : values) {
+    FailureOr<uint32_t> id = getTensor(value);
+    if (failed(id))
+      return failure();
+    ids.push_back(*id);
+  }
+  return ids;
+}
+
 FailureOr<rt::PlanStep *> PlanEmitter::addLibraryStep(Operation *op,
                                                       ValueRange operandValues,
                                                       Value output,
                                                       rt::StepKind kind) {
-  SmallVector<uint32_t> operands;
-  for (Value value : operandValues) {
-    FailureOr<uint32_t> id = getTensor(value);
-    if (failed(id))
-      return failure();
-    operands.push_back(*id);
-  }
+  FailureOr<std::vector<uint32_t>> operands = getTensors(operandValues);
+  if (failed(operands))
+    return failure();
   std::string name = describeNode(op->getLoc());
   uint32_t outputId = addResult(output, name);
   rt::PlanStep &step = addStep(kind, name);
-  step.operands.assign(operands.begin(), operands.end());
+  step.operands = std::move(*operands);
   step.results = {outputId};
   return &step;
 }
@@ -422,16 +429,13 @@ LogicalResult PlanBuilder::flushGroup() {
   }
   func::ReturnOp::create(builder, loc, returned);
 
-  SmallVector<uint32_t> operandIds;
-  for (Value value : inputs) {
-    FailureOr<uint32_t> id = getTensor(value);
-    if (failed(id))
-      return failure();
-    operandIds.push_back(*id);
-  }
+  FailureOr<std::vector<uint32_t>> operandIds =
+      getTensors(inputs.getArrayRef());
+  if (failed(operandIds))
+    return failure();
   rt::PlanStep &step =
       result.plan.addStep(rt::StepKind::Kernel, describeNode(loc));
-  step.operands.assign(operandIds.begin(), operandIds.end());
+  step.operands = std::move(*operandIds);
   for (Value value : outputs) {
     uint32_t id =
         addTensor(valueName(value), value, rt::TensorStorage::Arena, 0, ~0u);

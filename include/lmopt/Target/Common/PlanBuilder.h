@@ -84,6 +84,8 @@ public:
   virtual ::lmopt::runtime::PlanStep &addStep(::lmopt::runtime::StepKind kind,
                                               std::string name) = 0;
 
+  /// getTensor of each value, in order.
+  FailureOr<std::vector<uint32_t>> getTensors(ValueRange values);
   /// A step of `kind` named after `op`'s node, reading `operands` (the op's,
   /// or the buffers its operands are views of) and writing `output` to a
   /// new arena tensor.
