@@ -18,7 +18,6 @@
 #include "lmopt/Target/TargetBackend.h"
 
 #include "lmopt/Conversion/LmoptToLinalg/LmoptToLinalg.h"
-#include "lmopt/Dialect/Lmopt/IR/LmoptOps.h"
 #include "lmopt/Dialect/Lmopt/Transforms/SymbolicShapes.h"
 #include "lmopt/Support/FusionReport.h"
 #include "lmopt/Support/ResourceBlob.h"
@@ -26,23 +25,16 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Quant/IR/Quant.h"
-#include "mlir/Dialect/Quant/IR/QuantTypes.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 #include "llvm/ADT/DenseMap.h"
-#include "llvm/ADT/Hashing.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/SmallPtrSet.h"
-#include "llvm/Support/xxhash.h"
 
-#include <cmath>
-#include <cstring>
 #include <optional>
-#include <set>
-#include <unordered_map>
 
 using namespace mlir;
 using namespace mlir::lmopt;
