@@ -3,8 +3,7 @@
 #include "lmopt/Quantization/Calibration.h"
 
 #include "lmopt/Dialect/Lmopt/IR/GraphNames.h"
-
-#include "lmopt/Target/CPU/PlanBuilder.h"
+#include "lmopt/Target/Common/RuntimeTypes.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/StringExtras.h"
@@ -139,7 +138,8 @@ mlir::lmopt::quantization::loadCalibrationSet(llvm::StringRef path,
 
   for (auto [i, name] : llvm::enumerate(names)) {
     auto type = llvm::cast<RankedTensorType>(main.getArgumentTypes()[i]);
-    std::optional<rt::DType> dtype = cpu::getRuntimeDType(type.getElementType());
+    std::optional<rt::DType> dtype =
+        mlir::lmopt::getRuntimeDType(type.getElementType());
     if (!dtype)
       return makeError(llvm::formatv(
           "input '{0}' has element type that calibration cannot feed", name));

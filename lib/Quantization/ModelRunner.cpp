@@ -1,12 +1,11 @@
-//===- ModelRunner.cpp - run a module on the CPU backend for measurement --===//
+//===- ModelRunner.cpp - Run a module on a target for measurement ---------===//
 
 #include "lmopt/Quantization/ModelRunner.h"
 
 #include "lmopt/Dialect/Lmopt/IR/GraphNames.h"
 #include "lmopt/Dialect/Lmopt/IR/LmoptOps.h"
 #include "lmopt/Dialect/Lmopt/Transforms/Quantize.h"
-#include "lmopt/Target/CPU/BundleEmitter.h"
-#include "lmopt/Target/CPU/PlanBuilder.h"
+#include "lmopt/Support/DiagnosedError.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseMap.h"
@@ -82,54 +81,38 @@ ModelRunner::~ModelRunner() {
     llvm::sys::fs::remove(path);
 }
 
-llvm::Error ModelRunner::compile(ModuleOp module, cpu::CpuPlan &plan,
-                                 std::vector<uint8_t> &kernels,
-                                 std::vector<std::string> &cpuFeatures) {
-  FailureOr<cpu::CpuPlan> built = cpu::buildCpuPlan(module);
-  if (failed(built))
-    return makeError("the CPU backend cannot plan the model (see the "
-                     "diagnostics above)");
-  plan = std::move(*built);
-  kernels.clear();
-  cpuFeatures.clear();
-  if (plan.numKernels == 0)
-    return llvm::Error::success();
+llvm::Expected<const CompiledKernels *>
+ModelRunner::compile(const TargetPlan &plan) {
   // Variants that differ only in their linears share their kernels.
   std::string key;
   llvm::raw_string_ostream os(key);
-  plan.kernels->print(os);
+  if (plan.kernels)
+    plan.kernels.get().print(os);
   auto cached = kernelCache.find(key);
-  if (cached == kernelCache.end()) {
-    FailureOr<std::vector<uint8_t>> compiled =
-        cpu::compileKernels(*plan.kernels, codegen);
-    if (failed(compiled))
-      return makeError("kernel compilation failed (see the diagnostics "
-                       "above)");
-    cached = kernelCache.emplace(std::move(key), std::move(*compiled)).first;
-  }
-  kernels = cached->second;
-  if (!haveFeatures) {
-    llvm::Expected<std::vector<std::string>> found =
-        cpu::getKernelCpuFeatures(codegen);
-    if (!found)
-      return found.takeError();
-    features = std::move(*found);
-    haveFeatures = true;
-  }
-  cpuFeatures = features;
-  return llvm::Error::success();
+  if (cached != kernelCache.end())
+    return &cached->second;
+  llvm::Expected<CompiledKernels> compiled = driver.compileKernels(plan);
+  if (!compiled)
+    return llvm::handleErrors(compiled.takeError(), [](const DiagnosedError &) {
+      return makeError("kernel compilation failed (see the "
+                       "diagnostics above)");
+    });
+  return &kernelCache.emplace(std::move(key), std::move(*compiled))
+              .first->second;
 }
 
 llvm::Expected<uint64_t> ModelRunner::writeBundle(ModuleOp module,
                                                   llvm::StringRef path,
-                                                  const cpu::BundleMeta &meta) {
-  cpu::CpuPlan plan;
-  std::vector<uint8_t> kernels;
-  std::vector<std::string> cpuFeatures;
-  if (llvm::Error error = compile(module, plan, kernels, cpuFeatures))
-    return std::move(error);
-  return cpu::writeCpuBundle(path, plan, kernels,
-                             cpu::buildMetaJSON(plan.plan, meta), cpuFeatures);
+                                                  const BundleMeta &meta) {
+  FailureOr<TargetPlan> plan = driver.plan(module);
+  if (failed(plan))
+    return makeError("the " + driver.getBackend().getName().upper() +
+                     " backend cannot plan the model (see the diagnostics "
+                     "above)");
+  llvm::Expected<const CompiledKernels *> kernels = compile(*plan);
+  if (!kernels)
+    return kernels.takeError();
+  return driver.writeBundle(path, *plan, **kernels, meta);
 }
 
 llvm::Expected<std::unique_ptr<rt::Session>>

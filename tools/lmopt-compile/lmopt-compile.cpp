@@ -1,13 +1,14 @@
 //===- lmopt-compile.cpp - model to .lmopt bundle -------------------------===//
 //
-// Imports a model (.onnx or .mlir), runs lmopt-optimize-pipeline, builds the
-// CPU plan, compiles its kernels and writes the bundle, printing each phase
-// and what it did. All behaviour lives in the libraries; this file holds
-// flags, phases and messages (docs/user-guide.md, "lmopt-compile").
+// Imports a model (.onnx or .mlir) and hands it to the compile driver for the
+// target `--target` names (optimize, quantize, plan, kernels, bundle),
+// printing each phase and what it did. All behaviour lives in the
+// libraries; this file holds flags, import and messages (docs/user-guide.md,
+// "lmopt-compile").
 //
 //===----------------------------------------------------------------------===//
 
-#include "Quantize.h"
+#include "QuantizeFlags.h"
 
 #include "lmopt/Dialect/Lmopt/IR/GraphNames.h"
 #include "lmopt/Dialect/Lmopt/IR/LmoptDialect.h"
@@ -15,16 +16,16 @@
 #include "lmopt/Format/Npy.h"
 #include "lmopt/Format/PlanShapes.h"
 #include "lmopt/Importer/ONNX/Importer.h"
-#include "lmopt/Target/CPU/BundleEmitter.h"
-#include "lmopt/Target/CPU/KernelCodegen.h"
-#include "lmopt/Target/CPU/PlanBuilder.h"
+#include "lmopt/Quantization/QuantizeDriver.h"
+#include "lmopt/Support/DiagnosedError.h"
+#include "lmopt/Target/Common/CompileDriver.h"
+#include "lmopt/Target/InitAllTargets.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
-#include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
@@ -51,9 +52,9 @@ static cl::opt<std::string> inputFile(cl::Positional, cl::Required,
 static cl::opt<std::string> outputFile("o", cl::desc("Output bundle"),
                                        cl::value_desc("model.lmopt"),
                                        cl::cat(category));
-static cl::opt<std::string> target("target",
-                                   cl::desc("Target: cpu (cuda comes later)"),
-                                   cl::init("cpu"), cl::cat(category));
+// The description lists the registered targets (main sets it).
+static cl::opt<std::string> target("target", cl::init("cpu"),
+                                   cl::cat(category));
 static cl::opt<char>
     optLevel("O", cl::Prefix, cl::ZeroOrMore, cl::init('2'),
              cl::desc("Kernel optimization level: -O0, -O1, -O2 (default) "
@@ -102,33 +103,17 @@ static cl::opt<std::string>
                         "('-' for stdout)"),
                cl::value_desc("file.json|-"), cl::cat(category));
 
-static constexpr int kNumPhases = 5;
-
-namespace {
-/// Times a phase and prints "[n/5] name ...... 0.4 s" when it ends.
-class Phase {
-public:
-  Phase(int number, llvm::StringRef name)
-      : number(number), name(name), start(std::chrono::steady_clock::now()) {}
-  void done(llvm::StringRef detail = "") {
-    double seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-            .count();
-    std::string label = name.str() + " ";
-    label.resize(std::max<size_t>(label.size(), 14), '.');
-    llvm::errs() << llvm::formatv("[{0}/{1}] {2} {3:f1} s", number, kNumPhases,
-                                  label, seconds);
-    if (!detail.empty())
-      llvm::errs() << "  (" << detail << ")";
-    llvm::errs() << "\n";
-  }
-
-private:
-  int number;
-  llvm::StringRef name;
-  std::chrono::steady_clock::time_point start;
-};
-} // namespace
+/// "[n/5] name ...... 0.4 s  (detail)".
+static void printPhase(unsigned number, llvm::StringRef name, double seconds,
+                       llvm::StringRef detail) {
+  std::string label = name.str() + " ";
+  label.resize(std::max<size_t>(label.size(), 14), '.');
+  llvm::errs() << llvm::formatv("[{0}/{1}] {2} {3:f1} s", number,
+                                mlir::lmopt::kNumCompilePhases, label, seconds);
+  if (!detail.empty())
+    llvm::errs() << "  (" << detail << ")";
+  llvm::errs() << "\n";
+}
 
 static bool hasFileLocation(Location loc) {
   bool found = false;
@@ -159,6 +144,12 @@ static void printPlainDiagnostic(Diagnostic &diag) {
 
 static int fail(const llvm::Twine &message) {
   llvm::errs() << "error: " << message << "\n";
+  return EXIT_FAILURE;
+}
+
+/// Diagnosed failures have been printed already.
+static int fail(llvm::Error error) {
+  mlir::lmopt::printErrors(std::move(error), llvm::errs());
   return EXIT_FAILURE;
 }
 
@@ -296,59 +287,7 @@ static FailureOr<OwningOpRef<ModuleOp>> importModel(MLIRContext &context,
   return std::move(module);
 }
 
-namespace {
-/// What the graph passes did, from the fusion report.
-struct FusionSummary {
-  /// {kind: {"fused": n, "near_misses": m}}, for the bundle's meta.
-  llvm::json::Object counts;
-  /// The report itself, near misses with their nodes and reasons.
-  llvm::json::Object report;
-  /// "near miss: attention at 'node': reason", one per near miss.
-  std::vector<std::string> nearMissLines;
-};
-} // namespace
-
-static FusionSummary summarizeFusions(MLIRContext &context) {
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  mlir::lmopt::getFusionReport(&context).writeJSON(os);
-  FusionSummary summary;
-  llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(text);
-  if (!parsed) {
-    llvm::consumeError(parsed.takeError());
-    return summary;
-  }
-  const llvm::json::Object *fusions =
-      parsed->getAsObject() ? parsed->getAsObject()->getObject("fusions")
-                            : nullptr;
-  if (!fusions)
-    return summary;
-  summary.report = *fusions;
-  for (const auto &[kind, value] : *fusions) {
-    const llvm::json::Object *record = value.getAsObject();
-    if (!record)
-      continue;
-    int64_t fused = record->getInteger("fused").value_or(0);
-    int64_t missed = 0;
-    if (const llvm::json::Array *misses = record->getArray("near_misses")) {
-      missed = int64_t(misses->size());
-      for (const llvm::json::Value &miss : *misses) {
-        const llvm::json::Object *entry = miss.getAsObject();
-        if (!entry)
-          continue;
-        summary.nearMissLines.push_back(
-            ("near miss: " + kind.str() + " at '" +
-             entry->getString("node").value_or("").str() +
-             "': " + entry->getString("reason").value_or("").str()));
-      }
-    }
-    summary.counts[kind] =
-        llvm::json::Object{{"fused", fused}, {"near_misses", missed}};
-  }
-  return summary;
-}
-
-static void printFusions(const FusionSummary &summary) {
+static void printFusions(const mlir::lmopt::FusionSummary &summary) {
   std::map<std::string, int64_t> fired;
   for (const auto &[kind, value] : summary.counts)
     if (int64_t fused = value.getAsObject()->getInteger("fused").value_or(0))
@@ -387,69 +326,136 @@ static void printSymbols(const rt::Plan &plan) {
   llvm::errs() << " (checked on every run)\n";
 }
 
-static std::map<std::string, int64_t> countSteps(const rt::Plan &plan) {
-  std::map<std::string, int64_t> counts;
-  for (const rt::PlanStep &step : plan.steps)
-    ++counts[rt::stepKindName(step.kind)];
-  return counts;
-}
-
-static LogicalResult writeReport(const FusionSummary &fusions,
-                                 const mlir::lmopt::cpu::CpuPlan &plan,
-                                 std::optional<uint64_t> bundleBytes) {
-  llvm::json::Object steps;
-  for (const auto &[kind, count] : countSteps(plan.plan))
-    steps[kind] = count;
-  llvm::json::Object summary{
-      {"steps", std::move(steps)},
-      {"kernels", int64_t(plan.numKernels)},
-      {"weights_bytes", int64_t(plan.weights.size())},
-      {"arena_bytes", int64_t(plan.plan.arenaSize())},
-      {"naive_arena_bytes", int64_t(plan.memory.naiveSize)},
-      {"in_place_linears", int64_t(plan.memory.inPlaceLinears)},
-      {"fused_row_quantizations", int64_t(plan.fusedRowQuantizations)},
-  };
-  if (bundleBytes)
-    summary["bundle_bytes"] = int64_t(*bundleBytes);
-  llvm::json::Value report(
-      llvm::json::Object{{"fusions", llvm::json::Object(fusions.report)},
-                         {"plan", std::move(summary)}});
-  if (reportFile == "-") {
-    llvm::outs() << llvm::formatv("{0:2}", report) << "\n";
+/// Writes `json` to `path` ('-' for stdout); `what` names it in the error.
+static LogicalResult writeJSON(llvm::StringRef path, llvm::json::Value json,
+                               llvm::StringRef what) {
+  if (path == "-") {
+    llvm::outs() << llvm::formatv("{0:2}", json) << "\n";
     return success();
   }
   std::string message;
-  std::unique_ptr<llvm::ToolOutputFile> file =
-      openOutputFile(reportFile, &message);
+  std::unique_ptr<llvm::ToolOutputFile> file = openOutputFile(path, &message);
   if (!file) {
-    llvm::errs() << "error: cannot write the report: " << message << "\n";
+    llvm::errs() << "error: cannot write the " << what << ": " << message
+                 << "\n";
     return failure();
   }
-  file->os() << llvm::formatv("{0:2}", report) << "\n";
+  file->os() << llvm::formatv("{0:2}", json) << "\n";
   file->keep();
   return success();
 }
 
+static LogicalResult writeReport(const llvm::json::Object &fusions,
+                                 const mlir::lmopt::PlanSummary &summary) {
+  return writeJSON(reportFile,
+                   llvm::json::Object{{"fusions", llvm::json::Object(fusions)},
+                                      {"plan", summary.toJSON()}},
+                   "report");
+}
+
+static void printSummary(const mlir::lmopt::PlanSummary &summary) {
+  llvm::errs() << "steps:";
+  bool first = true;
+  for (const auto &[kind, count] : summary.steps) {
+    llvm::errs() << (first ? " " : ", ") << count << " " << kind;
+    first = false;
+  }
+  llvm::errs() << " (" << summary.numSteps << " in all)\n";
+  llvm::errs() << "kernels: " << summary.numKernels << "\n";
+  llvm::errs() << "weights: " << summary.weightsBytes << " bytes\n";
+  for (const mlir::lmopt::PlanRewriteCount &rewrite : summary.rewrites)
+    if (rewrite.count)
+      llvm::errs() << rewrite.description << ": " << rewrite.count << "\n";
+  llvm::errs() << "arena: " << summary.arenaBytes << " bytes (naive "
+               << summary.naiveArenaBytes << " bytes";
+  if (summary.naiveArenaBytes)
+    llvm::errs() << llvm::formatv(", {0:f0}%",
+                                  100.0 * double(summary.arenaBytes) /
+                                      double(summary.naiveArenaBytes));
+  llvm::errs() << "; " << summary.inPlaceLinears << " in-place residuals)\n";
+  llvm::errs() << "bundle: " << *summary.bundleBytes << " bytes -> "
+               << outputFile << "\n";
+}
+
+namespace {
+/// Prints what the compile driver did as it goes, and runs the quantization
+/// step between optimization and planning.
+class CompileLog : public mlir::lmopt::CompileObserver {
+public:
+  explicit CompileLog(mlir::lmopt::quantization::QuantizeDriver *quantizer)
+      : quantizer(quantizer) {}
+
+  void phaseDone(unsigned number, llvm::StringRef name, double seconds,
+                 llvm::StringRef detail) override {
+    printPhase(number, name, seconds, detail);
+  }
+  void optimized(const mlir::lmopt::FusionSummary &fusions) override {
+    fusionReport = fusions.report;
+    printFusions(fusions);
+  }
+  llvm::Error beforePlan(ModuleOp module,
+                         const mlir::lmopt::BundleMeta &meta) override {
+    return quantizer ? quantizer->run(module, meta) : llvm::Error::success();
+  }
+  void planned(const mlir::lmopt::TargetPlan &plan) override {
+    printSymbols(plan.plan);
+    if (dumpPlan)
+      mlir::lmopt::printPlan(llvm::outs(), plan);
+    if (dumpKernels && plan.kernels)
+      plan.kernels.get().print(llvm::outs());
+    // Keep the listing ahead of the later phases' lines when both go to one
+    // stream.
+    llvm::outs().flush();
+  }
+  void kernelsCompiled(const mlir::lmopt::CompiledKernels &,
+                       llvm::StringRef description) override {
+    if (!description.empty())
+      llvm::errs() << description << "\n";
+  }
+
+  /// The fusion report, for --report.
+  llvm::json::Object fusionReport;
+
+private:
+  mlir::lmopt::quantization::QuantizeDriver *quantizer;
+};
+} // namespace
+
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   mlir::lmopt::registerAllLmoptPasses();
+  mlir::lmopt::registerAllTargetBackends();
+  std::vector<std::string> names = mlir::lmopt::getRegisteredTargetBackends();
+  std::string targets = llvm::join(names, ", ");
+  std::string targetHelp = "Target to compile for:";
+  for (auto [i, name] : llvm::enumerate(names))
+    targetHelp +=
+        (i ? "; " : " ") + name + " (" +
+        mlir::lmopt::lookupTargetBackend(name)->getDescription().str() + ")";
+  target.setDescription(targetHelp);
   cl::HideUnrelatedOptions({&category, &lmopt_compile::getQuantizeCategory()});
   cl::ParseCommandLineOptions(
       argc, argv,
       "lmopt-compile: compile a transformer model to a .lmopt bundle\n");
 
-  if (target != "cpu")
-    return fail("target '" + target + "' is not supported yet");
+  const mlir::lmopt::TargetBackend *backend =
+      mlir::lmopt::lookupTargetBackend(target);
+  if (!backend)
+    return fail("unknown target '" + target +
+                "'; registered targets: " + targets);
   if (optLevel < '0' || optLevel > '3')
     return fail(llvm::Twine("unknown optimization level -O") +
                 llvm::Twine(char(optLevel)) + "; use -O0 to -O3");
   if (outputFile.empty() && !dumpPlan && !dumpKernels)
     return fail("no output file; pass -o model.lmopt (or --dump-plan)");
-  // Quantization flags (Quantize.cpp).
-  lmopt_compile::QuantizeStep quantizeStep;
-  bool quantizing = lmopt_compile::QuantizeStep::requested();
-  if (quantizing && failed(quantizeStep.checkFlags()))
-    return EXIT_FAILURE;
+  // Quantization flags (QuantizeFlags.cpp).
+  std::optional<mlir::lmopt::quantization::QuantizeDriverOptions> quantize;
+  if (lmopt_compile::isQuantizationRequested()) {
+    quantize = lmopt_compile::getQuantizeDriverOptions();
+    if (llvm::Error error =
+            mlir::lmopt::quantization::checkQuantizeOptions(*quantize))
+      return fail(std::move(error));
+  }
 
   DialectRegistry registry;
   registry.insert<mlir::lmopt::LmoptDialect, arith::ArithDialect,
@@ -472,8 +478,8 @@ int main(int argc, char **argv) {
     return success();
   });
 
-  // 1. Import.
-  Phase importPhase(1, "import");
+  // 1. Import; the driver does the rest.
+  auto importStart = std::chrono::steady_clock::now();
   FailureOr<OwningOpRef<ModuleOp>> imported = importModel(context, sources);
   if (failed(imported))
     return EXIT_FAILURE;
@@ -485,108 +491,45 @@ int main(int argc, char **argv) {
       parseMaxShapes();
   if (failed(bounds) || failed(checkStaticInputs(main, *bounds)))
     return EXIT_FAILURE;
-  importPhase.done(std::to_string(main.getNumArguments()) + " inputs, " +
-                   std::to_string(main.getNumResults()) + " outputs");
+  printPhase(1, "import",
+             std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                           importStart)
+                 .count(),
+             std::to_string(main.getNumArguments()) + " inputs, " +
+                 std::to_string(main.getNumResults()) + " outputs");
 
-  // 2. Graph optimization: the registered pipeline.
-  Phase optimizePhase(2, "optimize");
-  PassManager pm(&context);
-  mlir::lmopt::buildLmoptOptimizePipeline(pm);
-  if (failed(pm.run(module)))
-    return EXIT_FAILURE;
-  optimizePhase.done();
-  FusionSummary fusions = summarizeFusions(context);
-  printFusions(fusions);
-  mlir::lmopt::cpu::KernelCodegenOptions codegen;
-  codegen.optLevel = unsigned(optLevel - '0');
-  codegen.cpu = cpuName;
-  mlir::lmopt::cpu::BundleMeta meta;
-  meta.modelName = llvm::sys::path::stem(inputFile).str();
-  meta.fusions = llvm::json::Object(fusions.counts);
-  if (quantizing && failed(quantizeStep.run(module, codegen, meta)))
-    return EXIT_FAILURE;
-
-  // 3. Plan: steps, weights, kernels to generate, memory.
-  Phase planPhase(3, "plan");
-  mlir::lmopt::cpu::PlanBuildOptions planOptions;
-  planOptions.maxShapes = *bounds;
-  planOptions.fuseRowQuantization = !noFuseRowQuantization;
-  FailureOr<mlir::lmopt::cpu::CpuPlan> plan =
-      mlir::lmopt::cpu::buildCpuPlan(module, planOptions);
-  if (failed(plan))
-    return EXIT_FAILURE;
-  planPhase.done(std::to_string(plan->plan.steps.size()) + " steps");
-  printSymbols(plan->plan);
-  if (dumpPlan)
-    mlir::lmopt::cpu::printPlan(llvm::outs(), *plan);
-  if (dumpKernels && plan->kernels)
-    plan->kernels->print(llvm::outs());
-  // Keep the listing ahead of the later phases' lines when both go to one
-  // stream.
-  llvm::outs().flush();
+  mlir::lmopt::CompileOptions options;
+  options.target.optLevel = unsigned(optLevel - '0');
+  options.target.cpu = cpuName;
+  options.target.fuseRowQuantization = !noFuseRowQuantization;
+  options.plan.maxShapes = std::move(*bounds);
+  options.outputPath = outputFile;
+  options.modelName = llvm::sys::path::stem(inputFile).str();
+  mlir::lmopt::CompileDriver driver(*backend, options);
+  std::unique_ptr<mlir::lmopt::quantization::QuantizeDriver> quantizer;
+  if (quantize)
+    quantizer = std::make_unique<mlir::lmopt::quantization::QuantizeDriver>(
+        *quantize, *backend, options.target, llvm::errs());
+  CompileLog log(quantizer.get());
+  llvm::Expected<mlir::lmopt::PlanSummary> summary = driver.run(module, log);
+  if (!summary)
+    return fail(summary.takeError());
   if (outputFile.empty()) {
-    if (!reportFile.empty() && failed(writeReport(fusions, *plan, {})))
+    if (!reportFile.empty() && failed(writeReport(log.fusionReport, *summary)))
       return EXIT_FAILURE;
     return EXIT_SUCCESS;
   }
 
-  // 4. Kernels.
-  Phase kernelPhase(4, "kernels");
-  std::vector<uint8_t> kernels;
-  std::vector<std::string> cpuFeatures;
-  if (plan->numKernels > 0) {
-    FailureOr<std::vector<uint8_t>> compiled =
-        mlir::lmopt::cpu::compileKernels(*plan->kernels, codegen);
-    if (failed(compiled))
-      return EXIT_FAILURE;
-    kernels = std::move(*compiled);
-    llvm::Expected<std::vector<std::string>> features =
-        mlir::lmopt::cpu::getKernelCpuFeatures(codegen);
-    if (!features)
-      return fail(llvm::toString(features.takeError()));
-    cpuFeatures = std::move(*features);
-  }
-  kernelPhase.done(std::to_string(plan->numKernels) + " kernels");
-  if (!cpuFeatures.empty())
-    llvm::errs() << "kernels need CPU features: "
-                 << llvm::join(cpuFeatures, ", ") << "\n";
-
-  // 5. Bundle.
-  Phase writePhase(5, "write");
-  llvm::Expected<uint64_t> bundleBytes = mlir::lmopt::cpu::writeCpuBundle(
-      outputFile, *plan, kernels,
-      mlir::lmopt::cpu::buildMetaJSON(plan->plan, meta), cpuFeatures);
-  if (!bundleBytes)
-    return fail("cannot write '" + outputFile +
-                "': " + llvm::toString(bundleBytes.takeError()));
-  writePhase.done();
-
-  std::map<std::string, int64_t> steps = countSteps(plan->plan);
-  llvm::errs() << "steps:";
-  bool first = true;
-  for (const auto &[kind, count] : steps) {
-    llvm::errs() << (first ? " " : ", ") << count << " " << kind;
-    first = false;
-  }
-  llvm::errs() << " (" << plan->plan.steps.size() << " in all)\n";
-  llvm::errs() << "kernels: " << plan->numKernels << "\n";
-  llvm::errs() << "weights: " << plan->weights.size() << " bytes\n";
-  if (plan->fusedRowQuantizations)
-    llvm::errs() << "int8 linears writing their output quantized for the "
-                    "next: "
-                 << plan->fusedRowQuantizations << "\n";
-  const mlir::lmopt::cpu::MemoryPlanStats &memory = plan->memory;
-  llvm::errs() << "arena: " << memory.arenaSize << " bytes (naive "
-               << memory.naiveSize << " bytes";
-  if (memory.naiveSize)
-    llvm::errs() << llvm::formatv(
-        ", {0:f0}%", 100.0 * double(memory.arenaSize) / memory.naiveSize);
-  llvm::errs() << "; " << memory.inPlaceLinears << " in-place residuals)\n";
-  llvm::errs() << "bundle: " << *bundleBytes << " bytes -> " << outputFile
-               << "\n";
-  if (!reportFile.empty() && failed(writeReport(fusions, *plan, *bundleBytes)))
+  printSummary(*summary);
+  if (!reportFile.empty() && failed(writeReport(log.fusionReport, *summary)))
     return EXIT_FAILURE;
-  if (quantizing && failed(quantizeStep.finish(*bundleBytes)))
+  if (!quantizer || quantize->mode.empty())
+    return EXIT_SUCCESS;
+  llvm::json::Object quantizeReport = quantizer->finish(*summary->bundleBytes);
+  std::string reportPath = lmopt_compile::getQuantizeReportPath();
+  if (!reportPath.empty() &&
+      failed(writeJSON(reportPath, std::move(quantizeReport),
+                       "quantization report")))
     return EXIT_FAILURE;
   return EXIT_SUCCESS;
 }

@@ -15,7 +15,7 @@
 #include "lmopt/Format/Npy.h"
 #include "lmopt/Runtime/CPU/KernelLibrary.h"
 #include "lmopt/Target/CPU/KernelCodegen.h"
-#include "lmopt/Target/CPU/PlanBuilder.h"
+#include "lmopt/Target/Common/RuntimeTypes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -101,7 +101,7 @@ static int fail(const llvm::Twine &message) {
 
 /// The NumPy dtype that holds `type`, if any: NumPy has no bf16.
 static std::optional<rt::DType> getDType(Type type) {
-  std::optional<rt::DType> dtype = mlir::lmopt::cpu::getRuntimeDType(type);
+  std::optional<rt::DType> dtype = mlir::lmopt::getRuntimeDType(type);
   if (dtype == rt::DType::BF16)
     return std::nullopt;
   return dtype;

@@ -1,13 +1,12 @@
-//===- ModelRunner.h - run a module on the CPU backend for measurement -*- C++
-//-*-===//
+//===- ModelRunner.h - Run a module on a target for measurement -*- C++ -*-===//
 //
 // Calibration and the quantization report run the optimized module on the
-// calibration samples through the CPU backend itself (plan, kernels, bundle,
-// runtime session), so that they measure what the bundle computes and at
-// the backend's speed. Probes expose every linear's input and output as
-// extra results of @main. Kernel objects are cached by the kernels' IR, so
-// the variants that only swap linears (one layer quantized at a time)
-// compile their kernels once.
+// calibration samples through the target itself (the compile driver's plan,
+// kernels and bundle, then a runtime session), so that they measure what
+// the bundle computes and at the target's speed. Probes expose every linear's
+// input and output as extra results of @main. Kernel objects are cached by the
+// kernels' IR, so the variants that only swap linears (one layer quantized at a
+// time) compile their kernels once.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,9 +15,7 @@
 
 #include "lmopt/Quantization/Calibration.h"
 #include "lmopt/Runtime/Session.h"
-#include "lmopt/Target/CPU/BundleEmitter.h"
-#include "lmopt/Target/CPU/KernelCodegen.h"
-#include "lmopt/Target/CPU/PlanBuilder.h"
+#include "lmopt/Target/Common/CompileDriver.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
@@ -57,14 +54,16 @@ OwningOpRef<ModuleOp> addLinearProbes(ModuleOp module, bool probeInputs,
 
 class ModelRunner {
 public:
-  explicit ModelRunner(cpu::KernelCodegenOptions codegen)
-      : codegen(std::move(codegen)) {}
+  /// Compiles with `backend` and `options` (the plan's own options are the
+  /// defaults: no symbolic dims).
+  ModelRunner(const TargetBackend &backend, TargetOptions options)
+      : driver(backend, CompileOptions{std::move(options), {}, {}, {}}) {}
   ~ModelRunner();
 
   /// Plans and compiles `module` (not modified) and writes it as a bundle to
   /// `path` with `meta`; returns the bundle's size.
   llvm::Expected<uint64_t> writeBundle(ModuleOp module, llvm::StringRef path,
-                                       const cpu::BundleMeta &meta = {});
+                                       const BundleMeta &meta = {});
 
   /// Compiles `module` into a temporary bundle and runs every sample;
   /// per sample, the outputs in @main's result order.
@@ -80,21 +79,17 @@ public:
   llvm::Error runEach(llvm::ArrayRef<ModuleOp> modules,
                       const CalibrationSet &samples, SampleConsumer consume);
 
-  /// Compiles `module` (a plan that fails reports its diagnostics first);
-  /// sets `kernels` and `features`.
-  llvm::Error compile(ModuleOp module, cpu::CpuPlan &plan,
-                      std::vector<uint8_t> &kernels,
-                      std::vector<std::string> &features);
-
 private:
+  /// The plan's kernels, compiled once per distinct kernel module.
+  llvm::Expected<const CompiledKernels *> compile(const TargetPlan &plan);
+
   /// A session of `module`, compiled into a temporary bundle.
   llvm::Expected<std::unique_ptr<::lmopt::runtime::Session>>
   open(ModuleOp module);
 
-  cpu::KernelCodegenOptions codegen;
-  std::map<std::string, std::vector<uint8_t>> kernelCache;
-  std::vector<std::string> features;
-  bool haveFeatures = false;
+  CompileDriver driver;
+  /// By the kernel module's text.
+  std::map<std::string, CompiledKernels> kernelCache;
   std::vector<std::string> temporaries;
 };
 

@@ -1,10 +1,15 @@
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: not lmopt-compile %s --target=cuda -o %t/model.lmopt 2>&1 | FileCheck %s
+// RUN: not lmopt-compile %s --target=tpu -o %t/model.lmopt 2>&1 | FileCheck %s --check-prefix=TPU
 // RUN: not lmopt-compile %s -O7 -o %t/model.lmopt 2>&1 | FileCheck %s --check-prefix=OPT
 // RUN: not lmopt-compile %s 2>&1 | FileCheck %s --check-prefix=NO-OUTPUT
 // RUN: ls %t | count 0
 
-// CHECK: error: target 'cuda' is not supported yet
+// A target that is not registered is refused before anything is read, with
+// the list of those that are (TargetBackend.h); CUDA is not one yet.
+
+// CHECK: error: unknown target 'cuda'; registered targets: cpu
+// TPU: error: unknown target 'tpu'; registered targets: cpu
 // OPT: error: unknown optimization level -O7; use -O0 to -O3
 // NO-OUTPUT: error: no output file; pass -o model.lmopt (or --dump-plan)
 

@@ -1,4 +1,4 @@
-//===- MemoryPlan.h - Static activation arena for a CPU plan ----*- C++ -*-===//
+//===- MemoryPlan.h - Static activation arena for a plan --------*- C++ -*-===//
 //
 // Places every arena tensor of a plan in one activation arena: a live range
 // per buffer over step indices, then a greedy best-fit assignment by size.
@@ -8,15 +8,15 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef LMOPT_TARGET_CPU_MEMORYPLAN_H
-#define LMOPT_TARGET_CPU_MEMORYPLAN_H
+#ifndef LMOPT_TARGET_COMMON_MEMORYPLAN_H
+#define LMOPT_TARGET_COMMON_MEMORYPLAN_H
 
 #include "lmopt/Format/Plan.h"
 
 #include <cstdint>
 #include <vector>
 
-namespace mlir::lmopt::cpu {
+namespace mlir::lmopt {
 
 struct MemoryPlanOptions {
   /// Let a Linear step write its output over a residual that dies there.
@@ -45,6 +45,6 @@ MemoryPlanStats planMemory(::lmopt::runtime::Plan &plan,
                            std::vector<uint32_t> &aliasRoot,
                            const MemoryPlanOptions &options = {});
 
-} // namespace mlir::lmopt::cpu
+} // namespace mlir::lmopt
 
-#endif // LMOPT_TARGET_CPU_MEMORYPLAN_H
+#endif // LMOPT_TARGET_COMMON_MEMORYPLAN_H

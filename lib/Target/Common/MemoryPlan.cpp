@@ -1,6 +1,6 @@
-//===- MemoryPlan.cpp - Static activation arena for a CPU plan ------------===//
+//===- MemoryPlan.cpp - Static activation arena for a plan ----------------===//
 
-#include "lmopt/Target/CPU/MemoryPlan.h"
+#include "lmopt/Target/Common/MemoryPlan.h"
 
 #include <algorithm>
 #include <cassert>
@@ -8,7 +8,7 @@
 #include <numeric>
 
 using namespace ::lmopt::runtime;
-using namespace mlir::lmopt::cpu;
+using namespace mlir::lmopt;
 
 static constexpr uint64_t kAlignment = 64;
 static constexpr int64_t kNever = std::numeric_limits<int64_t>::max();
@@ -88,9 +88,9 @@ static unsigned assignInPlaceResiduals(Plan &plan,
   return count;
 }
 
-MemoryPlanStats mlir::lmopt::cpu::planMemory(Plan &plan,
-                                             std::vector<uint32_t> &aliasRoot,
-                                             const MemoryPlanOptions &options) {
+MemoryPlanStats mlir::lmopt::planMemory(Plan &plan,
+                                        std::vector<uint32_t> &aliasRoot,
+                                        const MemoryPlanOptions &options) {
   const size_t numTensors = plan.tensors.size();
   assert(aliasRoot.size() == numTensors && "one alias root per tensor");
   MemoryPlanStats stats;

@@ -1,4 +1,4 @@
-//===- PlanSymbols.cpp - Symbolic dims for a CPU plan ---------------------===//
+//===- PlanSymbols.cpp - Symbolic dims for a plan -------------------------===//
 //
 // Symbols from --max-shape, expressions from SymbolicShapes, static types
 // where the analysis proves them, and the assumptions it made
@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "lmopt/Target/CPU/PlanSymbols.h"
+#include "lmopt/Target/Common/PlanSymbols.h"
 #include "lmopt/Format/PlanShapes.h"
 
 #include "lmopt/Dialect/Lmopt/IR/GraphNames.h"
@@ -18,12 +18,11 @@
 
 using namespace mlir;
 using namespace mlir::lmopt;
-using namespace mlir::lmopt::cpu;
 namespace rt = ::lmopt::runtime;
 
-std::optional<uint32_t>
-mlir::lmopt::cpu::addPlanExpr(rt::Plan &plan, const SymbolicShapes &shapes,
-                              const SymExpr &expr) {
+std::optional<uint32_t> mlir::lmopt::addPlanExpr(rt::Plan &plan,
+                                                 const SymbolicShapes &shapes,
+                                                 const SymExpr &expr) {
   if (expr.hasOverflowed())
     return std::nullopt;
   using Op = rt::DimOp::Kind;
@@ -54,10 +53,9 @@ mlir::lmopt::cpu::addPlanExpr(rt::Plan &plan, const SymbolicShapes &shapes,
   return plan.addExpr(std::move(planExpr));
 }
 
-bool mlir::lmopt::cpu::setPlanTensorDims(rt::Plan &plan,
-                                         const SymbolicShapes *shapes,
-                                         Value value, rt::PlanTensor &tensor,
-                                         bool report) {
+bool mlir::lmopt::setPlanTensorDims(rt::Plan &plan,
+                                    const SymbolicShapes *shapes, Value value,
+                                    rt::PlanTensor &tensor, bool report) {
   auto type = llvm::cast<RankedTensorType>(value.getType());
   std::optional<ArrayRef<SymExpr>> dims =
       shapes ? shapes->getDims(value) : std::nullopt;
@@ -98,7 +96,7 @@ bool mlir::lmopt::cpu::setPlanTensorDims(rt::Plan &plan,
   return resolved;
 }
 
-LogicalResult mlir::lmopt::cpu::addPlanSymbols(
+LogicalResult mlir::lmopt::addPlanSymbols(
     func::FuncOp main,
     const std::map<std::string, std::vector<int64_t>> &maxShapes,
     rt::Plan &plan, SymbolicShapeBounds &bounds) {
@@ -168,8 +166,8 @@ LogicalResult mlir::lmopt::cpu::addPlanSymbols(
   return success(ok);
 }
 
-void mlir::lmopt::cpu::refineStaticDims(func::FuncOp main,
-                                        const SymbolicShapes &shapes) {
+void mlir::lmopt::refineStaticDims(func::FuncOp main,
+                                   const SymbolicShapes &shapes) {
   for (Operation &op : main.getBody().front().without_terminator())
     for (Value value : op.getResults()) {
       auto type = llvm::dyn_cast<RankedTensorType>(value.getType());
@@ -186,8 +184,8 @@ void mlir::lmopt::cpu::refineStaticDims(func::FuncOp main,
     }
 }
 
-void mlir::lmopt::cpu::addPlanAssumptions(rt::Plan &plan,
-                                          const SymbolicShapes &shapes) {
+void mlir::lmopt::addPlanAssumptions(rt::Plan &plan,
+                                     const SymbolicShapes &shapes) {
   for (const SymbolicAssumption &assumption : shapes.getAssumptions()) {
     std::optional<uint32_t> lhs = addPlanExpr(plan, shapes, assumption.lhs);
     std::optional<uint32_t> rhs = addPlanExpr(plan, shapes, assumption.rhs);

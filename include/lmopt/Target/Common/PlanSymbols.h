@@ -1,4 +1,4 @@
-//===- PlanSymbols.h - Symbolic dims for a CPU plan -------------*- C++ -*-===//
+//===- PlanSymbols.h - Symbolic dims for a plan -----------------*- C++ -*-===//
 //
 // The parts of plan building that bounded dynamic shapes add: plan symbols
 // for the dynamic input dims and their --max-shape bounds, plan expressions
@@ -8,8 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef LMOPT_TARGET_CPU_PLANSYMBOLS_H
-#define LMOPT_TARGET_CPU_PLANSYMBOLS_H
+#ifndef LMOPT_TARGET_COMMON_PLANSYMBOLS_H
+#define LMOPT_TARGET_COMMON_PLANSYMBOLS_H
 
 #include "lmopt/Dialect/Lmopt/Transforms/SymbolicShapes.h"
 #include "lmopt/Format/Plan.h"
@@ -23,7 +23,7 @@
 #include <string>
 #include <vector>
 
-namespace mlir::lmopt::cpu {
+namespace mlir::lmopt {
 
 /// Adds a plan symbol for every dynamic dim of `main`'s arguments, bounded
 /// by `maxShapes` (by input name, one entry per dim; a static dim's entry
@@ -60,6 +60,6 @@ void refineStaticDims(func::FuncOp main, const SymbolicShapes &shapes);
 void addPlanAssumptions(::lmopt::runtime::Plan &plan,
                         const SymbolicShapes &shapes);
 
-} // namespace mlir::lmopt::cpu
+} // namespace mlir::lmopt
 
-#endif // LMOPT_TARGET_CPU_PLANSYMBOLS_H
+#endif // LMOPT_TARGET_COMMON_PLANSYMBOLS_H

@@ -5,7 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "lmopt/Target/CPU/PlanBuilder.h"
+#include "lmopt/Target/Common/RuntimeTypes.h"
 
 #include "mlir/Dialect/Quant/IR/QuantTypes.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -13,7 +13,7 @@
 using namespace mlir;
 namespace rt = ::lmopt::runtime;
 
-std::optional<rt::DType> mlir::lmopt::cpu::getRuntimeDType(Type type) {
+std::optional<rt::DType> mlir::lmopt::getRuntimeDType(Type type) {
   // A quantized tensor is stored as its integers, sub-byte widths one per
   // byte as the dialect's constants hold them.
   if (auto quantType = llvm::dyn_cast<quant::QuantizedType>(type)) {

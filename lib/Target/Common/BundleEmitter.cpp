@@ -1,6 +1,6 @@
-//===- BundleEmitter.cpp - Write a CPU plan as a .lmopt bundle ------------===//
+//===- BundleEmitter.cpp - Write a target's plan as a .lmopt bundle -------===//
 
-#include "lmopt/Target/CPU/BundleEmitter.h"
+#include "lmopt/Target/Common/BundleEmitter.h"
 #include "lmopt/Format/PlanShapes.h"
 
 #include "lmopt/Format/Bundle.h"
@@ -10,7 +10,7 @@
 #include "llvm/Support/FormatVariadic.h"
 
 using namespace mlir;
-using namespace mlir::lmopt::cpu;
+using namespace mlir::lmopt;
 namespace rt = ::lmopt::runtime;
 
 static llvm::json::Array
@@ -39,8 +39,8 @@ describeValues(const rt::Plan &plan, const std::vector<rt::PlanValue> &values) {
   return array;
 }
 
-std::string mlir::lmopt::cpu::buildMetaJSON(const rt::Plan &plan,
-                                            const BundleMeta &meta) {
+std::string mlir::lmopt::buildMetaJSON(const rt::Plan &plan,
+                                       const BundleMeta &meta) {
   llvm::json::Object root{
       {"model", meta.modelName},
       {"lmopt_version", kLmoptVersion},
@@ -53,10 +53,9 @@ std::string mlir::lmopt::cpu::buildMetaJSON(const rt::Plan &plan,
 }
 
 llvm::Expected<uint64_t>
-mlir::lmopt::cpu::writeCpuBundle(StringRef path, const CpuPlan &plan,
-                                 ArrayRef<uint8_t> kernels,
-                                 const std::string &metaJSON,
-                                 ArrayRef<std::string> cpuFeatures) {
+mlir::lmopt::writeBundle(StringRef path, const TargetPlan &plan,
+                         ArrayRef<uint8_t> kernels, const std::string &metaJSON,
+                         ArrayRef<std::string> requirements) {
   rt::BundleWriter writer;
   std::vector<uint8_t> meta(metaJSON.begin(), metaJSON.end());
   uint64_t size = rt::bundle_format::kHeaderSize;
@@ -96,10 +95,10 @@ mlir::lmopt::cpu::writeCpuBundle(StringRef path, const CpuPlan &plan,
             add("kernels", rt::SectionKind::Kernels,
                 std::vector<uint8_t>(kernels.begin(), kernels.end())))
       return std::move(error);
-  if (!cpuFeatures.empty()) {
+  if (!requirements.empty()) {
     std::string lines;
-    for (const std::string &feature : cpuFeatures)
-      lines += "cpu-feature " + feature + "\n";
+    for (const std::string &requirement : requirements)
+      lines += requirement + "\n";
     if (llvm::Error error =
             add("requires", rt::SectionKind::Requirements,
                 std::vector<uint8_t>(lines.begin(), lines.end())))
@@ -121,11 +120,11 @@ static void printIds(llvm::raw_ostream &os, const std::vector<uint32_t> &ids) {
   os << ")";
 }
 
-void mlir::lmopt::cpu::printPlan(llvm::raw_ostream &os, const CpuPlan &cpu) {
-  const rt::Plan &plan = cpu.plan;
+void mlir::lmopt::printPlan(llvm::raw_ostream &os, const TargetPlan &target) {
+  const rt::Plan &plan = target.plan;
   os << "plan: " << plan.tensors.size() << " tensors, " << plan.steps.size()
      << " steps, arena " << plan.arenaSize() << " bytes (naive "
-     << cpu.memory.naiveSize << "), weights " << cpu.weights.size()
+     << target.memory.naiveSize << "), weights " << target.weights.size()
      << " bytes\n";
   for (const rt::PlanSymbol &symbol : plan.symbols)
     os << "symbol " << symbol.name << " <= " << symbol.bound << "\n";
@@ -148,8 +147,8 @@ void mlir::lmopt::cpu::printPlan(llvm::raw_ostream &os, const CpuPlan &cpu) {
       os << dim;
     }
     os << "]";
-    if (id < cpu.aliasRoot.size() && cpu.aliasRoot[id] != id)
-      os << " alias of %" << cpu.aliasRoot[id];
+    if (id < target.aliasRoot.size() && target.aliasRoot[id] != id)
+      os << " alias of %" << target.aliasRoot[id];
     os << "\n";
   }
   for (const rt::PlanValue &value : plan.inputs)

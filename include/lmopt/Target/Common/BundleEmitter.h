@@ -1,0 +1,56 @@
+//===- BundleEmitter.h - Write a target's plan as a bundle ------*- C++ -*-===//
+//
+// The last step of `lmopt-compile`, whatever the target: the `meta`, `plan`,
+// `weights`, `kernels` and `requires` sections (docs/bundle-format.md),
+// written atomically, and a readable listing of the plan for humans and lit
+// tests.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LMOPT_TARGET_COMMON_BUNDLEEMITTER_H
+#define LMOPT_TARGET_COMMON_BUNDLEEMITTER_H
+
+#include "lmopt/Target/Common/PlanBuilder.h"
+
+#include "mlir/Support/LLVM.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace mlir::lmopt {
+
+/// The compiler's version, recorded in every bundle's `meta`.
+inline constexpr const char *kLmoptVersion = "0.1.0";
+
+struct BundleMeta {
+  std::string modelName;
+  /// The target's name (TargetBackend::getName).
+  std::string target;
+  /// {kind: {"fused": n, "near_misses": m}} from the fusion report.
+  llvm::json::Object fusions;
+};
+
+/// The `meta` section's JSON: model, compiler version, target, inputs and
+/// outputs (name, dtype, dims), fusion counts.
+std::string buildMetaJSON(const ::lmopt::runtime::Plan &plan,
+                          const BundleMeta &meta);
+
+/// Writes `path` with the plan, weights, `kernels` (the target's kernel
+/// payload, omitted when empty), `requires` (one line per entry of
+/// `requirements`, omitted when empty) and meta sections; never leaves a
+/// partial file. Returns the file's size.
+llvm::Expected<uint64_t>
+writeBundle(llvm::StringRef path, const TargetPlan &plan,
+            llvm::ArrayRef<uint8_t> kernels, const std::string &metaJSON,
+            llvm::ArrayRef<std::string> requirements = {});
+
+/// One line per tensor, value and step, for `lmopt-compile --dump-plan`.
+void printPlan(llvm::raw_ostream &os, const TargetPlan &plan);
+
+} // namespace mlir::lmopt
+
+#endif // LMOPT_TARGET_COMMON_BUNDLEEMITTER_H

@@ -1,0 +1,296 @@
+//===- CpuTarget.cpp - The CPU target -------------------------------------===//
+//
+// What the CPU runs and how: the op roles (which ops are library steps, which
+// are read in place, which go to generated kernels), the library steps'
+// operands and attributes in the layouts the runtime's CPU executors read
+// (AttentionPlan, GatherPlan, QuantPlan), the row-quantization fusion, and
+// kernel code generation to a shared object (KernelCodegen).
+//
+//===----------------------------------------------------------------------===//
+
+#include "lmopt/Target/CPU/CpuTarget.h"
+#include "AttentionPlan.h"
+#include "GatherPlan.h" // and QuantPlan.h
+#include "KernelPipeline.h"
+#include "lmopt/Target/CPU/KernelCodegen.h"
+
+#include "lmopt/Dialect/Lmopt/IR/LmoptOps.h"
+#include "lmopt/Support/FusionReport.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Quant/IR/Quant.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::lmopt;
+using namespace mlir::lmopt::cpu;
+namespace rt = ::lmopt::runtime;
+
+/// The prefix of the `requires` lines the CPU's kernels add.
+static constexpr llvm::StringLiteral kCpuFeaturePrefix = "cpu-feature ";
+
+static KernelCodegenOptions getCodegenOptions(const TargetOptions &options) {
+  KernelCodegenOptions codegen;
+  codegen.optLevel = options.optLevel;
+  codegen.cpu = options.cpu;
+  return codegen;
+}
+
+//===----------------------------------------------------------------------===//
+// Op roles
+//===----------------------------------------------------------------------===//
+
+static bool isF32(Value value) {
+  return llvm::cast<ShapedType>(value.getType()).getElementType().isF32();
+}
+
+/// The role of an op that is not a constant, or a diagnostic naming why
+/// the CPU cannot run it.
+static FailureOr<OpRole> classifyForCpu(Operation *op, bool symbolic) {
+  std::string node = describeNode(op->getLoc());
+  auto unsupported = [&](const Twine &why) {
+    InFlightDiagnostic diag = op->emitError()
+                              << "no CPU lowering for '" << op->getName()
+                              << "' (node '" << node << "')";
+    if (!why.isTriviallyEmpty())
+      diag << ": " << why;
+    return failure();
+  };
+  // A storage cast of a constant may read sub-byte integers (i4 weights),
+  // which are stored under the cast's quantized type.
+  bool castsConstant = isa<quant::StorageCastOp>(op) &&
+                       getConstantValue(op->getOperand(0).getDefiningOp());
+  if (std::string why =
+          describeUnplannableType(op, symbolic, /*operands=*/!castsConstant);
+      !why.empty())
+    return unsupported(why);
+  // A quantized linear's weight is stored in the step's own layout
+  // (QuantPlan.cpp), so the cast feeding it stores nothing.
+  if (castsConstant && onlyFeedsQuantizedLinears(op))
+    return OpRole::Constant;
+  // A storage cast only renames the integers' type: same bytes.
+  if (isa<ReshapeOp, SqueezeOp, UnsqueezeOp, quant::StorageCastOp>(op))
+    return OpRole::Alias;
+  if (isAttentionViewOp(op))
+    return OpRole::View;
+  if (auto linear = dyn_cast<LinearOp>(op)) {
+    if (!isQuantizedLinear(linear) &&
+        (!isF32(linear.getInput()) || !isF32(linear.getWeight())))
+      return unsupported("only f32 linears run on the CPU so far");
+    return OpRole::LibraryStep;
+  }
+  if (auto attention = dyn_cast<AttentionOp>(op)) {
+    if (!isF32(attention.getQuery()) || !isF32(attention.getKey()) ||
+        !isF32(attention.getValue()))
+      return unsupported("only f32 attention runs on the CPU so far");
+    return OpRole::LibraryStep;
+  }
+  if (isa<GatherOp>(op))
+    return OpRole::LibraryStep;
+  if (auto matmul = dyn_cast<MatMulOp>(op)) {
+    if (!isF32(matmul.getLhs()) || !isF32(matmul.getRhs()))
+      return unsupported("only f32 matmuls run on the CPU so far");
+    return OpRole::LibraryStep;
+  }
+  // Gemm (fused into linears unless its alpha/beta/transposes say
+  // otherwise) needs a library step that does not exist yet; everything
+  // else in lmopt and arith (the quantization ops and integer products
+  // included) is left to the kernel generator, which diagnoses what it
+  // cannot lower.
+  if (isa<GemmOp, DropoutOp>(op))
+    return unsupported("");
+  if (op->getNumRegions() != 0 || op->getNumResults() == 0 ||
+      !isa<LmoptDialect, arith::ArithDialect>(op->getDialect()))
+    return unsupported("");
+  return OpRole::Kernel;
+}
+
+//===----------------------------------------------------------------------===//
+// Library steps
+//===----------------------------------------------------------------------===//
+
+static LogicalResult emitLinear(LinearOp op, PlanEmitter &emitter) {
+  FailureOr<rt::PlanStep *> added = emitter.addLibraryStep(
+      op, op->getOperands(), op.getOutput(), rt::StepKind::Linear);
+  if (failed(added))
+    return failure();
+  rt::PlanStep &step = **added;
+  PlanEmitter::addIntAttr(step, "transpose_weight", op.getTransposeWeight());
+  PlanEmitter::addIntAttr(step, "activation",
+                          static_cast<int64_t>(op.getActivation()));
+  PlanEmitter::addIntAttr(step, "has_bias", op.getBias() != nullptr);
+  PlanEmitter::addIntAttr(step, "has_residual", op.getResidual() != nullptr);
+  return success();
+}
+
+/// The step and its repacked constants come from QuantPlan.cpp.
+static LogicalResult emitQuantLinear(LinearOp op, PlanEmitter &emitter) {
+  std::string name = describeNode(op.getLoc());
+  FailureOr<QuantLinearLowering> lowering = lowerQuantizedLinear(op, name);
+  FailureOr<uint32_t> input = emitter.getTensor(op.getInput());
+  if (failed(lowering) || failed(input))
+    return failure();
+  SmallVector<uint32_t> operands = {*input};
+  for (const QuantConstant &constant : lowering->constants) {
+    FailureOr<uint32_t> id =
+        emitter.addConstant(constant.name, constant.value, op.getLoc());
+    if (failed(id))
+      return failure();
+    operands.push_back(*id);
+  }
+  for (Value value : {op.getBias(), op.getResidual()}) {
+    if (!value)
+      continue;
+    FailureOr<uint32_t> id = emitter.getTensor(value);
+    if (failed(id))
+      return failure();
+    operands.push_back(*id);
+  }
+  uint32_t output = emitter.addResult(op.getOutput(), name);
+  rt::PlanStep &step = emitter.addStep(rt::StepKind::QuantLinear, name);
+  step.operands.assign(operands.begin(), operands.end());
+  step.results = {output};
+  step.attrs = std::move(lowering->attrs);
+  return success();
+}
+
+/// The step's operands and attributes come from AttentionPlan.cpp.
+static LogicalResult emitAttention(AttentionOp op, PlanEmitter &emitter) {
+  AttentionLowering lowering = lowerAttention(op);
+  FailureOr<rt::PlanStep *> added = emitter.addLibraryStep(
+      op, lowering.operands, op.getOutput(), rt::StepKind::Attention);
+  if (failed(added))
+    return failure();
+  (*added)->attrs = std::move(lowering.attrs);
+  return success();
+}
+
+static LogicalResult emitGather(GatherOp op, PlanEmitter &emitter) {
+  std::string name = describeNode(op.getLoc());
+  FailureOr<uint32_t> data = emitter.getTensor(op.getData());
+  FailureOr<uint32_t> indices = emitter.getTensor(op.getIndices());
+  if (failed(data) || failed(indices))
+    return failure();
+  uint32_t output = emitter.addResult(op.getOutput(), name);
+  rt::PlanStep &step = emitter.addStep(rt::StepKind::Gather, name);
+  step.operands = {*data, *indices};
+  step.results = {output};
+  int64_t axis = op.getAxis();
+  if (axis < 0)
+    axis += llvm::cast<RankedTensorType>(op.getData().getType()).getRank();
+  PlanEmitter::addIntAttr(step, "axis", axis);
+  // A quantized table's row scales are a third operand (GatherPlan.cpp).
+  if (!isQuantizedGather(op))
+    return success();
+  FailureOr<QuantConstant> scales = lowerQuantizedGather(op, name);
+  FailureOr<uint32_t> id =
+      failed(scales)
+          ? FailureOr<uint32_t>(failure())
+          : emitter.addConstant(scales->name, scales->value, op.getLoc());
+  if (failed(id))
+    return failure();
+  step.operands.push_back(*id);
+  PlanEmitter::addIntAttr(step, "row_scales", 1);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// CpuTargetBackend
+//===----------------------------------------------------------------------===//
+
+namespace {
+class CpuTargetBackend : public TargetBackend {
+public:
+  StringRef getName() const override { return "cpu"; }
+  StringRef getDescription() const override {
+    return "library steps on oneDNN, kernels LLVM compiles for --cpu";
+  }
+  StringRef getDeviceName() const override { return "cpu"; }
+
+  FailureOr<OpRole> classify(Operation *op, bool symbolic) const override {
+    return classifyForCpu(op, symbolic);
+  }
+
+  Value getViewSource(Value value) const override {
+    std::optional<AttentionView> view = getAttentionView(value);
+    return view ? view->source : nullptr;
+  }
+
+  LogicalResult emitStep(Operation *op, PlanEmitter &emitter) const override {
+    return llvm::TypeSwitch<Operation *, LogicalResult>(op)
+        .Case([&](LinearOp linear) {
+          return isQuantizedLinear(linear) ? emitQuantLinear(linear, emitter)
+                                           : emitLinear(linear, emitter);
+        })
+        .Case([&](AttentionOp attention) {
+          return emitAttention(attention, emitter);
+        })
+        .Case([&](GatherOp gather) { return emitGather(gather, emitter); })
+        .Case([&](MatMulOp matmul) {
+          return success(succeeded(emitter.addLibraryStep(
+              matmul, matmul->getOperands(), matmul.getResult(),
+              rt::StepKind::MatMul)));
+        })
+        .Default([](Operation *) -> LogicalResult {
+          llvm_unreachable("the CPU classified no other op a library step");
+        });
+  }
+
+  void rewritePlan(TargetPlan &plan,
+                   const TargetOptions &options) const override {
+    unsigned fused = options.fuseRowQuantization
+                         ? fuseRowQuantization(plan.plan, plan.aliasRoot)
+                         : 0;
+    plan.rewrites.push_back(
+        {"fused_row_quantizations",
+         "int8 linears writing their output quantized for the next", fused});
+  }
+
+  void buildKernelPipeline(OpPassManager &pm,
+                           const TargetOptions &) const override {
+    buildKernelBufferizationPipeline(pm);
+    buildKernelToLLVMPipeline(pm);
+  }
+
+  FailureOr<std::vector<uint8_t>>
+  serializeKernels(ModuleOp kernels,
+                   const TargetOptions &options) const override {
+    return compileKernels(kernels, getCodegenOptions(options));
+  }
+
+  llvm::Expected<std::vector<std::string>>
+  getRequirements(const TargetPlan &plan,
+                  const TargetOptions &options) const override {
+    std::vector<std::string> lines;
+    if (plan.numKernels == 0)
+      return lines; // only the generated kernels are compiled for `cpu`
+    llvm::Expected<std::vector<std::string>> features =
+        getKernelCpuFeatures(getCodegenOptions(options));
+    if (!features)
+      return features.takeError();
+    for (const std::string &feature : *features)
+      lines.push_back((kCpuFeaturePrefix + feature).str());
+    return lines;
+  }
+
+  std::string
+  describeRequirements(ArrayRef<std::string> requirements) const override {
+    std::vector<StringRef> features;
+    for (StringRef line : requirements)
+      if (line.consume_front(kCpuFeaturePrefix))
+        features.push_back(line);
+    if (features.empty())
+      return "";
+    return "kernels need CPU features: " + llvm::join(features, ", ");
+  }
+};
+} // namespace
+
+std::unique_ptr<TargetBackend> mlir::lmopt::cpu::createCpuTargetBackend() {
+  return std::make_unique<CpuTargetBackend>();
+}
+
+void mlir::lmopt::cpu::registerCpuTargetBackend() {
+  registerTargetBackend(createCpuTargetBackend());
+}

@@ -1,0 +1,574 @@
+//===- PlanBuilder.cpp - One function to an execution plan ----------------===//
+//
+// One pass over the function in block order. Each op plays the role its
+// target gives it: a constant (a weight, materialized when a step reads
+// it), an alias (a static reshape: no step, the result names its operand's
+// bytes), a library step the target emits, a view a library step reads in
+// place (no step), or part of a generated kernel. Consecutive kernel ops are
+// collected into a group that is outlined when the next non-kernel op needs
+// its results, so a kernel reads its inputs once and writes only what later
+// steps or the outputs use.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lmopt/Target/Common/PlanBuilder.h"
+#include "lmopt/Format/PlanShapes.h"
+#include "lmopt/Target/Common/PlanSymbols.h"
+#include "lmopt/Target/Common/RuntimeTypes.h"
+#include "lmopt/Target/TargetBackend.h"
+
+#include "lmopt/Conversion/LmoptToLinalg/LmoptToLinalg.h"
+#include "lmopt/Dialect/Lmopt/IR/GraphNames.h"
+#include "lmopt/Dialect/Lmopt/Transforms/SymbolicShapes.h"
+#include "lmopt/Support/FusionReport.h"
+#include "lmopt/Support/ResourceBlob.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Quant/IR/Quant.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/SmallPtrSet.h"
+
+#include <optional>
+
+using namespace mlir;
+using namespace mlir::lmopt;
+namespace rt = ::lmopt::runtime;
+
+//===----------------------------------------------------------------------===//
+// Helpers for targets
+//===----------------------------------------------------------------------===//
+
+ElementsAttr mlir::lmopt::getConstantValue(Operation *op) {
+  if (!op || !op->hasTrait<OpTrait::ConstantLike>())
+    return nullptr;
+  Attribute value;
+  if (!matchPattern(op, m_Constant(&value)))
+    return nullptr;
+  return llvm::dyn_cast<ElementsAttr>(value);
+}
+
+bool mlir::lmopt::isPlannable(Type type, bool symbolic) {
+  auto tensor = llvm::dyn_cast<RankedTensorType>(type);
+  return tensor && (symbolic || tensor.hasStaticShape()) &&
+         getRuntimeDType(tensor.getElementType()).has_value();
+}
+
+std::string mlir::lmopt::describeUnplannableType(Operation *op, bool symbolic,
+                                                 bool operands) {
+  auto describe = [&](TypeRange types, StringRef what) -> std::string {
+    for (auto [index, type] : llvm::enumerate(types)) {
+      if (isPlannable(type, symbolic))
+        continue;
+      std::string text;
+      llvm::raw_string_ostream os(text);
+      os << what << " " << index << " has type " << type
+         << (symbolic ? ", not a tensor of a runtime dtype"
+                      : ", not a static tensor of a runtime dtype");
+      return text;
+    }
+    return "";
+  };
+  std::string why = describe(op->getResultTypes(), "result");
+  if (why.empty() && operands)
+    why = describe(op->getOperandTypes(), "operand");
+  return why;
+}
+
+PlanEmitter::~PlanEmitter() = default;
+
+void PlanEmitter::addIntAttr(rt::PlanStep &step, StringRef name,
+                             int64_t value) {
+  rt::PlanAttr attr;
+  attr.name = name.str();
+  attr.kind = rt::PlanAttr::Kind::Int;
+  attr.intValue = value;
+  step.attrs.push_back(std::move(attr));
+}
+
+FailureOr<std::vector<uint32_t>> PlanEmitter::getTensors(ValueRange values) {
+  std::vector<uint32_t> ids;
+  for (Value value : values) {
+    FailureOr<uint32_t> id = getTensor(value);
+    if (failed(id))
+      return failure();
+    ids.push_back(*id);
+  }
+  return ids;
+}
+
+FailureOr<rt::PlanStep *> PlanEmitter::addLibraryStep(Operation *op,
+                                                      ValueRange operandValues,
+                                                      Value output,
+                                                      rt::StepKind kind) {
+  FailureOr<std::vector<uint32_t>> operands = getTensors(operandValues);
+  if (failed(operands))
+    return failure();
+  std::string name = describeNode(op->getLoc());
+  uint32_t outputId = addResult(output, name);
+  rt::PlanStep &step = addStep(kind, name);
+  step.operands = std::move(*operands);
+  step.results = {outputId};
+  return &step;
+}
+
+//===----------------------------------------------------------------------===//
+// PlanBuilder
+//===----------------------------------------------------------------------===//
+
+namespace {
+class PlanBuilder : public PlanEmitter {
+public:
+  PlanBuilder(func::FuncOp func, const TargetBackend &backend,
+              const PlanBuildOptions &options, WeightsBuilder &weights)
+      : func(func), backend(backend), options(options), weights(weights),
+        builder(func.getContext()) {}
+
+  FailureOr<TargetPlan> build();
+
+  FailureOr<uint32_t> getTensor(Value value) override;
+  FailureOr<uint32_t> addConstant(StringRef name, ElementsAttr value,
+                                  Location loc) override;
+  uint32_t addResult(Value value, std::string name) override;
+  rt::PlanStep &addStep(rt::StepKind kind, std::string name) override;
+
+private:
+  uint32_t addTensor(std::string name, Value value, rt::TensorStorage storage,
+                     uint64_t offset, uint32_t aliasOf);
+  bool isInlineConstant(Value value) const;
+  LogicalResult classifyOps();
+  void addInputs();
+
+  LogicalResult emitAlias(Operation *op);
+  LogicalResult flushGroup();
+  LogicalResult emitOutputs(func::ReturnOp ret);
+
+  LogicalResult setUpSymbols();
+  /// Fills the symbolic dims of `tensor`, the planned form of `value`.
+  void setSymbolicDims(Value value, rt::PlanTensor &tensor);
+
+  func::FuncOp func;
+  const TargetBackend &backend;
+  const PlanBuildOptions &options;
+  WeightsBuilder &weights;
+  OpBuilder builder;
+  TargetPlan result;
+  llvm::DenseMap<Value, uint32_t> tensors;
+  llvm::DenseMap<Operation *, OpRole> roles;
+  /// The kernel ops collected since the last non-kernel step.
+  SmallVector<Operation *> group;
+  llvm::SmallPtrSet<Operation *, 16> groupSet;
+  /// Symbolic plans: the dims of every value, and whether a dim failed to
+  /// follow from the inputs' (reported where it happened).
+  std::optional<SymbolicShapes> shapes;
+  bool symbolic = false;
+  bool unresolvedDims = false;
+};
+} // namespace
+
+static std::string valueName(Value value) {
+  std::string name = describeNode(value.getLoc());
+  if (auto result = llvm::dyn_cast<OpResult>(value))
+    if (result.getOwner()->getNumResults() > 1)
+      name += ":" + std::to_string(result.getResultNumber());
+  return name;
+}
+
+uint32_t PlanBuilder::addTensor(std::string name, Value value,
+                                rt::TensorStorage storage, uint64_t offset,
+                                uint32_t aliasOf) {
+  auto type = llvm::cast<RankedTensorType>(value.getType());
+  rt::PlanTensor tensor;
+  tensor.name = std::move(name);
+  tensor.dtype = *getRuntimeDType(type.getElementType());
+  tensor.dims.assign(type.getShape().begin(), type.getShape().end());
+  tensor.storage = storage;
+  tensor.offset = offset;
+  if (!type.hasStaticShape())
+    setSymbolicDims(value, tensor);
+  uint32_t id = result.plan.addTensor(std::move(tensor));
+  result.aliasRoot.push_back(aliasOf == ~0u ? id : aliasOf);
+  return id;
+}
+
+LogicalResult PlanBuilder::setUpSymbols() {
+  SymbolicShapeBounds bounds;
+  if (failed(addPlanSymbols(func, options.maxShapes, result.plan, bounds)))
+    return failure();
+  symbolic = !result.plan.symbols.empty();
+  if (symbolic)
+    shapes.emplace(func, bounds);
+  return success();
+}
+
+void PlanBuilder::setSymbolicDims(Value value, rt::PlanTensor &tensor) {
+  // The first unresolved dim is reported: the dims computed from it follow.
+  if (!setPlanTensorDims(result.plan, shapes ? &*shapes : nullptr, value,
+                         tensor, /*report=*/!unresolvedDims))
+    unresolvedDims = true;
+}
+
+FailureOr<uint32_t> PlanBuilder::getTensor(Value value) {
+  auto known = tensors.find(value);
+  if (known != tensors.end())
+    return known->second;
+  Operation *def = value.getDefiningOp();
+  ElementsAttr attr = getConstantValue(def);
+  assert(attr && "values are planned before their uses");
+  if (!isPlannable(value.getType()))
+    return def->emitError("constant of type ")
+           << value.getType()
+           << " cannot be stored in a bundle: not a static tensor of a "
+              "runtime dtype";
+  std::string name = describeNode(def->getLoc());
+  if (auto resource = llvm::dyn_cast<DenseResourceElementsAttr>(attr))
+    name = resource.getRawHandle().getKey().str();
+  FailureOr<uint64_t> offset = weights.add(attr, def->getLoc());
+  if (failed(offset))
+    return failure();
+  uint32_t id = addTensor(name, value, rt::TensorStorage::Weight, *offset, ~0u);
+  tensors[value] = id;
+  return id;
+}
+
+FailureOr<uint32_t> PlanBuilder::addConstant(StringRef name, ElementsAttr value,
+                                             Location loc) {
+  FailureOr<uint64_t> offset = weights.add(value, loc);
+  if (failed(offset))
+    return failure();
+  rt::PlanTensor tensor;
+  tensor.name = name.str();
+  auto type = llvm::cast<ShapedType>(value.getType());
+  tensor.dtype = *getRuntimeDType(type.getElementType());
+  tensor.dims.assign(type.getShape().begin(), type.getShape().end());
+  tensor.storage = rt::TensorStorage::Weight;
+  tensor.offset = *offset;
+  uint32_t id = result.plan.addTensor(std::move(tensor));
+  result.aliasRoot.push_back(id); // its own bytes
+  return id;
+}
+
+uint32_t PlanBuilder::addResult(Value value, std::string name) {
+  uint32_t id =
+      addTensor(std::move(name), value, rt::TensorStorage::Arena, 0, ~0u);
+  tensors[value] = id;
+  return id;
+}
+
+rt::PlanStep &PlanBuilder::addStep(rt::StepKind kind, std::string name) {
+  return result.plan.addStep(kind, std::move(name));
+}
+
+bool PlanBuilder::isInlineConstant(Value value) const {
+  ElementsAttr attr = getConstantValue(value.getDefiningOp());
+  if (!attr)
+    return false;
+  if (auto dense = llvm::dyn_cast<DenseElementsAttr>(attr);
+      dense && dense.isSplat())
+    return true;
+  return attr.getNumElements() <= options.maxInlineConstantElements;
+}
+
+LogicalResult PlanBuilder::emitAlias(Operation *op) {
+  Value input = op->getOperand(0);
+  Value output = op->getResult(0);
+  // A result of the open kernel group must be written before it is aliased.
+  if (Operation *def = input.getDefiningOp(); def && groupSet.contains(def))
+    if (failed(flushGroup()))
+      return failure();
+  std::string name = describeNode(op->getLoc());
+  // Sub-byte integers (i4 weights) have no runtime dtype of their own: the
+  // constant is stored one value per byte under its quantized type.
+  if (ElementsAttr attr = getConstantValue(input.getDefiningOp());
+      attr && isa<quant::StorageCastOp>(op) && !isPlannable(input.getType())) {
+    FailureOr<uint64_t> offset = weights.add(attr, op->getLoc());
+    if (failed(offset))
+      return failure();
+    tensors[output] =
+        addTensor(name, output, rt::TensorStorage::Weight, *offset, ~0u);
+    return success();
+  }
+  FailureOr<uint32_t> source = getTensor(input);
+  if (failed(source))
+    return failure();
+  const rt::PlanTensor &from = result.plan.tensors[*source];
+  switch (from.storage) {
+  case rt::TensorStorage::Weight:
+    tensors[output] =
+        addTensor(name, output, rt::TensorStorage::Weight, from.offset, ~0u);
+    return success();
+  case rt::TensorStorage::Arena:
+    tensors[output] = addTensor(name, output, rt::TensorStorage::Arena, 0,
+                                result.aliasRoot[*source]);
+    return success();
+  case rt::TensorStorage::Input: {
+    // The plan has one tensor per model input, so the reshaped input is a
+    // copy in the arena.
+    uint32_t copy = addTensor(name, output, rt::TensorStorage::Arena, 0, ~0u);
+    rt::PlanStep &step = result.plan.addStep(rt::StepKind::Copy, name);
+    step.operands = {*source};
+    step.results = {copy};
+    tensors[output] = copy;
+    return success();
+  }
+  }
+  llvm_unreachable("unknown tensor storage");
+}
+
+LogicalResult PlanBuilder::flushGroup() {
+  if (group.empty())
+    return success();
+  SmallVector<Operation *> ops = std::move(group);
+  llvm::SmallPtrSet<Operation *, 16> opSet = std::move(groupSet);
+  group.clear();
+  groupSet.clear();
+
+  // Operands: values from outside the group, in order of first use; small
+  // constants are cloned instead. Results: values read after the group.
+  llvm::SetVector<Value> inputs, inlined, outputs;
+  for (Operation *op : ops)
+    for (Value operand : op->getOperands()) {
+      Operation *def = operand.getDefiningOp();
+      if (def && opSet.contains(def))
+        continue;
+      if (isInlineConstant(operand))
+        inlined.insert(operand);
+      else
+        inputs.insert(operand);
+    }
+  // Library steps read a view in its source's buffer, which the group
+  // writes should it compute it; the view itself is written only for a
+  // later group that reads it (its dims, say).
+  for (Operation *op : ops)
+    for (Value value : op->getResults()) {
+      Value viewSource = backend.getViewSource(value);
+      if (Operation *def = viewSource ? viewSource.getDefiningOp() : nullptr;
+          def && opSet.contains(def))
+        outputs.insert(viewSource);
+      for (Operation *user : value.getUsers())
+        if (!opSet.contains(user) &&
+            !(viewSource && roles.lookup(user) == OpRole::LibraryStep))
+          outputs.insert(value);
+    }
+  if (outputs.empty())
+    return success(); // nothing the model needs
+
+  std::string entry = "k" + std::to_string(result.numKernels++);
+  Location loc = ops.front()->getLoc();
+  if (!result.kernels)
+    result.kernels = ModuleOp::create(UnknownLoc::get(func.getContext()));
+  // Kernels take and return plain integers where the model has quantized or
+  // signed/unsigned tensors; casts inside restore the model's types and
+  // the lowering folds them away.
+  auto storageType = [](Value value) -> Type {
+    auto type = llvm::cast<RankedTensorType>(value.getType());
+    return type.clone(getStorageElementType(type.getElementType()));
+  };
+  SmallVector<Type> inputTypes, outputTypes;
+  for (Value value : inputs)
+    inputTypes.push_back(storageType(value));
+  for (Value value : outputs)
+    outputTypes.push_back(storageType(value));
+  builder.setInsertionPointToEnd(result.kernels->getBody());
+  auto fn = func::FuncOp::create(
+      builder, loc, entry, builder.getFunctionType(inputTypes, outputTypes));
+  Block *body = fn.addEntryBlock();
+  builder.setInsertionPointToStart(body);
+  IRMapping mapping;
+  for (auto [value, arg] : llvm::zip(inputs, body->getArguments())) {
+    Value mapped = arg;
+    if (arg.getType() != value.getType())
+      mapped = UnrealizedConversionCastOp::create(builder, value.getLoc(),
+                                                  value.getType(), arg)
+                   .getResult(0);
+    mapping.map(value, mapped);
+  }
+  for (Value value : inlined) {
+    Operation *def = value.getDefiningOp();
+    FailureOr<DenseElementsAttr> dense =
+        getDenseAttr(getConstantValue(def), def->getLoc());
+    if (failed(dense))
+      return failure();
+    // arith.constant holds signless integers only: ui8 zero points are
+    // reinterpreted, then cast back for the ops that read them.
+    auto denseType = llvm::cast<RankedTensorType>(dense->getType());
+    Type storage = getStorageElementType(denseType.getElementType());
+    Value constant = arith::ConstantOp::create(
+        builder, def->getLoc(),
+        storage == denseType.getElementType() ? *dense
+                                              : dense->bitcast(storage));
+    if (constant.getType() != value.getType())
+      constant = UnrealizedConversionCastOp::create(builder, def->getLoc(),
+                                                    value.getType(), constant)
+                     .getResult(0);
+    mapping.map(value, constant);
+  }
+  for (Operation *op : ops)
+    builder.clone(*op, mapping);
+  SmallVector<Value> returned;
+  for (auto [value, type] : llvm::zip(outputs, outputTypes)) {
+    Value mapped = mapping.lookup(value);
+    if (mapped.getType() != type)
+      mapped = UnrealizedConversionCastOp::create(builder, value.getLoc(), type,
+                                                  mapped)
+                   .getResult(0);
+    returned.push_back(mapped);
+  }
+  func::ReturnOp::create(builder, loc, returned);
+
+  FailureOr<std::vector<uint32_t>> operandIds =
+      getTensors(inputs.getArrayRef());
+  if (failed(operandIds))
+    return failure();
+  rt::PlanStep &step =
+      result.plan.addStep(rt::StepKind::Kernel, describeNode(loc));
+  step.operands = std::move(*operandIds);
+  for (Value value : outputs) {
+    uint32_t id =
+        addTensor(valueName(value), value, rt::TensorStorage::Arena, 0, ~0u);
+    tensors[value] = id;
+    step.results.push_back(id);
+  }
+  rt::PlanAttr entryAttr;
+  entryAttr.name = "entry";
+  entryAttr.kind = rt::PlanAttr::Kind::String;
+  entryAttr.stringValue = entry;
+  step.attrs.push_back(std::move(entryAttr));
+  return success();
+}
+
+LogicalResult PlanBuilder::emitOutputs(func::ReturnOp ret) {
+  llvm::SmallDenseSet<uint32_t> used;
+  for (auto [index, value] : llvm::enumerate(ret.getOperands())) {
+    std::string name = getGraphOutputName(func, index);
+    FailureOr<uint32_t> id = getTensor(value);
+    if (failed(id))
+      return failure();
+    uint32_t tensor = *id;
+    // Each output owns an arena tensor the caller can read after the run.
+    if (result.plan.tensors[tensor].storage != rt::TensorStorage::Arena ||
+        used.contains(tensor)) {
+      uint32_t copy = addTensor(name, value, rt::TensorStorage::Arena, 0, ~0u);
+      rt::PlanStep &step = result.plan.addStep(rt::StepKind::Copy, name);
+      step.operands = {tensor};
+      step.results = {copy};
+      tensor = copy;
+    }
+    used.insert(tensor);
+    result.plan.outputs.push_back({name, tensor});
+  }
+  return success();
+}
+
+LogicalResult PlanBuilder::classifyOps() {
+  // Every op the target cannot run is reported before anything is built.
+  bool unsupported = false;
+  for (Operation &op : func.getBody().front().without_terminator()) {
+    FailureOr<OpRole> role = getConstantValue(&op)
+                                 ? FailureOr<OpRole>(OpRole::Constant)
+                                 : backend.classify(&op, symbolic);
+    if (failed(role)) {
+      unsupported = true;
+      continue;
+    }
+    roles[&op] = *role;
+  }
+  return failure(unsupported);
+}
+
+void PlanBuilder::addInputs() {
+  for (BlockArgument arg : func.getArguments()) {
+    std::string name = getGraphInputName(func, arg.getArgNumber());
+    uint32_t id =
+        addTensor(name, arg, rt::TensorStorage::Input, arg.getArgNumber(), ~0u);
+    tensors[arg] = id;
+    result.plan.inputs.push_back({name, id});
+  }
+}
+
+FailureOr<TargetPlan> PlanBuilder::build() {
+  Block &block = func.getBody().front();
+  if (failed(setUpSymbols()))
+    return failure();
+  if (symbolic)
+    refineStaticDims(func, *shapes);
+  if (failed(classifyOps()))
+    return failure();
+  for (BlockArgument arg : func.getArguments())
+    if (!isPlannable(arg.getType(), symbolic))
+      return emitError(arg.getLoc())
+             << "input " << arg.getArgNumber() << " has type " << arg.getType()
+             << ", not a static tensor of a runtime dtype";
+  addInputs();
+
+  for (Operation &op : block.without_terminator()) {
+    LogicalResult emitted = success();
+    switch (roles[&op]) {
+    case OpRole::Constant:
+      continue; // a weight once a step reads it
+    case OpRole::View:
+      continue; // read in its source's buffer by a library step
+    case OpRole::Kernel:
+      group.push_back(&op);
+      groupSet.insert(&op);
+      continue;
+    case OpRole::Alias:
+      emitted = emitAlias(&op);
+      break;
+    case OpRole::LibraryStep:
+      emitted = success(succeeded(flushGroup()) &&
+                        succeeded(backend.emitStep(&op, *this)));
+      break;
+    }
+    if (failed(emitted))
+      return failure();
+  }
+  if (failed(flushGroup()))
+    return failure();
+  auto ret = dyn_cast<func::ReturnOp>(block.getTerminator());
+  if (!ret)
+    return func.emitError("@")
+           << func.getSymName() << " does not end with func.return";
+  if (failed(emitOutputs(ret)))
+    return failure();
+  if (unresolvedDims)
+    return failure();
+  if (symbolic)
+    addPlanAssumptions(result.plan, *shapes);
+  return std::move(result);
+}
+
+FailureOr<TargetPlan>
+mlir::lmopt::buildTargetPlan(func::FuncOp func, const TargetBackend &backend,
+                             const TargetOptions &targetOptions,
+                             const PlanBuildOptions &options,
+                             WeightsBuilder &weights) {
+  if (func.isExternal() || func.getBody().getBlocks().size() != 1)
+    return func.emitError("@")
+           << func.getSymName() << " must have a single block";
+  FailureOr<TargetPlan> plan =
+      PlanBuilder(func, backend, options, weights).build();
+  if (failed(plan))
+    return failure();
+  backend.rewritePlan(*plan, targetOptions);
+  plan->memory = planMemory(plan->plan, plan->aliasRoot, options.memory);
+  return plan;
+}
+
+FailureOr<TargetPlan>
+mlir::lmopt::buildTargetPlan(func::FuncOp func, const TargetBackend &backend,
+                             const TargetOptions &targetOptions,
+                             const PlanBuildOptions &options) {
+  WeightsBuilder weights;
+  FailureOr<TargetPlan> plan =
+      buildTargetPlan(func, backend, targetOptions, options, weights);
+  if (succeeded(plan))
+    plan->weights = weights.takeBytes();
+  return plan;
+}
