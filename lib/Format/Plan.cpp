@@ -152,6 +152,34 @@ Status PlanStep::getString(std::string_view attrName, std::string &out) const {
   return Status::ok();
 }
 
+bool lmopt::runtime::readsStateAtCapacity(const PlanStep &step, bool result,
+                                          size_t index) {
+  switch (step.kind) {
+  case StepKind::Attention:
+    return !result && (index == 1 || index == 2);
+  case StepKind::Append:
+    return result;
+  case StepKind::Kernel: {
+    const PlanAttr *attr = step.findAttr("dims_only");
+    if (result || !attr || attr->kind != PlanAttr::Kind::String)
+      return false;
+    std::string_view list = attr->stringValue;
+    std::string number = std::to_string(index);
+    for (size_t start = 0; start <= list.size();) {
+      size_t end = list.find(',', start);
+      if (end == std::string_view::npos)
+        end = list.size();
+      if (list.substr(start, end - start) == number)
+        return true;
+      start = end + 1;
+    }
+    return false;
+  }
+  default:
+    return false;
+  }
+}
+
 uint32_t Plan::addTensor(PlanTensor tensor) {
   tensors.push_back(std::move(tensor));
   return uint32_t(tensors.size() - 1);

@@ -82,7 +82,7 @@ ModelRunner::~ModelRunner() {
 }
 
 llvm::Expected<const CompiledKernels *>
-ModelRunner::compile(const TargetPlan &plan) {
+ModelRunner::compile(const BundlePlan &plan) {
   // Variants that differ only in their linears share their kernels.
   std::string key;
   llvm::raw_string_ostream os(key);
@@ -104,7 +104,7 @@ ModelRunner::compile(const TargetPlan &plan) {
 llvm::Expected<uint64_t> ModelRunner::writeBundle(ModuleOp module,
                                                   llvm::StringRef path,
                                                   const BundleMeta &meta) {
-  FailureOr<TargetPlan> plan = driver.plan(module);
+  FailureOr<BundlePlan> plan = driver.plan(module);
   if (failed(plan))
     return makeError("the " + driver.getBackend().getName().upper() +
                      " backend cannot plan the model (see the diagnostics "

@@ -82,6 +82,13 @@ static cl::opt<std::string> inputShapesFrom(
              "array of the same name in this .npz (e.g. the inputs lmopt-run "
              "will get)"),
     cl::value_desc("inputs.npz"), cl::cat(category));
+static cl::opt<int64_t> kvCache(
+    "kv-cache",
+    cl::desc("Compile a decoder exported with past key/values into prefill "
+             "and decode entries that keep a cache of N tokens as session "
+             "state, appended in place (lmopt-run --generate); bound the "
+             "batch and prompt with --max-shape input_ids:BxS"),
+    cl::value_desc("N"), cl::init(0), cl::cat(category));
 static cl::opt<bool> dumpPlan("dump-plan",
                               cl::desc("Print the plan to stdout (without -o, "
                                        "stop after planning)"),
@@ -307,9 +314,11 @@ static void printFusions(const mlir::lmopt::FusionSummary &summary) {
 
 /// "symbols: input_ids.0 <= 8, ..." and the assumptions, for a plan with
 /// symbolic dims.
-static void printSymbols(const rt::Plan &plan) {
+static void printSymbols(const rt::Plan &plan, bool named) {
   if (!plan.isSymbolic())
     return;
+  if (named)
+    llvm::errs() << "entry '" << plan.name << "' ";
   llvm::errs() << "symbols:";
   for (auto [i, symbol] : llvm::enumerate(plan.symbols))
     llvm::errs() << (i ? ", " : " ") << symbol.name << " <= " << symbol.bound;
@@ -397,12 +406,41 @@ public:
                          const mlir::lmopt::BundleMeta &meta) override {
     return quantizer ? quantizer->run(module, meta) : llvm::Error::success();
   }
-  void planned(const mlir::lmopt::TargetPlan &plan) override {
-    printSymbols(plan.plan);
+  void planned(const mlir::lmopt::BundlePlan &bundle) override {
+    bool named = bundle.entries.size() > 1;
+    if (named) {
+      llvm::errs() << "entries:";
+      for (const mlir::lmopt::TargetPlan &entry : bundle.entries)
+        llvm::errs() << " " << entry.plan.name << " ("
+                     << entry.plan.steps.size() << " steps)";
+      llvm::errs() << "\n";
+    }
+    uint64_t stateBytes = 0;
+    for (const rt::PlanState &state : bundle.states)
+      stateBytes += state.byteSize();
+    if (!bundle.states.empty())
+      llvm::errs() << "states: " << bundle.states.size() << " ("
+                   << bundle.states.front().name << " "
+                   << rt::dtypeName(bundle.states.front().dtype) << " "
+                   << rt::formatDims(bundle.states.front().dims)
+                   << (bundle.states.size() > 1 ? ", ..." : "") << "), "
+                   << stateBytes << " bytes in a session\n";
+    for (const mlir::lmopt::TargetPlan &entry : bundle.entries) {
+      printSymbols(entry.plan, named);
+      if (!dumpPlan)
+        continue;
+      if (named)
+        llvm::outs() << "entry '" << entry.plan.name << "':\n";
+      mlir::lmopt::printPlan(llvm::outs(), entry, bundle.weights.size());
+    }
     if (dumpPlan)
-      mlir::lmopt::printPlan(llvm::outs(), plan);
-    if (dumpKernels && plan.kernels)
-      plan.kernels.get().print(llvm::outs());
+      for (const rt::PlanState &state : bundle.states)
+        llvm::outs() << "state '" << state.name << "' "
+                     << rt::dtypeName(state.dtype) << " "
+                     << rt::formatDims(state.dims) << " init "
+                     << rt::planStateInitName(state.init) << "\n";
+    if (dumpKernels && bundle.kernels)
+      bundle.kernels.get().print(llvm::outs());
     // Keep the listing ahead of the later phases' lines when both go to one
     // stream.
     llvm::outs().flush();
@@ -489,8 +527,13 @@ int main(int argc, char **argv) {
     return fail("'" + inputFile + "' has no func.func @main to compile");
   FailureOr<std::map<std::string, std::vector<int64_t>>> bounds =
       parseMaxShapes();
-  if (failed(bounds) || failed(checkStaticInputs(main, *bounds)))
+  // With --kv-cache the cache's bounds come from it (KvCacheEntries.h).
+  if (failed(bounds) ||
+      (kvCache == 0 && failed(checkStaticInputs(main, *bounds))))
     return EXIT_FAILURE;
+  if (kvCache < 0)
+    return fail("--kv-cache=" + std::to_string(kvCache) +
+                " is negative; give the cache's capacity in tokens");
   printPhase(1, "import",
              std::chrono::duration<double>(std::chrono::steady_clock::now() -
                                            importStart)
@@ -502,6 +545,8 @@ int main(int argc, char **argv) {
   options.target.optLevel = unsigned(optLevel - '0');
   options.target.cpu = cpuName;
   options.target.fuseRowQuantization = !noFuseRowQuantization;
+  if (kvCache > 0)
+    options.kvCache = mlir::lmopt::KvCacheOptions{kvCache, *bounds};
   options.plan.maxShapes = std::move(*bounds);
   options.outputPath = outputFile;
   options.modelName = llvm::sys::path::stem(inputFile).str();

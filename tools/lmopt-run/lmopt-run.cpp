@@ -323,13 +323,11 @@ static void printOutputs(const std::vector<NamedTensor> &outputs) {
 // Comparing
 //===----------------------------------------------------------------------===//
 
-/// Compares `outputs` with the reference archive; `pass` tells whether all
-/// match.
-static Status compareOutputs(const std::vector<NamedTensor> &outputs,
-                             const Options &o, bool &pass) {
-  std::vector<NamedTensor> refs;
-  if (Status st = readNpz(o.compare, refs); !st)
-    return st;
+/// Compares `outputs` with `refs` (read from o.compare); `pass` tells
+/// whether all match.
+static void compareOutputs(const std::vector<NamedTensor> &outputs,
+                           const std::vector<NamedTensor> &refs,
+                           const Options &o, bool &pass) {
   std::printf("compare with '%s' (rtol %g, atol %g):\n", o.compare.c_str(),
               o.rtol, o.atol);
   size_t failures = 0;
@@ -393,6 +391,14 @@ static Status compareOutputs(const std::vector<NamedTensor> &outputs,
   else
     std::printf("PASS: %zu outputs\n", outputs.size());
   pass = failures == 0;
+}
+
+static Status compareOutputs(const std::vector<NamedTensor> &outputs,
+                             const Options &o, bool &pass) {
+  std::vector<NamedTensor> refs;
+  if (Status st = readNpz(o.compare, refs); !st)
+    return st;
+  compareOutputs(outputs, refs, o, pass);
   return Status::ok();
 }
 
@@ -513,26 +519,20 @@ static Status compareGeneration(const GenerateResult &result, const Options &o,
   std::vector<NamedTensor> refs;
   if (Status st = readNpz(o.compare, refs); !st)
     return st;
-  bool hasTokens = false, hasLogits = false;
-  for (const NamedTensor &ref : refs) {
-    hasTokens |= ref.name == "tokens";
-    hasLogits |= ref.name == "logits";
-  }
-  if (!hasTokens)
+  std::vector<NamedTensor> tokens, logits;
+  for (NamedTensor &ref : refs)
+    if (ref.name == "tokens" || ref.name == "logits")
+      (ref.name == "tokens" ? tokens : logits).push_back(std::move(ref));
+  if (tokens.empty())
     return Status::error(StatusCode::NotFound,
                          "'" + o.compare + "' has no member 'tokens'");
   Options exact = o;
   exact.rtol = 0;
   exact.atol = 0;
   bool tokensPass = true, logitsPass = true;
-  if (Status st =
-          compareOutputs({{"tokens", result.tokens}}, exact, tokensPass);
-      !st)
-    return st;
-  if (hasLogits)
-    if (Status st = compareOutputs({{"logits", result.logits}}, o, logitsPass);
-        !st)
-      return st;
+  compareOutputs({{"tokens", result.tokens}}, tokens, exact, tokensPass);
+  if (!logits.empty())
+    compareOutputs({{"logits", result.logits}}, logits, o, logitsPass);
   pass = tokensPass && logitsPass;
   return Status::ok();
 }

@@ -151,6 +151,14 @@ struct PlanStep {
                 int64_t &out) const;
 };
 
+/// Whether `step` touches its result (`result`) or operand `index` in place
+/// at a state's capacity, when that is a state view: an attention step's key
+/// and value, an append step's result, and the operands a kernel step lists
+/// in its `dims_only` attribute (comma-separated operand numbers: the
+/// kernel reads their dims, never their bytes). Every other state view a
+/// step touches must be one dense block of its state.
+bool readsStateAtCapacity(const PlanStep &step, bool result, size_t index);
+
 /// A symbolic dim: dim `dim` of model input `index`, or of the current
 /// value of state `index`, at most `bound`.
 struct PlanSymbol {

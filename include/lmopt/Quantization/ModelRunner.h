@@ -81,7 +81,7 @@ public:
 
 private:
   /// The plan's kernels, compiled once per distinct kernel module.
-  llvm::Expected<const CompiledKernels *> compile(const TargetPlan &plan);
+  llvm::Expected<const CompiledKernels *> compile(const BundlePlan &plan);
 
   /// A session of `module`, compiled into a temporary bundle.
   llvm::Expected<std::unique_ptr<::lmopt::runtime::Session>>

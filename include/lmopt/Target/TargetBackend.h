@@ -103,7 +103,7 @@ public:
   /// compiled with `options` needs (docs/bundle-format.md); a machine that
   /// lacks one refuses the bundle.
   virtual llvm::Expected<std::vector<std::string>>
-  getRequirements(const TargetPlan &plan,
+  getRequirements(const BundlePlan &plan,
                   const TargetOptions &options) const = 0;
 
   /// `requirements` for the user, in one line; "" when none.

@@ -740,11 +740,25 @@ static Status buildAppend(const StepChecker &c,
 
 static Status buildKernel(const StepChecker &c,
                           std::unique_ptr<StepExecutor> &out) {
-  if (Status st = c.expectAttrs({"entry"}); !st)
+  if (Status st = c.expectAttrs({"entry", "dims_only"}); !st)
     return st;
   std::string entry;
   if (Status st = c.step.getString("entry", entry); !st)
     return c.withSource(st);
+  if (c.step.findAttr("dims_only")) {
+    std::string list;
+    if (Status st = c.step.getString("dims_only", list); !st)
+      return c.withSource(st);
+    // Each item an operand number, so that readsStateAtCapacity matches
+    // what the compiler meant.
+    size_t listed = 0;
+    for (size_t i = 0; i < c.step.operands.size(); ++i)
+      listed += readsStateAtCapacity(c.step, false, i);
+    size_t items = size_t(std::count(list.begin(), list.end(), ',')) + 1;
+    if (list.empty() || listed != items)
+      return c.error("has attribute 'dims_only' = '" + list +
+                     "', which is not a list of its operand numbers");
+  }
   if (!c.context.kernels)
     return c.error("calls kernel '" + entry +
                        "' but the bundle has no 'kernels' section",
@@ -856,9 +870,8 @@ static Status checkAliasing(const StepChecker &c) {
   return Status::ok();
 }
 
-/// Steps read and write state views as dense tensors, except an attention
-/// step's key and value (read at the state's capacity) and an append
-/// step's result.
+/// Steps read and write state views as dense tensors, except where
+/// readsStateAtCapacity says they touch them at the state's capacity.
 static Status checkStateViews(const StepChecker &c) {
   const PlanStep &step = c.step;
   for (const auto *ids : {&step.operands, &step.results})
@@ -867,9 +880,7 @@ static Status checkStateViews(const StepChecker &c) {
       if (t.storage != TensorStorage::State)
         continue;
       bool isResult = ids == &step.results;
-      if ((step.kind == StepKind::Attention && !isResult &&
-           (i == 1 || i == 2)) ||
-          (step.kind == StepKind::Append && isResult))
+      if (readsStateAtCapacity(step, isResult, i))
         continue;
       const PlanState &state = c.context.program.states[size_t(t.offset)];
       if (!isDenseStateView(t.dims, state.dims))

@@ -260,7 +260,7 @@ public:
   }
 
   llvm::Expected<std::vector<std::string>>
-  getRequirements(const TargetPlan &plan,
+  getRequirements(const BundlePlan &plan,
                   const TargetOptions &options) const override {
     std::vector<std::string> lines;
     if (plan.numKernels == 0)

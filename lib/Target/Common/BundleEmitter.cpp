@@ -39,8 +39,9 @@ describeValues(const rt::Plan &plan, const std::vector<rt::PlanValue> &values) {
   return array;
 }
 
-std::string mlir::lmopt::buildMetaJSON(const rt::Plan &plan,
+std::string mlir::lmopt::buildMetaJSON(const BundlePlan &bundle,
                                        const BundleMeta &meta) {
+  const rt::Plan &plan = bundle.entries.front().plan;
   llvm::json::Object root{
       {"model", meta.modelName},
       {"lmopt_version", kLmoptVersion},
@@ -49,12 +50,37 @@ std::string mlir::lmopt::buildMetaJSON(const rt::Plan &plan,
       {"outputs", describeValues(plan, plan.outputs)},
       {"fusions", llvm::json::Object(meta.fusions)},
   };
+  if (bundle.entries.size() > 1 || !bundle.states.empty()) {
+    llvm::json::Array entries, states;
+    for (const TargetPlan &entry : bundle.entries)
+      entries.push_back(llvm::json::Object{
+          {"name", entry.plan.name},
+          {"inputs", describeValues(entry.plan, entry.plan.inputs)},
+          {"outputs", describeValues(entry.plan, entry.plan.outputs)}});
+    for (const rt::PlanState &state : bundle.states)
+      states.push_back(
+          llvm::json::Object{{"name", state.name},
+                             {"dtype", rt::dtypeName(state.dtype)},
+                             {"capacity", llvm::json::Array(state.dims)}});
+    root["entries"] = std::move(entries);
+    root["states"] = std::move(states);
+  }
   return llvm::formatv("{0:2}", llvm::json::Value(std::move(root))).str();
 }
 
+rt::Program BundlePlan::getProgram(StringRef device) const {
+  rt::Program program;
+  program.devices = {{device.str(), numKernels ? "kernels" : ""}};
+  program.states = states;
+  for (const TargetPlan &entry : entries)
+    program.entries.push_back(entry.plan);
+  return program;
+}
+
 llvm::Expected<uint64_t>
-mlir::lmopt::writeBundle(StringRef path, const TargetPlan &plan,
-                         ArrayRef<uint8_t> kernels, const std::string &metaJSON,
+mlir::lmopt::writeBundle(StringRef path, const BundlePlan &plan,
+                         StringRef device, ArrayRef<uint8_t> kernels,
+                         const std::string &metaJSON,
                          ArrayRef<std::string> requirements) {
   rt::BundleWriter writer;
   std::vector<uint8_t> meta(metaJSON.begin(), metaJSON.end());
@@ -69,12 +95,9 @@ mlir::lmopt::writeBundle(StringRef path, const TargetPlan &plan,
   };
   if (llvm::Error error = add("meta", rt::SectionKind::Meta, std::move(meta)))
     return std::move(error);
-  // One entry on the host CPU, whose kernels are the `kernels` section.
-  rt::Program program;
-  program.devices = {{"cpu", kernels.empty() ? "" : "kernels"}};
-  program.entries = {plan.plan};
   // The runtime's own validation, so a plan it would refuse is never written.
-  std::vector<uint8_t> planBytes = rt::serializeProgram(program);
+  std::vector<uint8_t> planBytes =
+      rt::serializeProgram(plan.getProgram(device));
   rt::Program parsed;
   rt::Status valid = rt::parsePlan(planBytes.data(), planBytes.size(),
                                    plan.weights.size(), path.str(), parsed);
@@ -120,12 +143,12 @@ static void printIds(llvm::raw_ostream &os, const std::vector<uint32_t> &ids) {
   os << ")";
 }
 
-void mlir::lmopt::printPlan(llvm::raw_ostream &os, const TargetPlan &target) {
+void mlir::lmopt::printPlan(llvm::raw_ostream &os, const TargetPlan &target,
+                            uint64_t weightsBytes) {
   const rt::Plan &plan = target.plan;
   os << "plan: " << plan.tensors.size() << " tensors, " << plan.steps.size()
      << " steps, arena " << plan.arenaSize() << " bytes (naive "
-     << target.memory.naiveSize << "), weights " << target.weights.size()
-     << " bytes\n";
+     << target.memory.naiveSize << "), weights " << weightsBytes << " bytes\n";
   for (const rt::PlanSymbol &symbol : plan.symbols)
     os << "symbol " << symbol.name << " <= " << symbol.bound << "\n";
   for (const rt::PlanAssumption &assumption : plan.assumptions)
@@ -133,10 +156,11 @@ void mlir::lmopt::printPlan(llvm::raw_ostream &os, const TargetPlan &target) {
        << (assumption.kind == rt::PlanAssumption::Kind::Equal ? " == " : " <= ")
        << rt::formatDimExpr(plan, plan.exprs[assumption.rhs]) << "\n";
   for (auto [id, tensor] : llvm::enumerate(plan.tensors)) {
+    bool numbered = tensor.storage == rt::TensorStorage::Input ||
+                    tensor.storage == rt::TensorStorage::State;
     os << "tensor %" << id << " = " << rt::tensorStorageName(tensor.storage)
-       << " " << (tensor.storage == rt::TensorStorage::Input ? "" : "@")
-       << tensor.offset << " '" << tensor.name << "' "
-       << rt::dtypeName(tensor.dtype) << " [";
+       << " " << (numbered ? "" : "@") << tensor.offset << " '" << tensor.name
+       << "' " << rt::dtypeName(tensor.dtype) << " [";
     // A symbolic dim prints as its expression and its value at the bounds.
     for (auto [d, dim] : llvm::enumerate(tensor.dims)) {
       if (d)
@@ -155,6 +179,10 @@ void mlir::lmopt::printPlan(llvm::raw_ostream &os, const TargetPlan &target) {
     os << "input '" << value.name << "' = %" << value.tensor << "\n";
   for (const rt::PlanValue &value : plan.outputs)
     os << "output '" << value.name << "' = %" << value.tensor << "\n";
+  for (const rt::PlanStateUse &use : plan.stateReads)
+    os << "reads state " << use.state << " = %" << use.tensor << "\n";
+  for (const rt::PlanStateUse &use : plan.stateWrites)
+    os << "writes state " << use.state << " = %" << use.tensor << "\n";
   for (auto [index, step] : llvm::enumerate(plan.steps)) {
     os << "step " << index << ": " << rt::stepKindName(step.kind) << " '"
        << step.name << "' ";

@@ -55,17 +55,29 @@ FusionSummary mlir::lmopt::summarizeFusions(MLIRContext *context) {
   return summary;
 }
 
-PlanSummary mlir::lmopt::summarizePlan(const TargetPlan &plan) {
+PlanSummary mlir::lmopt::summarizePlan(const BundlePlan &bundle) {
   PlanSummary summary;
-  for (const rt::PlanStep &step : plan.plan.steps)
-    ++summary.steps[rt::stepKindName(step.kind)];
-  summary.numSteps = int64_t(plan.plan.steps.size());
-  summary.numKernels = plan.numKernels;
-  summary.weightsBytes = int64_t(plan.weights.size());
-  summary.arenaBytes = int64_t(plan.plan.arenaSize());
-  summary.naiveArenaBytes = int64_t(plan.memory.naiveSize);
-  summary.inPlaceLinears = plan.memory.inPlaceLinears;
-  summary.rewrites = plan.rewrites;
+  summary.numKernels = bundle.numKernels;
+  summary.weightsBytes = int64_t(bundle.weights.size());
+  for (const TargetPlan &plan : bundle.entries) {
+    for (const rt::PlanStep &step : plan.plan.steps)
+      ++summary.steps[rt::stepKindName(step.kind)];
+    summary.numSteps += int64_t(plan.plan.steps.size());
+    summary.arenaBytes =
+        std::max(summary.arenaBytes, int64_t(plan.plan.arenaSize()));
+    summary.naiveArenaBytes =
+        std::max(summary.naiveArenaBytes, int64_t(plan.memory.naiveSize));
+    summary.inPlaceLinears += plan.memory.inPlaceLinears;
+    for (const PlanRewriteCount &rewrite : plan.rewrites) {
+      auto known = llvm::find_if(summary.rewrites, [&](const auto &r) {
+        return r.key == rewrite.key;
+      });
+      if (known == summary.rewrites.end())
+        summary.rewrites.push_back(rewrite);
+      else
+        known->count += rewrite.count;
+    }
+  }
   return summary;
 }
 
@@ -94,7 +106,7 @@ void CompileObserver::optimized(const FusionSummary &) {}
 llvm::Error CompileObserver::beforePlan(ModuleOp, const BundleMeta &) {
   return llvm::Error::success();
 }
-void CompileObserver::planned(const TargetPlan &) {}
+void CompileObserver::planned(const BundlePlan &) {}
 void CompileObserver::kernelsCompiled(const CompiledKernels &, StringRef) {}
 
 LogicalResult CompileDriver::optimize(ModuleOp module) const {
@@ -103,15 +115,53 @@ LogicalResult CompileDriver::optimize(ModuleOp module) const {
   return pm.run(module);
 }
 
-FailureOr<TargetPlan> CompileDriver::plan(ModuleOp module) const {
-  auto main = module.lookupSymbol<func::FuncOp>("main");
-  if (!main || main.isExternal())
-    return module.emitError("the module has no func.func @main to compile");
-  return buildTargetPlan(main, backend, options.target, options.plan);
+FailureOr<BundlePlan> CompileDriver::plan(ModuleOp module) const {
+  BundlePlan bundle;
+  std::vector<EntrySpec> entries;
+  if (options.kvCache) {
+    FailureOr<KvCacheEntries> kv =
+        buildKvCacheEntries(module, *options.kvCache);
+    if (failed(kv))
+      return failure();
+    bundle.states = std::move(kv->states);
+    entries = std::move(kv->entries);
+  } else {
+    auto main = module.lookupSymbol<func::FuncOp>("main");
+    if (!main || main.isExternal())
+      return module.emitError("the module has no func.func @main to compile");
+    entries.push_back({"main", main, options.plan.maxShapes});
+  }
+  WeightsBuilder weights;
+  for (EntrySpec &spec : entries) {
+    PlanBuildOptions planOptions = options.plan;
+    planOptions.maxShapes = std::move(spec.maxShapes);
+    planOptions.states = bundle.states;
+    // Kernels of several entries share one module.
+    if (entries.size() > 1)
+      planOptions.kernelPrefix = spec.name + "_";
+    FailureOr<TargetPlan> planned = buildTargetPlan(
+        spec.func, backend, options.target, planOptions, weights);
+    if (failed(planned))
+      return failure();
+    planned->plan.name = spec.name;
+    bundle.numKernels += planned->numKernels;
+    if (planned->kernels) {
+      if (!bundle.kernels)
+        bundle.kernels = std::move(planned->kernels);
+      else
+        for (Operation &op : llvm::make_early_inc_range(
+                 planned->kernels->getBody()->getOperations()))
+          op.moveBefore(bundle.kernels->getBody(),
+                        bundle.kernels->getBody()->end());
+    }
+    bundle.entries.push_back(std::move(*planned));
+  }
+  bundle.weights = weights.takeBytes();
+  return bundle;
 }
 
 llvm::Expected<CompiledKernels>
-CompileDriver::compileKernels(const TargetPlan &plan) const {
+CompileDriver::compileKernels(const BundlePlan &plan) const {
   CompiledKernels compiled;
   if (plan.numKernels > 0) {
     FailureOr<std::vector<uint8_t>> payload =
@@ -129,12 +179,12 @@ CompileDriver::compileKernels(const TargetPlan &plan) const {
 }
 
 llvm::Expected<uint64_t>
-CompileDriver::writeBundle(StringRef path, const TargetPlan &plan,
+CompileDriver::writeBundle(StringRef path, const BundlePlan &plan,
                            const CompiledKernels &kernels,
                            BundleMeta meta) const {
   meta.target = backend.getName().str();
-  return ::mlir::lmopt::writeBundle(path, plan, kernels.payload,
-                                    buildMetaJSON(plan.plan, meta),
+  return ::mlir::lmopt::writeBundle(path, plan, backend.getDeviceName(),
+                                    kernels.payload, buildMetaJSON(plan, meta),
                                     kernels.requirements);
 }
 
@@ -171,13 +221,15 @@ CompileDriver::run(ModuleOp module, CompileObserver &observer) const {
     return std::move(error);
 
   clock.lap();
-  FailureOr<TargetPlan> planned = plan(module);
+  FailureOr<BundlePlan> planned = plan(module);
   if (failed(planned))
     return makeDiagnosedError();
-  observer.phaseDone(3, "plan", clock.lap(),
-                     std::to_string(planned->plan.steps.size()) + " steps");
-  observer.planned(*planned);
   PlanSummary summary = summarizePlan(*planned);
+  std::string detail = std::to_string(summary.numSteps) + " steps";
+  if (planned->entries.size() > 1)
+    detail += " in " + std::to_string(planned->entries.size()) + " entries";
+  observer.phaseDone(3, "plan", clock.lap(), detail);
+  observer.planned(*planned);
   if (options.outputPath.empty())
     return summary;
 

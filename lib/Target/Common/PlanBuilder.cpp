@@ -19,6 +19,7 @@
 
 #include "lmopt/Conversion/LmoptToLinalg/LmoptToLinalg.h"
 #include "lmopt/Dialect/Lmopt/IR/GraphNames.h"
+#include "lmopt/Dialect/Lmopt/IR/LmoptOps.h"
 #include "lmopt/Dialect/Lmopt/Transforms/SymbolicShapes.h"
 #include "lmopt/Support/FusionReport.h"
 #include "lmopt/Support/ResourceBlob.h"
@@ -79,6 +80,30 @@ std::string mlir::lmopt::describeUnplannableType(Operation *op, bool symbolic,
   if (why.empty() && operands)
     why = describe(op->getOperandTypes(), "operand");
   return why;
+}
+
+static std::optional<uint32_t>
+findState(StringAttr name, const std::vector<rt::PlanState> &states) {
+  if (!name)
+    return std::nullopt;
+  for (size_t i = 0; i < states.size(); ++i)
+    if (states[i].name == name.getValue())
+      return uint32_t(i);
+  return std::nullopt;
+}
+
+std::optional<uint32_t>
+mlir::lmopt::getArgumentState(func::FuncOp func, unsigned index,
+                              const std::vector<rt::PlanState> &states) {
+  return findState(func.getArgAttrOfType<StringAttr>(index, kStateAttrName),
+                   states);
+}
+
+std::optional<uint32_t>
+mlir::lmopt::getResultState(func::FuncOp func, unsigned index,
+                            const std::vector<rt::PlanState> &states) {
+  return findState(
+      func.getResultAttrOfType<StringAttr>(index, kStateWriteAttrName), states);
 }
 
 PlanEmitter::~PlanEmitter() = default;
@@ -149,6 +174,24 @@ private:
   LogicalResult flushGroup();
   LogicalResult emitOutputs(func::ReturnOp ret);
 
+  /// The concats that append new rows to the state their first operand
+  /// reads and that the function returns as that state's new value.
+  void findStateAppends(func::ReturnOp ret);
+  LogicalResult emitStateAppend(ConcatOp op, uint32_t state);
+  /// Writes `value` into a new view of `state` with its dims (an append at
+  /// the view's start); the view's tensor.
+  FailureOr<uint32_t> writeState(Value value, uint32_t state, Location loc);
+  /// The operands of the kernel group reading `inputs` that it reads only
+  /// the dims of (lmopt.shape), as the step's `dims_only` list; fails,
+  /// reported, when the group reads a state view's elements.
+  FailureOr<std::string>
+  getDimsOnlyOperands(ArrayRef<Value> inputs, ArrayRef<uint32_t> ids,
+                      const llvm::SmallPtrSetImpl<Operation *> &ops);
+  /// Every state view a step touches is one it may: a dense block, or what
+  /// the step reads at the state's capacity (Plan.h,
+  /// readsStateAtCapacity).
+  LogicalResult checkStateViews();
+
   LogicalResult setUpSymbols();
   /// Fills the symbolic dims of `tensor`, the planned form of `value`.
   void setSymbolicDims(Value value, rt::PlanTensor &tensor);
@@ -164,6 +207,8 @@ private:
   /// The kernel ops collected since the last non-kernel step.
   SmallVector<Operation *> group;
   llvm::SmallPtrSet<Operation *, 16> groupSet;
+  /// findStateAppends's concats and the state each appends to.
+  llvm::DenseMap<Operation *, uint32_t> stateAppends;
   /// Symbolic plans: the dims of every value, and whether a dim failed to
   /// follow from the inputs' (reported where it happened).
   std::optional<SymbolicShapes> shapes;
@@ -199,7 +244,8 @@ uint32_t PlanBuilder::addTensor(std::string name, Value value,
 
 LogicalResult PlanBuilder::setUpSymbols() {
   SymbolicShapeBounds bounds;
-  if (failed(addPlanSymbols(func, options.maxShapes, result.plan, bounds)))
+  if (failed(addPlanSymbols(func, options.maxShapes, result.plan, bounds,
+                            options.states)))
     return failure();
   symbolic = !result.plan.symbols.empty();
   if (symbolic)
@@ -359,7 +405,8 @@ LogicalResult PlanBuilder::flushGroup() {
   if (outputs.empty())
     return success(); // nothing the model needs
 
-  std::string entry = "k" + std::to_string(result.numKernels++);
+  std::string entry =
+      options.kernelPrefix + "k" + std::to_string(result.numKernels++);
   Location loc = ops.front()->getLoc();
   if (!result.kernels)
     result.kernels = ModuleOp::create(UnknownLoc::get(func.getContext()));
@@ -426,6 +473,10 @@ LogicalResult PlanBuilder::flushGroup() {
       getTensors(inputs.getArrayRef());
   if (failed(operandIds))
     return failure();
+  FailureOr<std::string> dimsOnly =
+      getDimsOnlyOperands(inputs.getArrayRef(), *operandIds, opSet);
+  if (failed(dimsOnly))
+    return failure();
   rt::PlanStep &step =
       result.plan.addStep(rt::StepKind::Kernel, describeNode(loc));
   step.operands = std::move(*operandIds);
@@ -440,12 +491,110 @@ LogicalResult PlanBuilder::flushGroup() {
   entryAttr.kind = rt::PlanAttr::Kind::String;
   entryAttr.stringValue = entry;
   step.attrs.push_back(std::move(entryAttr));
+  if (!dimsOnly->empty()) {
+    rt::PlanAttr attr;
+    attr.name = "dims_only";
+    attr.kind = rt::PlanAttr::Kind::String;
+    attr.stringValue = *dimsOnly;
+    step.attrs.push_back(std::move(attr));
+  }
   return success();
+}
+
+FailureOr<std::string> PlanBuilder::getDimsOnlyOperands(
+    ArrayRef<Value> inputs, ArrayRef<uint32_t> ids,
+    const llvm::SmallPtrSetImpl<Operation *> &ops) {
+  std::string list;
+  for (auto [index, value] : llvm::enumerate(inputs)) {
+    const rt::PlanTensor &t = result.plan.tensors[ids[index]];
+    if (t.storage != rt::TensorStorage::State)
+      continue;
+    for (Operation *user : value.getUsers())
+      if (ops.contains(user) && !isa<ShapeOp>(user))
+        return user->emitError()
+               << "'" << user->getName() << "' (node '"
+               << describeNode(user->getLoc()) << "') reads the elements of "
+               << "state '" << t.name
+               << "' in a generated kernel, which cannot read a state at its "
+                  "capacity";
+    list += (list.empty() ? "" : ",") + std::to_string(index);
+  }
+  return list;
+}
+
+void PlanBuilder::findStateAppends(func::ReturnOp ret) {
+  for (auto [index, value] : llvm::enumerate(ret.getOperands())) {
+    std::optional<uint32_t> state =
+        getResultState(func, unsigned(index), options.states);
+    auto concat = value.getDefiningOp<ConcatOp>();
+    if (!state || !concat || concat.getInputs().size() != 2)
+      continue;
+    auto arg = llvm::dyn_cast<BlockArgument>(concat.getInputs()[0]);
+    if (arg && arg.getOwner() == &func.getBody().front() &&
+        getArgumentState(func, arg.getArgNumber(), options.states) == state)
+      stateAppends[concat] = *state;
+  }
+}
+
+LogicalResult PlanBuilder::emitStateAppend(ConcatOp op, uint32_t state) {
+  if (failed(flushGroup()))
+    return failure();
+  FailureOr<uint32_t> value = getTensor(op.getInputs()[1]);
+  if (failed(value))
+    return failure();
+  uint32_t view = addTensor(options.states[state].name, op.getOutput(),
+                            rt::TensorStorage::State, state, ~0u);
+  tensors[op.getOutput()] = view;
+  rt::PlanStep &step =
+      result.plan.addStep(rt::StepKind::Append, describeNode(op.getLoc()));
+  step.operands = {*value};
+  step.results = {view};
+  int64_t axis = op.getAxis();
+  if (axis < 0)
+    axis += llvm::cast<RankedTensorType>(op.getType()).getRank();
+  addIntAttr(step, "axis", axis);
+  return success();
+}
+
+FailureOr<uint32_t> PlanBuilder::writeState(Value value, uint32_t state,
+                                            Location loc) {
+  FailureOr<uint32_t> source = getTensor(value);
+  if (failed(source))
+    return failure();
+  const rt::PlanState &target = options.states[state];
+  auto type = llvm::cast<RankedTensorType>(value.getType());
+  if (getRuntimeDType(type.getElementType()) != target.dtype ||
+      type.getRank() != int64_t(target.dims.size()))
+    return emitError(loc) << "the value returned for state '" << target.name
+                          << "' has type " << type << ", not "
+                          << rt::dtypeName(target.dtype) << " of rank "
+                          << target.dims.size();
+  uint32_t view =
+      addTensor(target.name, value, rt::TensorStorage::State, state, ~0u);
+  // An append at the view's start writes it whole, in any layout.
+  rt::PlanStep &step = result.plan.addStep(rt::StepKind::Append, target.name);
+  step.operands = {*source};
+  step.results = {view};
+  addIntAttr(step, "axis", 0);
+  return view;
 }
 
 LogicalResult PlanBuilder::emitOutputs(func::ReturnOp ret) {
   llvm::SmallDenseSet<uint32_t> used;
   for (auto [index, value] : llvm::enumerate(ret.getOperands())) {
+    if (std::optional<uint32_t> state =
+            getResultState(func, unsigned(index), options.states)) {
+      FailureOr<uint32_t> id = getTensor(value);
+      if (failed(id))
+        return failure();
+      const rt::PlanTensor &t = result.plan.tensors[*id];
+      if (t.storage != rt::TensorStorage::State || t.offset != *state)
+        id = writeState(value, *state, ret.getLoc());
+      if (failed(id))
+        return failure();
+      result.plan.stateWrites.push_back({*state, *id});
+      continue;
+    }
     std::string name = getGraphOutputName(func, index);
     FailureOr<uint32_t> id = getTensor(value);
     if (failed(id))
@@ -483,10 +632,21 @@ LogicalResult PlanBuilder::classifyOps() {
 }
 
 void PlanBuilder::addInputs() {
+  uint32_t number = 0;
   for (BlockArgument arg : func.getArguments()) {
+    if (std::optional<uint32_t> state =
+            getArgumentState(func, arg.getArgNumber(), options.states)) {
+      uint32_t id = addTensor(options.states[*state].name, arg,
+                              rt::TensorStorage::State, *state, ~0u);
+      tensors[arg] = id;
+      // A view that has a static zero dim holds nothing to read.
+      if (!llvm::is_contained(
+              llvm::cast<RankedTensorType>(arg.getType()).getShape(), 0))
+        result.plan.stateReads.push_back({*state, id});
+      continue;
+    }
     std::string name = getGraphInputName(func, arg.getArgNumber());
-    uint32_t id =
-        addTensor(name, arg, rt::TensorStorage::Input, arg.getArgNumber(), ~0u);
+    uint32_t id = addTensor(name, arg, rt::TensorStorage::Input, number++, ~0u);
     tensors[arg] = id;
     result.plan.inputs.push_back({name, id});
   }
@@ -506,9 +666,19 @@ FailureOr<TargetPlan> PlanBuilder::build() {
              << "input " << arg.getArgNumber() << " has type " << arg.getType()
              << ", not a static tensor of a runtime dtype";
   addInputs();
+  auto ret = dyn_cast<func::ReturnOp>(block.getTerminator());
+  if (!ret)
+    return func.emitError("@")
+           << func.getSymName() << " does not end with func.return";
+  findStateAppends(ret);
 
   for (Operation &op : block.without_terminator()) {
     LogicalResult emitted = success();
+    if (auto append = stateAppends.find(&op); append != stateAppends.end()) {
+      if (failed(emitStateAppend(cast<ConcatOp>(op), append->second)))
+        return failure();
+      continue;
+    }
     switch (roles[&op]) {
     case OpRole::Constant:
       continue; // a weight once a step reads it
@@ -531,17 +701,44 @@ FailureOr<TargetPlan> PlanBuilder::build() {
   }
   if (failed(flushGroup()))
     return failure();
-  auto ret = dyn_cast<func::ReturnOp>(block.getTerminator());
-  if (!ret)
-    return func.emitError("@")
-           << func.getSymName() << " does not end with func.return";
-  if (failed(emitOutputs(ret)))
+  if (failed(emitOutputs(ret)) || failed(checkStateViews()))
     return failure();
   if (unresolvedDims)
     return failure();
-  if (symbolic)
+  if (symbolic) {
     addPlanAssumptions(result.plan, *shapes);
+    if (failed(substituteUnreadStateSymbols(result.plan, func)))
+      return failure();
+  }
   return std::move(result);
+}
+
+LogicalResult PlanBuilder::checkStateViews() {
+  const rt::Plan &plan = result.plan;
+  for (const rt::PlanStep &step : plan.steps)
+    for (const auto *ids : {&step.operands, &step.results})
+      for (size_t i = 0; i < ids->size(); ++i) {
+        const rt::PlanTensor &t = plan.tensors[(*ids)[i]];
+        if (t.storage != rt::TensorStorage::State ||
+            rt::readsStateAtCapacity(step, ids == &step.results, i))
+          continue;
+        // Dense whatever the run's dims: only the first dim may vary.
+        const rt::PlanState &state = options.states[size_t(t.offset)];
+        bool dense = true;
+        for (size_t d = 1; d < t.dims.size(); ++d)
+          dense &= t.dims[d] == state.dims[d] &&
+                   (!t.isSymbolic() || t.dimExprs[d] < 0);
+        if (!dense)
+          return func.emitError()
+                 << rt::stepKindName(step.kind) << " step '" << step.name
+                 << "' reads state '" << state.name
+                 << "' as a dense tensor, but its view "
+                 << rt::formatDims(t.dims) << " of the state's "
+                 << rt::formatDims(state.dims)
+                 << " is not one dense block; only attention reads a state "
+                    "at its capacity";
+      }
+  return success();
 }
 
 FailureOr<TargetPlan>

@@ -8,6 +8,7 @@
 
 #include "lmopt/Target/Common/PlanSymbols.h"
 #include "lmopt/Format/PlanShapes.h"
+#include "lmopt/Target/Common/PlanBuilder.h"
 
 #include "lmopt/Dialect/Lmopt/IR/GraphNames.h"
 
@@ -99,14 +100,21 @@ bool mlir::lmopt::setPlanTensorDims(rt::Plan &plan,
 LogicalResult mlir::lmopt::addPlanSymbols(
     func::FuncOp main,
     const std::map<std::string, std::vector<int64_t>> &maxShapes,
-    rt::Plan &plan, SymbolicShapeBounds &bounds) {
+    rt::Plan &plan, SymbolicShapeBounds &bounds,
+    const std::vector<rt::PlanState> &states) {
   auto nameOf = [&](BlockArgument arg) {
     return getGraphInputName(main, arg.getArgNumber());
   };
   std::set<std::string> known;
   bool ok = true;
+  uint32_t inputNumber = 0;
   for (BlockArgument arg : main.getArguments()) {
     auto type = llvm::dyn_cast<RankedTensorType>(arg.getType());
+    std::optional<uint32_t> state =
+        getArgumentState(main, arg.getArgNumber(), states);
+    rt::PlanSymbol::Source source =
+        state ? rt::PlanSymbol::Source::State : rt::PlanSymbol::Source::Input;
+    uint32_t index = state ? *state : inputNumber++;
     if (!type)
       continue;
     std::string name = nameOf(arg);
@@ -149,7 +157,7 @@ LogicalResult mlir::lmopt::addPlanSymbols(
         continue;
       }
       plan.symbols.push_back(
-          {symbolName, arg.getArgNumber(), uint32_t(d), given->second[d]});
+          {symbolName, index, uint32_t(d), given->second[d], source});
       bounds.bounds.push_back(given->second[d]);
     }
   }
@@ -197,4 +205,80 @@ void mlir::lmopt::addPlanAssumptions(rt::Plan &plan,
       continue;
     plan.assumptions.push_back({rt::PlanAssumption::Kind::Equal, *lhs, *rhs});
   }
+}
+
+/// `ops` with symbol `index` replaced by `replacement` and later symbols
+/// renumbered down by one.
+static std::vector<rt::DimOp>
+substitute(const std::vector<rt::DimOp> &ops, int64_t index,
+           const std::vector<rt::DimOp> &replacement) {
+  std::vector<rt::DimOp> out;
+  for (const rt::DimOp &op : ops) {
+    if (op.kind != rt::DimOp::Kind::Symbol || op.value < index) {
+      out.push_back(op);
+      continue;
+    }
+    if (op.value > index) {
+      out.push_back({rt::DimOp::Kind::Symbol, op.value - 1});
+      continue;
+    }
+    out.insert(out.end(), replacement.begin(), replacement.end());
+  }
+  return out;
+}
+
+static bool mentions(const std::vector<rt::DimOp> &ops, int64_t index) {
+  return llvm::any_of(ops, [&](const rt::DimOp &op) {
+    return op.kind == rt::DimOp::Kind::Symbol && op.value == index;
+  });
+}
+
+static bool sameOps(const std::vector<rt::DimOp> &a,
+                    const std::vector<rt::DimOp> &b) {
+  return a.size() == b.size() &&
+         std::equal(a.begin(), a.end(), b.begin(),
+                    [](const rt::DimOp &x, const rt::DimOp &y) {
+                      return x.kind == y.kind && x.value == y.value;
+                    });
+}
+
+LogicalResult mlir::lmopt::substituteUnreadStateSymbols(rt::Plan &plan,
+                                                        func::FuncOp func) {
+  auto isRead = [&](uint32_t state) {
+    return llvm::any_of(plan.stateReads, [&](const rt::PlanStateUse &use) {
+      return use.state == state;
+    });
+  };
+  for (int64_t k = int64_t(plan.symbols.size()) - 1; k >= 0; --k) {
+    const rt::PlanSymbol &symbol = plan.symbols[size_t(k)];
+    if (symbol.source != rt::PlanSymbol::Source::State || isRead(symbol.index))
+      continue;
+    std::vector<rt::DimOp> alone = {{rt::DimOp::Kind::Symbol, k}};
+    const std::vector<rt::DimOp> *replacement = nullptr;
+    for (const rt::PlanAssumption &a : plan.assumptions) {
+      if (a.kind != rt::PlanAssumption::Kind::Equal)
+        continue;
+      const std::vector<rt::DimOp> &lhs = plan.exprs[a.lhs].ops,
+                                   &rhs = plan.exprs[a.rhs].ops;
+      if (sameOps(lhs, alone) && !mentions(rhs, k))
+        replacement = &rhs;
+      else if (sameOps(rhs, alone) && !mentions(lhs, k))
+        replacement = &lhs;
+      if (replacement)
+        break;
+    }
+    if (!replacement)
+      return func.emitError("'")
+             << symbol.name << "' is a dim of state view with no element, "
+             << "which no other dim of @" << func.getSymName()
+             << " determines; the entry has no value to give it";
+    std::vector<rt::DimOp> by = substitute(*replacement, k, {});
+    for (rt::DimExpr &expr : plan.exprs)
+      expr.ops = substitute(expr.ops, k, by);
+    plan.symbols.erase(plan.symbols.begin() + k);
+    llvm::erase_if(plan.assumptions, [&](const rt::PlanAssumption &a) {
+      return sameOps(plan.exprs[a.lhs].ops, plan.exprs[a.rhs].ops);
+    });
+  }
+  return success();
 }

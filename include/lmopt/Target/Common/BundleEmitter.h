@@ -34,22 +34,26 @@ struct BundleMeta {
   llvm::json::Object fusions;
 };
 
-/// The `meta` section's JSON: model, compiler version, target, inputs and
-/// outputs (name, dtype, dims), fusion counts.
-std::string buildMetaJSON(const ::lmopt::runtime::Plan &plan,
-                          const BundleMeta &meta);
+/// The `meta` section's JSON: model, compiler version, target, the first
+/// entry's inputs and outputs (name, dtype, dims), fusion counts; with
+/// several entries or states, each entry's name, inputs and outputs, and
+/// each state's name, dtype and capacity.
+std::string buildMetaJSON(const BundlePlan &plan, const BundleMeta &meta);
 
-/// Writes `path` with the plan, weights, `kernels` (the target's kernel
-/// payload, omitted when empty), `requires` (one line per entry of
-/// `requirements`, omitted when empty) and meta sections; never leaves a
-/// partial file. Returns the file's size.
+/// Writes `path` with the plan (the program of `plan` on `device`),
+/// weights, `kernels` (the target's kernel payload, omitted when empty),
+/// `requires` (one line per entry of `requirements`, omitted when empty)
+/// and meta sections; never leaves a partial file. Returns the file's size.
 llvm::Expected<uint64_t>
-writeBundle(llvm::StringRef path, const TargetPlan &plan,
-            llvm::ArrayRef<uint8_t> kernels, const std::string &metaJSON,
+writeBundle(llvm::StringRef path, const BundlePlan &plan,
+            llvm::StringRef device, llvm::ArrayRef<uint8_t> kernels,
+            const std::string &metaJSON,
             llvm::ArrayRef<std::string> requirements = {});
 
-/// One line per tensor, value and step, for `lmopt-compile --dump-plan`.
-void printPlan(llvm::raw_ostream &os, const TargetPlan &plan);
+/// One line per tensor, value and step, for `lmopt-compile --dump-plan`;
+/// `weightsBytes` is the bundle's weights section.
+void printPlan(llvm::raw_ostream &os, const TargetPlan &plan,
+               uint64_t weightsBytes);
 
 } // namespace mlir::lmopt
 

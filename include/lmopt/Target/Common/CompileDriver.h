@@ -13,6 +13,7 @@
 #define LMOPT_TARGET_COMMON_COMPILEDRIVER_H
 
 #include "lmopt/Target/Common/BundleEmitter.h"
+#include "lmopt/Target/Common/KvCacheEntries.h"
 #include "lmopt/Target/Common/PlanBuilder.h"
 #include "lmopt/Target/TargetBackend.h"
 
@@ -59,7 +60,9 @@ struct PlanSummary {
   llvm::json::Object toJSON() const;
 };
 
-PlanSummary summarizePlan(const TargetPlan &plan);
+/// The figures of every entry together: steps and kernels summed, the
+/// largest arena.
+PlanSummary summarizePlan(const BundlePlan &plan);
 
 /// A plan's kernels as the target's payload, and what running them needs.
 struct CompiledKernels {
@@ -72,6 +75,10 @@ struct CompiledKernels {
 struct CompileOptions {
   TargetOptions target;
   PlanBuildOptions plan;
+  /// Set: compile a decoder with past key/values into prefill and decode
+  /// entries with its cache as state (KvCacheEntries.h); its maxShapes
+  /// replace `plan.maxShapes`.
+  std::optional<KvCacheOptions> kvCache;
   /// The bundle `run` writes; empty stops after planning.
   std::string outputPath;
   /// The model's name in the bundle's meta.
@@ -94,7 +101,7 @@ public:
   /// Between optimization and planning: may rewrite `module` (quantize
   /// it). `meta` is what the bundle will carry.
   virtual llvm::Error beforePlan(ModuleOp module, const BundleMeta &meta);
-  virtual void planned(const TargetPlan &plan);
+  virtual void planned(const BundlePlan &plan);
   /// `description` is the requirements for the user, or empty.
   virtual void kernelsCompiled(const CompiledKernels &kernels,
                                StringRef description);
@@ -110,15 +117,17 @@ public:
 
   /// lmopt-optimize-pipeline, the registered graph pipeline.
   LogicalResult optimize(ModuleOp module) const;
-  /// The plan of `module`'s @main (not modified but for types the symbolic
-  /// dims analysis makes static).
-  FailureOr<TargetPlan> plan(ModuleOp module) const;
+  /// The plan of `module`: its @main as the entry `main`, or, with
+  /// `kvCache`, prefill and decode entries (which replace @main). Not
+  /// modified otherwise but for types the symbolic dims analysis makes
+  /// static.
+  FailureOr<BundlePlan> plan(ModuleOp module) const;
   /// The plan's kernels through the target's pipeline, and its
   /// requirements. A failure that was diagnosed is a DiagnosedError.
-  llvm::Expected<CompiledKernels> compileKernels(const TargetPlan &plan) const;
+  llvm::Expected<CompiledKernels> compileKernels(const BundlePlan &plan) const;
   /// Writes the bundle (meta's target set to this driver's); returns its
   /// size.
-  llvm::Expected<uint64_t> writeBundle(StringRef path, const TargetPlan &plan,
+  llvm::Expected<uint64_t> writeBundle(StringRef path, const BundlePlan &plan,
                                        const CompiledKernels &kernels,
                                        BundleMeta meta) const;
 

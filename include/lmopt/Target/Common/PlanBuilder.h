@@ -25,6 +25,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -97,10 +98,35 @@ public:
                          int64_t value);
 };
 
+/// The attribute of a function argument that reads a state, and of a
+/// result that gives a state its new value: the state's name
+/// (::lmopt::runtime::PlanState). Such an argument is not an input of the
+/// entry but a view of the state; such a result is not an output. A result
+/// `lmopt.concat(<state argument>, new)` along one axis is an append to the
+/// state in place.
+inline constexpr const char *kStateAttrName = "lmopt.state";
+inline constexpr const char *kStateWriteAttrName = "lmopt.state_write";
+
+/// The number in `states` of the state argument `index` of `func` reads, or
+/// nullopt when it reads none (or names no state of `states`).
+std::optional<uint32_t>
+getArgumentState(func::FuncOp func, unsigned index,
+                 const std::vector<::lmopt::runtime::PlanState> &states);
+/// The same for the state result `index` of `func` writes.
+std::optional<uint32_t>
+getResultState(func::FuncOp func, unsigned index,
+               const std::vector<::lmopt::runtime::PlanState> &states);
+
 struct PlanBuildOptions {
   /// Constants of at most this many elements (and splats) are cloned into
   /// the kernels that use them instead of being passed as weights.
   int64_t maxInlineConstantElements = 64;
+  /// The program's states, which arguments and results name with
+  /// kStateAttrName / kStateWriteAttrName.
+  std::vector<::lmopt::runtime::PlanState> states;
+  /// Prepended to the kernels' names ("k0"), so that the kernels of several
+  /// entries can live in one module.
+  std::string kernelPrefix;
   MemoryPlanOptions memory;
   /// Bounds of the dynamic input dims, by input name, one per dim (a
   /// static dim's entry must equal it). Every dynamic dim needs one; the
@@ -137,6 +163,23 @@ struct TargetPlan {
   /// The target's plan rewrites, in the order it reports them.
   std::vector<PlanRewriteCount> rewrites;
   MemoryPlanStats memory;
+};
+
+/// What a bundle holds: its entry points' plans, sharing one weights buffer
+/// and the states, and every entry's kernels in one module.
+struct BundlePlan {
+  std::vector<::lmopt::runtime::PlanState> states;
+  /// In bundle order, each with its `plan.name`; their `weights` and
+  /// `kernels` are moved to the fields below.
+  std::vector<TargetPlan> entries;
+  std::vector<uint8_t> weights;
+  /// Every entry's kernels (distinct names); null when there are none.
+  OwningOpRef<ModuleOp> kernels;
+  unsigned numKernels = 0;
+
+  /// The program the plan section holds: one device (`device`, its kernels
+  /// in the section `kernels` when there are any), the states and entries.
+  ::lmopt::runtime::Program getProgram(StringRef device) const;
 };
 
 /// Plans `func` (a single block ending in func.return) for `backend`, its

@@ -27,13 +27,16 @@ namespace mlir::lmopt {
 
 /// Adds a plan symbol for every dynamic dim of `main`'s arguments, bounded
 /// by `maxShapes` (by input name, one entry per dim; a static dim's entry
-/// must equal it), and fills `bounds` for the analysis. Every missing or
-/// bad bound, and every name that is not an input, is reported before
-/// failing.
+/// must equal it), and fills `bounds` for the analysis. An argument that
+/// reads a state (`lmopt.state`, PlanBuilder.h) gets state symbols: the
+/// state's number in `states` and its dim; every other argument input
+/// symbols numbered by the inputs alone. Every missing or bad bound, and
+/// every name that is not an input, is reported before failing.
 LogicalResult
 addPlanSymbols(func::FuncOp main,
                const std::map<std::string, std::vector<int64_t>> &maxShapes,
-               ::lmopt::runtime::Plan &plan, SymbolicShapeBounds &bounds);
+               ::lmopt::runtime::Plan &plan, SymbolicShapeBounds &bounds,
+               const std::vector<::lmopt::runtime::PlanState> &states = {});
 
 /// The index in `plan.exprs` of `expr` as a postfix program, or nullopt when
 /// it has a symbol that is not an input dim (or overflowed).
@@ -59,6 +62,14 @@ void refineStaticDims(func::FuncOp main, const SymbolicShapes &shapes);
 /// assumptions (once each).
 void addPlanAssumptions(::lmopt::runtime::Plan &plan,
                         const SymbolicShapes &shapes);
+
+/// Removes the state symbols of states `plan` does not read (a view that
+/// holds no element, as prefill's empty cache): such a symbol has no value
+/// to take at run time, so each is replaced, in every expression, by the
+/// expression an assumption equates it to (the batch of the new tokens).
+/// Fails, reported at `func`, when no assumption does.
+LogicalResult substituteUnreadStateSymbols(::lmopt::runtime::Plan &plan,
+                                           func::FuncOp func);
 
 } // namespace mlir::lmopt
 
