@@ -14,10 +14,15 @@ the ratio lmopt / onnxruntime, and whether the tokens agree.
 Model: bench/make_models.py --only gpt2_small_lm_past (GPT-2 small with its
 LM head, random weights).
 
+With --quantize MODE, lmopt compiles with `--quantize=MODE` (bf16,
+int8-dynamic, ...) against onnxruntime's f32 model: fewer weight bytes per
+step, and tokens that may then differ from f32's (the line says so).
+
 usage: bench/compare_generate.py [--model bench/models/gpt2_small_lm_past.onnx]
                                  [--batch 1] [--prompt-length 32]
                                  [--new-tokens 32] [--kv-cache 256]
                                  [--threads 2] [--rounds 5] [--build build]
+                                 [--quantize MODE]
 """
 import argparse
 import os
@@ -85,6 +90,7 @@ def main():
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--build", default=os.path.join(ROOT, "build"))
+    parser.add_argument("--quantize", default="")
     args = parser.parse_args()
     if not os.path.exists(args.model):
         sys.exit(f"error: no '{args.model}'; run bench/make_models.py --only "
@@ -103,7 +109,8 @@ def main():
         run([os.path.join(args.build, "bin", "lmopt-compile"), args.model,
              f"--kv-cache={args.kv_cache}",
              f"--max-shape=input_ids:{args.batch}x{args.prompt_length}",
-             "-o", bundle])
+             "-o", bundle] +
+            ([f"--quantize={args.quantize}"] if args.quantize else []))
         print(f"compiled in {time.perf_counter() - start:.1f} s: "
               f"{os.path.getsize(bundle) / 2**20:.0f} MiB")
         lm_decode, lm_prefill, ort_decode, ort_prefill = [], [], [], []
@@ -122,7 +129,8 @@ def main():
 
     print(f"batch {args.batch}, prompt {args.prompt_length}, "
           f"{args.new_tokens} new tokens, cache {args.kv_cache}, "
-          f"threads {args.threads}, {args.rounds} interleaved rounds")
+          f"threads {args.threads}, {args.rounds} interleaved rounds, "
+          f"lmopt {args.quantize or 'f32'}, onnxruntime f32")
     print(f"{'engine':<12} {'prefill ms':>11} {'decode ms/step':>15}")
     print(f"{'lmopt':<12} {med(lm_prefill):>11.2f} {med(lm_decode):>15.2f}")
     print(f"{'onnxruntime':<12} {med(ort_prefill):>11.2f} "

@@ -478,3 +478,37 @@ TEST_F(SessionTest, CApiEntriesAndStates) {
   lmoptStatusDestroy(st);
   lmoptSessionDestroy(session);
 }
+
+TEST_F(SessionTest, KernelsReadOnlyTheDimsOfListedStateViews) {
+  // address_mod_64 reads its operand's address, never its bytes: a state
+  // view that is not one dense block may be its operand when dims_only
+  // lists it.
+  auto model = [](const char *dimsOnly) {
+    BundleBuilder b;
+    uint32_t s = b.state("s", DType::F32, {1, 4, 2}, PlanState::Init::Zero);
+    uint32_t v = b.stateView("s", s, {1, 2, 2});
+    uint32_t out = b.arena("out", DType::I64, {1});
+    PlanStep &step = b.step(StepKind::Kernel, "k", {v}, {out});
+    addString(step, "entry", "address_mod_64");
+    if (dimsOnly)
+      addString(step, "dims_only", dimsOnly);
+    b.output("out", out);
+    b.kernels = readKernels();
+    return b;
+  };
+  std::unique_ptr<Session> session;
+  Status st = create(model("0"), session);
+  ASSERT_TRUE(st) << st.toString();
+  std::vector<NamedTensor> outputs;
+  ASSERT_TRUE(session->run(std::vector<NamedTensor>{}, outputs));
+  EXPECT_THAT(values<int64_t>(outputs[0].tensor), ElementsAre(0));
+  EXPECT_EQ(createError(model(nullptr)),
+            "bundle 'B': kernel step 'k': operand 0 's' (f32 [1, 2, 2]) is a "
+            "view of state 's' [1, 4, 2] that is not one dense block, which "
+            "this step cannot read");
+  for (const char *bad : {"1", "0,0", "x", ""})
+    EXPECT_EQ(createError(model(bad)),
+              "bundle 'B': kernel step 'k': has attribute 'dims_only' = '" +
+                  std::string(bad) +
+                  "', which is not a list of its operand numbers");
+}

@@ -633,11 +633,6 @@ static Status runTool(const Options &o, bool &pass) {
                       : session->run(entry, views, outputs);
       !st)
     return st;
-  if (!o.saveStates.empty()) {
-    if (Status st = session->saveStates(o.saveStates); !st)
-      return st;
-    std::printf("wrote the states to '%s'\n", o.saveStates.c_str());
-  }
 
   printOutputs(outputs);
   if (!o.output.empty()) {
@@ -645,6 +640,11 @@ static Status runTool(const Options &o, bool &pass) {
       return st;
     std::printf("wrote %zu outputs to '%s'\n", outputs.size(),
                 o.output.c_str());
+  }
+  if (!o.saveStates.empty()) {
+    if (Status st = session->saveStates(o.saveStates); !st)
+      return st;
+    std::printf("wrote the states to '%s'\n", o.saveStates.c_str());
   }
   if (o.profile)
     printProfile(*session);

@@ -120,7 +120,7 @@ mlir::lmopt::buildKvCacheEntries(ModuleOp module,
     return main.emitError("--kv-cache needs the batch and prompt bounds as "
                           "--max-shape input_ids:<batch>x<prompt>");
   const int64_t batch = ids->second[0], prompt = ids->second[1];
-  if (options.capacity < prompt || options.capacity < 2)
+  if (options.capacity <= prompt)
     return main.emitError("--kv-cache=")
            << options.capacity << " holds fewer tokens than the prompt bound "
            << prompt << " and one more; give at least " << prompt + 1;
