@@ -7,8 +7,10 @@ entry sharing the weights, the cache kept in the session's states and
 appended in place), then alternates rounds of `lmopt-run --generate` and
 onnxruntime running the export step by step (all graph optimizations; each
 step's presents fed back as the next step's past, as a user's loop does), so
-that both see the same machine state. Prints, per engine, the median over
-rounds of the per-round median decode-step latency and the prefill time,
+that both see the same machine state. Each round runs one untimed
+generation first (a warm session: steps built and weights packed for these
+shapes), then times one. Prints, per engine, the median over rounds of the
+per-round median decode-step latency and the prefill time,
 the ratio lmopt / onnxruntime, and whether the tokens agree.
 
 Model: bench/make_models.py --only gpt2_small_lm_past (GPT-2 small with its
@@ -52,7 +54,7 @@ def run(cmd):
 def lmopt_round(args, bundle, prompt_path):
     out, _ = run([os.path.join(args.build, "bin", "lmopt-run"), bundle,
                   "--generate", str(args.new_tokens), "--prompt", prompt_path,
-                  "--threads", str(args.threads)])
+                  "--threads", str(args.threads), "--warmup", "1"])
     tokens = [list(map(int, line.split(":")[1].split()))
               for line in out.splitlines() if line.startswith("tokens[")]
     prefill = float(re.search(r"prefill: .* in ([0-9.]+) ms", out).group(1))
@@ -61,6 +63,12 @@ def lmopt_round(args, bundle, prompt_path):
 
 
 def ort_round(model, prompt, new_tokens):
+    """One generation after one untimed warm-up, as lmopt_round does."""
+    ort_generate(model, prompt, new_tokens)
+    return ort_generate(model, prompt, new_tokens)
+
+
+def ort_generate(model, prompt, new_tokens):
     batch = prompt.shape[0]
     past = model.empty_past(batch)
     ids, past_len, tokens, steps = prompt, 0, [], []
