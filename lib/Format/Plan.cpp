@@ -194,12 +194,7 @@ PlanStep &Plan::addStep(StepKind kind, std::string name) {
 
 uint32_t Plan::addExpr(DimExpr expr) {
   for (size_t i = 0; i < exprs.size(); ++i) {
-    const std::vector<DimOp> &ops = exprs[i].ops;
-    if (ops.size() == expr.ops.size() &&
-        std::equal(ops.begin(), ops.end(), expr.ops.begin(),
-                   [](const DimOp &a, const DimOp &b) {
-                     return a.kind == b.kind && a.value == b.value;
-                   }))
+    if (exprs[i].ops == expr.ops)
       return uint32_t(i);
   }
   exprs.push_back(std::move(expr));

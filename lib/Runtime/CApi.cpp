@@ -349,13 +349,10 @@ static lmoptStatus runEntry(const char *fn, lmoptSession session,
   size_t entry = 0;
   if (entryName) {
     long index = s.findEntry(entryName);
-    if (index < 0) {
-      std::string known;
-      for (const EntryInfo &info : s.entries())
-        known += (known.empty() ? "'" : ", '") + info.name + "'";
+    if (index < 0)
       return invalidArgument(std::string(fn) + ": the bundle has no entry '" +
-                             entryName + "'; its entries are " + known);
-    }
+                             entryName + "'; its entries are " +
+                             s.entryNames());
     entry = size_t(index);
   }
   std::vector<NamedTensorView> views(numInputs);

@@ -35,13 +35,10 @@ static Status invalid(const std::string &message) {
 static Status describeEntry(const Session &session, const std::string &name,
                             StepIo &io) {
   long index = session.findEntry(name);
-  if (index < 0) {
-    std::string known;
-    for (const EntryInfo &info : session.entries())
-      known += (known.empty() ? "'" : ", '") + info.name + "'";
+  if (index < 0)
     return invalid("generation needs entries '" + name + "'; the bundle has " +
-                   known + " (compile the model with --kv-cache)");
-  }
+                   session.entryNames() +
+                   " (compile the model with --kv-cache)");
   io.entry = size_t(index);
   io.name = name;
   const EntryInfo &info = session.entries()[io.entry];

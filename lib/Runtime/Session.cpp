@@ -46,18 +46,13 @@ static std::string describe(const ValueInfo &info) {
   return text + "]";
 }
 
-namespace {
-struct ByteRange {
-  uint64_t begin, end;
-};
-} // namespace
-
 /// The byte ranges of the weights section that something reads at run time
 /// in place, in any entry: every weight tensor that is an operand of a step,
 /// except as a linear step's weight (which the step may have copied), or an
 /// output.
-static std::vector<ByteRange> weightsReadInPlace(const Program &program) {
-  std::vector<ByteRange> ranges;
+static std::vector<std::pair<uint64_t, uint64_t>>
+weightsReadInPlace(const Program &program) {
+  std::vector<std::pair<uint64_t, uint64_t>> ranges;
   for (const Plan &plan : program.entries) {
     auto add = [&](uint32_t id) {
       const PlanTensor &t = plan.tensors[id];
@@ -78,8 +73,9 @@ static std::vector<ByteRange> weightsReadInPlace(const Program &program) {
 /// of `stillRead` from the process. The mapping is a private, read-only map
 /// of the file, so a page touched again is read again from the file; the
 /// section's checksum was verified before any step copied from it.
-static void releaseWeightPages(const uint8_t *weights, const PlanTensor &weight,
-                               const std::vector<ByteRange> &stillRead) {
+static void releaseWeightPages(
+    const uint8_t *weights, const PlanTensor &weight,
+    const std::vector<std::pair<uint64_t, uint64_t>> &stillRead) {
   static const uint64_t page = uint64_t(sysconf(_SC_PAGESIZE));
   uint64_t base = reinterpret_cast<uintptr_t>(weights);
   uint64_t begin = (base + weight.offset + page - 1) / page * page - base;
@@ -87,8 +83,8 @@ static void releaseWeightPages(const uint8_t *weights, const PlanTensor &weight,
       (base + weight.offset + weight.byteSize()) / page * page - base;
   if (begin >= end)
     return;
-  for (const ByteRange &r : stillRead)
-    if (r.begin < end && begin < r.end)
+  for (const auto &[readBegin, readEnd] : stillRead)
+    if (readBegin < end && begin < readEnd)
       return;
   // Advice only: a failure leaves the pages resident, which is harmless.
   madvise(const_cast<uint8_t *>(weights + begin), size_t(end - begin),
@@ -128,6 +124,7 @@ Status Session::create(const std::string &path, const SessionOptions &options,
     return st;
   session->packLinearWeights_ = options.packLinearWeights;
   session->profiling_ = options.profile;
+  session->weightsReadInPlace_ = weightsReadInPlace(session->program_);
 
   if (Status st = session->createDevices(options); !st)
     return st;
@@ -246,16 +243,15 @@ Status Session::createEntry(size_t index, const SessionOptions &options) {
   const Plan &plan = program_.entries[index];
   auto entry = std::make_unique<Entry>();
   entry->index = index;
-  StepBuildContext context{program_, plan, path_, weights_,
+  entry->source =
+      program_.entries.size() > 1 ? path_ + "' entry '" + plan.name : path_;
+  StepBuildContext context{program_, plan, entry->source, weights_,
                            options.packLinearWeights};
-  if (program_.entries.size() > 1)
-    context.source = path_ + "' entry '" + plan.name;
   // Steps over symbolic dims are built again, packed for the rows of the
   // first run, before it; packing them for the bounds now would only cost
   // time and memory.
   StepBuildContext symbolicContext = context;
   symbolicContext.packWeights = false;
-  std::vector<ByteRange> weightsStillRead = weightsReadInPlace(program_);
   for (const PlanStep &step : plan.steps) {
     std::unique_ptr<StepExecutor> executor;
     bool symbolic = false;
@@ -271,7 +267,7 @@ Status Session::createEntry(size_t index, const SessionOptions &options) {
     // not resident together.
     if (int64_t copied = executor->copiedWeight(); copied >= 0 && weights_)
       releaseWeightPages(weights_, plan.tensors[size_t(copied)],
-                         weightsStillRead);
+                         weightsReadInPlace_);
     entry->steps.push_back(std::move(executor));
   }
   if (plan.isSymbolic()) {
@@ -326,6 +322,13 @@ Status Session::createEntry(size_t index, const SessionOptions &options) {
   entryInfos_.push_back(std::move(info));
   entries_.push_back(std::move(entry));
   return Status::ok();
+}
+
+std::string Session::entryNames() const {
+  std::string names;
+  for (const EntryInfo &info : entryInfos_)
+    names += (names.empty() ? "'" : ", '") + info.name + "'";
+  return names;
 }
 
 long Session::findEntry(std::string_view name) const {
@@ -466,11 +469,8 @@ Status Session::bindShapes(Entry &entry,
   // Should a step fail to build, the next run rebuilds them all.
   entry.rebuildAll = true;
   // Rebuilt steps are packed for this run's rows when packing is on.
-  StepBuildContext context{program_, entry.runPlan, path_, weights_,
+  StepBuildContext context{program_, entry.runPlan, entry.source, weights_,
                            packLinearWeights_};
-  if (program_.entries.size() > 1)
-    context.source = path_ + "' entry '" + plan.name;
-  std::vector<ByteRange> weightsStillRead = weightsReadInPlace(program_);
   for (size_t s = 0; s < entry.runPlan.steps.size(); ++s) {
     if (!entry.symbolicStep[s])
       continue;
@@ -489,7 +489,7 @@ Status Session::bindShapes(Entry &entry,
     if (int64_t copied = entry.steps[s]->copiedWeight();
         copied >= 0 && weights_)
       releaseWeightPages(weights_, entry.runPlan.tensors[size_t(copied)],
-                         weightsStillRead);
+                         weightsReadInPlace_);
   }
   entry.runSymbols = std::move(shapes.symbols);
   entry.rebuildAll = false;
@@ -592,14 +592,11 @@ Status Session::run(std::string_view entry,
                     std::vector<NamedTensor> &outputs) {
   long index = findEntry(entry);
   if (index < 0) {
-    std::string known;
-    for (const EntryInfo &info : entryInfos_)
-      known += (known.empty() ? "'" : ", '") + info.name + "'";
     outputs.clear();
     return Status::error(StatusCode::InvalidArgument,
                          "bundle '" + path_ + "' has no entry '" +
                              std::string(entry) + "'; its entries are " +
-                             known);
+                             entryNames());
   }
   return run(size_t(index), viewsOf(inputs), outputs);
 }

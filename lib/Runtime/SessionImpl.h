@@ -19,6 +19,8 @@ namespace lmopt::runtime {
 struct Session::Entry {
   /// In Program::entries.
   size_t index = 0;
+  /// Names the bundle, and the entry when there are several, in messages.
+  std::string source;
   std::vector<std::unique_ptr<StepExecutor>> steps;
   /// Symbolic plans only: the plan with the last run's dims (the bounds'
   /// before any; the first run rebuilds every symbolic step), which steps

@@ -625,14 +625,10 @@ static Status runTool(const Options &o, bool &pass) {
   size_t entry = 0;
   if (!o.entry.empty()) {
     long index = session->findEntry(o.entry);
-    if (index < 0) {
-      std::string known;
-      for (const EntryInfo &info : session->entries())
-        known += (known.empty() ? "'" : ", '") + info.name + "'";
+    if (index < 0)
       return Status::error(StatusCode::InvalidArgument,
                            "'" + o.model + "' has no entry '" + o.entry +
-                               "'; its entries are " + known);
-    }
+                               "'; its entries are " + session->entryNames());
     entry = size_t(index);
   }
 

@@ -188,6 +188,10 @@ struct DimOp {
   };
   Kind kind = Kind::Const;
   int64_t value = 0;
+
+  bool operator==(const DimOp &other) const {
+    return kind == other.kind && value == other.value;
+  }
 };
 
 /// A dim as a postfix program over the symbols; it leaves one value.

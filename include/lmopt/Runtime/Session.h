@@ -26,6 +26,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace lmopt::runtime {
@@ -127,6 +128,8 @@ public:
   const std::vector<EntryInfo> &entries() const { return entryInfos_; }
   /// The index of the entry named `name`, or -1.
   long findEntry(std::string_view name) const;
+  /// The entries' names for messages: "'prefill', 'decode'".
+  std::string entryNames() const;
 
   /// The default entry's inputs and outputs.
   const std::vector<ValueInfo> &inputs() const {
@@ -218,6 +221,10 @@ private:
   Program program_;
   std::string meta_;
   const uint8_t *weights_ = nullptr;
+  /// The byte ranges [begin, end) of the weights section that some step of
+  /// some entry reads in place (so a packed copy may not release them);
+  /// computed once, at creation.
+  std::vector<std::pair<uint64_t, uint64_t>> weightsReadInPlace_;
   std::vector<EntryInfo> entryInfos_;
   /// Devices first: buffers, states and executors refer to them and are
   /// destroyed before them.

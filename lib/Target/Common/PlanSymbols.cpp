@@ -233,15 +233,6 @@ static bool mentions(const std::vector<rt::DimOp> &ops, int64_t index) {
   });
 }
 
-static bool sameOps(const std::vector<rt::DimOp> &a,
-                    const std::vector<rt::DimOp> &b) {
-  return a.size() == b.size() &&
-         std::equal(a.begin(), a.end(), b.begin(),
-                    [](const rt::DimOp &x, const rt::DimOp &y) {
-                      return x.kind == y.kind && x.value == y.value;
-                    });
-}
-
 LogicalResult mlir::lmopt::substituteUnreadStateSymbols(rt::Plan &plan,
                                                         func::FuncOp func) {
   auto isRead = [&](uint32_t state) {
@@ -260,9 +251,9 @@ LogicalResult mlir::lmopt::substituteUnreadStateSymbols(rt::Plan &plan,
         continue;
       const std::vector<rt::DimOp> &lhs = plan.exprs[a.lhs].ops,
                                    &rhs = plan.exprs[a.rhs].ops;
-      if (sameOps(lhs, alone) && !mentions(rhs, k))
+      if (lhs == alone && !mentions(rhs, k))
         replacement = &rhs;
-      else if (sameOps(rhs, alone) && !mentions(lhs, k))
+      else if (rhs == alone && !mentions(lhs, k))
         replacement = &lhs;
       if (replacement)
         break;
@@ -277,7 +268,7 @@ LogicalResult mlir::lmopt::substituteUnreadStateSymbols(rt::Plan &plan,
       expr.ops = substitute(expr.ops, k, by);
     plan.symbols.erase(plan.symbols.begin() + k);
     llvm::erase_if(plan.assumptions, [&](const rt::PlanAssumption &a) {
-      return sameOps(plan.exprs[a.lhs].ops, plan.exprs[a.rhs].ops);
+      return plan.exprs[a.lhs].ops == plan.exprs[a.rhs].ops;
     });
   }
   return success();
