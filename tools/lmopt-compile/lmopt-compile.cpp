@@ -66,6 +66,12 @@ static cl::opt<std::string>
                      "name such as x86-64-v3 or sapphirerapids); default: "
                      "this machine's"),
             cl::init("host"), cl::cat(category));
+static cl::opt<std::string>
+    cudaArch("cuda-arch",
+             cl::desc("--target=cuda: the GPU architecture the generated "
+                      "kernels are compiled for (sm_80, sm_90, ...; default "
+                      "sm_90); the bundle is refused on older GPUs"),
+             cl::init("sm_90"), cl::cat(category));
 static cl::list<std::string>
     inputShapes("input-shape",
                 cl::desc("For .onnx input: pin the shape of a graph input, "
@@ -544,6 +550,16 @@ int main(int argc, char **argv) {
   mlir::lmopt::CompileOptions options;
   options.target.optLevel = unsigned(optLevel - '0');
   options.target.cpu = cpuName;
+  {
+    llvm::StringRef arch = cudaArch;
+    unsigned sm = 0;
+    if (!arch.consume_front("sm_") || arch.getAsInteger(10, sm) || sm < 75 ||
+        sm > 200)
+      return fail("--cuda-arch: '" + cudaArch +
+                  "' is not a GPU architecture lmopt compiles for; use sm_75 "
+                  "or newer, e.g. sm_90");
+    options.target.cudaSmVersion = sm;
+  }
   options.target.fuseRowQuantization = !noFuseRowQuantization;
   if (kvCache > 0)
     options.kvCache = mlir::lmopt::KvCacheOptions{kvCache, *bounds};

@@ -9,7 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "lmopt/Target/CPU/CpuTarget.h"
-#include "AttentionPlan.h"
+#include "lmopt/Target/Common/AttentionPlan.h"
 #include "GatherPlan.h" // and QuantPlan.h
 #include "KernelPipeline.h"
 #include "lmopt/Target/CPU/KernelCodegen.h"

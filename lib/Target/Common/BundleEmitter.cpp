@@ -70,8 +70,17 @@ std::string mlir::lmopt::buildMetaJSON(const BundlePlan &bundle,
 
 rt::Program BundlePlan::getProgram(StringRef device) const {
   rt::Program program;
-  program.devices = {{device.str(), numKernels ? "kernels" : ""}};
+  std::string kernelSection = numKernels ? "kernels" : "";
   program.states = states;
+  if (device == "cpu") {
+    program.devices = {{device.str(), kernelSection}};
+  } else {
+    // The host holds the inputs and outputs; the device the rest, states
+    // included (DevicePlacement.h).
+    program.devices = {{"cpu", ""}, {device.str(), kernelSection}};
+    for (rt::PlanState &state : program.states)
+      state.device = 1;
+  }
   for (const TargetPlan &entry : entries)
     program.entries.push_back(entry.plan);
   return program;
@@ -147,8 +156,12 @@ void mlir::lmopt::printPlan(llvm::raw_ostream &os, const TargetPlan &target,
                             uint64_t weightsBytes) {
   const rt::Plan &plan = target.plan;
   os << "plan: " << plan.tensors.size() << " tensors, " << plan.steps.size()
-     << " steps, arena " << plan.arenaSize() << " bytes (naive "
-     << target.memory.naiveSize << "), weights " << weightsBytes << " bytes\n";
+     << " steps, arena " << plan.arenaSize() << " bytes";
+  // Other devices' arenas (DevicePlacement.h) by device number.
+  for (size_t d = 1; d < plan.arenaSizes.size(); ++d)
+    os << " + " << plan.arenaSizes[d] << " on device " << d;
+  os << " (naive " << target.memory.naiveSize << "), weights " << weightsBytes
+     << " bytes\n";
   for (const rt::PlanSymbol &symbol : plan.symbols)
     os << "symbol " << symbol.name << " <= " << symbol.bound << "\n";
   for (const rt::PlanAssumption &assumption : plan.assumptions)
@@ -171,6 +184,8 @@ void mlir::lmopt::printPlan(llvm::raw_ostream &os, const TargetPlan &target,
       os << dim;
     }
     os << "]";
+    if (tensor.device != 0)
+      os << " on device " << tensor.device;
     if (id < target.aliasRoot.size() && target.aliasRoot[id] != id)
       os << " alias of %" << target.aliasRoot[id];
     os << "\n";
@@ -207,6 +222,8 @@ void mlir::lmopt::printPlan(llvm::raw_ostream &os, const TargetPlan &target,
       });
       os << "}";
     }
+    if (step.device != 0)
+      os << " on device " << step.device;
     os << "\n";
   }
 }

@@ -64,7 +64,7 @@ PlanSummary mlir::lmopt::summarizePlan(const BundlePlan &bundle) {
       ++summary.steps[rt::stepKindName(step.kind)];
     summary.numSteps += int64_t(plan.plan.steps.size());
     summary.arenaBytes =
-        std::max(summary.arenaBytes, int64_t(plan.plan.arenaSize()));
+        std::max(summary.arenaBytes, int64_t(plan.memory.arenaSize));
     summary.naiveArenaBytes =
         std::max(summary.naiveArenaBytes, int64_t(plan.memory.naiveSize));
     summary.inPlaceLinears += plan.memory.inPlaceLinears;
