@@ -16,6 +16,24 @@ using namespace lmopt::runtime;
 DeviceBuffer::~DeviceBuffer() = default;
 StepExecutor::~StepExecutor() = default;
 Device::~Device() = default;
+CapturedRun::~CapturedRun() = default;
+
+Status Device::beginCapture() {
+  return Status::error(StatusCode::Unsupported,
+                       std::string("device '") + name() +
+                           "' cannot record runs");
+}
+
+Status Device::endCapture(std::unique_ptr<CapturedRun> &) {
+  return beginCapture();
+}
+
+Status Device::replay(const CapturedRun &) { return beginCapture(); }
+
+Status Device::allocateHost(uint64_t bytes,
+                            std::unique_ptr<DeviceBuffer> &out) {
+  return allocateHostBuffer(bytes, out);
+}
 
 namespace {
 struct DeviceFactory {

@@ -128,6 +128,10 @@ Status Session::create(const std::string &path, const SessionOptions &options,
 
   if (Status st = session->createDevices(options); !st)
     return st;
+  if (options.recordRuns && !options.profile)
+    for (size_t d = 1; d < session->devices_.size(); ++d)
+      if (session->recordDevice_ < 0 && session->devices_[d]->canCapture())
+        session->recordDevice_ = int(d);
   if (Status st = session->createStates(); !st)
     return st;
   const Program &program = session->program_;
@@ -137,7 +141,13 @@ Status Session::create(const std::string &path, const SessionOptions &options,
     uint64_t bytes = 0;
     for (const Plan &plan : program.entries)
       bytes = std::max(bytes, plan.arenaSize(uint32_t(d)));
-    if (Status st = session->devices_[d]->allocate(bytes, session->arenas_[d]);
+    // Recorded copies write the host's arena: it is the recording
+    // device's host memory.
+    Device &allocator = d == 0 && session->recordDevice_ >= 0
+                            ? *session->devices_[size_t(session->recordDevice_)]
+                            : *session->devices_[d];
+    if (Status st = d == 0 ? allocator.allocateHost(bytes, session->arenas_[d])
+                           : allocator.allocate(bytes, session->arenas_[d]);
         !st)
       return Status::error(st.code(),
                            "bundle '" + path + "' needs a " +
@@ -315,6 +325,19 @@ Status Session::createEntry(size_t index, const SessionOptions &options) {
         if (plan.tensors[id].storage == TensorStorage::Input)
           entry->inputAlignment[plan.tensors[id].offset] = kKernelAlignment;
 
+  entry->recordable = recordDevice_ >= 0 && !plan.steps.empty();
+  for (const PlanStep &step : plan.steps)
+    entry->recordable &= int(step.device) == recordDevice_;
+  if (entry->recordable) {
+    entry->pinnedInputs.resize(plan.inputs.size());
+    for (size_t i = 0; i < plan.inputs.size(); ++i)
+      if (Status st = devices_[size_t(recordDevice_)]->allocateHost(
+              plan.tensors[plan.inputs[i].tensor].byteSize(),
+              entry->pinnedInputs[i]);
+          !st)
+        return st;
+  }
+
   entry->profileOffset = profile_.size();
   if (profiling_)
     for (const PlanStep &step : plan.steps)
@@ -468,6 +491,9 @@ Status Session::bindShapes(Entry &entry,
   }
   // Should a step fail to build, the next run rebuilds them all.
   entry.rebuildAll = true;
+  // A recording holds the executors' arguments: it is for the old ones.
+  entry.recorded.reset();
+  entry.eagerRuns = 0;
   // Rebuilt steps are packed for this run's rows when packing is on.
   StepBuildContext context{program_, entry.runPlan, entry.source, weights_,
                            packLinearWeights_};
@@ -510,18 +536,11 @@ Status Session::execute(size_t index, const NamedTensorView *inputs,
   if (Status st = bindInputs(entry, inputs, count); !st)
     return st;
   lastEntry_ = index;
-  using Clock = std::chrono::steady_clock;
-  for (size_t i = 0; i < entry.steps.size(); ++i) {
-    Clock::time_point start;
-    if (profiling_)
-      start = Clock::now();
-    if (Status st = entry.steps[i]->run(entry.tensors.data()); !st)
+  if (entry.recordable) {
+    if (Status st = runRecorded(entry); !st)
       return st;
-    if (profiling_) {
-      StepProfile &p = profile_[entry.profileOffset + i];
-      p.calls += 1;
-      p.seconds += std::chrono::duration<double>(Clock::now() - start).count();
-    }
+  } else if (Status st = runSteps(entry); !st) {
+    return st;
   }
   for (const std::unique_ptr<Device> &device : devices_)
     if (Status st = device->synchronize(); !st)
@@ -532,6 +551,61 @@ Status Session::execute(size_t index, const NamedTensorView *inputs,
     State &state = *states_[use.state];
     state.dims = runPlan.tensors[use.tensor].dims;
     state.hasValue = true;
+  }
+  return Status::ok();
+}
+
+Status Session::runRecorded(Entry &entry) {
+  // The recording reads the inputs at fixed addresses.
+  const Plan &plan = program_.entries[entry.index];
+  const Plan &runPlan = plan.isSymbolic() ? entry.runPlan : plan;
+  for (size_t i = 0; i < plan.inputs.size(); ++i) {
+    uint32_t tensor = plan.inputs[i].tensor;
+    uint64_t bytes = runPlan.tensors[tensor].byteSize();
+    void *pinned = entry.pinnedInputs[i]->data();
+    if (bytes && entry.tensors[tensor] != pinned)
+      std::memcpy(pinned, entry.tensors[tensor], bytes);
+    entry.tensors[tensor] = pinned;
+  }
+  Device &device = *devices_[size_t(recordDevice_)];
+  if (!entry.recorded && entry.eagerRuns == 0) {
+    // The first run of new executors is eager: a step that fails, fails
+    // here, with its own message.
+    ++entry.eagerRuns;
+    return runSteps(entry);
+  }
+  if (!entry.recorded) {
+    if (Status st = device.beginCapture(); !st)
+      return st;
+    Status ran = runSteps(entry);
+    std::unique_ptr<CapturedRun> recorded;
+    Status ended = device.endCapture(recorded);
+    if (!ran)
+      return ran;
+    if (!ended)
+      return ended;
+    entry.recorded = std::move(recorded);
+  }
+  return device.replay(*entry.recorded);
+}
+
+Status Session::runSteps(Entry &entry) {
+  using Clock = std::chrono::steady_clock;
+  for (size_t i = 0; i < entry.steps.size(); ++i) {
+    Clock::time_point start;
+    if (profiling_)
+      start = Clock::now();
+    if (Status st = entry.steps[i]->run(entry.tensors.data()); !st)
+      return st;
+    if (profiling_) {
+      // A device that only enqueues work is timed to the work's end.
+      uint32_t device = program_.entries[entry.index].steps[i].device;
+      if (Status st = devices_[device]->synchronize(); !st)
+        return st;
+      StepProfile &p = profile_[entry.profileOffset + i];
+      p.calls += 1;
+      p.seconds += std::chrono::duration<double>(Clock::now() - start).count();
+    }
   }
   return Status::ok();
 }

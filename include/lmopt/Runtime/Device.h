@@ -73,6 +73,12 @@ struct StepBuildContext {
   bool packWeights = true;
 };
 
+/// Work a device recorded (Device::endCapture), replayed as one launch.
+class CapturedRun {
+public:
+  virtual ~CapturedRun();
+};
+
 class Device {
 public:
   enum class CopyKind { HostToDevice, DeviceToHost, DeviceToDevice };
@@ -104,6 +110,29 @@ public:
                             std::unique_ptr<StepExecutor> &out) = 0;
   /// Returns when every step run so far has finished.
   virtual Status synchronize() = 0;
+
+  //===--------------------------------------------------------------------===//
+  // Recorded runs (CUDA graphs). A device whose steps only enqueue work can
+  // record what a run's steps enqueue and replay it as one launch; the
+  // session records an entry once the same executors have run eagerly once
+  // (docs/architecture.md, "Recorded runs"). Everything a recorded step
+  // reads or writes must then stay at the same address: inputs go through
+  // host staging from allocateHost, the host's arena comes from it too.
+  //===--------------------------------------------------------------------===//
+
+  /// True when beginCapture/endCapture/replay work.
+  virtual bool canCapture() const { return false; }
+  /// From now on the steps' work is recorded instead of run.
+  virtual Status beginCapture();
+  /// Stops recording and returns what was recorded; after a failed step,
+  /// the session still calls it (and drops the result) to leave capture.
+  virtual Status endCapture(std::unique_ptr<CapturedRun> &out);
+  /// Enqueues a recorded run.
+  virtual Status replay(const CapturedRun &run);
+  /// Host memory this device copies to and from without an intermediate
+  /// (pinned pages), zero-filled; ordinary host memory by default.
+  virtual Status allocateHost(uint64_t bytes,
+                              std::unique_ptr<DeviceBuffer> &out);
 };
 
 /// Creates the device named `name`. Fails with Unsupported naming the

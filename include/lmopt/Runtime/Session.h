@@ -42,6 +42,11 @@ struct SessionOptions {
   /// weight that nothing else reads are then released. Off: every call reads
   /// the weight in place and oneDNN repacks it each time.
   bool packLinearWeights = true;
+  /// An entry whose steps all run on a device that records runs (CUDA
+  /// graphs) is recorded on its second run with the same dims and replayed
+  /// from then on (Device::canCapture). Off: every step is launched on
+  /// every run.
+  bool recordRuns = true;
 };
 
 /// A caller's tensor, read in place by run(): nothing is copied unless its
@@ -211,6 +216,10 @@ private:
   /// Symbolic plans: evaluates every dim from the inputs' and the states'
   /// and rebuilds the steps whose tensors changed dims since the last run.
   Status bindShapes(Entry &entry, const std::vector<const TensorView *> &bound);
+  /// Enqueues the entry's steps (timed when profiling).
+  Status runSteps(Entry &entry);
+  /// Runs a recordable entry: eagerly, recorded, or replayed.
+  Status runRecorded(Entry &entry);
   Status checkStateReads(const Entry &entry) const;
   /// The state named `name`, or a message listing the states.
   Status findState(std::string_view name, size_t &out) const;
@@ -240,6 +249,8 @@ private:
   size_t lastEntry_ = 0;
   bool packLinearWeights_ = true;
   bool profiling_ = false;
+  /// The device (index) whose entries' runs are recorded, or -1.
+  int recordDevice_ = -1;
   std::vector<StepProfile> profile_;
 };
 
