@@ -7,7 +7,8 @@
 // rows. Indices come from user input: every one is checked (by a grid-stride
 // pass of its own, so that an empty row still has its indices checked, as
 // on the CPU), the first found out of range is recorded as {position,
-// value} in `error` for the executor to report after the next synchronize,
+// value, step} in `error` (one record per stream, shared by its gather
+// steps) for the device to report after the next synchronize,
 // and its output row is zero-filled: no read ever leaves the data.
 //
 //===----------------------------------------------------------------------===//
@@ -40,8 +41,10 @@ __device__ __forceinline__ void checkGatherIndices(const GatherParams &p) {
     if (gatherRow(p, index) >= 0)
       continue;
     auto *slot = reinterpret_cast<unsigned long long *>(p.error);
-    if (atomicCAS(slot, ~0ull, (unsigned long long)i) == ~0ull)
+    if (atomicCAS(slot, ~0ull, (unsigned long long)i) == ~0ull) {
       p.error[1] = index;
+      p.error[2] = p.stepId;
+    }
   }
 }
 

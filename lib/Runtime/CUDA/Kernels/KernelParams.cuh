@@ -72,9 +72,10 @@ struct AttentionParams {
 
 /// ONNX Gather of rows: output row (o, i) is data row (o, indices[i]) of
 /// `rowUnits` units (the kernel's unit size in bytes), or, with row_scales,
-/// int8 rows dequantized to f32 (`inner` elements each). The first index
-/// out of range is recorded in `error` ({position, value} as int64, position
-/// -1 while none is) and its output row is zero-filled.
+/// int8 rows dequantized to f32 (`rowUnits` elements each). The first
+/// index out of range on the stream is recorded in `error` ({position,
+/// value, step id} as int64; position -1 while none is) and its output row
+/// is zero-filled.
 struct GatherParams {
   const void *data;
   const void *indices;
@@ -87,6 +88,8 @@ struct GatherParams {
   /// Threads per output row (a power of two dividing the block).
   int rowThreads;
   int indices64;
+  /// Names the step in the error record.
+  long long stepId;
 };
 
 } // namespace lmopt_kernels
