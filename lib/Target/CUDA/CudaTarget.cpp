@@ -1,0 +1,1 @@
+// The CUDA target (TargetBackend); written on another branch, replaced at merge.
