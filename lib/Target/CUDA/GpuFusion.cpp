@@ -12,6 +12,7 @@
 
 #include "KernelMapping.h"
 
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
@@ -57,6 +58,58 @@ struct GenerateToGeneric : OpRewritePattern<tensor::GenerateOp> {
                                   mapping.lookupOrDefault(yield.getValue()));
         });
     rewriter.replaceOp(op, generic.getResults());
+    return success();
+  }
+};
+
+/// tensor.extract of an element of an elementwise generic's result: that
+/// element computed in place (an expand or gather reads its input this way,
+/// and the input would otherwise be a temporary of run-time size).
+struct ExtractOfElementwise : OpRewritePattern<tensor::ExtractOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(tensor::ExtractOp op,
+                                PatternRewriter &rewriter) const override {
+    auto producer = op.getTensor().getDefiningOp<linalg::GenericOp>();
+    if (!producer || !producer.hasPureTensorSemantics() ||
+        producer.getNumResults() != 1 ||
+        producer.getNumLoops() != producer.getNumParallelLoops())
+      return rewriter.notifyMatchFailure(op, "not an elementwise generic");
+    OpOperand &init = producer.getDpsInitsMutable()[0];
+    AffineMap outMap = producer.getMatchingIndexingMap(&init);
+    if (!outMap.isPermutation() || producer.payloadUsesValueFromOperand(&init))
+      return rewriter.notifyMatchFailure(op, "the output is not a permutation");
+    Location loc = op.getLoc();
+    // Loop d is the index of the output dim that reads it.
+    SmallVector<Value> loops(producer.getNumLoops());
+    for (auto [position, expr] : llvm::enumerate(outMap.getResults()))
+      loops[llvm::cast<AffineDimExpr>(expr).getPosition()] =
+          op.getIndices()[position];
+    IRMapping mapping;
+    for (OpOperand *input : producer.getDpsInputOperands()) {
+      Value value = input->get();
+      if (llvm::isa<RankedTensorType>(value.getType())) {
+        AffineMap map = producer.getMatchingIndexingMap(input);
+        SmallVector<Value> indices;
+        for (AffineExpr expr : map.getResults())
+          indices.push_back(affine::makeComposedAffineApply(
+                                rewriter, loc, AffineMap::get(map.getNumDims(),
+                                                              0, expr),
+                                getAsOpFoldResult(loops))
+                                .getResult());
+        value = tensor::ExtractOp::create(rewriter, loc, value, indices);
+      }
+      mapping.map(producer.getMatchingBlockArgument(input), value);
+    }
+    Block *body = producer.getBody();
+    for (Operation &inner : body->without_terminator()) {
+      if (auto index = llvm::dyn_cast<linalg::IndexOp>(inner)) {
+        mapping.map(index.getResult(), loops[index.getDim()]);
+        continue;
+      }
+      rewriter.clone(inner, mapping);
+    }
+    rewriter.replaceOp(
+        op, mapping.lookupOrDefault(body->getTerminator()->getOperand(0)));
     return success();
   }
 };
@@ -114,6 +167,7 @@ LogicalResult mlir::lmopt::cuda::fuseKernelOpsForGpu(ModuleOp module) {
         Operation *producer = fusedOperand->get().getDefiningOp();
         return producer && producer->hasOneUse();
       });
+  patterns.add<ExtractOfElementwise>(context);
   linalg::GenericOp::getCanonicalizationPatterns(patterns, context);
   tensor::EmptyOp::getCanonicalizationPatterns(patterns, context);
   if (failed(applyPatternsGreedily(module, std::move(patterns))))

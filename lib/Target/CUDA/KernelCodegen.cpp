@@ -29,11 +29,18 @@
 #include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
 #include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/IR/Diagnostics.h"
@@ -130,6 +137,10 @@ static void outlineKernels(ModuleOp module, const CudaCodegenOptions &options) {
       ("sm_" + llvm::Twine(options.smVersion)).str());
   auto gpuModule = gpu::GPUModuleOp::create(b, module.getLoc(), kGpuModuleName,
                                             b.getArrayAttr({target}));
+  // Constants bufferized into memref.globals go with the kernels.
+  for (auto global :
+       llvm::make_early_inc_range(module.getOps<memref::GlobalOp>()))
+    global->moveBefore(gpuModule.getBody(), gpuModule.getBody()->end());
   SmallVector<func::FuncOp> funcs(module.getOps<func::FuncOp>());
   for (func::FuncOp func : funcs) {
     b.setInsertionPointToEnd(gpuModule.getBody());
@@ -233,7 +244,12 @@ mlir::lmopt::cuda::compileCudaKernels(ModuleOp kernels,
   DialectRegistry registry;
   registerCudaCodegenInterfaces(registry);
   context->appendDialectRegistry(registry);
-  context->loadDialect<gpu::GPUDialect, NVVM::NVVMDialect>();
+  // The lowerings create ops of dialects the input need not hold.
+  context->loadDialect<affine::AffineDialect, arith::ArithDialect,
+                       bufferization::BufferizationDialect, gpu::GPUDialect,
+                       linalg::LinalgDialect, math::MathDialect,
+                       memref::MemRefDialect, NVVM::NVVMDialect,
+                       scf::SCFDialect, tensor::TensorDialect>();
 
   OwningOpRef<ModuleOp> module = kernels.clone();
   if (failed(cpu::lowerKernelsToLinalg(*module, "CUDA")) ||
