@@ -63,3 +63,23 @@ func.func @rms_norm_dynamic(%x: tensor<?x128xf32>, %s: tensor<128xf32>) -> tenso
   %0 = lmopt.rms_norm %x, %s : (tensor<?x128xf32>, tensor<128xf32>) -> tensor<?x128xf32>
   return %0 : tensor<?x128xf32>
 }
+
+// f16 and bf16 rows (kernels of --quantize=fp16/bf16 models): the statistics
+// are accumulated and shuffled in f32.
+// LAUNCH: kernel layer_norm_f16: operands 3 results 1 sizes 0 block 256 grid tensor 0 axes 1 units/block 1
+// LAUNCH: kernel softmax_bf16: operands 1 results 1 sizes 0 block 256 grid tensor 0 axes 1 units/block 1
+// GPU-LABEL: gpu.func @layer_norm_f16
+// GPU: arith.extf %{{.*}} : f16 to f32
+// GPU: gpu.shuffle xor %{{.*}} : i32
+// GPU: arith.truncf %{{.*}} : f32 to f16
+// GPU-LABEL: gpu.func @softmax_bf16
+// GPU: arith.extf %{{.*}} : bf16 to f32
+func.func @layer_norm_f16(%x: tensor<6x96xf16>, %s: tensor<96xf16>, %b: tensor<96xf16>) -> tensor<6x96xf16> {
+  %0 = lmopt.layer_norm %x, %s, %b {epsilon = 1.0e-5 : f32} : (tensor<6x96xf16>, tensor<96xf16>, tensor<96xf16>) -> tensor<6x96xf16>
+  return %0 : tensor<6x96xf16>
+}
+
+func.func @softmax_bf16(%x: tensor<4x33xbf16>) -> tensor<4x33xbf16> {
+  %0 = lmopt.softmax %x : tensor<4x33xbf16>
+  return %0 : tensor<4x33xbf16>
+}
