@@ -85,3 +85,16 @@ if config.lmopt_enable_cuda.upper() in ("ON", "1", "TRUE", "YES"):
 # The compiler driver.
 llvm_config.add_tool_substitutions(
     [ToolSubst("lmopt-compile", unresolved="fatal")], tool_dirs)
+
+# The CUDA kernel codegen's driver; its tests need ptxas (the CUDA toolkit),
+# found where compileCudaKernels looks: $CUDA_HOME, /usr/local/cuda, PATH.
+llvm_config.add_tool_substitutions(
+    [ToolSubst("lmopt-cuda-kernel-test", unresolved="fatal"),
+     ToolSubst("llvm-readelf", unresolved="fatal")],
+    tool_dirs)
+_cuda_home = os.environ.get("CUDA_HOME") or "/usr/local/cuda"
+if os.access(os.path.join(_cuda_home, "bin", "ptxas"), os.X_OK) or \
+        shutil.which("ptxas"):
+    config.available_features.add("cuda-toolkit")
+if "CUDA_HOME" in os.environ:
+    config.environment["CUDA_HOME"] = os.environ["CUDA_HOME"]

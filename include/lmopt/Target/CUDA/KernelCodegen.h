@@ -29,6 +29,9 @@ struct CudaCodegenOptions {
   unsigned smVersion = 90;
   /// Optimization level of NVVM/ptxas, 0-3.
   unsigned optLevel = 3;
+  /// The CUDA toolkit whose ptxas and libdevice compile the kernels; empty:
+  /// $CUDA_HOME, else /usr/local/cuda (ptxas may also come from PATH).
+  std::string toolkitPath;
   /// When set, the kernels in the gpu dialect, before NVVM, are printed
   /// here (tests check the mapping).
   llvm::raw_ostream *gpuIROutput = nullptr;
