@@ -8,6 +8,9 @@
 
 #include "lmopt/Runtime/Device.h"
 #include "lmopt/Runtime/CPU/CpuDevice.h"
+#ifdef LMOPT_HAVE_CUDA
+#include "lmopt/Runtime/CUDA/CudaDevice.h"
+#endif
 
 #include <cstring>
 
@@ -26,6 +29,9 @@ struct DeviceFactory {
 
 static const DeviceFactory kDevices[] = {
     {"cpu", createCpuDevice},
+#ifdef LMOPT_HAVE_CUDA
+    {"cuda", createCudaDevice},
+#endif
 };
 
 std::vector<std::string> lmopt::runtime::knownDevices() {

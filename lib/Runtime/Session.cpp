@@ -174,16 +174,17 @@ Status Session::createDevices(const SessionOptions &options) {
       return st;
   }
   // Before any code of the bundle is loaded: a kernel built for a newer CPU
-  // must fail here, not with an illegal instruction. The lines are the host
-  // CPU's.
+  // or GPU must fail here, not with an illegal instruction. Each device
+  // checks its own lines.
   if (reader.findSection("requires") >= 0) {
     SectionView requiresView;
     if (Status st = reader.section("requires", requiresView); !st)
       return st;
-    if (Status st = devices_[0]->checkRequirements(requiresView.data,
-                                                   requiresView.size, path_);
-        !st)
-      return st;
+    for (const std::unique_ptr<Device> &device : devices_)
+      if (Status st = device->checkRequirements(requiresView.data,
+                                                requiresView.size, path_);
+          !st)
+        return st;
   }
   for (size_t d = 0; d < program_.devices.size(); ++d) {
     const PlanDevice &device = program_.devices[d];

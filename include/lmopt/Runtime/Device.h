@@ -29,6 +29,9 @@ struct DeviceOptions {
   /// Threads for the device's host-side work; 0 keeps the library default
   /// (OMP_NUM_THREADS or all cores).
   int threads = 0;
+  /// GPU devices: f32 matrix products may round their inputs to TF32 (10
+  /// mantissa bits) on tensor cores.
+  bool allowTf32 = false;
 };
 
 /// Memory a device allocated, zero-filled; freed with the object.
