@@ -77,10 +77,14 @@ static Status loadDriver(CudaApi &api) {
     return st;
   LMOPT_CUDA_DRIVER_FUNCTIONS(LMOPT_CUDA_LOOKUP)
 #undef LMOPT_CUDA_LOOKUP
-  if (Status st = api.check("cuDriverGetVersion",
-                            api.cuDriverGetVersion(&api.driverVersion));
-      !st)
-    return st;
+  if (CUresult r = api.cuDriverGetVersion(&api.driverVersion);
+      r != CUDA_SUCCESS)
+    return Status::error(
+        StatusCode::Unsupported,
+        r == CUDA_ERROR_STUB_LIBRARY
+            ? "no CUDA driver: the libcuda.so.1 found is the CUDA toolkit's "
+              "stub, not a driver"
+            : "no CUDA driver: " + api.describe("cuDriverGetVersion", r));
   // A driver runs whatever a toolkit of its major version built (minor
   // version compatibility), and cuBLASLt 13 needs no newer one.
   int needed = CUDA_VERSION / 1000 * 1000;
