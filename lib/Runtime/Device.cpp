@@ -20,6 +20,16 @@ DeviceBuffer::~DeviceBuffer() = default;
 StepExecutor::~StepExecutor() = default;
 Device::~Device() = default;
 
+Status Device::recordTimer(size_t) {
+  return Status::error(StatusCode::Unsupported,
+                       std::string("the ") + name() +
+                           " device has no timers (it runs synchronously)");
+}
+
+Status Device::timerSeconds(size_t, size_t, double &) {
+  return recordTimer(0);
+}
+
 namespace {
 struct DeviceFactory {
   const char *name;

@@ -155,6 +155,7 @@ Status Session::createDevices(const SessionOptions &options) {
   const BundleReader &reader = *reader_;
   DeviceOptions deviceOptions;
   deviceOptions.threads = options.threads;
+  deviceOptions.allowTf32 = options.allowTf32;
   devices_.resize(program_.devices.size());
   deviceWeights_.resize(program_.devices.size());
   arenas_.resize(program_.devices.size());
@@ -512,21 +513,45 @@ Status Session::execute(size_t index, const NamedTensorView *inputs,
     return st;
   lastEntry_ = index;
   using Clock = std::chrono::steady_clock;
+  const Plan &entryPlan = program_.entries[index];
+  // A step on an asynchronous device is timed by that device's timers
+  // 2i and 2i + 1 around it, read once everything has finished.
+  auto timedOnDevice = [&](size_t i) {
+    return devices_[entryPlan.steps[i].device]->asynchronous();
+  };
   for (size_t i = 0; i < entry.steps.size(); ++i) {
     Clock::time_point start;
-    if (profiling_)
+    Device &device = *devices_[entryPlan.steps[i].device];
+    if (profiling_ && timedOnDevice(i)) {
+      if (Status st = device.recordTimer(2 * i); !st)
+        return st;
+    } else if (profiling_) {
       start = Clock::now();
+    }
     if (Status st = entry.steps[i]->run(entry.tensors.data()); !st)
       return st;
-    if (profiling_) {
-      StepProfile &p = profile_[entry.profileOffset + i];
-      p.calls += 1;
+    if (!profiling_)
+      continue;
+    StepProfile &p = profile_[entry.profileOffset + i];
+    p.calls += 1;
+    if (!timedOnDevice(i))
       p.seconds += std::chrono::duration<double>(Clock::now() - start).count();
-    }
+    else if (Status st = device.recordTimer(2 * i + 1); !st)
+      return st;
   }
   for (const std::unique_ptr<Device> &device : devices_)
     if (Status st = device->synchronize(); !st)
       return st;
+  for (size_t i = 0; profiling_ && i < entry.steps.size(); ++i) {
+    if (!timedOnDevice(i))
+      continue;
+    double seconds = 0;
+    if (Status st = devices_[entryPlan.steps[i].device]->timerSeconds(
+            2 * i, 2 * i + 1, seconds);
+        !st)
+      return st;
+    profile_[entry.profileOffset + i].seconds += seconds;
+  }
   const Plan &plan = program_.entries[index];
   const Plan &runPlan = plan.isSymbolic() ? entry.runPlan : plan;
   for (const PlanStateUse &use : plan.stateWrites) {

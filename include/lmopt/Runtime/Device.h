@@ -107,6 +107,16 @@ public:
                             std::unique_ptr<StepExecutor> &out) = 0;
   /// Returns when every step run so far has finished.
   virtual Status synchronize() = 0;
+
+  /// True when steps only enqueue work that the device runs later (a GPU):
+  /// a profile then times them with the device's timers (recordTimer), as
+  /// the host clock only sees the enqueueing.
+  virtual bool asynchronous() const { return false; }
+  /// Asynchronous devices: records timer `index` in the device's queue
+  /// (created on first use, then reused).
+  virtual Status recordTimer(size_t index);
+  /// After synchronize(): the seconds between timers `from` and `to`.
+  virtual Status timerSeconds(size_t from, size_t to, double &seconds);
 };
 
 /// Creates the device named `name`. Fails with Unsupported naming the

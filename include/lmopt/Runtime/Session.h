@@ -42,6 +42,9 @@ struct SessionOptions {
   /// weight that nothing else reads are then released. Off: every call reads
   /// the weight in place and oneDNN repacks it each time.
   bool packLinearWeights = true;
+  /// GPU devices: f32 matrix products may run on TF32 tensor cores
+  /// (DeviceOptions::allowTf32).
+  bool allowTf32 = false;
 };
 
 /// A caller's tensor, read in place by run(): nothing is copied unless its

@@ -88,6 +88,9 @@ public:
   Status createStep(const StepBuildContext &context, const PlanStep &step,
                     std::unique_ptr<StepExecutor> &out) override;
   Status synchronize() override;
+  bool asynchronous() const override { return true; }
+  Status recordTimer(size_t index) override;
+  Status timerSeconds(size_t from, size_t to, double &seconds) override;
 
   void enterStep(const std::string &label) {
     api_.cuCtxSetCurrent(context_);
@@ -118,6 +121,8 @@ private:
   bool hasPayload_ = false;
   MatmulAlgoCache algos_;
   std::string lastStep_;
+  /// Profiling's events, by timer index.
+  std::vector<CUevent> timers_;
 };
 } // namespace
 
@@ -134,6 +139,9 @@ CudaDevice::~CudaDevice() {
     api_.cuStreamSynchronize(env_.stream);
   if (env_.cublasLt)
     api_.cublasLtDestroy(env_.cublasLt);
+  for (CUevent event : timers_)
+    if (event)
+      api_.cuEventDestroy(event);
   if (bundleKernels_)
     api_.cuModuleUnload(bundleKernels_);
   if (env_.runtimeKernels)
@@ -457,6 +465,34 @@ Status CudaDevice::synchronize() {
   return Status::error(StatusCode::DeviceError,
                        "cuda: device error" + after + ": " +
                            api_.describe("cuStreamSynchronize", r));
+}
+
+Status CudaDevice::recordTimer(size_t index) {
+  if (index >= timers_.size())
+    timers_.resize(index + 1, nullptr);
+  if (!timers_[index])
+    if (CUresult r = api_.cuEventCreate(&timers_[index], CU_EVENT_DEFAULT);
+        r != CUDA_SUCCESS) {
+      timers_[index] = nullptr;
+      return fail("cannot create a timer", "cuEventCreate", r);
+    }
+  if (CUresult r = api_.cuEventRecord(timers_[index], env_.stream);
+      r != CUDA_SUCCESS)
+    return fail("cannot record a timer", "cuEventRecord", r);
+  return Status::ok();
+}
+
+Status CudaDevice::timerSeconds(size_t from, size_t to, double &seconds) {
+  if (std::max(from, to) >= timers_.size() || !timers_[from] || !timers_[to])
+    return Status::error(StatusCode::InvalidArgument,
+                         "cuda: timer " + std::to_string(std::max(from, to)) +
+                             " was never recorded");
+  float ms = 0;
+  if (CUresult r = api_.cuEventElapsedTime(&ms, timers_[from], timers_[to]);
+      r != CUDA_SUCCESS)
+    return fail("cannot read a timer", "cuEventElapsedTime", r);
+  seconds = double(ms) / 1000;
+  return Status::ok();
 }
 
 bool MatmulAlgoCache::find(const std::string &key,
