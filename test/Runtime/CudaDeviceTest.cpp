@@ -643,7 +643,8 @@ TEST_F(CudaStepTest, RequirementsAndKernelPayloadsAreChecked) {
             0u)
       << st.message();
   payload.smVersion = 75;
-  payload.image = {1, 2, 3, 4};
+  const char junk[] = "not a CUDA binary";
+  payload.image.assign(junk, junk + sizeof junk - 1);
   bytes = serializeCudaKernels(payload);
   st = device->loadKernels(bytes.data(), bytes.size(), "k");
   EXPECT_EQ(st.code(), StatusCode::InvalidFormat);

@@ -350,6 +350,9 @@ Status CudaDevice::loadKernels(const uint8_t *data, size_t size,
                              "; recompile the bundle for it");
   if (Status st = ready(); !st)
     return st;
+  // The driver reads an image that is neither ELF nor a fatbin as PTX text
+  // up to a NUL: one after the bytes keeps it inside them.
+  payload.image.push_back(0);
   if (CUresult r = api_.cuModuleLoadData(&bundleKernels_, payload.image.data());
       r != CUDA_SUCCESS) {
     bundleKernels_ = nullptr;
