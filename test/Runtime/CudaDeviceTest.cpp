@@ -10,9 +10,11 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "lmopt/Format/Bundle.h"
 #include "lmopt/Format/CudaKernels.h"
 #include "lmopt/Format/Float16.h"
 #include "lmopt/Runtime/Device.h"
+#include "lmopt/Runtime/Session.h"
 
 #include "TestUtil.h"
 
@@ -650,6 +652,122 @@ TEST_F(CudaStepTest, RequirementsAndKernelPayloadsAreChecked) {
   EXPECT_EQ(st.code(), StatusCode::InvalidFormat);
   EXPECT_NE(st.message().find("cuModuleLoadData failed"), std::string::npos)
       << st.message();
+}
+
+//===----------------------------------------------------------------------===//
+// Through a session
+//===----------------------------------------------------------------------===//
+
+/// A bundle as the CUDA target lays one out: x [4, 8] is copied to the GPU,
+/// y = gelu(x W + b) runs there (W [8, 6], b [6] in the weights section,
+/// uploaded by the session), and y is copied back to the host.
+Status writeGpuLinearBundle(const std::string &path,
+                            const std::vector<float> &w,
+                            const std::vector<float> &b) {
+  Plan plan;
+  auto tensor = [&](const char *name, std::vector<int64_t> dims,
+                    TensorStorage storage, uint32_t device, uint64_t offset) {
+    PlanTensor t;
+    t.name = name;
+    t.dims = std::move(dims);
+    t.storage = storage;
+    t.device = device;
+    t.offset = offset;
+    return plan.addTensor(t);
+  };
+  uint32_t x = tensor("x", {4, 8}, TensorStorage::Input, 0, 0);
+  uint32_t xGpu = tensor("x_gpu", {4, 8}, TensorStorage::Arena, 1, 0);
+  uint32_t wGpu = tensor("w", {8, 6}, TensorStorage::Weight, 1, 0);
+  uint32_t bGpu = tensor("b", {6}, TensorStorage::Weight, 1, 256);
+  uint32_t yGpu = tensor("y_gpu", {4, 6}, TensorStorage::Arena, 1, 128);
+  uint32_t y = tensor("y", {4, 6}, TensorStorage::Arena, 0, 0);
+  plan.arenaSizes = {4 * 6 * 4, 128 + 4 * 6 * 4};
+  plan.inputs = {{"x", x}};
+  plan.outputs = {{"y", y}};
+  auto add = [&](StepKind kind, const char *name,
+                 std::vector<uint32_t> operands, std::vector<uint32_t> results)
+      -> PlanStep & {
+    PlanStep &s = plan.addStep(kind, name);
+    s.device = 1;
+    s.operands = std::move(operands);
+    s.results = std::move(results);
+    return s;
+  };
+  add(StepKind::Copy, "upload", {x}, {xGpu});
+  PlanStep &linear = add(StepKind::Linear, "fc", {xGpu, wGpu, bGpu}, {yGpu});
+  for (auto [name, value] : {std::pair<const char *, int64_t>{"activation", 2},
+                             {"has_bias", 1}}) {
+    PlanAttr attr;
+    attr.name = name;
+    attr.intValue = value;
+    linear.attrs.push_back(attr);
+  }
+  add(StepKind::Copy, "download", {yGpu}, {y});
+  Program program;
+  program.devices = {{"cpu", ""}, {"cuda", ""}};
+  program.entries = {plan};
+  std::vector<uint8_t> weights(256 + 64);
+  std::memcpy(weights.data(), w.data(), w.size() * 4);
+  std::memcpy(weights.data() + 256, b.data(), b.size() * 4);
+  BundleWriter writer;
+  if (Status st = writer.addSection("plan", SectionKind::Plan,
+                                    serializeProgram(program));
+      !st)
+    return st;
+  std::string requires_ = "cpu-feature sse4.2\ncuda-sm 80\n";
+  if (Status st = writer.addSection("requires", SectionKind::Requirements,
+                                    requires_.data(), requires_.size());
+      !st)
+    return st;
+  if (Status st = writer.addSection("weights", SectionKind::Weights,
+                                    weights.data(), weights.size());
+      !st)
+    return st;
+  return writer.write(path);
+}
+
+TEST(CudaSession, ABundleForTheGpuRunsOrSaysWhyNot) {
+  std::vector<float> w = hashValues(21, 48, 1.0), b = hashValues(22, 6, 1.0);
+  TempDir dir;
+  std::string path = dir.file("gpu.lmopt");
+  ASSERT_TRUE(writeGpuLinearBundle(path, w, b).isOk());
+  SessionOptions options;
+  options.profile = true;
+  std::unique_ptr<Session> session;
+  Status st = Session::create(path, options, session);
+  std::unique_ptr<Device> probe;
+  if (Status gpu = createDevice("cuda", {}, probe); !gpu) {
+    // Without a GPU, the session gives the device's reason.
+    EXPECT_EQ(st.code(), gpu.code());
+    EXPECT_EQ(st.message(), gpu.message());
+    GTEST_SKIP() << "no CUDA device: " << gpu.message();
+  }
+  probe.reset();
+  ASSERT_TRUE(st.isOk()) << st.toString();
+  std::vector<float> x = hashValues(23, 32, 1.0);
+  NamedTensor input{"x", {DType::F32, {4, 8}, encode(x, DType::F32)}};
+  std::vector<NamedTensor> outputs;
+  for (int run = 0; run < 2; ++run) {
+    st = session->run(std::vector<NamedTensor>{input}, outputs);
+    ASSERT_TRUE(st.isOk()) << st.toString();
+  }
+  ASSERT_EQ(outputs.size(), 1u);
+  std::vector<double> want(24);
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 6; ++j) {
+      double sum = b[j];
+      for (int p = 0; p < 8; ++p)
+        sum += double(x[i * 8 + p]) * w[p * 6 + j];
+      want[i * 6 + j] = 0.5 * sum * (1 + std::erf(sum / std::sqrt(2.0)));
+    }
+  expectClose(decode(outputs[0].tensor.data, DType::F32), want, 1e-4, 1e-5,
+              "y");
+  // Steps on the GPU are timed with its events.
+  ASSERT_EQ(session->profile().size(), 3u);
+  for (const StepProfile &p : session->profile()) {
+    EXPECT_EQ(p.calls, 2u) << p.name;
+    EXPECT_GT(p.seconds, 0) << p.name;
+  }
 }
 
 #endif // LMOPT_HAVE_CUDA
