@@ -15,7 +15,9 @@ struct Feature {
 
 // __builtin_cpu_supports takes string literals only, hence one entry each.
 #define LMOPT_FEATURE(NAME)                                                    \
-  {NAME, [] { return __builtin_cpu_supports(NAME) != 0; }}
+  {                                                                            \
+    NAME, [] { return __builtin_cpu_supports(NAME) != 0; }                     \
+  }
 
 static const Feature kFeatures[] = {
     LMOPT_FEATURE("sse4.2"),       LMOPT_FEATURE("popcnt"),
@@ -74,8 +76,9 @@ Status lmopt::runtime::requirementLineError(std::string_view source,
                                             size_t line,
                                             const std::string &what) {
   return Status::error(StatusCode::InvalidFormat,
-                       "bundle '" + std::string(source) + "': 'requires' line " +
-                           std::to_string(line) + " " + what);
+                       "bundle '" + std::string(source) +
+                           "': 'requires' line " + std::to_string(line) + " " +
+                           what);
 }
 
 Status lmopt::runtime::forEachRequirement(
@@ -122,10 +125,10 @@ Status lmopt::runtime::checkRequirements(
       [&](std::string_view, std::string_view name, size_t line) {
         int present = supports(name);
         if (present < 0)
-          return requirementLineError(
-              source, line,
-              "names CPU feature '" + std::string(name.substr(0, 64)) +
-                  "', which this runtime cannot check");
+          return requirementLineError(source, line,
+                                      "names CPU feature '" +
+                                          std::string(name.substr(0, 64)) +
+                                          "', which this runtime cannot check");
         if (present == 0)
           missing += (missing.empty() ? "" : ", ") + std::string(name);
         return Status::ok();

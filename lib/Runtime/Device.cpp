@@ -26,9 +26,7 @@ Status Device::recordTimer(size_t) {
                            " device has no timers (it runs synchronously)");
 }
 
-Status Device::timerSeconds(size_t, size_t, double &) {
-  return recordTimer(0);
-}
+Status Device::timerSeconds(size_t, size_t, double &) { return recordTimer(0); }
 
 namespace {
 struct DeviceFactory {

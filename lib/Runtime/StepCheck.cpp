@@ -14,8 +14,8 @@ std::string lmopt::runtime::describe(const PlanTensor &t) {
 }
 
 Status StepCheck::error(const std::string &what, StatusCode code) const {
-  return Status::error(code, "bundle '" + source + "': " +
-                                 stepKindName(step.kind) + " step '" +
+  return Status::error(code, "bundle '" + source +
+                                 "': " + stepKindName(step.kind) + " step '" +
                                  step.name + "': " + what);
 }
 

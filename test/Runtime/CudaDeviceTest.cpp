@@ -109,9 +109,8 @@ protected:
 
   /// A tensor on the GPU (device 1) in the arena at its own 256-byte
   /// aligned offset, or at `offset` when given (to alias another).
-  uint32_t add(const std::string &name, DType dtype,
-               std::vector<int64_t> dims, std::vector<uint8_t> bytes = {},
-               int64_t offset = -1) {
+  uint32_t add(const std::string &name, DType dtype, std::vector<int64_t> dims,
+               std::vector<uint8_t> bytes = {}, int64_t offset = -1) {
     PlanTensor t;
     t.name = name;
     t.dtype = dtype;
@@ -192,8 +191,7 @@ protected:
       if (Status st = device->allocate(size, buffer); !st)
         return st;
       if (!bytes.empty())
-        if (Status st = device->copy(buffer->data(), bytes.data(),
-                                     bytes.size(),
+        if (Status st = device->copy(buffer->data(), bytes.data(), bytes.size(),
                                      Device::CopyKind::HostToDevice);
             !st)
           return st;
@@ -331,9 +329,9 @@ TEST_P(CudaLinearTest, MatchesADoubleReference) {
       for (int64_t j = 0; j < n; ++j)
         stored[lc.transpose ? j * k + i : i * n + j] = w[i * n + j];
     uint32_t input = addFloats("x", dtype, {batch, seq, k}, x);
-    uint32_t weight = addFloats("w", dtype, lc.transpose
-                                                ? std::vector<int64_t>{n, k}
-                                                : std::vector<int64_t>{k, n},
+    uint32_t weight = addFloats("w", dtype,
+                                lc.transpose ? std::vector<int64_t>{n, k}
+                                             : std::vector<int64_t>{k, n},
                                 stored);
     std::vector<uint32_t> operands = {input, weight};
     if (lc.bias)
@@ -343,10 +341,10 @@ TEST_P(CudaLinearTest, MatchesADoubleReference) {
       residual = addFloats("r", dtype, {batch, seq, n}, r);
       operands.push_back(residual);
     }
-    uint32_t output =
-        lc.inPlace ? add("y", dtype, {batch, seq, n}, data[residual],
-                         int64_t(plan.tensors[residual].offset))
-                   : add("y", dtype, {batch, seq, n});
+    uint32_t output = lc.inPlace
+                          ? add("y", dtype, {batch, seq, n}, data[residual],
+                                int64_t(plan.tensors[residual].offset))
+                          : add("y", dtype, {batch, seq, n});
     PlanStep &s = step(StepKind::Linear, operands, {output});
     setInt(s, "transpose_weight", lc.transpose);
     setInt(s, "activation", lc.activation);
@@ -371,8 +369,7 @@ TEST_P(CudaLinearTest, MatchesADoubleReference) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, CudaLinearTest,
-                         ::testing::Values(DType::F32, DType::F16,
-                                           DType::BF16),
+                         ::testing::Values(DType::F32, DType::F16, DType::BF16),
                          [](const auto &info) {
                            return std::string(dtypeName(info.param));
                          });
@@ -389,7 +386,8 @@ protected:
 
 TEST_F(CudaTf32Test, LinearWithinTf32Rounding) {
   const int64_t m = 7, k = 64, n = 40;
-  std::vector<float> x = hashValues(5, m * k, 1.0), w = hashValues(6, k * n, 1.0);
+  std::vector<float> x = hashValues(5, m * k, 1.0),
+                     w = hashValues(6, k * n, 1.0);
   uint32_t y = add("y", DType::F32, {m, n});
   step(StepKind::Linear,
        {addFloats("x", DType::F32, {m, k}, x),
@@ -456,7 +454,8 @@ std::vector<double> matmulReference(const MatMulCase &mc,
       for (int64_t j = 0; j < n; ++j) {
         double sum = 0;
         for (int64_t p = 0; p < k; ++p)
-          sum += double(lhs[lo * m * k + i * k + p]) * rhs[ro * k * n + p * n + j];
+          sum +=
+              double(lhs[lo * m * k + i * k + p]) * rhs[ro * k * n + p * n + j];
         out[b * m * n + i * n + j] = sum;
       }
   }
@@ -504,8 +503,7 @@ TEST_P(CudaMatMulTest, BroadcastsAsNumpy) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, CudaMatMulTest,
-                         ::testing::Values(DType::F32, DType::F16,
-                                           DType::BF16),
+                         ::testing::Values(DType::F32, DType::F16, DType::BF16),
                          [](const auto &info) {
                            return std::string(dtypeName(info.param));
                          });
@@ -618,8 +616,7 @@ TEST_F(CudaStepTest, StepsItCannotRunAreRefusedByName) {
 TEST_F(CudaStepTest, RequirementsAndKernelPayloadsAreChecked) {
   auto check = [&](const std::string &text) {
     return device->checkRequirements(
-        reinterpret_cast<const uint8_t *>(text.data()), text.size(),
-        "t.lmopt");
+        reinterpret_cast<const uint8_t *>(text.data()), text.size(), "t.lmopt");
   };
   // The cpu's lines are the cpu device's business.
   EXPECT_TRUE(check("cpu-feature avx9000\ncuda-sm 70\n").isOk());
@@ -685,8 +682,8 @@ Status writeGpuLinearBundle(const std::string &path,
   plan.inputs = {{"x", x}};
   plan.outputs = {{"y", y}};
   auto add = [&](StepKind kind, const char *name,
-                 std::vector<uint32_t> operands, std::vector<uint32_t> results)
-      -> PlanStep & {
+                 std::vector<uint32_t> operands,
+                 std::vector<uint32_t> results) -> PlanStep & {
     PlanStep &s = plan.addStep(kind, name);
     s.device = 1;
     s.operands = std::move(operands);
@@ -695,8 +692,8 @@ Status writeGpuLinearBundle(const std::string &path,
   };
   add(StepKind::Copy, "upload", {x}, {xGpu});
   PlanStep &linear = add(StepKind::Linear, "fc", {xGpu, wGpu, bGpu}, {yGpu});
-  for (auto [name, value] : {std::pair<const char *, int64_t>{"activation", 2},
-                             {"has_bias", 1}}) {
+  for (auto [name, value] :
+       {std::pair<const char *, int64_t>{"activation", 2}, {"has_bias", 1}}) {
     PlanAttr attr;
     attr.name = name;
     attr.intValue = value;

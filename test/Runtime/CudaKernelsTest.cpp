@@ -170,8 +170,8 @@ TEST(CudaKernels, BadAndDuplicateNames) {
     payload = twoKernels();
     payload.kernels[0].name = name;
     EXPECT_EQ(parseError(serializeCudaKernels(payload)),
-              "k.lmopt: CUDA kernel payload: kernel #0 ('" +
-                  std::string(name) + "'): name is not a C identifier")
+              "k.lmopt: CUDA kernel payload: kernel #0 ('" + std::string(name) +
+                  "'): name is not a C identifier")
         << name;
   }
 }

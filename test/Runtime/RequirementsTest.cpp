@@ -31,8 +31,8 @@ TEST(Requirements, EveryCheckableNameIsKnown) {
 }
 
 TEST(Requirements, PresentFeaturesPass) {
-  EXPECT_TRUE(check("cpu-feature avx2\ncpu-feature fma\n\n", avx2Machine)
-                  .isOk());
+  EXPECT_TRUE(
+      check("cpu-feature avx2\ncpu-feature fma\n\n", avx2Machine).isOk());
   EXPECT_TRUE(check("", avx2Machine).isOk());
 }
 
@@ -68,8 +68,7 @@ TEST(Requirements, EachDeviceChecksItsOwnLines) {
   std::vector<std::string> seen;
   Status st = forEachRequirement(
       reinterpret_cast<const uint8_t *>(text.data()), text.size(), "m.lmopt",
-      "cuda",
-      [&](std::string_view kind, std::string_view value, size_t line) {
+      "cuda", [&](std::string_view kind, std::string_view value, size_t line) {
         seen.push_back(std::string(kind) + "=" + std::string(value) + "@" +
                        std::to_string(line));
         return Status::ok();
@@ -83,9 +82,8 @@ TEST(Requirements, EachDeviceChecksItsOwnLines) {
   text = "cuda-sm 90\nrocm-gfx 942\n";
   st = forEachRequirement(
       reinterpret_cast<const uint8_t *>(text.data()), text.size(), "m.lmopt",
-      "cuda", [](std::string_view, std::string_view, size_t) {
-        return Status::ok();
-      });
+      "cuda",
+      [](std::string_view, std::string_view, size_t) { return Status::ok(); });
   EXPECT_EQ(st.code(), StatusCode::InvalidFormat);
   EXPECT_NE(st.message().find("'requires' line 2 is 'rocm-gfx 942'"),
             std::string::npos)

@@ -33,8 +33,8 @@ static Status openLibrary(const char *library, void *&handle) {
     handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (handle)
       return Status::ok();
-    tried = std::string(" and from LMOPT_CUDA_LIBRARY_PATH (") + dlerror() +
-            ")";
+    tried =
+        std::string(" and from LMOPT_CUDA_LIBRARY_PATH (") + dlerror() + ")";
   }
   handle = dlopen(library, RTLD_NOW | RTLD_LOCAL);
   if (handle)
@@ -44,8 +44,7 @@ static Status openLibrary(const char *library, void *&handle) {
   return Status::error(
       StatusCode::Unsupported,
       std::string(isDriver ? "no CUDA driver: " : "no cuBLASLt: ") + library +
-          " not found (" + error + ")" + tried +
-          "; install the " +
+          " not found (" + error + ")" + tried + "; install the " +
           (isDriver ? "NVIDIA driver" : "CUDA toolkit's cuBLAS") +
           " or set LMOPT_CUDA_LIBRARY_PATH to the directory holding it");
 }
@@ -57,8 +56,8 @@ static Status lookup(void *handle, const char *library, const char *symbol,
   if (out)
     return Status::ok();
   return Status::error(StatusCode::Unsupported,
-                       std::string(library) + " has no entry point '" +
-                           symbol + "'; it is older than this runtime needs");
+                       std::string(library) + " has no entry point '" + symbol +
+                           "'; it is older than this runtime needs");
 }
 
 static std::string versionText(int version) {
@@ -153,8 +152,8 @@ std::string CudaApi::describe(const char *what, CUresult result) const {
 }
 
 std::string CudaApi::describe(const char *what, cublasStatus_t status) const {
-  const char *text = cublasLtGetStatusString ? cublasLtGetStatusString(status)
-                                             : nullptr;
+  const char *text =
+      cublasLtGetStatusString ? cublasLtGetStatusString(status) : nullptr;
   return std::string(what) + " failed: " +
          (text ? text : "cuBLAS status " + std::to_string(int(status)));
 }

@@ -173,7 +173,8 @@ Status CudaDevice::open(const DeviceOptions &options) {
                                std::to_string(count) + ")");
     ordinal = int(value);
   }
-  if (Status st = api_.check("cuDeviceGet", api_.cuDeviceGet(&device_, ordinal));
+  if (Status st =
+          api_.check("cuDeviceGet", api_.cuDeviceGet(&device_, ordinal));
       !st)
     return st;
   char name[256] = {};
@@ -188,9 +189,9 @@ Status CudaDevice::open(const DeviceOptions &options) {
         {CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, &minor},
         {CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, &sms},
         {CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, &sharedOptin}})
-    if (Status st = api_.check("cuDeviceGetAttribute",
-                               api_.cuDeviceGetAttribute(value, attribute,
-                                                         device_));
+    if (Status st =
+            api_.check("cuDeviceGetAttribute",
+                       api_.cuDeviceGetAttribute(value, attribute, device_));
         !st)
       return st;
   env_.smVersion = major * 10 + minor;
@@ -210,28 +211,27 @@ Status CudaDevice::open(const DeviceOptions &options) {
   if (CUresult r = api_.cuStreamCreate(&env_.stream, CU_STREAM_NON_BLOCKING);
       r != CUDA_SUCCESS)
     return fail("cannot create a stream", "cuStreamCreate", r);
-  if (Status st = api_.check("cublasLtCreate",
-                             api_.cublasLtCreate(&env_.cublasLt));
+  if (Status st =
+          api_.check("cublasLtCreate", api_.cublasLtCreate(&env_.cublasLt));
       !st)
     return st;
   if (CUresult r = api_.cuMemAlloc(&workspace_, kMatmulWorkspaceBytes);
       r != CUDA_SUCCESS) {
     workspace_ = 0;
     return fail("cannot allocate cuBLASLt's " +
-                    std::to_string(kMatmulWorkspaceBytes) +
-                    "-byte workspace",
+                    std::to_string(kMatmulWorkspaceBytes) + "-byte workspace",
                 "cuMemAlloc", r);
   }
   if (CUresult r = api_.cuModuleLoadData(&env_.runtimeKernels,
                                          lmoptCudaRuntimeKernelsImage);
       r != CUDA_SUCCESS) {
     env_.runtimeKernels = nullptr;
-    return Status::error(
-        StatusCode::Unsupported,
-        "cuda: the runtime's own kernels do not load on " + deviceName_ +
-            " (sm_" + std::to_string(env_.smVersion) +
-            "; built for LMOPT_CUDA_RUNTIME_ARCHS): " +
-            api_.describe("cuModuleLoadData", r));
+    return Status::error(StatusCode::Unsupported,
+                         "cuda: the runtime's own kernels do not load on " +
+                             deviceName_ + " (sm_" +
+                             std::to_string(env_.smVersion) +
+                             "; built for LMOPT_CUDA_RUNTIME_ARCHS): " +
+                             api_.describe("cuModuleLoadData", r));
   }
   return Status::ok();
 }
@@ -285,8 +285,8 @@ Status CudaDevice::allocate(uint64_t bytes,
                std::to_string(total) + ")";
     return Status::error(StatusCode::DeviceError,
                          "cuda: cannot allocate " + std::to_string(bytes) +
-                             " bytes of GPU memory on " + deviceName_ +
-                             memory + ": " + api_.describe("cuMemAlloc", r));
+                             " bytes of GPU memory on " + deviceName_ + memory +
+                             ": " + api_.describe("cuMemAlloc", r));
   }
   buffer->adopt(ptr, bytes);
   // On the stream, so that the zeros land before any step reads them.
@@ -373,16 +373,14 @@ Status CudaDevice::loadKernels(const uint8_t *data, size_t size,
     // Above 48 KiB a kernel must ask for its dynamic shared memory.
     if (info.sharedBytes > 48 * 1024) {
       if (info.sharedBytes > maxSharedOptin_)
-        return Status::error(StatusCode::Unsupported,
-                             source + ": kernel '" + info.name + "' needs " +
-                                 std::to_string(info.sharedBytes) +
-                                 " bytes of shared memory; this GPU (" +
-                                 deviceName_ + ") has " +
-                                 std::to_string(maxSharedOptin_) +
-                                 " per block");
+        return Status::error(
+            StatusCode::Unsupported,
+            source + ": kernel '" + info.name + "' needs " +
+                std::to_string(info.sharedBytes) +
+                " bytes of shared memory; this GPU (" + deviceName_ + ") has " +
+                std::to_string(maxSharedOptin_) + " per block");
       if (CUresult r = api_.cuFuncSetAttribute(
-              kernel.function,
-              CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+              kernel.function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
               int(info.sharedBytes));
           r != CUDA_SUCCESS)
         return Status::error(StatusCode::DeviceError,
@@ -408,12 +406,9 @@ struct CudaStepKind {
 } // namespace
 
 static const CudaStepKind kStepKinds[] = {
-    {StepKind::Kernel, buildKernelStep},
-    {StepKind::Linear, buildLinearStep},
-    {StepKind::Attention, buildAttention},
-    {StepKind::Gather, buildGather},
-    {StepKind::Copy, buildCopyStep},
-    {StepKind::MatMul, buildMatMulStep},
+    {StepKind::Kernel, buildKernelStep},   {StepKind::Linear, buildLinearStep},
+    {StepKind::Attention, buildAttention}, {StepKind::Gather, buildGather},
+    {StepKind::Copy, buildCopyStep},       {StepKind::MatMul, buildMatMulStep},
     {StepKind::Append, buildAppendStep},
 };
 
@@ -430,9 +425,8 @@ static Status buildGather(const CudaCheck &c,
 Status CudaDevice::createStep(const StepBuildContext &context,
                               const PlanStep &step,
                               std::unique_ptr<StepExecutor> &out) {
-  CudaBuildEnv build{env_,       *this,
-                     kernels_,   hasPayload_,
-                     workspace_, kMatmulWorkspaceBytes,
+  CudaBuildEnv build{env_,        *this,      kernels_,
+                     hasPayload_, workspace_, kMatmulWorkspaceBytes,
                      algos_};
   CudaCheck checker(build, context, step);
   const CudaStepKind *entry =
@@ -451,9 +445,9 @@ Status CudaDevice::createStep(const StepBuildContext &context,
     return st;
   if (Status st = checker.checkAliasing(); !st)
     return st;
-  out = std::make_unique<TrackedExecutor>(
-      *this, std::move(executor),
-      "'" + step.name + "' (" + stepKindName(step.kind) + ")");
+  out = std::make_unique<TrackedExecutor>(*this, std::move(executor),
+                                          "'" + step.name + "' (" +
+                                              stepKindName(step.kind) + ")");
   return Status::ok();
 }
 

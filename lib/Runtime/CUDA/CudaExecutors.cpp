@@ -25,8 +25,8 @@ static Status runError(const std::string &label, const CudaApi &api,
 }
 
 static std::string stepLabel(const CudaCheck &c) {
-  return "bundle '" + c.source + "': " + stepKindName(c.step.kind) +
-         " step '" + c.step.name + "'";
+  return "bundle '" + c.source + "': " + stepKindName(c.step.kind) + " step '" +
+         c.step.name + "'";
 }
 
 //===----------------------------------------------------------------------===//
@@ -41,9 +41,9 @@ public:
       return Status::ok();
     for (size_t i = 0; i < ids.size(); ++i)
       pointers[i] = CUdeviceptr(tensors[ids[i]]);
-    CUresult r = api->cuLaunchKernel(function, blocks, 1, 1, blockSize, 1, 1,
-                                     sharedBytes, stream, params.data(),
-                                     nullptr);
+    CUresult r =
+        api->cuLaunchKernel(function, blocks, 1, 1, blockSize, 1, 1,
+                            sharedBytes, stream, params.data(), nullptr);
     if (r != CUDA_SUCCESS)
       return runError(label, *api, "cuLaunchKernel", r);
     return Status::ok();
@@ -64,8 +64,9 @@ public:
 };
 } // namespace
 
-Status lmopt::runtime::cuda::buildKernelStep(
-    const CudaCheck &c, std::unique_ptr<StepExecutor> &out) {
+Status
+lmopt::runtime::cuda::buildKernelStep(const CudaCheck &c,
+                                      std::unique_ptr<StepExecutor> &out) {
   if (Status st = c.expectAttrs({"entry", "dims_only"}); !st)
     return st;
   std::string entry;
@@ -125,8 +126,8 @@ Status lmopt::runtime::cuda::buildKernelStep(
   for (uint32_t d = 0; d < info.gridAxes; ++d)
     if (__builtin_mul_overflow(units, uint64_t(grid.dims[d]), &units))
       units = UINT64_MAX;
-  uint64_t blocks = units / info.unitsPerBlock +
-                    (units % info.unitsPerBlock != 0 ? 1 : 0);
+  uint64_t blocks =
+      units / info.unitsPerBlock + (units % info.unitsPerBlock != 0 ? 1 : 0);
   exec->blocks = unsigned(std::min<uint64_t>(blocks, INT_MAX));
 
   exec->pointers.resize(exec->ids.size());
@@ -204,7 +205,7 @@ Status lmopt::runtime::cuda::buildCopyStep(const CudaCheck &c,
   auto exec = std::make_unique<CopyExecutor>();
   exec->api = &c.api;
   exec->stream = c.env.stream;
-  exec->kind = fromSide == 0   ? Device::CopyKind::HostToDevice
+  exec->kind = fromSide == 0 ? Device::CopyKind::HostToDevice
                : toSide == 0 ? Device::CopyKind::DeviceToHost
                              : Device::CopyKind::DeviceToDevice;
   exec->from = c.step.operands[0];
@@ -235,9 +236,8 @@ public:
     auto dst = CUdeviceptr(tensors[state]);
     for (const Block &block : blocks) {
       if (block.height == 1) {
-        if (CUresult r = api->cuMemcpyDtoDAsync(dst + block.dstOffset,
-                                                src + block.srcOffset, width,
-                                                stream);
+        if (CUresult r = api->cuMemcpyDtoDAsync(
+                dst + block.dstOffset, src + block.srcOffset, width, stream);
             r != CUDA_SUCCESS)
           return runError(label, *api, "cuMemcpyDtoDAsync", r);
         continue;

@@ -69,10 +69,9 @@ public:
       if (st != CUBLAS_STATUS_SUCCESS)
         return st;
     }
-    return api_.cublasLtMatmul(handle_, desc_, &alpha_, a, a_, b, b_, &beta_,
-                               c ? c : d, d_, d, d_, &algo_,
-                               reinterpret_cast<void *>(workspace_),
-                               workspaceBytes_, stream_);
+    return api_.cublasLtMatmul(
+        handle_, desc_, &alpha_, a, a_, b, b_, &beta_, c ? c : d, d_, d, d_,
+        &algo_, reinterpret_cast<void *>(workspace_), workspaceBytes_, stream_);
   }
 
 private:
@@ -126,9 +125,9 @@ Status Gemm::create(const CudaCheck &c, const GemmShape &s) {
   workspaceBytes_ = c.build.matmulWorkspaceBytes;
   beta_ = s.accumulate ? 1.0f : 0.0f;
   cudaDataType_t type = cudaType(s.dtype);
-  cublasComputeType_t compute =
-      s.dtype == DType::F32 && c.env.allowTf32 ? CUBLAS_COMPUTE_32F_FAST_TF32
-                                               : CUBLAS_COMPUTE_32F;
+  cublasComputeType_t compute = s.dtype == DType::F32 && c.env.allowTf32
+                                    ? CUBLAS_COMPUTE_32F_FAST_TF32
+                                    : CUBLAS_COMPUTE_32F;
   auto fail = [&](const char *call, cublasStatus_t st) {
     return c.error(c.api.describe(call, st), StatusCode::DeviceError);
   };
@@ -142,7 +141,8 @@ Status Gemm::create(const CudaCheck &c, const GemmShape &s) {
   uint32_t epilogue = s.epilogue;
   // Never dereferenced before run() sets the real one; the heuristic reads
   // its alignment.
-  const void *biasProbe = reinterpret_cast<const void *>(uintptr_t(s.alignBias));
+  const void *biasProbe =
+      reinterpret_cast<const void *>(uintptr_t(s.alignBias));
   bool hasBias = s.epilogue & CUBLASLT_EPILOGUE_BIAS;
   for (auto [attribute, value, size] :
        {std::tuple{CUBLASLT_MATMUL_DESC_TRANSA, (const void *)&transA,
@@ -177,29 +177,25 @@ Status Gemm::create(const CudaCheck &c, const GemmShape &s) {
     if (s.batch == 1)
       continue;
     for (auto [attribute, value, size] :
-         {std::tuple{CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT,
-                     (const void *)&s.batch, sizeof s.batch},
-          {CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
-           (const void *)&l.stride, sizeof l.stride}})
+         {std::tuple{CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, (const void *)&s.batch,
+                     sizeof s.batch},
+          {CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, (const void *)&l.stride,
+           sizeof l.stride}})
       if (cublasStatus_t st = api_.cublasLtMatrixLayoutSetAttribute(
               *l.layout, attribute, value, size);
           st != CUBLAS_STATUS_SUCCESS)
         return fail("cublasLtMatrixLayoutSetAttribute", st);
   }
 
-  std::string key = std::to_string(int(s.dtype)) + "/" +
-                    std::to_string(int(compute)) + "/" +
-                    std::to_string(s.transA) + "/" + std::to_string(s.m) +
-                    "x" + std::to_string(s.n) + "x" + std::to_string(s.k) +
-                    "/" + std::to_string(s.batch) + ":" +
-                    std::to_string(s.strideA) + "," +
-                    std::to_string(s.strideB) + "," +
-                    std::to_string(s.strideD) + "/" +
-                    std::to_string(epilogue) + "/" +
-                    std::to_string(s.accumulate) + "/" +
-                    std::to_string(s.alignA) + "," + std::to_string(s.alignB) +
-                    "," + std::to_string(s.alignD) + "," +
-                    std::to_string(s.alignBias);
+  std::string key =
+      std::to_string(int(s.dtype)) + "/" + std::to_string(int(compute)) + "/" +
+      std::to_string(s.transA) + "/" + std::to_string(s.m) + "x" +
+      std::to_string(s.n) + "x" + std::to_string(s.k) + "/" +
+      std::to_string(s.batch) + ":" + std::to_string(s.strideA) + "," +
+      std::to_string(s.strideB) + "," + std::to_string(s.strideD) + "/" +
+      std::to_string(epilogue) + "/" + std::to_string(s.accumulate) + "/" +
+      std::to_string(s.alignA) + "," + std::to_string(s.alignB) + "," +
+      std::to_string(s.alignD) + "," + std::to_string(s.alignBias);
   if (c.build.matmulAlgos.find(key, algo_))
     return Status::ok();
   cublasLtMatmulPreference_t preference = nullptr;
@@ -222,8 +218,7 @@ Status Gemm::create(const CudaCheck &c, const GemmShape &s) {
   int returned = 0;
   if (st == CUBLAS_STATUS_SUCCESS)
     st = api_.cublasLtMatmulAlgoGetHeuristic(handle_, desc_, a_, b_, d_, d_,
-                                             preference, 1, &result,
-                                             &returned);
+                                             preference, 1, &result, &returned);
   api_.cublasLtMatmulPreferenceDestroy(preference);
   if (st != CUBLAS_STATUS_SUCCESS && st != CUBLAS_STATUS_NOT_SUPPORTED)
     return fail("cublasLtMatmulAlgoGetHeuristic", st);
@@ -253,8 +248,8 @@ struct EpilogueLaunch {
                    const void *in, const void *residual) const {
     void *args[] = {&out, &in, &residual, const_cast<long long *>(&count),
                     const_cast<int *>(&activation)};
-    return api.cuLaunchKernel(function, blocks, 1, 1, kThreads, 1, 1, 0,
-                              stream, args, nullptr);
+    return api.cuLaunchKernel(function, blocks, 1, 1, kThreads, 1, 1, 0, stream,
+                              args, nullptr);
   }
   static constexpr unsigned kThreads = 256;
 };
@@ -265,16 +260,16 @@ static Status prepareEpilogue(const CudaCheck &c, DType dtype, uint64_t count,
   const char *name = dtype == DType::F16    ? "lmopt_linear_epilogue_f16"
                      : dtype == DType::BF16 ? "lmopt_linear_epilogue_bf16"
                                             : "lmopt_linear_epilogue_f32";
-  if (CUresult r = c.api.cuModuleGetFunction(&out.function,
-                                             c.env.runtimeKernels, name);
+  if (CUresult r =
+          c.api.cuModuleGetFunction(&out.function, c.env.runtimeKernels, name);
       r != CUDA_SUCCESS)
     return c.error("the runtime's CUDA kernels lack '" + std::string(name) +
                        "' (Kernels/LinearEpilogue.cuh): " +
                        c.api.describe("cuModuleGetFunction", r),
                    StatusCode::Unsupported);
   // A grid-stride loop: a few waves of blocks keep every SM busy.
-  uint64_t blocks = (count + EpilogueLaunch::kThreads - 1) /
-                    EpilogueLaunch::kThreads;
+  uint64_t blocks =
+      (count + EpilogueLaunch::kThreads - 1) / EpilogueLaunch::kThreads;
   uint64_t cap = uint64_t(std::max(c.env.multiprocessors, 1)) * 8;
   out.blocks = unsigned(std::min(blocks, cap));
   out.count = (long long)count;
@@ -326,8 +321,9 @@ public:
 };
 } // namespace
 
-Status lmopt::runtime::cuda::buildLinearStep(
-    const CudaCheck &c, std::unique_ptr<StepExecutor> &out) {
+Status
+lmopt::runtime::cuda::buildLinearStep(const CudaCheck &c,
+                                      std::unique_ptr<StepExecutor> &out) {
   if (Status st = c.expectAttrs(
           {"transpose_weight", "activation", "has_bias", "has_residual"});
       !st)
@@ -423,11 +419,9 @@ Status lmopt::runtime::cuda::buildLinearStep(
 
   // Which part of the epilogue cuBLASLt does (see the file comment).
   auto act = LinearActivation(activation);
-  bool fusedActivation =
-      !hasResidual && (act == LinearActivation::Relu ||
-                       act == LinearActivation::GeluTanh);
-  bool kernelEpilogue =
-      act != LinearActivation::None && !fusedActivation;
+  bool fusedActivation = !hasResidual && (act == LinearActivation::Relu ||
+                                          act == LinearActivation::GeluTanh);
+  bool kernelEpilogue = act != LinearActivation::None && !fusedActivation;
   exec->accumulate = hasResidual && !kernelEpilogue;
   GemmShape shape;
   shape.dtype = dtype;
@@ -439,7 +433,7 @@ Status lmopt::runtime::cuda::buildLinearStep(
   uint32_t epilogue = hasBias ? CUBLASLT_EPILOGUE_BIAS : 0;
   if (fusedActivation)
     epilogue |= act == LinearActivation::Relu ? CUBLASLT_EPILOGUE_RELU
-                                                  : CUBLASLT_EPILOGUE_GELU;
+                                              : CUBLASLT_EPILOGUE_GELU;
   shape.epilogue =
       epilogue ? cublasLtEpilogue_t(epilogue) : CUBLASLT_EPILOGUE_DEFAULT;
   shape.alignA = tensorAlignment(weight);
@@ -452,16 +446,16 @@ Status lmopt::runtime::cuda::buildLinearStep(
 
   if (kernelEpilogue) {
     uint64_t count = exec->rows * uint64_t(n);
-    if (Status st = prepareEpilogue(c, dtype, count, activation,
-                                    exec->epilogue);
+    if (Status st =
+            prepareEpilogue(c, dtype, count, activation, exec->epilogue);
         !st)
       return st;
     // The residual may be the output's own bytes (accumulated in place):
     // then the product goes to scratch, so the kernel still reads it.
     if (residual && residual->storage == output.storage &&
         residual->offset == output.offset) {
-      if (Status st = c.build.device.allocate(count * dtypeSize(dtype),
-                                              exec->scratch);
+      if (Status st =
+              c.build.device.allocate(count * dtypeSize(dtype), exec->scratch);
           !st)
         return c.deviceError(st);
       shape.alignD = 256;
@@ -486,8 +480,8 @@ public:
     auto *rhs = static_cast<const uint8_t *>(tensors[this->rhs]);
     auto *output = static_cast<uint8_t *>(tensors[this->output]);
     if (zeroBytes) {
-      if (CUresult r = api->cuMemsetD8Async(CUdeviceptr(output), 0, zeroBytes,
-                                            stream);
+      if (CUresult r =
+              api->cuMemsetD8Async(CUdeviceptr(output), 0, zeroBytes, stream);
           r != CUDA_SUCCESS)
         return Status::error(StatusCode::DeviceError,
                              label + ": " +
@@ -545,8 +539,9 @@ static bool isStrided(const std::vector<int64_t> &offsets, int64_t &stride) {
   return stride >= 0;
 }
 
-Status lmopt::runtime::cuda::buildMatMulStep(
-    const CudaCheck &c, std::unique_ptr<StepExecutor> &out) {
+Status
+lmopt::runtime::cuda::buildMatMulStep(const CudaCheck &c,
+                                      std::unique_ptr<StepExecutor> &out) {
   if (Status st = c.expectAttrs({}); !st)
     return st;
   if (Status st = c.expectCounts(2, "lhs, rhs", 1); !st)
@@ -576,8 +571,8 @@ Status lmopt::runtime::cuda::buildMatMulStep(
   int64_t rk = rhs[rhs.size() - 2], n = rhs.back();
   if (k != rk)
     return c.error("lhs " + describe(lhsT) + " has K = " + std::to_string(k) +
-                   " but rhs " + describe(rhsT) + " has K = " +
-                   std::to_string(rk));
+                   " but rhs " + describe(rhsT) +
+                   " has K = " + std::to_string(rk));
   std::vector<int64_t> lhsBatch(lhs.begin(), lhs.end() - 2);
   std::vector<int64_t> rhsBatch(rhs.begin(), rhs.end() - 2);
   size_t rank = std::max(lhsBatch.size(), rhsBatch.size());
@@ -665,8 +660,8 @@ Status lmopt::runtime::cuda::buildMatMulStep(
                             alignmentOf({uint64_t(rhsStride) * elementSize}));
     shape.alignB = std::min(shape.alignB,
                             alignmentOf({uint64_t(lhsStride) * elementSize}));
-    shape.alignD = std::min(
-        shape.alignD, alignmentOf({uint64_t(m * n) * elementSize}));
+    shape.alignD =
+        std::min(shape.alignD, alignmentOf({uint64_t(m * n) * elementSize}));
     exec->lhsOffsets = {0};
     exec->rhsOffsets = {0};
   } else {

@@ -66,19 +66,15 @@ __device__ void run(T *out, const T *in, const T *residual, long long count,
 
 } // namespace lmopt_linear_epilogue
 
-extern "C" __global__ void lmopt_linear_epilogue_f32(float *out,
-                                                     const float *in,
-                                                     const float *residual,
-                                                     long long count,
-                                                     int activation) {
+extern "C" __global__ void
+lmopt_linear_epilogue_f32(float *out, const float *in, const float *residual,
+                          long long count, int activation) {
   lmopt_linear_epilogue::run(out, in, residual, count, activation);
 }
 
-extern "C" __global__ void lmopt_linear_epilogue_f16(__half *out,
-                                                     const __half *in,
-                                                     const __half *residual,
-                                                     long long count,
-                                                     int activation) {
+extern "C" __global__ void
+lmopt_linear_epilogue_f16(__half *out, const __half *in, const __half *residual,
+                          long long count, int activation) {
   lmopt_linear_epilogue::run(out, in, residual, count, activation);
 }
 
