@@ -8,6 +8,9 @@
 
 #include "lmopt/Runtime/Device.h"
 #include "lmopt/Runtime/CPU/CpuDevice.h"
+#ifdef LMOPT_HAVE_CUDA
+#include "lmopt/Runtime/CUDA/CudaDevice.h"
+#endif
 
 #include <cstring>
 
@@ -35,6 +38,14 @@ Status Device::allocateHost(uint64_t bytes,
   return allocateHostBuffer(bytes, out);
 }
 
+Status Device::recordTimer(size_t) {
+  return Status::error(StatusCode::Unsupported,
+                       std::string("the ") + name() +
+                           " device has no timers (it runs synchronously)");
+}
+
+Status Device::timerSeconds(size_t, size_t, double &) { return recordTimer(0); }
+
 namespace {
 struct DeviceFactory {
   const char *name;
@@ -44,6 +55,9 @@ struct DeviceFactory {
 
 static const DeviceFactory kDevices[] = {
     {"cpu", createCpuDevice},
+#ifdef LMOPT_HAVE_CUDA
+    {"cuda", createCudaDevice},
+#endif
 };
 
 std::vector<std::string> lmopt::runtime::knownDevices() {

@@ -165,6 +165,7 @@ Status Session::createDevices(const SessionOptions &options) {
   const BundleReader &reader = *reader_;
   DeviceOptions deviceOptions;
   deviceOptions.threads = options.threads;
+  deviceOptions.allowTf32 = options.allowTf32;
   devices_.resize(program_.devices.size());
   deviceWeights_.resize(program_.devices.size());
   arenas_.resize(program_.devices.size());
@@ -184,16 +185,17 @@ Status Session::createDevices(const SessionOptions &options) {
       return st;
   }
   // Before any code of the bundle is loaded: a kernel built for a newer CPU
-  // must fail here, not with an illegal instruction. The lines are the host
-  // CPU's.
+  // or GPU must fail here, not with an illegal instruction. Each device
+  // checks its own lines.
   if (reader.findSection("requires") >= 0) {
     SectionView requiresView;
     if (Status st = reader.section("requires", requiresView); !st)
       return st;
-    if (Status st = devices_[0]->checkRequirements(requiresView.data,
-                                                   requiresView.size, path_);
-        !st)
-      return st;
+    for (const std::unique_ptr<Device> &device : devices_)
+      if (Status st = device->checkRequirements(requiresView.data,
+                                                requiresView.size, path_);
+          !st)
+        return st;
   }
   for (size_t d = 0; d < program_.devices.size(); ++d) {
     const PlanDevice &device = program_.devices[d];
@@ -545,6 +547,18 @@ Status Session::execute(size_t index, const NamedTensorView *inputs,
   for (const std::unique_ptr<Device> &device : devices_)
     if (Status st = device->synchronize(); !st)
       return st;
+  // Steps on an asynchronous device were timed by its timers (runSteps).
+  const Plan &entryPlan = program_.entries[index];
+  for (size_t i = 0; profiling_ && i < entry.steps.size(); ++i) {
+    if (!devices_[entryPlan.steps[i].device]->asynchronous())
+      continue;
+    double seconds = 0;
+    if (Status st = devices_[entryPlan.steps[i].device]->timerSeconds(
+            2 * i, 2 * i + 1, seconds);
+        !st)
+      return st;
+    profile_[entry.profileOffset + i].seconds += seconds;
+  }
   const Plan &plan = program_.entries[index];
   const Plan &runPlan = plan.isSymbolic() ? entry.runPlan : plan;
   for (const PlanStateUse &use : plan.stateWrites) {
@@ -591,21 +605,29 @@ Status Session::runRecorded(Entry &entry) {
 
 Status Session::runSteps(Entry &entry) {
   using Clock = std::chrono::steady_clock;
+  const Plan &entryPlan = program_.entries[entry.index];
   for (size_t i = 0; i < entry.steps.size(); ++i) {
+    // A step on an asynchronous device is timed by that device's timers
+    // 2i and 2i + 1 around it, read once everything has finished.
+    Device &device = *devices_[entryPlan.steps[i].device];
+    bool onDevice = profiling_ && device.asynchronous();
     Clock::time_point start;
-    if (profiling_)
+    if (onDevice) {
+      if (Status st = device.recordTimer(2 * i); !st)
+        return st;
+    } else if (profiling_) {
       start = Clock::now();
+    }
     if (Status st = entry.steps[i]->run(entry.tensors.data()); !st)
       return st;
-    if (profiling_) {
-      // A device that only enqueues work is timed to the work's end.
-      uint32_t device = program_.entries[entry.index].steps[i].device;
-      if (Status st = devices_[device]->synchronize(); !st)
-        return st;
-      StepProfile &p = profile_[entry.profileOffset + i];
-      p.calls += 1;
+    if (!profiling_)
+      continue;
+    StepProfile &p = profile_[entry.profileOffset + i];
+    p.calls += 1;
+    if (!onDevice)
       p.seconds += std::chrono::duration<double>(Clock::now() - start).count();
-    }
+    else if (Status st = device.recordTimer(2 * i + 1); !st)
+      return st;
   }
   return Status::ok();
 }

@@ -35,7 +35,8 @@ static const char *const kUsage =
     "                 [--output OUT.npz] [--threads N] [--bench N [--warmup "
     "N]]\n"
     "                 [--compare REF.npz [--rtol X] [--atol X]] [--profile]\n"
-    "                 [--no-pack-weights] [--entry NAME]\n"
+    "                 [--no-pack-weights] [--tf32] [--no-record-runs] [--entry "
+    "NAME]\n"
     "                 [--load-states FILE.npz] [--save-states FILE.npz]\n"
     "       lmopt-run MODEL.lmopt --generate N --prompt IDS.npy [--compare "
     "REF.npz]\n"
@@ -82,7 +83,13 @@ static const char *const kUsage =
     "                         slowest steps\n"
     "  --no-pack-weights      linear steps read their weights in place on "
     "every run\n"
-    "                         instead of packing a copy once (to compare)\n";
+    "                         instead of packing a copy once (to compare)\n"
+    "  --tf32                 GPU: f32 matrix products may use TF32 tensor "
+    "cores\n"
+    "  --no-record-runs       GPU: launch every step on every run instead of "
+    "recording\n"
+    "                         a run as a CUDA graph and replaying it (to "
+    "compare)\n";
 
 namespace {
 
@@ -100,6 +107,8 @@ struct Options {
   double atol = 1e-5;
   bool profile = false;
   bool packWeights = true;
+  bool tf32 = false;
+  bool recordRuns = true;
   std::string entry;
   std::string loadStates;
   std::string saveStates;
@@ -153,13 +162,18 @@ static bool parseArgs(int argc, char **argv, Options &o, std::string &error,
       value = arg.substr(eq + 1);
       inlineValue = true;
     }
-    if (name == "--profile" || name == "--no-pack-weights") {
+    if (name == "--profile" || name == "--no-pack-weights" ||
+        name == "--tf32" || name == "--no-record-runs") {
       if (inlineValue) {
         error = "'" + name + "' takes no value";
         return false;
       }
       if (name == "--profile")
         o.profile = true;
+      else if (name == "--tf32")
+        o.tf32 = true;
+      else if (name == "--no-record-runs")
+        o.recordRuns = false;
       else
         o.packWeights = false;
       continue;
@@ -602,6 +616,8 @@ static Status runTool(const Options &o, bool &pass) {
   sessionOptions.threads = o.threads;
   sessionOptions.profile = o.profile;
   sessionOptions.packLinearWeights = o.packWeights;
+  sessionOptions.allowTf32 = o.tf32;
+  sessionOptions.recordRuns = o.recordRuns;
   std::unique_ptr<Session> session;
   auto createStart = std::chrono::steady_clock::now();
   if (Status st = Session::create(o.model, sessionOptions, session); !st)

@@ -29,6 +29,9 @@ struct DeviceOptions {
   /// Threads for the device's host-side work; 0 keeps the library default
   /// (OMP_NUM_THREADS or all cores).
   int threads = 0;
+  /// GPU devices: f32 matrix products may round their inputs to TF32 (10
+  /// mantissa bits) on tensor cores.
+  bool allowTf32 = false;
 };
 
 /// Memory a device allocated, zero-filled; freed with the object.
@@ -133,6 +136,16 @@ public:
   /// (pinned pages), zero-filled; ordinary host memory by default.
   virtual Status allocateHost(uint64_t bytes,
                               std::unique_ptr<DeviceBuffer> &out);
+
+  /// True when steps only enqueue work that the device runs later (a GPU):
+  /// a profile then times them with the device's timers (recordTimer), as
+  /// the host clock only sees the enqueueing.
+  virtual bool asynchronous() const { return false; }
+  /// Asynchronous devices: records timer `index` in the device's queue
+  /// (created on first use, then reused).
+  virtual Status recordTimer(size_t index);
+  /// After synchronize(): the seconds between timers `from` and `to`.
+  virtual Status timerSeconds(size_t from, size_t to, double &seconds);
 };
 
 /// Creates the device named `name`. Fails with Unsupported naming the

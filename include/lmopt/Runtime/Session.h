@@ -47,6 +47,9 @@ struct SessionOptions {
   /// from then on (Device::canCapture). Off: every step is launched on
   /// every run.
   bool recordRuns = true;
+  /// GPU devices: f32 matrix products may run on TF32 tensor cores
+  /// (DeviceOptions::allowTf32).
+  bool allowTf32 = false;
 };
 
 /// A caller's tensor, read in place by run(): nothing is copied unless its

@@ -14,6 +14,7 @@
 
 #include "Attention.cuh"
 #include "Gather.cuh"
+#include "LinearEpilogue.cuh"
 
 using namespace lmopt_kernels;
 
