@@ -151,7 +151,7 @@ run() {
   } 2>&1 | tee "$out/machine.txt"
 
   log "runtime GPU tests"
-  "$work/bin/lmopt-runtime-tests" --gtest_filter='*Cuda*:*CUDA*:*Gpu*:*GPU*' \
+  timeout 300 "$work/bin/lmopt-runtime-tests" --gtest_filter='*Cuda*:*CUDA*:*Gpu*:*GPU*' \
       --gtest_color=no >"$out/gtest.log" 2>&1 || failed=1
   grep -E '^\[  (PASSED|FAILED|SKIPPED) |^\[==========\]' "$out/gtest.log" | tail -n 20
 
@@ -165,7 +165,7 @@ run() {
       failed=1
       continue
     fi
-    if result=$("$work/bin/lmopt-run" "$bundle" --inputs "$fixtures/$inputs" \
+    if result=$(timeout 60 "$work/bin/lmopt-run" "$bundle" --inputs "$fixtures/$inputs" \
         --compare "$fixtures/$ref" --rtol $RTOL --atol $ATOL 2>&1); then
       echo "ok   $name: $(echo "$result" | tail -n1)" | tee -a "$out/fixtures.log"
     else
@@ -174,7 +174,7 @@ run() {
     fi
   done
   local kv=$work/bundles/gpt2_lm_past_kv.lmopt
-  if [[ -f $kv ]] && result=$("$work/bin/lmopt-run" "$kv" --generate 12 \
+  if [[ -f $kv ]] && result=$(timeout 60 "$work/bin/lmopt-run" "$kv" --generate 12 \
       --prompt "$fixtures/gpt2_lm_past.generate.npz" \
       --compare "$fixtures/gpt2_lm_past.generate.npz" --rtol $RTOL --atol $ATOL 2>&1); then
     echo "ok   gpt2_lm_past_kv generate: $(echo "$result" | tail -n1)" | tee -a "$out/fixtures.log"
@@ -184,13 +184,13 @@ run() {
   fi
 
   log "profile of the bench model (batch 8)"
-  "$work/bin/lmopt-run" "$work/bench/bert_gpu_small.lmopt" \
+  timeout 60 "$work/bin/lmopt-run" "$work/bench/bert_gpu_small.lmopt" \
       --inputs "$work/bench/bert_gpu_small.b8.inputs.npz" --profile \
       >"$out/profile.txt" 2>&1 || failed=1
   head -n 30 "$out/profile.txt"
 
   log "bench against PyTorch"
-  python3 "$root/bench/compare_gpu.py" --lmopt-run "$work/bin/lmopt-run" \
+  PYTHONUNBUFFERED=1 timeout 300 python3 "$root/bench/compare_gpu.py" --lmopt-run "$work/bin/lmopt-run" \
       --bundle "$work/bench/bert_gpu_small.lmopt" \
       --inputs "$work/bench/bert_gpu_small.b{batch}.inputs.npz" \
       2>&1 | tee "$out/bench.txt" || failed=1
