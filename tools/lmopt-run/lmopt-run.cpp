@@ -24,6 +24,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,7 +36,8 @@ static const char *const kUsage =
     "                 [--output OUT.npz] [--threads N] [--bench N [--warmup "
     "N]]\n"
     "                 [--compare REF.npz [--rtol X] [--atol X]] [--profile]\n"
-    "                 [--no-pack-weights] [--entry NAME]\n"
+    "                 [--no-pack-weights] [--entry NAME] [--random-weights "
+    "SEED]\n"
     "                 [--load-states FILE.npz] [--save-states FILE.npz]\n"
     "       lmopt-run MODEL.lmopt --generate N --prompt IDS.npy [--compare "
     "REF.npz]\n"
@@ -82,7 +84,11 @@ static const char *const kUsage =
     "                         slowest steps\n"
     "  --no-pack-weights      linear steps read their weights in place on "
     "every run\n"
-    "                         instead of packing a copy once (to compare)\n";
+    "                         instead of packing a copy once (to compare)\n"
+    "  --random-weights SEED  fill the weights of a bundle compiled with\n"
+    "                         --omit-weights with random values from SEED: "
+    "to time\n"
+    "                         it; its outputs are meaningless\n";
 
 namespace {
 
@@ -105,6 +111,7 @@ struct Options {
   std::string saveStates;
   long generate = 0;
   std::string prompt;
+  std::optional<uint64_t> randomWeightsSeed;
 };
 
 } // namespace
@@ -167,7 +174,8 @@ static bool parseArgs(int argc, char **argv, Options &o, std::string &error,
     static const char *const kValued[] = {
         "--input",  "--inputs",   "--output",      "--threads",    "--bench",
         "--warmup", "--compare",  "--rtol",        "--atol",       "--entry",
-        "--prompt", "--generate", "--load-states", "--save-states"};
+        "--prompt", "--generate", "--load-states", "--save-states",
+        "--random-weights"};
     if (std::find_if(std::begin(kValued), std::end(kValued),
                      [&](const char *v) { return name == v; }) ==
         std::end(kValued)) {
@@ -203,6 +211,17 @@ static bool parseArgs(int argc, char **argv, Options &o, std::string &error,
       o.loadStates = value;
     } else if (name == "--save-states") {
       o.saveStates = value;
+    } else if (name == "--random-weights") {
+      char *end = nullptr;
+      errno = 0;
+      unsigned long long seed = std::strtoull(value.c_str(), &end, 10);
+      if (value.empty() || value[0] == '-' || errno != 0 || *end != '\0') {
+        error = "'--random-weights' expects a seed (an integer in [0, "
+                "2^64)), got '" +
+                value + "'";
+        return false;
+      }
+      o.randomWeightsSeed = uint64_t(seed);
     } else if (name == "--rtol" || name == "--atol") {
       if (!parseDouble(value, name == "--rtol" ? o.rtol : o.atol)) {
         error =
@@ -602,10 +621,19 @@ static Status runTool(const Options &o, bool &pass) {
   sessionOptions.threads = o.threads;
   sessionOptions.profile = o.profile;
   sessionOptions.packLinearWeights = o.packWeights;
+  sessionOptions.randomWeightsSeed = o.randomWeightsSeed;
   std::unique_ptr<Session> session;
   auto createStart = std::chrono::steady_clock::now();
   if (Status st = Session::create(o.model, sessionOptions, session); !st)
     return st;
+  if (session->hasRandomWeights())
+    std::fprintf(stderr,
+                 "lmopt-run: warning: '%s' was compiled with --omit-weights "
+                 "and runs on random weights (seed %llu): its outputs are "
+                 "meaningless; time it, never use them%s\n",
+                 o.model.c_str(), (unsigned long long)*o.randomWeightsSeed,
+                 o.compare.empty() ? ""
+                                   : ", and expect '--compare' to fail");
   double createMs = std::chrono::duration<double, std::milli>(
                         std::chrono::steady_clock::now() - createStart)
                         .count();

@@ -24,6 +24,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -47,6 +48,11 @@ struct SessionOptions {
   /// from then on (Device::canCapture). Off: every step is launched on
   /// every run.
   bool recordRuns = true;
+  /// The seed that fills the weights of a bundle compiled with
+  /// --omit-weights with pseudo-random values (OmittedWeights.h), for
+  /// timing it. Such a bundle is refused without one, and a bundle with its
+  /// weights is refused with one.
+  std::optional<uint64_t> randomWeightsSeed;
 };
 
 /// A caller's tensor, read in place by run(): nothing is copied unless its
@@ -205,10 +211,18 @@ public:
   const std::vector<StepProfile> &profile() const { return profile_; }
   void resetProfile();
 
+  /// True when the bundle was compiled with --omit-weights and its weights
+  /// are random placeholders: its outputs mean nothing.
+  bool hasRandomWeights() const { return ownedWeights_ != nullptr; }
+
 private:
   Session();
   struct Entry;
   struct State;
+  /// Points weights_ at the weights section, or, for a bundle compiled with
+  /// --omit-weights, at an owned buffer with random values where weights
+  /// were left out.
+  Status loadWeights(const SessionOptions &options);
   Status createDevices(const SessionOptions &options);
   Status createStates();
   Status createEntry(size_t index, const SessionOptions &options);
@@ -230,6 +244,11 @@ private:
   Program program_;
   std::string meta_;
   const uint8_t *weights_ = nullptr;
+  /// Bytes of the weights layout the plan indexes.
+  uint64_t weightsSize_ = 0;
+  /// The weights of a bundle compiled with --omit-weights (weights_ points
+  /// here); null when weights_ is the mapped section.
+  std::unique_ptr<uint8_t, void (*)(void *)> ownedWeights_{nullptr, nullptr};
   /// The byte ranges [begin, end) of the weights section that some step of
   /// some entry reads in place (so a packed copy may not release them);
   /// computed once, at creation.
