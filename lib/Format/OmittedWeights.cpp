@@ -43,9 +43,9 @@ OmittedWeights lmopt::runtime::selectOmittedWeights(const Program &program,
   auto add = [&](uint64_t offset, uint64_t bytes, uint64_t elements,
                  DType dtype) {
     if (bytes)
-      uses.push_back({offset, offset + bytes, dtype,
-                      isRandomizable(dtype) &&
-                          elements >= kMinOmittedElements});
+      uses.push_back(
+          {offset, offset + bytes, dtype,
+           isRandomizable(dtype) && elements >= kMinOmittedElements});
   };
   for (const Plan &plan : program.entries)
     for (const PlanTensor &t : plan.tensors)
@@ -54,10 +54,9 @@ OmittedWeights lmopt::runtime::selectOmittedWeights(const Program &program,
   for (const PlanState &state : program.states)
     if (state.init == PlanState::Init::Weight)
       add(state.offset, state.byteSize(), state.elementCount(), state.dtype);
-  std::sort(uses.begin(), uses.end(),
-            [](const WeightUse &a, const WeightUse &b) {
-              return a.begin < b.begin;
-            });
+  std::sort(
+      uses.begin(), uses.end(),
+      [](const WeightUse &a, const WeightUse &b) { return a.begin < b.begin; });
   // Overlapping uses form one cluster (a constant shared by several
   // tensors); it is omitted only when every use may be randomized as the
   // same dtype.
@@ -221,8 +220,7 @@ static void fillRange(uint8_t *out, uint64_t count, uint64_t state,
   // 24 random bits: uniform steps of 2^-24 across [-bound, bound).
   constexpr float kStep = 2.0f * kRandomWeightBound / float(1 << 24);
   for (uint64_t i = 0; i < count; ++i) {
-    float value =
-        float(nextRandom(state) >> 40) * kStep - kRandomWeightBound;
+    float value = float(nextRandom(state) >> 40) * kStep - kRandomWeightBound;
     T stored = convert(value);
     std::memcpy(out + i * sizeof(T), &stored, sizeof(T));
   }

@@ -134,8 +134,8 @@ Status Session::loadWeights(const SessionOptions &options) {
   // page (releaseWeightPages), since nothing could read the pages back.
   static const uint64_t page = uint64_t(sysconf(_SC_PAGESIZE));
   uint64_t bytes = (omitted.fullSize + page - 1) / page * page;
-  void *buffer = bytes ? std::aligned_alloc(size_t(page), size_t(bytes))
-                       : nullptr;
+  void *buffer =
+      bytes ? std::aligned_alloc(size_t(page), size_t(bytes)) : nullptr;
   if (bytes && !buffer)
     return Status::error(StatusCode::DeviceError,
                          "bundle '" + path_ + "' needs " +
@@ -171,8 +171,8 @@ Status Session::create(const std::string &path, const SessionOptions &options,
     session->meta_.assign(reinterpret_cast<const char *>(metaView.data),
                           metaView.size);
   }
-  if (Status st = parsePlan(planView.data, planView.size,
-                            session->weightsSize_, path, session->program_);
+  if (Status st = parsePlan(planView.data, planView.size, session->weightsSize_,
+                            path, session->program_);
       !st)
     return st;
   session->packLinearWeights_ = options.packLinearWeights;
@@ -272,8 +272,7 @@ Status Session::createDevices(const SessionOptions &options) {
     // The host reads the mapping; another device gets its own copy.
     if (d == 0 || !hasWeight || !weights_)
       continue;
-    if (Status st = devices_[d]->allocate(weightsSize_, deviceWeights_[d]);
-        !st)
+    if (Status st = devices_[d]->allocate(weightsSize_, deviceWeights_[d]); !st)
       return st;
     if (Status st =
             devices_[d]->copy(deviceWeights_[d]->data(), weights_, weightsSize_,

@@ -172,10 +172,10 @@ static bool parseArgs(int argc, char **argv, Options &o, std::string &error,
       continue;
     }
     static const char *const kValued[] = {
-        "--input",  "--inputs",   "--output",      "--threads",    "--bench",
-        "--warmup", "--compare",  "--rtol",        "--atol",       "--entry",
-        "--prompt", "--generate", "--load-states", "--save-states",
-        "--random-weights"};
+        "--input",       "--inputs",      "--output",        "--threads",
+        "--bench",       "--warmup",      "--compare",       "--rtol",
+        "--atol",        "--entry",       "--prompt",        "--generate",
+        "--load-states", "--save-states", "--random-weights"};
     if (std::find_if(std::begin(kValued), std::end(kValued),
                      [&](const char *v) { return name == v; }) ==
         std::end(kValued)) {
@@ -632,8 +632,7 @@ static Status runTool(const Options &o, bool &pass) {
                  "and runs on random weights (seed %llu): its outputs are "
                  "meaningless; time it, never use them%s\n",
                  o.model.c_str(), (unsigned long long)*o.randomWeightsSeed,
-                 o.compare.empty() ? ""
-                                   : ", and expect '--compare' to fail");
+                 o.compare.empty() ? "" : ", and expect '--compare' to fail");
   double createMs = std::chrono::duration<double, std::milli>(
                         std::chrono::steady_clock::now() - createStart)
                         .count();

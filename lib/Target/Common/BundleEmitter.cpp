@@ -88,12 +88,10 @@ rt::Program BundlePlan::getProgram(StringRef device) const {
   return program;
 }
 
-llvm::Expected<uint64_t>
-mlir::lmopt::writeBundle(StringRef path, const BundlePlan &plan,
-                         StringRef device, ArrayRef<uint8_t> kernels,
-                         const std::string &metaJSON,
-                         ArrayRef<std::string> requirements,
-                         const rt::OmittedWeights *omitted) {
+llvm::Expected<uint64_t> mlir::lmopt::writeBundle(
+    StringRef path, const BundlePlan &plan, StringRef device,
+    ArrayRef<uint8_t> kernels, const std::string &metaJSON,
+    ArrayRef<std::string> requirements, const rt::OmittedWeights *omitted) {
   rt::BundleWriter writer;
   std::vector<uint8_t> meta(metaJSON.begin(), metaJSON.end());
   uint64_t size = rt::bundle_format::kHeaderSize;
@@ -126,9 +124,9 @@ mlir::lmopt::writeBundle(StringRef path, const BundlePlan &plan,
     if (llvm::Error error = add("weights", rt::SectionKind::Weights,
                                 rt::keptWeights(plan.weights.data(), *omitted)))
       return std::move(error);
-    if (llvm::Error error = add("omitted-weights",
-                                rt::SectionKind::OmittedWeights,
-                                rt::serializeOmittedWeights(*omitted)))
+    if (llvm::Error error =
+            add("omitted-weights", rt::SectionKind::OmittedWeights,
+                rt::serializeOmittedWeights(*omitted)))
       return std::move(error);
   } else {
     // Referenced in place: the weights can be most of the bundle.
