@@ -146,6 +146,7 @@ Status Session::loadWeights(const SessionOptions &options) {
                     ownedWeights_.get());
   weights_ = ownedWeights_.get();
   weightsSize_ = omitted.fullSize;
+  randomWeights_ = true;
   return Status::ok();
 }
 
@@ -325,7 +326,7 @@ Status Session::createEntry(size_t index, const SessionOptions &options) {
     // Released step by step, so that the copies and the mapped originals are
     // not resident together.
     if (int64_t copied = executor->copiedWeight();
-        copied >= 0 && weights_ && !ownedWeights_)
+        copied >= 0 && weights_ && !randomWeights_)
       releaseWeightPages(weights_, plan.tensors[size_t(copied)],
                          weightsReadInPlace_);
     entry->steps.push_back(std::move(executor));
@@ -563,7 +564,7 @@ Status Session::bindShapes(Entry &entry,
       return st;
     entry.steps[s] = std::move(executor);
     if (int64_t copied = entry.steps[s]->copiedWeight();
-        copied >= 0 && weights_ && !ownedWeights_)
+        copied >= 0 && weights_ && !randomWeights_)
       releaseWeightPages(weights_, entry.runPlan.tensors[size_t(copied)],
                          weightsReadInPlace_);
   }

@@ -213,7 +213,7 @@ public:
 
   /// True when the bundle was compiled with --omit-weights and its weights
   /// are random placeholders: its outputs mean nothing.
-  bool hasRandomWeights() const { return ownedWeights_ != nullptr; }
+  bool hasRandomWeights() const { return randomWeights_; }
 
 private:
   Session();
@@ -249,6 +249,8 @@ private:
   /// The weights of a bundle compiled with --omit-weights (weights_ points
   /// here); null when weights_ is the mapped section.
   std::unique_ptr<uint8_t, void (*)(void *)> ownedWeights_{nullptr, nullptr};
+  /// The bundle was compiled with --omit-weights (and given a seed).
+  bool randomWeights_ = false;
   /// The byte ranges [begin, end) of the weights section that some step of
   /// some entry reads in place (so a packed copy may not release them);
   /// computed once, at creation.
