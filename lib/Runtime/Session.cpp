@@ -13,6 +13,7 @@
 #include "SessionImpl.h"
 
 #include "lmopt/Format/Bundle.h"
+#include "lmopt/Format/OmittedWeights.h"
 #include "lmopt/Format/PlanShapes.h"
 
 #include <sys/mman.h>
@@ -20,6 +21,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 
 using namespace lmopt::runtime;
@@ -94,6 +96,60 @@ static void releaseWeightPages(
 Session::Session() = default;
 Session::~Session() = default;
 
+static void freeWeights(void *weights) { std::free(weights); }
+
+Status Session::loadWeights(const SessionOptions &options) {
+  const BundleReader &reader = *reader_;
+  SectionView weightsView;
+  if (reader.findSection("weights") >= 0)
+    if (Status st = reader.section("weights", weightsView); !st)
+      return st;
+  weights_ = weightsView.data;
+  weightsSize_ = weightsView.size;
+  if (reader.findSection("omitted-weights") < 0) {
+    if (options.randomWeightsSeed)
+      return Status::error(StatusCode::InvalidArgument,
+                           "bundle '" + path_ +
+                               "' has its weights; random weights are for "
+                               "bundles compiled with --omit-weights");
+    return Status::ok();
+  }
+  if (!options.randomWeightsSeed)
+    return Status::error(
+        StatusCode::InvalidArgument,
+        "bundle '" + path_ +
+            "' was compiled with --omit-weights: its weights are random "
+            "placeholders for speed measurements; run it with "
+            "--random-weights=SEED (lmopt-run) to time it, never to use its "
+            "outputs");
+  SectionView omittedView;
+  if (Status st = reader.section("omitted-weights", omittedView); !st)
+    return st;
+  OmittedWeights omitted;
+  if (Status st = parseOmittedWeights(omittedView.data, omittedView.size,
+                                      weightsView.size, path_, omitted);
+      !st)
+    return st;
+  // Page-aligned, like the mapping it replaces; never released page by
+  // page (releaseWeightPages), since nothing could read the pages back.
+  static const uint64_t page = uint64_t(sysconf(_SC_PAGESIZE));
+  uint64_t bytes = (omitted.fullSize + page - 1) / page * page;
+  void *buffer =
+      bytes ? std::aligned_alloc(size_t(page), size_t(bytes)) : nullptr;
+  if (bytes && !buffer)
+    return Status::error(StatusCode::DeviceError,
+                         "bundle '" + path_ + "' needs " +
+                             std::to_string(omitted.fullSize) +
+                             " bytes of host memory for its random weights");
+  ownedWeights_ = {static_cast<uint8_t *>(buffer), freeWeights};
+  fillRandomWeights(weightsView.data, omitted, *options.randomWeightsSeed,
+                    ownedWeights_.get());
+  weights_ = ownedWeights_.get();
+  weightsSize_ = omitted.fullSize;
+  randomWeights_ = true;
+  return Status::ok();
+}
+
 Status Session::create(const std::string &path, const SessionOptions &options,
                        std::unique_ptr<Session> &out) {
   std::unique_ptr<Session> session(new Session());
@@ -104,13 +160,11 @@ Status Session::create(const std::string &path, const SessionOptions &options,
   if (reader.findSection("plan") < 0)
     return Status::error(StatusCode::NotFound,
                          "bundle '" + path + "' has no 'plan' section");
-  SectionView planView, weightsView;
+  SectionView planView;
   if (Status st = reader.section("plan", planView); !st)
     return st;
-  if (reader.findSection("weights") >= 0)
-    if (Status st = reader.section("weights", weightsView); !st)
-      return st;
-  session->weights_ = weightsView.data;
+  if (Status st = session->loadWeights(options); !st)
+    return st;
   if (reader.findSection("meta") >= 0) {
     SectionView metaView;
     if (Status st = reader.section("meta", metaView); !st)
@@ -118,7 +172,7 @@ Status Session::create(const std::string &path, const SessionOptions &options,
     session->meta_.assign(reinterpret_cast<const char *>(metaView.data),
                           metaView.size);
   }
-  if (Status st = parsePlan(planView.data, planView.size, weightsView.size,
+  if (Status st = parsePlan(planView.data, planView.size, session->weightsSize_,
                             path, session->program_);
       !st)
     return st;
@@ -128,10 +182,14 @@ Status Session::create(const std::string &path, const SessionOptions &options,
 
   if (Status st = session->createDevices(options); !st)
     return st;
+  // The first device that records runs; its host memory holds the host's
+  // arena (pinned pages: copies of outputs are faster, and recordable).
+  int pinningDevice = -1;
+  for (size_t d = 1; d < session->devices_.size(); ++d)
+    if (pinningDevice < 0 && session->devices_[d]->canCapture())
+      pinningDevice = int(d);
   if (options.recordRuns && !options.profile)
-    for (size_t d = 1; d < session->devices_.size(); ++d)
-      if (session->recordDevice_ < 0 && session->devices_[d]->canCapture())
-        session->recordDevice_ = int(d);
+    session->recordDevice_ = pinningDevice;
   if (Status st = session->createStates(); !st)
     return st;
   const Program &program = session->program_;
@@ -141,10 +199,8 @@ Status Session::create(const std::string &path, const SessionOptions &options,
     uint64_t bytes = 0;
     for (const Plan &plan : program.entries)
       bytes = std::max(bytes, plan.arenaSize(uint32_t(d)));
-    // Recorded copies write the host's arena: it is the recording
-    // device's host memory.
-    Device &allocator = d == 0 && session->recordDevice_ >= 0
-                            ? *session->devices_[size_t(session->recordDevice_)]
+    Device &allocator = d == 0 && pinningDevice >= 0
+                            ? *session->devices_[size_t(pinningDevice)]
                             : *session->devices_[d];
     if (Status st = d == 0 ? allocator.allocateHost(bytes, session->arenas_[d])
                            : allocator.allocate(bytes, session->arenas_[d]);
@@ -221,15 +277,11 @@ Status Session::createDevices(const SessionOptions &options) {
     // The host reads the mapping; another device gets its own copy.
     if (d == 0 || !hasWeight || !weights_)
       continue;
-    SectionView weightsView;
-    if (Status st = reader.section("weights", weightsView); !st)
-      return st;
-    if (Status st = devices_[d]->allocate(weightsView.size, deviceWeights_[d]);
-        !st)
+    if (Status st = devices_[d]->allocate(weightsSize_, deviceWeights_[d]); !st)
       return st;
     if (Status st =
-            devices_[d]->copy(deviceWeights_[d]->data(), weights_,
-                              weightsView.size, Device::CopyKind::HostToDevice);
+            devices_[d]->copy(deviceWeights_[d]->data(), weights_, weightsSize_,
+                              Device::CopyKind::HostToDevice);
         !st)
       return st;
   }
@@ -277,7 +329,8 @@ Status Session::createEntry(size_t index, const SessionOptions &options) {
       return st;
     // Released step by step, so that the copies and the mapped originals are
     // not resident together.
-    if (int64_t copied = executor->copiedWeight(); copied >= 0 && weights_)
+    if (int64_t copied = executor->copiedWeight();
+        copied >= 0 && weights_ && !randomWeights_)
       releaseWeightPages(weights_, plan.tensors[size_t(copied)],
                          weightsReadInPlace_);
     entry->steps.push_back(std::move(executor));
@@ -515,7 +568,7 @@ Status Session::bindShapes(Entry &entry,
       return st;
     entry.steps[s] = std::move(executor);
     if (int64_t copied = entry.steps[s]->copiedWeight();
-        copied >= 0 && weights_)
+        copied >= 0 && weights_ && !randomWeights_)
       releaseWeightPages(weights_, entry.runPlan.tensors[size_t(copied)],
                          weightsReadInPlace_);
   }

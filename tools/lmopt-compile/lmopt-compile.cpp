@@ -110,6 +110,12 @@ static cl::opt<bool> noFuseRowQuantization(
              "per-token int8 linear (by default the producer writes it "
              "quantized)"),
     cl::cat(category));
+static cl::opt<bool> omitWeights(
+    "omit-weights",
+    cl::desc("Leave the f32/f16/bf16 weights of 1024 elements or more out of "
+             "the bundle: it runs only with lmopt-run --random-weights=SEED, "
+             "to time a full-size model, and its outputs are meaningless"),
+    cl::cat(category));
 static cl::opt<std::string>
     reportFile("report",
                cl::desc("Write the fusion report and plan summary as JSON "
@@ -378,6 +384,11 @@ static void printSummary(const mlir::lmopt::PlanSummary &summary) {
   llvm::errs() << " (" << summary.numSteps << " in all)\n";
   llvm::errs() << "kernels: " << summary.numKernels << "\n";
   llvm::errs() << "weights: " << summary.weightsBytes << " bytes\n";
+  if (summary.omittedWeights)
+    llvm::errs() << "omitted weights: " << summary.omittedWeights->first
+                 << " tensors, " << summary.omittedWeights->second
+                 << " bytes (--omit-weights: run the bundle with lmopt-run "
+                    "--random-weights=SEED, to time it only)\n";
   for (const mlir::lmopt::PlanRewriteCount &rewrite : summary.rewrites)
     if (rewrite.count)
       llvm::errs() << rewrite.description << ": " << rewrite.count << "\n";
@@ -566,6 +577,7 @@ int main(int argc, char **argv) {
   options.plan.maxShapes = std::move(*bounds);
   options.outputPath = outputFile;
   options.modelName = llvm::sys::path::stem(inputFile).str();
+  options.omitWeights = omitWeights;
   mlir::lmopt::CompileDriver driver(*backend, options);
   std::unique_ptr<mlir::lmopt::quantization::QuantizeDriver> quantizer;
   if (quantize)

@@ -24,6 +24,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -50,6 +51,11 @@ struct SessionOptions {
   /// GPU devices: f32 matrix products may run on TF32 tensor cores
   /// (DeviceOptions::allowTf32).
   bool allowTf32 = false;
+  /// The seed that fills the weights of a bundle compiled with
+  /// --omit-weights with pseudo-random values (OmittedWeights.h), for
+  /// timing it. Such a bundle is refused without one, and a bundle with its
+  /// weights is refused with one.
+  std::optional<uint64_t> randomWeightsSeed;
 };
 
 /// A caller's tensor, read in place by run(): nothing is copied unless its
@@ -208,10 +214,18 @@ public:
   const std::vector<StepProfile> &profile() const { return profile_; }
   void resetProfile();
 
+  /// True when the bundle was compiled with --omit-weights and its weights
+  /// are random placeholders: its outputs mean nothing.
+  bool hasRandomWeights() const { return randomWeights_; }
+
 private:
   Session();
   struct Entry;
   struct State;
+  /// Points weights_ at the weights section, or, for a bundle compiled with
+  /// --omit-weights, at an owned buffer with random values where weights
+  /// were left out.
+  Status loadWeights(const SessionOptions &options);
   Status createDevices(const SessionOptions &options);
   Status createStates();
   Status createEntry(size_t index, const SessionOptions &options);
@@ -233,6 +247,13 @@ private:
   Program program_;
   std::string meta_;
   const uint8_t *weights_ = nullptr;
+  /// Bytes of the weights layout the plan indexes.
+  uint64_t weightsSize_ = 0;
+  /// The weights of a bundle compiled with --omit-weights (weights_ points
+  /// here); null when weights_ is the mapped section.
+  std::unique_ptr<uint8_t, void (*)(void *)> ownedWeights_{nullptr, nullptr};
+  /// The bundle was compiled with --omit-weights (and given a seed).
+  bool randomWeights_ = false;
   /// The byte ranges [begin, end) of the weights section that some step of
   /// some entry reads in place (so a packed copy may not release them);
   /// computed once, at creation.

@@ -50,6 +50,8 @@ std::string mlir::lmopt::buildMetaJSON(const BundlePlan &bundle,
       {"outputs", describeValues(plan, plan.outputs)},
       {"fusions", llvm::json::Object(meta.fusions)},
   };
+  if (meta.weightsOmitted)
+    root["weights_omitted"] = true;
   if (bundle.entries.size() > 1 || !bundle.states.empty()) {
     llvm::json::Array entries, states;
     for (const TargetPlan &entry : bundle.entries)
@@ -86,11 +88,10 @@ rt::Program BundlePlan::getProgram(StringRef device) const {
   return program;
 }
 
-llvm::Expected<uint64_t>
-mlir::lmopt::writeBundle(StringRef path, const BundlePlan &plan,
-                         StringRef device, ArrayRef<uint8_t> kernels,
-                         const std::string &metaJSON,
-                         ArrayRef<std::string> requirements) {
+llvm::Expected<uint64_t> mlir::lmopt::writeBundle(
+    StringRef path, const BundlePlan &plan, StringRef device,
+    ArrayRef<uint8_t> kernels, const std::string &metaJSON,
+    ArrayRef<std::string> requirements, const rt::OmittedWeights *omitted) {
   rt::BundleWriter writer;
   std::vector<uint8_t> meta(metaJSON.begin(), metaJSON.end());
   uint64_t size = rt::bundle_format::kHeaderSize;
@@ -116,12 +117,25 @@ mlir::lmopt::writeBundle(StringRef path, const BundlePlan &plan,
   if (llvm::Error error =
           add("plan", rt::SectionKind::Plan, std::move(planBytes)))
     return std::move(error);
-  // Referenced in place: the weights can be most of the bundle.
-  rt::Status status =
-      writer.addSection("weights", rt::SectionKind::Weights,
-                        plan.weights.data(), plan.weights.size());
-  if (!status.isOk())
-    return llvm::createStringError(status.message());
+  if (omitted) {
+    // The plan's offsets keep indexing the full layout, which the runtime
+    // rebuilds from the kept bytes and this list.
+    assert(omitted->fullSize == plan.weights.size() && "another layout");
+    if (llvm::Error error = add("weights", rt::SectionKind::Weights,
+                                rt::keptWeights(plan.weights.data(), *omitted)))
+      return std::move(error);
+    if (llvm::Error error =
+            add("omitted-weights", rt::SectionKind::OmittedWeights,
+                rt::serializeOmittedWeights(*omitted)))
+      return std::move(error);
+  } else {
+    // Referenced in place: the weights can be most of the bundle.
+    rt::Status status =
+        writer.addSection("weights", rt::SectionKind::Weights,
+                          plan.weights.data(), plan.weights.size());
+    if (!status.isOk())
+      return llvm::createStringError(status.message());
+  }
   if (!kernels.empty())
     if (llvm::Error error =
             add("kernels", rt::SectionKind::Kernels,
@@ -136,7 +150,7 @@ mlir::lmopt::writeBundle(StringRef path, const BundlePlan &plan,
                 std::vector<uint8_t>(lines.begin(), lines.end())))
       return std::move(error);
   }
-  status = writer.write(path.str());
+  rt::Status status = writer.write(path.str());
   if (!status.isOk())
     return llvm::createStringError(status.message());
   uint64_t fileSize = 0;
