@@ -206,7 +206,7 @@ run() {
 
   log "profile of the bench model (batch 8)"
   timeout 60 "$work/bin/lmopt-run" "$work/bench/bert_gpu_small.lmopt" \
-      --inputs "$work/bench/bert_gpu_small.b8.inputs.npz" --profile \
+      --inputs "$work/bench/bert_gpu_small.b8.inputs.npz" --bench 20 --profile \
       >"$out/profile.txt" 2>&1 || failed=1
   head -n 30 "$out/profile.txt"
 
@@ -221,9 +221,9 @@ run() {
       2>&1 | tee -a "$out/bench.txt" || failed=1
   if [[ -f $work/bench/bert_base.lmopt ]]; then
     timeout 60 "$work/bin/lmopt-run" "$work/bench/bert_base.lmopt" --random-weights 1 \
-        --inputs "$work/bench/bert_base.b8.inputs.npz" --profile \
+        --inputs "$work/bench/bert_base.b8.inputs.npz" --bench 20 --profile \
         >"$out/profile-bert-base.txt" 2>&1 || failed=1
-    head -n 30 "$out/profile-bert-base.txt"
+    grep -v '^last_hidden_state' "$out/profile-bert-base.txt" | head -n 30
     PYTHONUNBUFFERED=1 timeout 200 python3 "$root/bench/compare_gpu.py" --lmopt-run "$work/bin/lmopt-run" \
         --bundle "$work/bench/bert_base.lmopt" --model bert_base \
         --inputs "$work/bench/bert_base.b{batch}.inputs.npz" --lmopt-args="--random-weights 1" \
