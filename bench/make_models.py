@@ -30,6 +30,13 @@ def build(name):
     if name == "distilbert_base":
         config = tf.DistilBertConfig(attn_implementation="eager")
         return tf.DistilBertModel(config), ["input_ids", "attention_mask"], config.vocab_size
+    if name == "bert_gpu_small":
+        # BERT at MiniLM's width, two layers: small enough that its bundle
+        # travels to a lent GPU (scripts/gpu-check.sh).
+        config = tf.BertConfig(hidden_size=384, num_hidden_layers=2, num_attention_heads=6,
+                               intermediate_size=1536, vocab_size=256,
+                               max_position_embeddings=256, attn_implementation="eager")
+        return tf.BertModel(config), ["input_ids", "attention_mask", "token_type_ids"], config.vocab_size
     if name == "gpt2_small":
         config = tf.GPT2Config(use_cache=False, attn_implementation="eager")
         return tf.GPT2Model(config), ["input_ids", "attention_mask"], config.vocab_size
@@ -69,7 +76,7 @@ def export(name, out):
         torch.onnx.export(wrapped, tuple(torch.from_numpy(example[n]) for n in names),
                           path, input_names=names, output_names=["last_hidden_state"],
                           dynamic_axes=axes, opset_version=17, dynamo=False)
-    for batch in (1, 8):
+    for batch in (1, 8, 32) if name == "bert_gpu_small" else (1, 8):
         np.savez(os.path.join(out, f"{name}.b{batch}.inputs.npz"),
                  **inputs_for(names, vocab, batch, 128, rng))
     print(f"wrote {path} ({os.path.getsize(path) / 2**20:.0f} MiB)")
@@ -113,7 +120,8 @@ def export_lm_past(name, out):
     print(f"wrote {path} ({os.path.getsize(path) / 2**20:.0f} MiB)")
 
 
-MODELS = ["bert_base", "distilbert_base", "gpt2_small", "gpt2_small_lm_past"]
+MODELS = ["bert_base", "distilbert_base", "gpt2_small", "gpt2_small_lm_past",
+          "bert_gpu_small"]
 
 
 def main():
@@ -122,7 +130,8 @@ def main():
     parser.add_argument("--only", choices=MODELS)
     args = parser.parse_args()
     os.makedirs(args.out, exist_ok=True)
-    for name in [args.only] if args.only else MODELS:
+    # bert_gpu_small only when asked for (scripts/gpu-check.sh).
+    for name in [args.only] if args.only else MODELS[:-1]:
         if name == "gpt2_small_lm_past":
             export_lm_past(name, args.out)
         else:

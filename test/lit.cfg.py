@@ -67,6 +67,34 @@ config.substitutions.append(
 if os.path.exists(os.path.join(config.llvm_tools_dir, "mlir-runner")) and \
         os.path.exists(os.path.join(_llvm_lib_dir, "libmlir_runner_utils.so")):
     config.available_features.add("mlir-runner")
+# The runtime has its CUDA device (built where the CUDA toolkit is), and
+# this machine has an NVIDIA GPU with its driver: the GPU tests say
+# `REQUIRES: cuda-device` and are reported as unsupported elsewhere, never
+# passed without running.
+if config.lmopt_enable_cuda.upper() in ("ON", "1", "TRUE", "YES"):
+    config.available_features.add("cuda-runtime")
+    _smi = shutil.which("nvidia-smi")
+    if _smi:
+        import subprocess
+        try:
+            if subprocess.run([_smi, "-L"], capture_output=True,
+                              timeout=30).returncode == 0:
+                config.available_features.add("cuda-device")
+        except (OSError, subprocess.SubprocessError):
+            pass
 # The compiler driver.
 llvm_config.add_tool_substitutions(
     [ToolSubst("lmopt-compile", unresolved="fatal")], tool_dirs)
+
+# The CUDA kernel codegen's driver; its tests need ptxas (the CUDA toolkit),
+# found where compileCudaKernels looks: $CUDA_HOME, /usr/local/cuda, PATH.
+llvm_config.add_tool_substitutions(
+    [ToolSubst("lmopt-cuda-kernel-test", unresolved="fatal"),
+     ToolSubst("llvm-readelf", unresolved="fatal")],
+    tool_dirs)
+_cuda_home = os.environ.get("CUDA_HOME") or "/usr/local/cuda"
+if os.access(os.path.join(_cuda_home, "bin", "ptxas"), os.X_OK) or \
+        shutil.which("ptxas"):
+    config.available_features.add("cuda-toolkit")
+if "CUDA_HOME" in os.environ:
+    config.environment["CUDA_HOME"] = os.environ["CUDA_HOME"]

@@ -120,6 +120,8 @@ const char *lmopt::runtime::sectionKindName(SectionKind kind) {
     return "meta";
   case SectionKind::Requirements:
     return "requires";
+  case SectionKind::OmittedWeights:
+    return "omitted-weights";
   case SectionKind::Unknown:
     break;
   }

@@ -15,7 +15,9 @@ struct Feature {
 
 // __builtin_cpu_supports takes string literals only, hence one entry each.
 #define LMOPT_FEATURE(NAME)                                                    \
-  {NAME, [] { return __builtin_cpu_supports(NAME) != 0; }}
+  {                                                                            \
+    NAME, [] { return __builtin_cpu_supports(NAME) != 0; }                     \
+  }
 
 static const Feature kFeatures[] = {
     LMOPT_FEATURE("sse4.2"),       LMOPT_FEATURE("popcnt"),
@@ -51,11 +53,40 @@ int lmopt::runtime::cpuSupports(std::string_view feature) {
   return -1;
 }
 
-Status lmopt::runtime::checkRequirements(
+namespace {
+struct RequirementKind {
+  const char *kind;
+  const char *device;
+};
+} // namespace
+
+static const RequirementKind kRequirementKinds[] = {
+    {"cpu-feature", "cpu"},
+    {"cuda-sm", "cuda"},
+};
+
+const char *lmopt::runtime::requirementDevice(std::string_view kind) {
+  for (const RequirementKind &k : kRequirementKinds)
+    if (kind == k.kind)
+      return k.device;
+  return nullptr;
+}
+
+Status lmopt::runtime::requirementLineError(std::string_view source,
+                                            size_t line,
+                                            const std::string &what) {
+  return Status::error(StatusCode::InvalidFormat,
+                       "bundle '" + std::string(source) +
+                           "': 'requires' line " + std::to_string(line) + " " +
+                           what);
+}
+
+Status lmopt::runtime::forEachRequirement(
     const uint8_t *data, size_t size, std::string_view source,
-    const std::function<int(std::string_view)> &supports) {
+    std::string_view device,
+    const std::function<Status(std::string_view, std::string_view, size_t)>
+        &visit) {
   std::string_view text(reinterpret_cast<const char *>(data), size);
-  std::string missing;
   size_t lineNumber = 0;
   while (!text.empty()) {
     size_t end = text.find('\n');
@@ -65,24 +96,45 @@ Status lmopt::runtime::checkRequirements(
     ++lineNumber;
     if (line.empty())
       continue;
-    auto bad = [&](const std::string &what) {
-      return Status::error(StatusCode::InvalidFormat,
-                           "bundle '" + std::string(source) +
-                               "': 'requires' line " +
-                               std::to_string(lineNumber) + " " + what);
-    };
-    constexpr std::string_view kPrefix = "cpu-feature ";
-    if (line.substr(0, kPrefix.size()) != kPrefix)
-      return bad("is '" + std::string(line.substr(0, 64)) +
-                 "'; this runtime knows only 'cpu-feature <name>'");
-    std::string_view name = line.substr(kPrefix.size());
-    int present = supports(name);
-    if (present < 0)
-      return bad("names CPU feature '" + std::string(name.substr(0, 64)) +
-                 "', which this runtime cannot check");
-    if (present == 0)
-      missing += (missing.empty() ? "" : ", ") + std::string(name);
+    size_t space = line.find(' ');
+    std::string_view kind = line.substr(0, space);
+    const char *owner =
+        space == std::string_view::npos ? nullptr : requirementDevice(kind);
+    if (!owner) {
+      std::string known;
+      for (const RequirementKind &k : kRequirementKinds)
+        known += (known.empty() ? "'" : ", '") + std::string(k.kind) + " ...'";
+      return requirementLineError(source, lineNumber,
+                                  "is '" + std::string(line.substr(0, 64)) +
+                                      "'; this runtime knows only " + known);
+    }
+    if (device != owner)
+      continue;
+    if (Status st = visit(kind, line.substr(space + 1), lineNumber); !st)
+      return st;
   }
+  return Status::ok();
+}
+
+Status lmopt::runtime::checkRequirements(
+    const uint8_t *data, size_t size, std::string_view source,
+    const std::function<int(std::string_view)> &supports) {
+  std::string missing;
+  Status st = forEachRequirement(
+      data, size, source, "cpu",
+      [&](std::string_view, std::string_view name, size_t line) {
+        int present = supports(name);
+        if (present < 0)
+          return requirementLineError(source, line,
+                                      "names CPU feature '" +
+                                          std::string(name.substr(0, 64)) +
+                                          "', which this runtime cannot check");
+        if (present == 0)
+          missing += (missing.empty() ? "" : ", ") + std::string(name);
+        return Status::ok();
+      });
+  if (!st)
+    return st;
   if (!missing.empty())
     return Status::error(
         StatusCode::Unsupported,

@@ -22,6 +22,8 @@ const char *lmopt::runtime::statusCodeName(StatusCode code) {
     return "unsupported";
   case StatusCode::NotFound:
     return "not found";
+  case StatusCode::DeviceError:
+    return "device error";
   }
   return "unknown";
 }

@@ -8,6 +8,9 @@
 
 #include "lmopt/Runtime/Device.h"
 #include "lmopt/Runtime/CPU/CpuDevice.h"
+#ifdef LMOPT_HAVE_CUDA
+#include "lmopt/Runtime/CUDA/CudaDevice.h"
+#endif
 
 #include <cstring>
 
@@ -16,6 +19,32 @@ using namespace lmopt::runtime;
 DeviceBuffer::~DeviceBuffer() = default;
 StepExecutor::~StepExecutor() = default;
 Device::~Device() = default;
+CapturedRun::~CapturedRun() = default;
+
+Status Device::beginCapture() {
+  return Status::error(StatusCode::Unsupported,
+                       std::string("device '") + name() +
+                           "' cannot record runs");
+}
+
+Status Device::endCapture(std::unique_ptr<CapturedRun> &) {
+  return beginCapture();
+}
+
+Status Device::replay(const CapturedRun &) { return beginCapture(); }
+
+Status Device::allocateHost(uint64_t bytes,
+                            std::unique_ptr<DeviceBuffer> &out) {
+  return allocateHostBuffer(bytes, out);
+}
+
+Status Device::recordTimer(size_t) {
+  return Status::error(StatusCode::Unsupported,
+                       std::string("the ") + name() +
+                           " device has no timers (it runs synchronously)");
+}
+
+Status Device::timerSeconds(size_t, size_t, double &) { return recordTimer(0); }
 
 namespace {
 struct DeviceFactory {
@@ -26,6 +55,9 @@ struct DeviceFactory {
 
 static const DeviceFactory kDevices[] = {
     {"cpu", createCpuDevice},
+#ifdef LMOPT_HAVE_CUDA
+    {"cuda", createCudaDevice},
+#endif
 };
 
 std::vector<std::string> lmopt::runtime::knownDevices() {

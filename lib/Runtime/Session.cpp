@@ -13,6 +13,7 @@
 #include "SessionImpl.h"
 
 #include "lmopt/Format/Bundle.h"
+#include "lmopt/Format/OmittedWeights.h"
 #include "lmopt/Format/PlanShapes.h"
 
 #include <sys/mman.h>
@@ -20,6 +21,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 
 using namespace lmopt::runtime;
@@ -94,6 +96,60 @@ static void releaseWeightPages(
 Session::Session() = default;
 Session::~Session() = default;
 
+static void freeWeights(void *weights) { std::free(weights); }
+
+Status Session::loadWeights(const SessionOptions &options) {
+  const BundleReader &reader = *reader_;
+  SectionView weightsView;
+  if (reader.findSection("weights") >= 0)
+    if (Status st = reader.section("weights", weightsView); !st)
+      return st;
+  weights_ = weightsView.data;
+  weightsSize_ = weightsView.size;
+  if (reader.findSection("omitted-weights") < 0) {
+    if (options.randomWeightsSeed)
+      return Status::error(StatusCode::InvalidArgument,
+                           "bundle '" + path_ +
+                               "' has its weights; random weights are for "
+                               "bundles compiled with --omit-weights");
+    return Status::ok();
+  }
+  if (!options.randomWeightsSeed)
+    return Status::error(
+        StatusCode::InvalidArgument,
+        "bundle '" + path_ +
+            "' was compiled with --omit-weights: its weights are random "
+            "placeholders for speed measurements; run it with "
+            "--random-weights=SEED (lmopt-run) to time it, never to use its "
+            "outputs");
+  SectionView omittedView;
+  if (Status st = reader.section("omitted-weights", omittedView); !st)
+    return st;
+  OmittedWeights omitted;
+  if (Status st = parseOmittedWeights(omittedView.data, omittedView.size,
+                                      weightsView.size, path_, omitted);
+      !st)
+    return st;
+  // Page-aligned, like the mapping it replaces; never released page by
+  // page (releaseWeightPages), since nothing could read the pages back.
+  static const uint64_t page = uint64_t(sysconf(_SC_PAGESIZE));
+  uint64_t bytes = (omitted.fullSize + page - 1) / page * page;
+  void *buffer =
+      bytes ? std::aligned_alloc(size_t(page), size_t(bytes)) : nullptr;
+  if (bytes && !buffer)
+    return Status::error(StatusCode::DeviceError,
+                         "bundle '" + path_ + "' needs " +
+                             std::to_string(omitted.fullSize) +
+                             " bytes of host memory for its random weights");
+  ownedWeights_ = {static_cast<uint8_t *>(buffer), freeWeights};
+  fillRandomWeights(weightsView.data, omitted, *options.randomWeightsSeed,
+                    ownedWeights_.get());
+  weights_ = ownedWeights_.get();
+  weightsSize_ = omitted.fullSize;
+  randomWeights_ = true;
+  return Status::ok();
+}
+
 Status Session::create(const std::string &path, const SessionOptions &options,
                        std::unique_ptr<Session> &out) {
   std::unique_ptr<Session> session(new Session());
@@ -104,13 +160,11 @@ Status Session::create(const std::string &path, const SessionOptions &options,
   if (reader.findSection("plan") < 0)
     return Status::error(StatusCode::NotFound,
                          "bundle '" + path + "' has no 'plan' section");
-  SectionView planView, weightsView;
+  SectionView planView;
   if (Status st = reader.section("plan", planView); !st)
     return st;
-  if (reader.findSection("weights") >= 0)
-    if (Status st = reader.section("weights", weightsView); !st)
-      return st;
-  session->weights_ = weightsView.data;
+  if (Status st = session->loadWeights(options); !st)
+    return st;
   if (reader.findSection("meta") >= 0) {
     SectionView metaView;
     if (Status st = reader.section("meta", metaView); !st)
@@ -118,7 +172,7 @@ Status Session::create(const std::string &path, const SessionOptions &options,
     session->meta_.assign(reinterpret_cast<const char *>(metaView.data),
                           metaView.size);
   }
-  if (Status st = parsePlan(planView.data, planView.size, weightsView.size,
+  if (Status st = parsePlan(planView.data, planView.size, session->weightsSize_,
                             path, session->program_);
       !st)
     return st;
@@ -128,6 +182,14 @@ Status Session::create(const std::string &path, const SessionOptions &options,
 
   if (Status st = session->createDevices(options); !st)
     return st;
+  // The first device that records runs; its host memory holds the host's
+  // arena (pinned pages: copies of outputs are faster, and recordable).
+  int pinningDevice = -1;
+  for (size_t d = 1; d < session->devices_.size(); ++d)
+    if (pinningDevice < 0 && session->devices_[d]->canCapture())
+      pinningDevice = int(d);
+  if (options.recordRuns && !options.profile)
+    session->recordDevice_ = pinningDevice;
   if (Status st = session->createStates(); !st)
     return st;
   const Program &program = session->program_;
@@ -137,7 +199,11 @@ Status Session::create(const std::string &path, const SessionOptions &options,
     uint64_t bytes = 0;
     for (const Plan &plan : program.entries)
       bytes = std::max(bytes, plan.arenaSize(uint32_t(d)));
-    if (Status st = session->devices_[d]->allocate(bytes, session->arenas_[d]);
+    Device &allocator = d == 0 && pinningDevice >= 0
+                            ? *session->devices_[size_t(pinningDevice)]
+                            : *session->devices_[d];
+    if (Status st = d == 0 ? allocator.allocateHost(bytes, session->arenas_[d])
+                           : allocator.allocate(bytes, session->arenas_[d]);
         !st)
       return Status::error(st.code(),
                            "bundle '" + path + "' needs a " +
@@ -155,6 +221,7 @@ Status Session::createDevices(const SessionOptions &options) {
   const BundleReader &reader = *reader_;
   DeviceOptions deviceOptions;
   deviceOptions.threads = options.threads;
+  deviceOptions.allowTf32 = options.allowTf32;
   devices_.resize(program_.devices.size());
   deviceWeights_.resize(program_.devices.size());
   arenas_.resize(program_.devices.size());
@@ -174,16 +241,17 @@ Status Session::createDevices(const SessionOptions &options) {
       return st;
   }
   // Before any code of the bundle is loaded: a kernel built for a newer CPU
-  // must fail here, not with an illegal instruction. The lines are the host
-  // CPU's.
+  // or GPU must fail here, not with an illegal instruction. Each device
+  // checks its own lines.
   if (reader.findSection("requires") >= 0) {
     SectionView requiresView;
     if (Status st = reader.section("requires", requiresView); !st)
       return st;
-    if (Status st = devices_[0]->checkRequirements(requiresView.data,
-                                                   requiresView.size, path_);
-        !st)
-      return st;
+    for (const std::unique_ptr<Device> &device : devices_)
+      if (Status st = device->checkRequirements(requiresView.data,
+                                                requiresView.size, path_);
+          !st)
+        return st;
   }
   for (size_t d = 0; d < program_.devices.size(); ++d) {
     const PlanDevice &device = program_.devices[d];
@@ -209,15 +277,11 @@ Status Session::createDevices(const SessionOptions &options) {
     // The host reads the mapping; another device gets its own copy.
     if (d == 0 || !hasWeight || !weights_)
       continue;
-    SectionView weightsView;
-    if (Status st = reader.section("weights", weightsView); !st)
-      return st;
-    if (Status st = devices_[d]->allocate(weightsView.size, deviceWeights_[d]);
-        !st)
+    if (Status st = devices_[d]->allocate(weightsSize_, deviceWeights_[d]); !st)
       return st;
     if (Status st =
-            devices_[d]->copy(deviceWeights_[d]->data(), weights_,
-                              weightsView.size, Device::CopyKind::HostToDevice);
+            devices_[d]->copy(deviceWeights_[d]->data(), weights_, weightsSize_,
+                              Device::CopyKind::HostToDevice);
         !st)
       return st;
   }
@@ -265,7 +329,8 @@ Status Session::createEntry(size_t index, const SessionOptions &options) {
       return st;
     // Released step by step, so that the copies and the mapped originals are
     // not resident together.
-    if (int64_t copied = executor->copiedWeight(); copied >= 0 && weights_)
+    if (int64_t copied = executor->copiedWeight();
+        copied >= 0 && weights_ && !randomWeights_)
       releaseWeightPages(weights_, plan.tensors[size_t(copied)],
                          weightsReadInPlace_);
     entry->steps.push_back(std::move(executor));
@@ -314,6 +379,19 @@ Status Session::createEntry(size_t index, const SessionOptions &options) {
       for (uint32_t id : step.operands)
         if (plan.tensors[id].storage == TensorStorage::Input)
           entry->inputAlignment[plan.tensors[id].offset] = kKernelAlignment;
+
+  entry->recordable = recordDevice_ >= 0 && !plan.steps.empty();
+  for (const PlanStep &step : plan.steps)
+    entry->recordable &= int(step.device) == recordDevice_;
+  if (entry->recordable) {
+    entry->pinnedInputs.resize(plan.inputs.size());
+    for (size_t i = 0; i < plan.inputs.size(); ++i)
+      if (Status st = devices_[size_t(recordDevice_)]->allocateHost(
+              plan.tensors[plan.inputs[i].tensor].byteSize(),
+              entry->pinnedInputs[i]);
+          !st)
+        return st;
+  }
 
   entry->profileOffset = profile_.size();
   if (profiling_)
@@ -468,6 +546,9 @@ Status Session::bindShapes(Entry &entry,
   }
   // Should a step fail to build, the next run rebuilds them all.
   entry.rebuildAll = true;
+  // A recording holds the executors' arguments: it is for the old ones.
+  entry.recorded.reset();
+  entry.eagerRuns = 0;
   // Rebuilt steps are packed for this run's rows when packing is on.
   StepBuildContext context{program_, entry.runPlan, entry.source, weights_,
                            packLinearWeights_};
@@ -487,7 +568,7 @@ Status Session::bindShapes(Entry &entry,
       return st;
     entry.steps[s] = std::move(executor);
     if (int64_t copied = entry.steps[s]->copiedWeight();
-        copied >= 0 && weights_)
+        copied >= 0 && weights_ && !randomWeights_)
       releaseWeightPages(weights_, entry.runPlan.tensors[size_t(copied)],
                          weightsReadInPlace_);
   }
@@ -510,28 +591,96 @@ Status Session::execute(size_t index, const NamedTensorView *inputs,
   if (Status st = bindInputs(entry, inputs, count); !st)
     return st;
   lastEntry_ = index;
-  using Clock = std::chrono::steady_clock;
-  for (size_t i = 0; i < entry.steps.size(); ++i) {
-    Clock::time_point start;
-    if (profiling_)
-      start = Clock::now();
-    if (Status st = entry.steps[i]->run(entry.tensors.data()); !st)
+  if (entry.recordable) {
+    if (Status st = runRecorded(entry); !st)
       return st;
-    if (profiling_) {
-      StepProfile &p = profile_[entry.profileOffset + i];
-      p.calls += 1;
-      p.seconds += std::chrono::duration<double>(Clock::now() - start).count();
-    }
+  } else if (Status st = runSteps(entry); !st) {
+    return st;
   }
   for (const std::unique_ptr<Device> &device : devices_)
     if (Status st = device->synchronize(); !st)
       return st;
+  // Steps on an asynchronous device were timed by its timers (runSteps).
+  const Plan &entryPlan = program_.entries[index];
+  for (size_t i = 0; profiling_ && i < entry.steps.size(); ++i) {
+    if (!devices_[entryPlan.steps[i].device]->asynchronous())
+      continue;
+    double seconds = 0;
+    if (Status st = devices_[entryPlan.steps[i].device]->timerSeconds(
+            2 * i, 2 * i + 1, seconds);
+        !st)
+      return st;
+    profile_[entry.profileOffset + i].seconds += seconds;
+  }
   const Plan &plan = program_.entries[index];
   const Plan &runPlan = plan.isSymbolic() ? entry.runPlan : plan;
   for (const PlanStateUse &use : plan.stateWrites) {
     State &state = *states_[use.state];
     state.dims = runPlan.tensors[use.tensor].dims;
     state.hasValue = true;
+  }
+  return Status::ok();
+}
+
+Status Session::runRecorded(Entry &entry) {
+  // The recording reads the inputs at fixed addresses.
+  const Plan &plan = program_.entries[entry.index];
+  const Plan &runPlan = plan.isSymbolic() ? entry.runPlan : plan;
+  for (size_t i = 0; i < plan.inputs.size(); ++i) {
+    uint32_t tensor = plan.inputs[i].tensor;
+    uint64_t bytes = runPlan.tensors[tensor].byteSize();
+    void *pinned = entry.pinnedInputs[i]->data();
+    if (bytes && entry.tensors[tensor] != pinned)
+      std::memcpy(pinned, entry.tensors[tensor], bytes);
+    entry.tensors[tensor] = pinned;
+  }
+  Device &device = *devices_[size_t(recordDevice_)];
+  if (!entry.recorded && entry.eagerRuns == 0) {
+    // The first run of new executors is eager: a step that fails, fails
+    // here, with its own message.
+    ++entry.eagerRuns;
+    return runSteps(entry);
+  }
+  if (!entry.recorded) {
+    if (Status st = device.beginCapture(); !st)
+      return st;
+    Status ran = runSteps(entry);
+    std::unique_ptr<CapturedRun> recorded;
+    Status ended = device.endCapture(recorded);
+    if (!ran)
+      return ran;
+    if (!ended)
+      return ended;
+    entry.recorded = std::move(recorded);
+  }
+  return device.replay(*entry.recorded);
+}
+
+Status Session::runSteps(Entry &entry) {
+  using Clock = std::chrono::steady_clock;
+  const Plan &entryPlan = program_.entries[entry.index];
+  for (size_t i = 0; i < entry.steps.size(); ++i) {
+    // A step on an asynchronous device is timed by that device's timers
+    // 2i and 2i + 1 around it, read once everything has finished.
+    Device &device = *devices_[entryPlan.steps[i].device];
+    bool onDevice = profiling_ && device.asynchronous();
+    Clock::time_point start;
+    if (onDevice) {
+      if (Status st = device.recordTimer(2 * i); !st)
+        return st;
+    } else if (profiling_) {
+      start = Clock::now();
+    }
+    if (Status st = entry.steps[i]->run(entry.tensors.data()); !st)
+      return st;
+    if (!profiling_)
+      continue;
+    StepProfile &p = profile_[entry.profileOffset + i];
+    p.calls += 1;
+    if (!onDevice)
+      p.seconds += std::chrono::duration<double>(Clock::now() - start).count();
+    else if (Status st = device.recordTimer(2 * i + 1); !st)
+      return st;
   }
   return Status::ok();
 }

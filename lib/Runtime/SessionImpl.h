@@ -37,6 +37,14 @@ struct Session::Entry {
   std::vector<void *> tensors;
   /// Where the entry's steps start in Session::profile_.
   size_t profileOffset = 0;
+  /// Recorded runs (SessionOptions::recordRuns): every step runs on the
+  /// session's recording device; the inputs are staged at fixed host
+  /// addresses; the recording of the current executors, once they ran
+  /// eagerly once (both reset when symbolic steps are rebuilt).
+  bool recordable = false;
+  std::vector<std::unique_ptr<DeviceBuffer>> pinnedInputs;
+  std::unique_ptr<CapturedRun> recorded;
+  unsigned eagerRuns = 0;
 };
 
 /// A state tensor's bytes (its capacity, on its device) and its value.

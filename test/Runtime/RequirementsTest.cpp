@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 using namespace lmopt::runtime;
 
@@ -30,8 +31,8 @@ TEST(Requirements, EveryCheckableNameIsKnown) {
 }
 
 TEST(Requirements, PresentFeaturesPass) {
-  EXPECT_TRUE(check("cpu-feature avx2\ncpu-feature fma\n\n", avx2Machine)
-                  .isOk());
+  EXPECT_TRUE(
+      check("cpu-feature avx2\ncpu-feature fma\n\n", avx2Machine).isOk());
   EXPECT_TRUE(check("", avx2Machine).isOk());
 }
 
@@ -56,6 +57,35 @@ TEST(Requirements, UnknownLinesAndNamesAreRefused) {
   EXPECT_EQ(st.code(), StatusCode::InvalidFormat);
   EXPECT_NE(st.message().find("names CPU feature 'avx9000', which this "
                               "runtime cannot check"),
+            std::string::npos)
+      << st.message();
+}
+
+TEST(Requirements, EachDeviceChecksItsOwnLines) {
+  // The cpu device skips the cuda device's line and the other way round.
+  EXPECT_TRUE(check("cpu-feature avx2\ncuda-sm 90\n", avx2Machine).isOk());
+  std::string text = "cpu-feature avx512f\ncuda-sm 90\n\ncuda-sm 80";
+  std::vector<std::string> seen;
+  Status st = forEachRequirement(
+      reinterpret_cast<const uint8_t *>(text.data()), text.size(), "m.lmopt",
+      "cuda", [&](std::string_view kind, std::string_view value, size_t line) {
+        seen.push_back(std::string(kind) + "=" + std::string(value) + "@" +
+                       std::to_string(line));
+        return Status::ok();
+      });
+  ASSERT_TRUE(st.isOk()) << st.message();
+  EXPECT_EQ(seen, (std::vector<std::string>{"cuda-sm=90@2", "cuda-sm=80@4"}));
+  EXPECT_STREQ(requirementDevice("cuda-sm"), "cuda");
+  EXPECT_STREQ(requirementDevice("cpu-feature"), "cpu");
+  EXPECT_EQ(requirementDevice("gpu"), nullptr);
+  // A kind no device knows is refused whichever device reads the section.
+  text = "cuda-sm 90\nrocm-gfx 942\n";
+  st = forEachRequirement(
+      reinterpret_cast<const uint8_t *>(text.data()), text.size(), "m.lmopt",
+      "cuda",
+      [](std::string_view, std::string_view, size_t) { return Status::ok(); });
+  EXPECT_EQ(st.code(), StatusCode::InvalidFormat);
+  EXPECT_NE(st.message().find("'requires' line 2 is 'rocm-gfx 942'"),
             std::string::npos)
       << st.message();
 }

@@ -66,6 +66,12 @@ static cl::opt<std::string>
                      "name such as x86-64-v3 or sapphirerapids); default: "
                      "this machine's"),
             cl::init("host"), cl::cat(category));
+static cl::opt<std::string>
+    cudaArch("cuda-arch",
+             cl::desc("--target=cuda: the GPU architecture the generated "
+                      "kernels are compiled for (sm_80, sm_90, ...; default "
+                      "sm_90); the bundle is refused on older GPUs"),
+             cl::init("sm_90"), cl::cat(category));
 static cl::list<std::string>
     inputShapes("input-shape",
                 cl::desc("For .onnx input: pin the shape of a graph input, "
@@ -103,6 +109,12 @@ static cl::opt<bool> noFuseRowQuantization(
     cl::desc("Keep an int8 linear's f32 output when it only feeds a "
              "per-token int8 linear (by default the producer writes it "
              "quantized)"),
+    cl::cat(category));
+static cl::opt<bool> omitWeights(
+    "omit-weights",
+    cl::desc("Leave the f32/f16/bf16 weights of 1024 elements or more out of "
+             "the bundle: it runs only with lmopt-run --random-weights=SEED, "
+             "to time a full-size model, and its outputs are meaningless"),
     cl::cat(category));
 static cl::opt<std::string>
     reportFile("report",
@@ -372,6 +384,11 @@ static void printSummary(const mlir::lmopt::PlanSummary &summary) {
   llvm::errs() << " (" << summary.numSteps << " in all)\n";
   llvm::errs() << "kernels: " << summary.numKernels << "\n";
   llvm::errs() << "weights: " << summary.weightsBytes << " bytes\n";
+  if (summary.omittedWeights)
+    llvm::errs() << "omitted weights: " << summary.omittedWeights->first
+                 << " tensors, " << summary.omittedWeights->second
+                 << " bytes (--omit-weights: run the bundle with lmopt-run "
+                    "--random-weights=SEED, to time it only)\n";
   for (const mlir::lmopt::PlanRewriteCount &rewrite : summary.rewrites)
     if (rewrite.count)
       llvm::errs() << rewrite.description << ": " << rewrite.count << "\n";
@@ -544,12 +561,23 @@ int main(int argc, char **argv) {
   mlir::lmopt::CompileOptions options;
   options.target.optLevel = unsigned(optLevel - '0');
   options.target.cpu = cpuName;
+  {
+    llvm::StringRef arch = cudaArch;
+    unsigned sm = 0;
+    if (!arch.consume_front("sm_") || arch.getAsInteger(10, sm) || sm < 75 ||
+        sm > 200)
+      return fail("--cuda-arch: '" + cudaArch +
+                  "' is not a GPU architecture lmopt compiles for; use sm_75 "
+                  "or newer, e.g. sm_90");
+    options.target.cudaSmVersion = sm;
+  }
   options.target.fuseRowQuantization = !noFuseRowQuantization;
   if (kvCache > 0)
     options.kvCache = mlir::lmopt::KvCacheOptions{kvCache, *bounds};
   options.plan.maxShapes = std::move(*bounds);
   options.outputPath = outputFile;
   options.modelName = llvm::sys::path::stem(inputFile).str();
+  options.omitWeights = omitWeights;
   mlir::lmopt::CompileDriver driver(*backend, options);
   std::unique_ptr<mlir::lmopt::quantization::QuantizeDriver> quantizer;
   if (quantize)

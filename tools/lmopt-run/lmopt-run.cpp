@@ -24,6 +24,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,7 +36,9 @@ static const char *const kUsage =
     "                 [--output OUT.npz] [--threads N] [--bench N [--warmup "
     "N]]\n"
     "                 [--compare REF.npz [--rtol X] [--atol X]] [--profile]\n"
-    "                 [--no-pack-weights] [--entry NAME]\n"
+    "                 [--no-pack-weights] [--tf32] [--no-record-runs] [--entry "
+    "NAME]\n"
+    "                 [--random-weights SEED]\n"
     "                 [--load-states FILE.npz] [--save-states FILE.npz]\n"
     "       lmopt-run MODEL.lmopt --generate N --prompt IDS.npy [--compare "
     "REF.npz]\n"
@@ -82,7 +85,17 @@ static const char *const kUsage =
     "                         slowest steps\n"
     "  --no-pack-weights      linear steps read their weights in place on "
     "every run\n"
-    "                         instead of packing a copy once (to compare)\n";
+    "                         instead of packing a copy once (to compare)\n"
+    "  --tf32                 GPU: f32 matrix products may use TF32 tensor "
+    "cores\n"
+    "  --no-record-runs       GPU: launch every step on every run instead of "
+    "recording\n"
+    "                         a run as a CUDA graph and replaying it (to "
+    "compare)\n"
+    "  --random-weights SEED  fill the weights of a bundle compiled with\n"
+    "                         --omit-weights with random values from SEED: "
+    "to time\n"
+    "                         it; its outputs are meaningless\n";
 
 namespace {
 
@@ -100,11 +113,14 @@ struct Options {
   double atol = 1e-5;
   bool profile = false;
   bool packWeights = true;
+  bool tf32 = false;
+  bool recordRuns = true;
   std::string entry;
   std::string loadStates;
   std::string saveStates;
   long generate = 0;
   std::string prompt;
+  std::optional<uint64_t> randomWeightsSeed;
 };
 
 } // namespace
@@ -153,21 +169,27 @@ static bool parseArgs(int argc, char **argv, Options &o, std::string &error,
       value = arg.substr(eq + 1);
       inlineValue = true;
     }
-    if (name == "--profile" || name == "--no-pack-weights") {
+    if (name == "--profile" || name == "--no-pack-weights" ||
+        name == "--tf32" || name == "--no-record-runs") {
       if (inlineValue) {
         error = "'" + name + "' takes no value";
         return false;
       }
       if (name == "--profile")
         o.profile = true;
+      else if (name == "--tf32")
+        o.tf32 = true;
+      else if (name == "--no-record-runs")
+        o.recordRuns = false;
       else
         o.packWeights = false;
       continue;
     }
     static const char *const kValued[] = {
-        "--input",  "--inputs",   "--output",      "--threads",    "--bench",
-        "--warmup", "--compare",  "--rtol",        "--atol",       "--entry",
-        "--prompt", "--generate", "--load-states", "--save-states"};
+        "--input",       "--inputs",      "--output",        "--threads",
+        "--bench",       "--warmup",      "--compare",       "--rtol",
+        "--atol",        "--entry",       "--prompt",        "--generate",
+        "--load-states", "--save-states", "--random-weights"};
     if (std::find_if(std::begin(kValued), std::end(kValued),
                      [&](const char *v) { return name == v; }) ==
         std::end(kValued)) {
@@ -203,6 +225,17 @@ static bool parseArgs(int argc, char **argv, Options &o, std::string &error,
       o.loadStates = value;
     } else if (name == "--save-states") {
       o.saveStates = value;
+    } else if (name == "--random-weights") {
+      char *end = nullptr;
+      errno = 0;
+      unsigned long long seed = std::strtoull(value.c_str(), &end, 10);
+      if (value.empty() || value[0] == '-' || errno != 0 || *end != '\0') {
+        error = "'--random-weights' expects a seed (an integer in [0, "
+                "2^64)), got '" +
+                value + "'";
+        return false;
+      }
+      o.randomWeightsSeed = uint64_t(seed);
     } else if (name == "--rtol" || name == "--atol") {
       if (!parseDouble(value, name == "--rtol" ? o.rtol : o.atol)) {
         error =
@@ -602,10 +635,20 @@ static Status runTool(const Options &o, bool &pass) {
   sessionOptions.threads = o.threads;
   sessionOptions.profile = o.profile;
   sessionOptions.packLinearWeights = o.packWeights;
+  sessionOptions.allowTf32 = o.tf32;
+  sessionOptions.recordRuns = o.recordRuns;
+  sessionOptions.randomWeightsSeed = o.randomWeightsSeed;
   std::unique_ptr<Session> session;
   auto createStart = std::chrono::steady_clock::now();
   if (Status st = Session::create(o.model, sessionOptions, session); !st)
     return st;
+  if (session->hasRandomWeights())
+    std::fprintf(stderr,
+                 "lmopt-run: warning: '%s' was compiled with --omit-weights "
+                 "and runs on random weights (seed %llu): its outputs are "
+                 "meaningless; time it, never use them%s\n",
+                 o.model.c_str(), (unsigned long long)*o.randomWeightsSeed,
+                 o.compare.empty() ? "" : ", and expect '--compare' to fail");
   double createMs = std::chrono::duration<double, std::milli>(
                         std::chrono::steady_clock::now() - createStart)
                         .count();

@@ -57,9 +57,13 @@ enum class SectionKind : uint32_t {
   /// Text lines: what the bundle needs of the machine (`cpu-feature <name>`),
   /// checked before any code is loaded (Requirements.h).
   Requirements = 5,
+  /// What `lmopt-compile --omit-weights` left out of the weights section
+  /// (OmittedWeights.h).
+  OmittedWeights = 6,
 };
 
-/// Returns "plan", "weights", "kernels", "meta" or "unknown".
+/// Returns "plan", "weights", "kernels", "meta", "requires",
+/// "omitted-weights" or "unknown".
 const char *sectionKindName(SectionKind kind);
 
 /// A section as the table describes it.

@@ -4,7 +4,9 @@
 // machine's by default): run elsewhere, an instruction the CPU lacks would
 // kill the process. The compiler lists the CPU features the kernels may use
 // in a `requires` section; a session checks them before it loads any code
-// and refuses the bundle with the missing features named.
+// and refuses the bundle with the missing features named. Each line kind
+// belongs to one device (`cpu-feature <name>`: cpu; `cuda-sm <N>`: cuda);
+// every device of the session reads the section and checks its own lines.
 //
 //===----------------------------------------------------------------------===//
 
@@ -29,10 +31,28 @@ const std::vector<const char *> &checkableCpuFeatures();
 /// checkableCpuFeatures().
 int cpuSupports(std::string_view feature);
 
-/// Checks a `requires` section: text lines `cpu-feature <name>` (empty lines
-/// allowed). Fails with Unsupported naming every missing feature, or with
-/// InvalidFormat for a line or feature name this runtime does not know.
-/// `supports` replaces cpuSupports (tests).
+/// The device that checks `requires` lines of kind `kind` ("cpu" for
+/// "cpu-feature"), or null for a kind this runtime does not know.
+const char *requirementDevice(std::string_view kind);
+
+/// Splits a `requires` section into lines `<kind> <value>` (empty lines
+/// allowed) and calls `visit` with the kind, the value and the line number
+/// of each line that belongs to `device`. Fails with InvalidFormat naming a
+/// line of a kind no device knows, or with what `visit` returns.
+Status forEachRequirement(
+    const uint8_t *data, size_t size, std::string_view source,
+    std::string_view device,
+    const std::function<Status(std::string_view kind, std::string_view value,
+                               size_t line)> &visit);
+
+/// InvalidFormat "bundle '<source>': 'requires' line <line> <what>".
+Status requirementLineError(std::string_view source, size_t line,
+                            const std::string &what);
+
+/// Checks a `requires` section's `cpu-feature <name>` lines (the cpu
+/// device's; other devices' lines are skipped). Fails with Unsupported
+/// naming every missing feature, or with InvalidFormat for a line or feature
+/// name this runtime does not know. `supports` replaces cpuSupports (tests).
 Status checkRequirements(
     const uint8_t *data, size_t size, std::string_view source,
     const std::function<int(std::string_view)> &supports = cpuSupports);

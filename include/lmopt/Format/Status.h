@@ -34,6 +34,9 @@ enum class StatusCode : int {
   Unsupported = 6,
   /// A named item (section, archive member) does not exist.
   NotFound = 7,
+  /// The device failed: out of its memory, a kernel fault, a driver or
+  /// library error at run time.
+  DeviceError = 8,
 };
 
 /// Returns a stable lowercase name for `code` ("invalid format", ...).

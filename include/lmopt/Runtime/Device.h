@@ -29,6 +29,9 @@ struct DeviceOptions {
   /// Threads for the device's host-side work; 0 keeps the library default
   /// (OMP_NUM_THREADS or all cores).
   int threads = 0;
+  /// GPU devices: f32 matrix products may round their inputs to TF32 (10
+  /// mantissa bits) on tensor cores.
+  bool allowTf32 = false;
 };
 
 /// Memory a device allocated, zero-filled; freed with the object.
@@ -73,6 +76,12 @@ struct StepBuildContext {
   bool packWeights = true;
 };
 
+/// Work a device recorded (Device::endCapture), replayed as one launch.
+class CapturedRun {
+public:
+  virtual ~CapturedRun();
+};
+
 class Device {
 public:
   enum class CopyKind { HostToDevice, DeviceToHost, DeviceToDevice };
@@ -104,6 +113,39 @@ public:
                             std::unique_ptr<StepExecutor> &out) = 0;
   /// Returns when every step run so far has finished.
   virtual Status synchronize() = 0;
+
+  //===--------------------------------------------------------------------===//
+  // Recorded runs (CUDA graphs). A device whose steps only enqueue work can
+  // record what a run's steps enqueue and replay it as one launch; the
+  // session records an entry once the same executors have run eagerly once
+  // (docs/architecture.md, "Recorded runs"). Everything a recorded step
+  // reads or writes must then stay at the same address: inputs go through
+  // host staging from allocateHost, the host's arena comes from it too.
+  //===--------------------------------------------------------------------===//
+
+  /// True when beginCapture/endCapture/replay work.
+  virtual bool canCapture() const { return false; }
+  /// From now on the steps' work is recorded instead of run.
+  virtual Status beginCapture();
+  /// Stops recording and returns what was recorded; after a failed step,
+  /// the session still calls it (and drops the result) to leave capture.
+  virtual Status endCapture(std::unique_ptr<CapturedRun> &out);
+  /// Enqueues a recorded run.
+  virtual Status replay(const CapturedRun &run);
+  /// Host memory this device copies to and from without an intermediate
+  /// (pinned pages), zero-filled; ordinary host memory by default.
+  virtual Status allocateHost(uint64_t bytes,
+                              std::unique_ptr<DeviceBuffer> &out);
+
+  /// True when steps only enqueue work that the device runs later (a GPU):
+  /// a profile then times them with the device's timers (recordTimer), as
+  /// the host clock only sees the enqueueing.
+  virtual bool asynchronous() const { return false; }
+  /// Asynchronous devices: records timer `index` in the device's queue
+  /// (created on first use, then reused).
+  virtual Status recordTimer(size_t index);
+  /// After synchronize(): the seconds between timers `from` and `to`.
+  virtual Status timerSeconds(size_t from, size_t to, double &seconds);
 };
 
 /// Creates the device named `name`. Fails with Unsupported naming the

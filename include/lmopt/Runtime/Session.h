@@ -24,6 +24,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -42,6 +43,19 @@ struct SessionOptions {
   /// weight that nothing else reads are then released. Off: every call reads
   /// the weight in place and oneDNN repacks it each time.
   bool packLinearWeights = true;
+  /// An entry whose steps all run on a device that records runs (CUDA
+  /// graphs) is recorded on its second run with the same dims and replayed
+  /// from then on (Device::canCapture). Off: every step is launched on
+  /// every run.
+  bool recordRuns = true;
+  /// GPU devices: f32 matrix products may run on TF32 tensor cores
+  /// (DeviceOptions::allowTf32).
+  bool allowTf32 = false;
+  /// The seed that fills the weights of a bundle compiled with
+  /// --omit-weights with pseudo-random values (OmittedWeights.h), for
+  /// timing it. Such a bundle is refused without one, and a bundle with its
+  /// weights is refused with one.
+  std::optional<uint64_t> randomWeightsSeed;
 };
 
 /// A caller's tensor, read in place by run(): nothing is copied unless its
@@ -200,10 +214,18 @@ public:
   const std::vector<StepProfile> &profile() const { return profile_; }
   void resetProfile();
 
+  /// True when the bundle was compiled with --omit-weights and its weights
+  /// are random placeholders: its outputs mean nothing.
+  bool hasRandomWeights() const { return randomWeights_; }
+
 private:
   Session();
   struct Entry;
   struct State;
+  /// Points weights_ at the weights section, or, for a bundle compiled with
+  /// --omit-weights, at an owned buffer with random values where weights
+  /// were left out.
+  Status loadWeights(const SessionOptions &options);
   Status createDevices(const SessionOptions &options);
   Status createStates();
   Status createEntry(size_t index, const SessionOptions &options);
@@ -211,6 +233,10 @@ private:
   /// Symbolic plans: evaluates every dim from the inputs' and the states'
   /// and rebuilds the steps whose tensors changed dims since the last run.
   Status bindShapes(Entry &entry, const std::vector<const TensorView *> &bound);
+  /// Enqueues the entry's steps (timed when profiling).
+  Status runSteps(Entry &entry);
+  /// Runs a recordable entry: eagerly, recorded, or replayed.
+  Status runRecorded(Entry &entry);
   Status checkStateReads(const Entry &entry) const;
   /// The state named `name`, or a message listing the states.
   Status findState(std::string_view name, size_t &out) const;
@@ -221,6 +247,13 @@ private:
   Program program_;
   std::string meta_;
   const uint8_t *weights_ = nullptr;
+  /// Bytes of the weights layout the plan indexes.
+  uint64_t weightsSize_ = 0;
+  /// The weights of a bundle compiled with --omit-weights (weights_ points
+  /// here); null when weights_ is the mapped section.
+  std::unique_ptr<uint8_t, void (*)(void *)> ownedWeights_{nullptr, nullptr};
+  /// The bundle was compiled with --omit-weights (and given a seed).
+  bool randomWeights_ = false;
   /// The byte ranges [begin, end) of the weights section that some step of
   /// some entry reads in place (so a packed copy may not release them);
   /// computed once, at creation.
@@ -240,6 +273,8 @@ private:
   size_t lastEntry_ = 0;
   bool packLinearWeights_ = true;
   bool profiling_ = false;
+  /// The device (index) whose entries' runs are recorded, or -1.
+  int recordDevice_ = -1;
   std::vector<StepProfile> profile_;
 };
 

@@ -33,6 +33,7 @@ typedef enum lmoptStatusCode {
   LMOPT_STATUS_CHECKSUM_MISMATCH = 5,
   LMOPT_STATUS_UNSUPPORTED = 6,
   LMOPT_STATUS_NOT_FOUND = 7,
+  LMOPT_STATUS_DEVICE_ERROR = 8,
 } lmoptStatusCode;
 
 typedef struct lmoptStatusImpl *lmoptStatus;

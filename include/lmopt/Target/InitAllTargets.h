@@ -9,6 +9,7 @@
 #define LMOPT_TARGET_INITALLTARGETS_H
 
 #include "lmopt/Target/CPU/CpuTarget.h"
+#include "lmopt/Target/CUDA/CudaTarget.h"
 
 namespace mlir::lmopt {
 
@@ -16,6 +17,7 @@ namespace mlir::lmopt {
 inline void registerAllTargetBackends() {
   static bool registered = [] {
     cpu::registerCpuTargetBackend();
+    cuda::registerCudaTargetBackend();
     return true;
   }();
   (void)registered;

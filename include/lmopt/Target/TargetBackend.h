@@ -41,6 +41,9 @@ struct TargetOptions {
   /// cpu: an int8 linear whose output only feeds a per-token int8 linear
   /// writes that output quantized (`--no-fuse-row-quantization` clears it).
   bool fuseRowQuantization = true;
+  /// cuda: the compute capability (major * 10 + minor) the generated
+  /// kernels are compiled for (`--cuda-arch=sm_90`).
+  unsigned cudaSmVersion = 90;
 };
 
 class TargetBackend {

@@ -433,20 +433,8 @@ static Status buildKernel(const StepChecker &c,
   std::string entry;
   if (Status st = c.step.getString("entry", entry); !st)
     return c.withSource(st);
-  if (c.step.findAttr("dims_only")) {
-    std::string list;
-    if (Status st = c.step.getString("dims_only", list); !st)
-      return c.withSource(st);
-    // Each item an operand number, so that readsStateAtCapacity matches
-    // what the compiler meant.
-    size_t listed = 0;
-    for (size_t i = 0; i < c.step.operands.size(); ++i)
-      listed += readsStateAtCapacity(c.step, false, i);
-    size_t items = size_t(std::count(list.begin(), list.end(), ',')) + 1;
-    if (list.empty() || listed != items)
-      return c.error("has attribute 'dims_only' = '" + list +
-                     "', which is not a list of its operand numbers");
-  }
+  if (Status st = c.checkDimsOnly(); !st)
+    return st;
   if (!c.context.kernels)
     return c.error("calls kernel '" + entry +
                        "' but the bundle has no 'kernels' section",
@@ -507,81 +495,6 @@ static const StepKindEntry kStepKinds[] = {
     {StepKind::Append, buildAppend},
 };
 
-/// True when two arena tensors share a byte, or two views of one state hold
-/// elements.
-static bool overlap(const PlanTensor &a, const PlanTensor &b) {
-  if (a.storage == TensorStorage::State && b.storage == TensorStorage::State)
-    return a.offset == b.offset && a.elementCount() && b.elementCount();
-  if (a.storage != TensorStorage::Arena || b.storage != TensorStorage::Arena)
-    return false;
-  uint64_t aSize = a.byteSize(), bSize = b.byteSize();
-  return aSize && bSize && a.offset < b.offset + bSize &&
-         b.offset < a.offset + aSize;
-}
-
-/// Results share no bytes with operands or each other; a linear step's
-/// residual (plain or quantized) may be exactly its output.
-static Status checkAliasing(const StepChecker &c) {
-  const Plan &plan = c.context.plan;
-  const PlanStep &step = c.step;
-  auto inPlaceResidual = [&](size_t operand, size_t result) {
-    if ((step.kind != StepKind::Linear && step.kind != StepKind::QuantLinear) ||
-        operand + 1 != step.operands.size() ||
-        operand < 2 || result != 0)
-      return false;
-    int64_t hasResidual = 0;
-    if (!step.getInt("has_residual", 0, hasResidual) || hasResidual != 1)
-      return false;
-    const PlanTensor &a = plan.tensors[step.operands[operand]];
-    const PlanTensor &b = plan.tensors[step.results[result]];
-    return a.offset == b.offset && a.byteSize() == b.byteSize();
-  };
-  for (size_t r = 0; r < step.results.size(); ++r) {
-    const PlanTensor &result = plan.tensors[step.results[r]];
-    for (size_t o = 0; o < step.operands.size(); ++o) {
-      const PlanTensor &operand = plan.tensors[step.operands[o]];
-      if (overlap(result, operand) && !inPlaceResidual(o, r))
-        return c.error("result " + std::to_string(r) + " " + describe(result) +
-                       " at arena offset " + std::to_string(result.offset) +
-                       " overlaps operand " + std::to_string(o) + " " +
-                       describe(operand) + " at arena offset " +
-                       std::to_string(operand.offset));
-    }
-    for (size_t other = 0; other < r; ++other) {
-      const PlanTensor &earlier = plan.tensors[step.results[other]];
-      if (overlap(result, earlier))
-        return c.error("results " + std::to_string(other) + " " +
-                       describe(earlier) + " and " + std::to_string(r) + " " +
-                       describe(result) + " overlap in the arena");
-    }
-  }
-  return Status::ok();
-}
-
-/// Steps read and write state views as dense tensors, except where
-/// readsStateAtCapacity says they touch them at the state's capacity.
-static Status checkStateViews(const StepChecker &c) {
-  const PlanStep &step = c.step;
-  for (const auto *ids : {&step.operands, &step.results})
-    for (size_t i = 0; i < ids->size(); ++i) {
-      const PlanTensor &t = c.context.plan.tensors[(*ids)[i]];
-      if (t.storage != TensorStorage::State)
-        continue;
-      bool isResult = ids == &step.results;
-      if (readsStateAtCapacity(step, isResult, i))
-        continue;
-      const PlanState &state = c.context.program.states[size_t(t.offset)];
-      if (!isDenseStateView(t.dims, state.dims))
-        return c.error(std::string(isResult ? "result " : "operand ") +
-                       std::to_string(i) + " " + describe(t) +
-                       " is a view of state '" + state.name + "' " +
-                       formatDims(state.dims) +
-                       " that is not one dense block, which this step "
-                       "cannot read");
-    }
-  return Status::ok();
-}
-
 Status
 lmopt::runtime::createCpuStepExecutor(const CpuStepContext &context,
                                       const PlanStep &step,
@@ -595,7 +508,7 @@ lmopt::runtime::createCpuStepExecutor(const CpuStepContext &context,
                          StatusCode::Unsupported);
   if (Status st = entry->build(checker, out); !st)
     return st;
-  if (Status st = checkStateViews(checker); !st)
+  if (Status st = checker.checkStateViews(); !st)
     return st;
-  return checkAliasing(checker);
+  return checker.checkAliasing();
 }

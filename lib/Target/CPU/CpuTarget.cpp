@@ -9,9 +9,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "lmopt/Target/CPU/CpuTarget.h"
-#include "AttentionPlan.h"
+#include "lmopt/Target/Common/AttentionPlan.h"
 #include "GatherPlan.h" // and QuantPlan.h
-#include "KernelPipeline.h"
+#include "lmopt/Target/CPU/KernelPipeline.h"
 #include "lmopt/Target/CPU/KernelCodegen.h"
 
 #include "lmopt/Dialect/Lmopt/IR/LmoptOps.h"

@@ -8,7 +8,7 @@
 
 #include "lmopt/Target/CPU/KernelCodegen.h"
 
-#include "KernelPipeline.h"
+#include "lmopt/Target/CPU/KernelPipeline.h"
 #include "ObjectEmission.h"
 
 #include "lmopt/Format/Requirements.h"

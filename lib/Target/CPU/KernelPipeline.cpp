@@ -9,7 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "KernelPipeline.h"
+#include "lmopt/Target/CPU/KernelPipeline.h"
 
 #include "lmopt/Conversion/Passes.h"
 #include "lmopt/Dialect/Lmopt/IR/LmoptDialect.h"
@@ -358,7 +358,8 @@ static void lowerDynamicShapeOps(ModuleOp module) {
   }
 }
 
-LogicalResult mlir::lmopt::cpu::lowerKernelsToLinalg(ModuleOp module) {
+LogicalResult mlir::lmopt::cpu::lowerKernelsToLinalg(ModuleOp module,
+                                                     StringRef target) {
   lowerDynamicShapeOps(module);
   PassManager pm(module.getContext(), ModuleOp::getOperationName());
   pm.addPass(createConvertLmoptToLinalgPass());
@@ -370,7 +371,8 @@ LogicalResult mlir::lmopt::cpu::lowerKernelsToLinalg(ModuleOp module) {
     func.walk([&](Operation *op) {
       if (!llvm::isa<LmoptDialect, quant::QuantDialect>(op->getDialect()))
         return;
-      InFlightDiagnostic diag = op->emitError("no CPU lowering for '")
+      InFlightDiagnostic diag = op->emitError("no ")
+                                << target << " lowering for '"
                                 << op->getName() << "' in kernel '"
                                 << func.getSymName() << "'";
       if (std::optional<std::string> node = getNodeName(op->getLoc()))

@@ -37,10 +37,6 @@ namespace mlir::lmopt::cpu {
 using namespace mlir;
 using namespace mlir::lmopt::cpu;
 
-/// Rows per iteration of a rank-1 root (a reduction's result): enough that
-/// the loop overhead is small next to the reduced elements.
-static constexpr int64_t kRank1RowTile = 8;
-
 /// `root` and the linalg ops it (transitively) reads.
 static DenseSet<Operation *> getLinalgProducers(linalg::LinalgOp root) {
   SmallVector<Operation *> worklist{root};
@@ -100,6 +96,8 @@ namespace {
 /// into the loop, each only where its slice follows every row index.
 struct TileKernelRowsPass
     : lmopt::cpu::impl::TileKernelRowsPassBase<TileKernelRowsPass> {
+  using TileKernelRowsPassBase::TileKernelRowsPassBase;
+
   // Tiling and fusion go through linalg's TilingInterface, an external
   // model: without it every kernel would silently keep its loop nests.
   void getDependentDialects(DialectRegistry &registry) const override {
@@ -118,7 +116,7 @@ struct TileKernelRowsPass
     SmallVector<utils::IteratorType> iterators = root.getIteratorTypesArray();
     SmallVector<int64_t> tileSizes(numLoops, 0);
     if (numLoops == 1 && iterators[0] == utils::IteratorType::parallel)
-      tileSizes[0] = kRank1RowTile;
+      tileSizes[0] = std::max<int64_t>(rank1RowTile, 1);
     for (unsigned i = 0; i + 1 < numLoops; ++i)
       if (iterators[i] == utils::IteratorType::parallel)
         tileSizes[i] = 1;

@@ -9,7 +9,7 @@
 #ifndef LMOPT_TARGET_CPU_OBJECTEMISSION_H
 #define LMOPT_TARGET_CPU_OBJECTEMISSION_H
 
-#include "KernelPipeline.h"
+#include "lmopt/Target/CPU/KernelPipeline.h"
 
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/Error.h"

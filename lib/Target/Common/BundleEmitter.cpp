@@ -50,6 +50,8 @@ std::string mlir::lmopt::buildMetaJSON(const BundlePlan &bundle,
       {"outputs", describeValues(plan, plan.outputs)},
       {"fusions", llvm::json::Object(meta.fusions)},
   };
+  if (meta.weightsOmitted)
+    root["weights_omitted"] = true;
   if (bundle.entries.size() > 1 || !bundle.states.empty()) {
     llvm::json::Array entries, states;
     for (const TargetPlan &entry : bundle.entries)
@@ -70,18 +72,26 @@ std::string mlir::lmopt::buildMetaJSON(const BundlePlan &bundle,
 
 rt::Program BundlePlan::getProgram(StringRef device) const {
   rt::Program program;
-  program.devices = {{device.str(), numKernels ? "kernels" : ""}};
+  std::string kernelSection = numKernels ? "kernels" : "";
   program.states = states;
+  if (device == "cpu") {
+    program.devices = {{device.str(), kernelSection}};
+  } else {
+    // The host holds the inputs and outputs; the device the rest, states
+    // included (DevicePlacement.h).
+    program.devices = {{"cpu", ""}, {device.str(), kernelSection}};
+    for (rt::PlanState &state : program.states)
+      state.device = 1;
+  }
   for (const TargetPlan &entry : entries)
     program.entries.push_back(entry.plan);
   return program;
 }
 
-llvm::Expected<uint64_t>
-mlir::lmopt::writeBundle(StringRef path, const BundlePlan &plan,
-                         StringRef device, ArrayRef<uint8_t> kernels,
-                         const std::string &metaJSON,
-                         ArrayRef<std::string> requirements) {
+llvm::Expected<uint64_t> mlir::lmopt::writeBundle(
+    StringRef path, const BundlePlan &plan, StringRef device,
+    ArrayRef<uint8_t> kernels, const std::string &metaJSON,
+    ArrayRef<std::string> requirements, const rt::OmittedWeights *omitted) {
   rt::BundleWriter writer;
   std::vector<uint8_t> meta(metaJSON.begin(), metaJSON.end());
   uint64_t size = rt::bundle_format::kHeaderSize;
@@ -107,12 +117,25 @@ mlir::lmopt::writeBundle(StringRef path, const BundlePlan &plan,
   if (llvm::Error error =
           add("plan", rt::SectionKind::Plan, std::move(planBytes)))
     return std::move(error);
-  // Referenced in place: the weights can be most of the bundle.
-  rt::Status status =
-      writer.addSection("weights", rt::SectionKind::Weights,
-                        plan.weights.data(), plan.weights.size());
-  if (!status.isOk())
-    return llvm::createStringError(status.message());
+  if (omitted) {
+    // The plan's offsets keep indexing the full layout, which the runtime
+    // rebuilds from the kept bytes and this list.
+    assert(omitted->fullSize == plan.weights.size() && "another layout");
+    if (llvm::Error error = add("weights", rt::SectionKind::Weights,
+                                rt::keptWeights(plan.weights.data(), *omitted)))
+      return std::move(error);
+    if (llvm::Error error =
+            add("omitted-weights", rt::SectionKind::OmittedWeights,
+                rt::serializeOmittedWeights(*omitted)))
+      return std::move(error);
+  } else {
+    // Referenced in place: the weights can be most of the bundle.
+    rt::Status status =
+        writer.addSection("weights", rt::SectionKind::Weights,
+                          plan.weights.data(), plan.weights.size());
+    if (!status.isOk())
+      return llvm::createStringError(status.message());
+  }
   if (!kernels.empty())
     if (llvm::Error error =
             add("kernels", rt::SectionKind::Kernels,
@@ -127,7 +150,7 @@ mlir::lmopt::writeBundle(StringRef path, const BundlePlan &plan,
                 std::vector<uint8_t>(lines.begin(), lines.end())))
       return std::move(error);
   }
-  status = writer.write(path.str());
+  rt::Status status = writer.write(path.str());
   if (!status.isOk())
     return llvm::createStringError(status.message());
   uint64_t fileSize = 0;
@@ -147,8 +170,12 @@ void mlir::lmopt::printPlan(llvm::raw_ostream &os, const TargetPlan &target,
                             uint64_t weightsBytes) {
   const rt::Plan &plan = target.plan;
   os << "plan: " << plan.tensors.size() << " tensors, " << plan.steps.size()
-     << " steps, arena " << plan.arenaSize() << " bytes (naive "
-     << target.memory.naiveSize << "), weights " << weightsBytes << " bytes\n";
+     << " steps, arena " << plan.arenaSize() << " bytes";
+  // Other devices' arenas (DevicePlacement.h) by device number.
+  for (size_t d = 1; d < plan.arenaSizes.size(); ++d)
+    os << " + " << plan.arenaSizes[d] << " on device " << d;
+  os << " (naive " << target.memory.naiveSize << "), weights " << weightsBytes
+     << " bytes\n";
   for (const rt::PlanSymbol &symbol : plan.symbols)
     os << "symbol " << symbol.name << " <= " << symbol.bound << "\n";
   for (const rt::PlanAssumption &assumption : plan.assumptions)
@@ -171,6 +198,8 @@ void mlir::lmopt::printPlan(llvm::raw_ostream &os, const TargetPlan &target,
       os << dim;
     }
     os << "]";
+    if (tensor.device != 0)
+      os << " on device " << tensor.device;
     if (id < target.aliasRoot.size() && target.aliasRoot[id] != id)
       os << " alias of %" << target.aliasRoot[id];
     os << "\n";
@@ -207,6 +236,8 @@ void mlir::lmopt::printPlan(llvm::raw_ostream &os, const TargetPlan &target,
       });
       os << "}";
     }
+    if (step.device != 0)
+      os << " on device " << step.device;
     os << "\n";
   }
 }

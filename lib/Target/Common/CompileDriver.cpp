@@ -64,7 +64,7 @@ PlanSummary mlir::lmopt::summarizePlan(const BundlePlan &bundle) {
       ++summary.steps[rt::stepKindName(step.kind)];
     summary.numSteps += int64_t(plan.plan.steps.size());
     summary.arenaBytes =
-        std::max(summary.arenaBytes, int64_t(plan.plan.arenaSize()));
+        std::max(summary.arenaBytes, int64_t(plan.memory.arenaSize));
     summary.naiveArenaBytes =
         std::max(summary.naiveArenaBytes, int64_t(plan.memory.naiveSize));
     summary.inPlaceLinears += plan.memory.inPlaceLinears;
@@ -97,6 +97,10 @@ llvm::json::Object PlanSummary::toJSON() const {
     json[rewrite.key] = rewrite.count;
   if (bundleBytes)
     json["bundle_bytes"] = int64_t(*bundleBytes);
+  if (omittedWeights) {
+    json["omitted_weights"] = omittedWeights->first;
+    json["omitted_weight_bytes"] = omittedWeights->second;
+  }
   return json;
 }
 
@@ -180,12 +184,13 @@ CompileDriver::compileKernels(const BundlePlan &plan) const {
 
 llvm::Expected<uint64_t>
 CompileDriver::writeBundle(StringRef path, const BundlePlan &plan,
-                           const CompiledKernels &kernels,
-                           BundleMeta meta) const {
+                           const CompiledKernels &kernels, BundleMeta meta,
+                           const rt::OmittedWeights *omitted) const {
   meta.target = backend.getName().str();
+  meta.weightsOmitted = omitted != nullptr;
   return ::mlir::lmopt::writeBundle(path, plan, backend.getDeviceName(),
                                     kernels.payload, buildMetaJSON(plan, meta),
-                                    kernels.requirements);
+                                    kernels.requirements, omitted);
 }
 
 namespace {
@@ -243,8 +248,16 @@ CompileDriver::run(ModuleOp module, CompileObserver &observer) const {
                            backend.describeRequirements(kernels->requirements));
 
   clock.lap();
+  std::optional<rt::OmittedWeights> omitted;
+  if (options.omitWeights) {
+    omitted = rt::selectOmittedWeights(
+        planned->getProgram(backend.getDeviceName()), planned->weights.size());
+    summary.omittedWeights = {int64_t(omitted->ranges.size()),
+                              int64_t(omitted->omittedBytes())};
+  }
   llvm::Expected<uint64_t> bundleBytes =
-      writeBundle(options.outputPath, *planned, *kernels, meta);
+      writeBundle(options.outputPath, *planned, *kernels, meta,
+                  omitted ? &*omitted : nullptr);
   if (!bundleBytes)
     return llvm::createStringError(
         "cannot write '" + options.outputPath +

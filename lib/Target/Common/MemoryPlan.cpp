@@ -137,11 +137,19 @@ MemoryPlanStats mlir::lmopt::planMemory(Plan &plan,
   });
   std::vector<uint64_t> offsets(numTensors, 0);
   std::vector<uint32_t> placed;
+  std::vector<uint64_t> arenaSizes(1, 0);
+  for (const PlanTensor &t : plan.tensors)
+    if (t.device >= arenaSizes.size())
+      arenaSizes.resize(t.device + 1, 0);
   for (uint32_t root : roots) {
     const LiveRange &range = ranges[root];
+    // Each device has its own arena: buffers on different devices never
+    // conflict.
+    uint32_t device = plan.tensors[root].device;
     std::vector<uint32_t> conflicts;
     for (uint32_t other : placed)
-      if (ranges[other].first <= range.last &&
+      if (plan.tensors[other].device == device &&
+          ranges[other].first <= range.last &&
           range.first <= ranges[other].last)
         conflicts.push_back(other);
     std::sort(conflicts.begin(), conflicts.end(),
@@ -154,7 +162,10 @@ MemoryPlanStats mlir::lmopt::planMemory(Plan &plan,
     }
     offsets[root] = offset;
     placed.push_back(root);
-    stats.arenaSize = std::max(stats.arenaSize, alignUp(offset + range.size));
+    if (arenaSizes.size() <= device)
+      arenaSizes.resize(device + 1, 0);
+    arenaSizes[device] =
+        std::max(arenaSizes[device], alignUp(offset + range.size));
   }
 
   for (uint32_t t = 0; t < numTensors; ++t) {
@@ -163,6 +174,8 @@ MemoryPlanStats mlir::lmopt::planMemory(Plan &plan,
     aliasRoot[t] = findRoot(aliasRoot, t);
     plan.tensors[t].offset = offsets[aliasRoot[t]];
   }
-  plan.arenaSizes = {stats.arenaSize};
+  for (uint64_t size : arenaSizes)
+    stats.arenaSize += size;
+  plan.arenaSizes = std::move(arenaSizes);
   return stats;
 }

@@ -7,7 +7,7 @@
 // registry, TargetBackend.h); the bundle's meta names the target that
 // compiled it.
 
-// HELP: --target=<string> {{.*}}- Target to compile for: cpu (library steps on oneDNN, kernels LLVM compiles for --cpu)
+// HELP: --target=<string> {{.*}}- Target to compile for: cpu (library steps on oneDNN, kernels LLVM compiles for --cpu); cuda (NVIDIA GPUs: cuBLASLt matrix products, fused attention, kernels MLIR compiles for --cuda-arch)
 
 // CHECK: meta {{.*}}"target": "cpu"}
 

@@ -65,7 +65,8 @@ def TileKernelRowsPass
     root: the last returned linalg op that (transitively) reads a generic
     with reduction loops. It tiles the root with `scf.forall` over every
     parallel loop but the innermost with tile size 1 (a rank-1 parallel root,
-    a reduction's result, in blocks of 8 rows), and fuses its linalg
+    a reduction's result, in blocks of `rank1-row-tile` rows, 8 by
+    default), and fuses its linalg
     producers into the loop where the producer's slice follows every index of
     the loop and nothing outside the loop, except the return and
     `tensor.dim`, reads the producer. A fused producer whose value is also
@@ -78,6 +79,11 @@ def TileKernelRowsPass
     registers linalg's TilingInterface models itself. A function without
     such a root, or whose root does not tile, is left unchanged.
   }];
+  let options = [
+    Option<"rank1RowTile", "rank1-row-tile", "int64_t", /*default=*/"8",
+           "Rows per iteration of a rank-1 parallel root (the CUDA target "
+           "maps one row to a block and uses 1)">,
+  ];
   let dependentDialects = [
     "::mlir::affine::AffineDialect",
     "::mlir::arith::ArithDialect",

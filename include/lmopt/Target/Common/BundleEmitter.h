@@ -10,6 +10,7 @@
 #ifndef LMOPT_TARGET_COMMON_BUNDLEEMITTER_H
 #define LMOPT_TARGET_COMMON_BUNDLEEMITTER_H
 
+#include "lmopt/Format/OmittedWeights.h"
 #include "lmopt/Target/Common/PlanBuilder.h"
 
 #include "mlir/Support/LLVM.h"
@@ -32,10 +33,13 @@ struct BundleMeta {
   std::string target;
   /// {kind: {"fused": n, "near_misses": m}} from the fusion report.
   llvm::json::Object fusions;
+  /// Written as "weights_omitted": true (lmopt-compile --omit-weights).
+  bool weightsOmitted = false;
 };
 
 /// The `meta` section's JSON: model, compiler version, target, the first
-/// entry's inputs and outputs (name, dtype, dims), fusion counts; with
+/// entry's inputs and outputs (name, dtype, dims), fusion counts,
+/// "weights_omitted" when set; with
 /// several entries or states, each entry's name, inputs and outputs, and
 /// each state's name, dtype and capacity.
 std::string buildMetaJSON(const BundlePlan &plan, const BundleMeta &meta);
@@ -43,12 +47,15 @@ std::string buildMetaJSON(const BundlePlan &plan, const BundleMeta &meta);
 /// Writes `path` with the plan (the program of `plan` on `device`),
 /// weights, `kernels` (the target's kernel payload, omitted when empty),
 /// `requires` (one line per entry of `requirements`, omitted when empty)
-/// and meta sections; never leaves a partial file. Returns the file's size.
+/// and meta sections; never leaves a partial file. With `omitted`, the
+/// weights section holds only the bytes outside its ranges and an
+/// `omitted-weights` section lists them. Returns the file's size.
 llvm::Expected<uint64_t>
 writeBundle(llvm::StringRef path, const BundlePlan &plan,
             llvm::StringRef device, llvm::ArrayRef<uint8_t> kernels,
             const std::string &metaJSON,
-            llvm::ArrayRef<std::string> requirements = {});
+            llvm::ArrayRef<std::string> requirements = {},
+            const ::lmopt::runtime::OmittedWeights *omitted = nullptr);
 
 /// One line per tensor, value and step, for `lmopt-compile --dump-plan`;
 /// `weightsBytes` is the bundle's weights section.

@@ -54,6 +54,9 @@ struct PlanSummary {
   int64_t naiveArenaBytes = 0;
   int64_t inPlaceLinears = 0;
   std::vector<PlanRewriteCount> rewrites;
+  /// With CompileOptions::omitWeights, once the bundle is written: the
+  /// weight ranges left out and their bytes.
+  std::optional<std::pair<int64_t, int64_t>> omittedWeights;
   /// Set once the bundle is written.
   std::optional<uint64_t> bundleBytes;
 
@@ -83,6 +86,10 @@ struct CompileOptions {
   std::string outputPath;
   /// The model's name in the bundle's meta.
   std::string modelName;
+  /// Leave the large floating-point weights out of the bundle
+  /// (lmopt/Format/OmittedWeights.h): it runs only with random weights, to
+  /// be timed.
+  bool omitWeights = false;
 };
 
 /// How many phases lmopt-compile counts; import is the first, the caller's.
@@ -125,11 +132,12 @@ public:
   /// The plan's kernels through the target's pipeline, and its
   /// requirements. A failure that was diagnosed is a DiagnosedError.
   llvm::Expected<CompiledKernels> compileKernels(const BundlePlan &plan) const;
-  /// Writes the bundle (meta's target set to this driver's); returns its
-  /// size.
-  llvm::Expected<uint64_t> writeBundle(StringRef path, const BundlePlan &plan,
-                                       const CompiledKernels &kernels,
-                                       BundleMeta meta) const;
+  /// Writes the bundle (meta's target set to this driver's), without the
+  /// `omitted` weight ranges when given; returns its size.
+  llvm::Expected<uint64_t>
+  writeBundle(StringRef path, const BundlePlan &plan,
+              const CompiledKernels &kernels, BundleMeta meta,
+              const ::lmopt::runtime::OmittedWeights *omitted = nullptr) const;
 
   /// Phases 2 to 5 on `module` (imported; rewritten in place): optimize,
   /// `observer.beforePlan`, plan, and unless the output path is empty,

@@ -24,7 +24,8 @@ struct MemoryPlanOptions {
 };
 
 struct MemoryPlanStats {
-  /// Bytes of the arena after packing.
+  /// Bytes of the arenas after packing (every device's together; the plan's
+  /// arenaSizes has each).
   uint64_t arenaSize = 0;
   /// Sum of the 64-byte rounded sizes of all arena buffers: what an
   /// allocator that never reuses memory would need.

@@ -179,6 +179,8 @@ struct BundlePlan {
 
   /// The program the plan section holds: one device (`device`, its kernels
   /// in the section `kernels` when there are any), the states and entries.
+  /// A device other than "cpu" is device 1 after the host (the entries were
+  /// placed on it, DevicePlacement.h), and holds the states.
   ::lmopt::runtime::Program getProgram(StringRef device) const;
 };
 

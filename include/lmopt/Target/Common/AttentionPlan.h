@@ -5,12 +5,13 @@
 // that is a slice of a wider [B, S, W] tensor along its last axis (the split
 // after a fused QKV projection): no kernel copies it out; the attention step
 // reads it in the source's buffer at an element offset with row stride W
-// (docs/cpu-backend.md, "Attention operands as views").
+// (docs/cpu-backend.md, "Attention operands as views"). Every target's
+// attention step reads these operands and attributes.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef LMOPT_LIB_TARGET_CPU_ATTENTIONPLAN_H
-#define LMOPT_LIB_TARGET_CPU_ATTENTIONPLAN_H
+#ifndef LMOPT_TARGET_COMMON_ATTENTIONPLAN_H
+#define LMOPT_TARGET_COMMON_ATTENTIONPLAN_H
 
 #include "lmopt/Dialect/Lmopt/IR/LmoptOps.h"
 #include "lmopt/Format/Plan.h"
@@ -22,7 +23,7 @@
 #include <optional>
 #include <vector>
 
-namespace mlir::lmopt::cpu {
+namespace mlir::lmopt {
 
 /// A [B, S, width] value that is the elements [offset, offset + width) of
 /// every row of `source` ([B, S, rowStride], f32, rowStride static).
@@ -56,6 +57,6 @@ struct AttentionLowering {
 /// view's `<role>_offset` and `<role>_row_stride`.
 AttentionLowering lowerAttention(AttentionOp op);
 
-} // namespace mlir::lmopt::cpu
+} // namespace mlir::lmopt
 
-#endif // LMOPT_LIB_TARGET_CPU_ATTENTIONPLAN_H
+#endif // LMOPT_TARGET_COMMON_ATTENTIONPLAN_H

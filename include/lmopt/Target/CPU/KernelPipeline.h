@@ -12,6 +12,7 @@
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/LLVM.h"
+#include "llvm/ADT/StringRef.h"
 
 #include <string>
 
@@ -44,8 +45,9 @@ void registerKernelCodegenInterfaces(DialectRegistry &registry);
 FailureOr<SmallVector<KernelEntryPoint>> checkKernelModule(ModuleOp module);
 
 /// Runs convert-lmopt-to-linalg and reports every lmopt op it left as
-/// "no CPU lowering for 'lmopt.foo' in kernel 'k'".
-LogicalResult lowerKernelsToLinalg(ModuleOp module);
+/// "no <target> lowering for 'lmopt.foo' in kernel 'k'" (the CUDA target
+/// shares this front half of the pipeline).
+LogicalResult lowerKernelsToLinalg(ModuleOp module, StringRef target = "CPU");
 
 /// linalg on tensors to linalg on memrefs: elementwise fusion, one-shot
 /// bufferization with results as out-params, temporaries on the stack or

@@ -9,7 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "AttentionPlan.h"
+#include "lmopt/Target/Common/AttentionPlan.h"
 
 #include "lmopt/Dialect/Lmopt/IR/LmoptOps.h"
 #include "lmopt/Dialect/Lmopt/IR/ShapeUtils.h"
@@ -22,7 +22,6 @@
 
 using namespace mlir;
 using namespace mlir::lmopt;
-using namespace mlir::lmopt::cpu;
 
 /// The first element a last-axis slice of `width` elements keeps, or
 /// nullopt.
@@ -71,7 +70,7 @@ static bool onlyAttentionOperands(Value value) {
   return attentionUse;
 }
 
-std::optional<AttentionView> mlir::lmopt::cpu::getAttentionView(Value value) {
+std::optional<AttentionView> mlir::lmopt::getAttentionView(Value value) {
   auto result = llvm::dyn_cast<OpResult>(value);
   if (!result || !isa<SplitOp, SliceOp>(result.getOwner()))
     return std::nullopt;
@@ -110,7 +109,7 @@ std::optional<AttentionView> mlir::lmopt::cpu::getAttentionView(Value value) {
   return AttentionView{source, *offset, rowStride};
 }
 
-bool mlir::lmopt::cpu::isAttentionViewOp(Operation *op) {
+bool mlir::lmopt::isAttentionViewOp(Operation *op) {
   if (!isa<SplitOp, SliceOp>(op) || op->getNumResults() == 0)
     return false;
   return llvm::all_of(op->getResults(), [](Value value) {
@@ -128,7 +127,7 @@ static void addAttr(std::vector<::lmopt::runtime::PlanAttr> &attrs,
   attrs.push_back(std::move(attr));
 }
 
-AttentionLowering mlir::lmopt::cpu::lowerAttention(AttentionOp op) {
+AttentionLowering mlir::lmopt::lowerAttention(AttentionOp op) {
   AttentionLowering lowering;
   lowering.operands.assign(op->operand_begin(), op->operand_end());
   std::vector<::lmopt::runtime::PlanAttr> &attrs = lowering.attrs;

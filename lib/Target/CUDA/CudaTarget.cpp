@@ -1,0 +1,240 @@
+//===- CudaTarget.cpp - The CUDA target -----------------------------------===//
+//
+// What the GPU runs and how: linears and matmuls are cuBLASLt steps,
+// attention and gathers the runtime's own kernels (the same step operands
+// and attributes as the CPU's, so one plan format serves both), reshapes
+// alias, attention operands that are slices are read in place, and every
+// other op goes to a kernel generated through MLIR (KernelCodegen.h). The
+// finished plan moves onto device 1 (DevicePlacement.h).
+//
+//===----------------------------------------------------------------------===//
+
+#include "lmopt/Target/CUDA/CudaTarget.h"
+#include "lmopt/Target/CUDA/KernelCodegen.h"
+
+#include "lmopt/Dialect/Lmopt/IR/LmoptOps.h"
+#include "lmopt/Support/FusionReport.h"
+#include "lmopt/Target/Common/AttentionPlan.h"
+#include "lmopt/Target/Common/DevicePlacement.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Quant/IR/Quant.h"
+#include "mlir/Dialect/Quant/IR/QuantTypes.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::lmopt;
+using namespace mlir::lmopt::cuda;
+namespace rt = ::lmopt::runtime;
+
+/// The prefix of the `requires` line naming the compute capability the
+/// kernels were compiled for (the runtime's CUDA device checks it).
+static constexpr llvm::StringLiteral kCudaSmPrefix = "cuda-sm ";
+
+static CudaCodegenOptions getCodegenOptions(const TargetOptions &options) {
+  CudaCodegenOptions codegen;
+  codegen.smVersion = options.cudaSmVersion;
+  codegen.optLevel = std::min(options.optLevel + 1, 3u);
+  return codegen;
+}
+
+//===----------------------------------------------------------------------===//
+// Op roles
+//===----------------------------------------------------------------------===//
+
+static Type elementTypeOf(Value value) {
+  return llvm::cast<ShapedType>(value.getType()).getElementType();
+}
+
+/// f32, f16 or bf16: what cuBLASLt's steps take.
+static bool isGemmFloat(Value value) {
+  Type type = elementTypeOf(value);
+  return type.isF32() || type.isF16() || type.isBF16();
+}
+
+static FailureOr<OpRole> classifyForCuda(Operation *op, bool symbolic) {
+  std::string node = describeNode(op->getLoc());
+  auto unsupported = [&](const Twine &why) {
+    InFlightDiagnostic diag = op->emitError()
+                              << "no CUDA lowering for '" << op->getName()
+                              << "' (node '" << node << "')";
+    if (!why.isTriviallyEmpty())
+      diag << ": " << why;
+    return failure();
+  };
+  if (std::string why =
+          describeUnplannableType(op, symbolic, /*operands=*/true);
+      !why.empty())
+    return unsupported(why);
+  if (isa<ReshapeOp, SqueezeOp, UnsqueezeOp, quant::StorageCastOp>(op))
+    return OpRole::Alias;
+  if (isAttentionViewOp(op))
+    return OpRole::View;
+  if (auto linear = dyn_cast<LinearOp>(op)) {
+    if (linear.getInputQuantization() != InputQuantization::none ||
+        !isGemmFloat(linear.getInput()) || !isGemmFloat(linear.getWeight()) ||
+        elementTypeOf(linear.getInput()) != elementTypeOf(linear.getWeight()))
+      return unsupported("quantized and mixed-precision linears run on the "
+                         "CPU only so far; the GPU takes f32, f16 or bf16 "
+                         "input and weight of one type");
+    return OpRole::LibraryStep;
+  }
+  if (auto attention = dyn_cast<AttentionOp>(op)) {
+    if (!elementTypeOf(attention.getQuery()).isF32() ||
+        !elementTypeOf(attention.getKey()).isF32() ||
+        !elementTypeOf(attention.getValue()).isF32())
+      return unsupported("only f32 attention runs on the GPU so far");
+    return OpRole::LibraryStep;
+  }
+  if (auto gather = dyn_cast<GatherOp>(op)) {
+    if (llvm::isa<quant::QuantizedType>(elementTypeOf(gather.getData())))
+      return unsupported("gathers from quantized tables run on the CPU only "
+                         "so far");
+    return OpRole::LibraryStep;
+  }
+  if (auto matmul = dyn_cast<MatMulOp>(op)) {
+    if (!isGemmFloat(matmul.getLhs()) ||
+        elementTypeOf(matmul.getLhs()) != elementTypeOf(matmul.getRhs()))
+      return unsupported("the GPU's matmuls take f32, f16 or bf16 operands "
+                         "of one type");
+    return OpRole::LibraryStep;
+  }
+  if (isa<GemmOp, DropoutOp>(op))
+    return unsupported("");
+  if (op->getNumRegions() != 0 || op->getNumResults() == 0 ||
+      !isa<LmoptDialect, arith::ArithDialect>(op->getDialect()))
+    return unsupported("");
+  return OpRole::Kernel;
+}
+
+//===----------------------------------------------------------------------===//
+// Library steps (the operands and attributes the CPU's steps read)
+//===----------------------------------------------------------------------===//
+
+static LogicalResult emitLinear(LinearOp op, PlanEmitter &emitter) {
+  FailureOr<rt::PlanStep *> added = emitter.addLibraryStep(
+      op, op->getOperands(), op.getOutput(), rt::StepKind::Linear);
+  if (failed(added))
+    return failure();
+  rt::PlanStep &step = **added;
+  PlanEmitter::addIntAttr(step, "transpose_weight", op.getTransposeWeight());
+  PlanEmitter::addIntAttr(step, "activation",
+                          static_cast<int64_t>(op.getActivation()));
+  PlanEmitter::addIntAttr(step, "has_bias", op.getBias() != nullptr);
+  PlanEmitter::addIntAttr(step, "has_residual", op.getResidual() != nullptr);
+  return success();
+}
+
+static LogicalResult emitAttention(AttentionOp op, PlanEmitter &emitter) {
+  AttentionLowering lowering = lowerAttention(op);
+  FailureOr<rt::PlanStep *> added = emitter.addLibraryStep(
+      op, lowering.operands, op.getOutput(), rt::StepKind::Attention);
+  if (failed(added))
+    return failure();
+  (*added)->attrs = std::move(lowering.attrs);
+  return success();
+}
+
+static LogicalResult emitGather(GatherOp op, PlanEmitter &emitter) {
+  FailureOr<rt::PlanStep *> added =
+      emitter.addLibraryStep(op, {op.getData(), op.getIndices()},
+                             op.getOutput(), rt::StepKind::Gather);
+  if (failed(added))
+    return failure();
+  int64_t axis = op.getAxis();
+  if (axis < 0)
+    axis += llvm::cast<RankedTensorType>(op.getData().getType()).getRank();
+  PlanEmitter::addIntAttr(**added, "axis", axis);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// CudaTargetBackend
+//===----------------------------------------------------------------------===//
+
+namespace {
+class CudaTargetBackend : public TargetBackend {
+public:
+  StringRef getName() const override { return "cuda"; }
+  StringRef getDescription() const override {
+    return "NVIDIA GPUs: cuBLASLt matrix products, fused attention, kernels "
+           "MLIR compiles for --cuda-arch";
+  }
+  StringRef getDeviceName() const override { return "cuda"; }
+
+  FailureOr<OpRole> classify(Operation *op, bool symbolic) const override {
+    return classifyForCuda(op, symbolic);
+  }
+
+  Value getViewSource(Value value) const override {
+    std::optional<AttentionView> view = getAttentionView(value);
+    return view ? view->source : nullptr;
+  }
+
+  LogicalResult emitStep(Operation *op, PlanEmitter &emitter) const override {
+    return llvm::TypeSwitch<Operation *, LogicalResult>(op)
+        .Case([&](LinearOp linear) { return emitLinear(linear, emitter); })
+        .Case([&](AttentionOp attention) {
+          return emitAttention(attention, emitter);
+        })
+        .Case([&](GatherOp gather) { return emitGather(gather, emitter); })
+        .Case([&](MatMulOp matmul) {
+          return success(succeeded(emitter.addLibraryStep(
+              matmul, matmul->getOperands(), matmul.getResult(),
+              rt::StepKind::MatMul)));
+        })
+        .Default([](Operation *) -> LogicalResult {
+          llvm_unreachable("the GPU classified no other op a library step");
+        });
+  }
+
+  void rewritePlan(TargetPlan &plan, const TargetOptions &) const override {
+    unsigned copies = placeOnDevice(plan, /*device=*/1);
+    plan.rewrites.push_back(
+        {"host_device_copies",
+         "copies between the host's inputs and outputs and the GPU", copies});
+  }
+
+  void buildKernelPipeline(OpPassManager &,
+                           const TargetOptions &) const override {
+    // compileCudaKernels runs its pipeline itself (KernelCodegen.h).
+  }
+
+  FailureOr<std::vector<uint8_t>>
+  serializeKernels(ModuleOp kernels,
+                   const TargetOptions &options) const override {
+    return compileCudaKernels(kernels, getCodegenOptions(options));
+  }
+
+  llvm::Expected<std::vector<std::string>>
+  getRequirements(const BundlePlan &,
+                  const TargetOptions &options) const override {
+    // The runtime's own kernels and cuBLASLt run on any GPU the runtime
+    // supports; the generated kernels need what they were compiled for.
+    return std::vector<std::string>{
+        (kCudaSmPrefix + llvm::Twine(options.cudaSmVersion)).str()};
+  }
+
+  std::string
+  describeRequirements(ArrayRef<std::string> requirements) const override {
+    for (StringRef line : requirements)
+      if (line.consume_front(kCudaSmPrefix)) {
+        unsigned sm = 0;
+        if (!line.getAsInteger(10, sm))
+          return "needs a GPU of compute capability " +
+                 std::to_string(sm / 10) + "." + std::to_string(sm % 10) +
+                 " or newer";
+      }
+    return "";
+  }
+};
+} // namespace
+
+std::unique_ptr<TargetBackend> mlir::lmopt::cuda::createCudaTargetBackend() {
+  return std::make_unique<CudaTargetBackend>();
+}
+
+void mlir::lmopt::cuda::registerCudaTargetBackend() {
+  registerTargetBackend(createCudaTargetBackend());
+}
