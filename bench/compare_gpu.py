@@ -114,16 +114,25 @@ def main():
     parser.add_argument("--runs", type=int, default=50)
     parser.add_argument("--dtype", default="float32", choices=["float32"])
     parser.add_argument("--lmopt-args", default="",
-                        help="extra lmopt-run flags (e.g. --tf32)")
+                        help="extra lmopt-run flags (e.g. --no-record-runs)")
+    parser.add_argument("--tf32", action="store_true",
+                        help="f32 matrix products on TF32 tensor cores, on both "
+                             "sides (lmopt-run --tf32)")
     args = parser.parse_args()
 
     import torch
+
+    torch.backends.cuda.matmul.allow_tf32 = args.tf32
+    torch.backends.cudnn.allow_tf32 = args.tf32
+    if args.tf32:
+        args.lmopt_args += " --tf32"
     from make_models import build
 
     model, names, _ = build(args.model)
     model = model.eval().to("cuda", dtype=getattr(torch, args.dtype))
     print(f"device: {torch.cuda.get_device_name()}, torch {torch.__version__}, "
-          f"model {args.model} ({args.dtype})")
+          f"model {args.model} ({args.dtype}{', TF32' if args.tf32 else ''}), "
+          f"lmopt-run flags: {args.lmopt_args.strip() or 'none'}")
     print(f"{'batch':>5}  {'torch eager':>11}  {'torch graph':>11}  "
           f"{'lmopt':>9}  {'lmopt/graph':>11}  {'lmopt/eager':>11}")
     for batch in [int(b) for b in args.batches.split(",")]:

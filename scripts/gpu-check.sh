@@ -228,6 +228,10 @@ run() {
         --bundle "$work/bench/bert_base.lmopt" --model bert_base \
         --inputs "$work/bench/bert_base.b{batch}.inputs.npz" --lmopt-args="--random-weights 1" \
         2>&1 | tee -a "$out/bench.txt" || failed=1
+    PYTHONUNBUFFERED=1 timeout 200 python3 "$root/bench/compare_gpu.py" --lmopt-run "$work/bin/lmopt-run" \
+        --bundle "$work/bench/bert_base.lmopt" --model bert_base --tf32 --rounds 2 \
+        --inputs "$work/bench/bert_base.b{batch}.inputs.npz" --lmopt-args="--random-weights 1" \
+        2>&1 | tee -a "$out/bench.txt" || failed=1
   fi
   return $failed
 }
