@@ -10,6 +10,7 @@
 
 #include "lmopt/Target/CPU/CpuTarget.h"
 #include "lmopt/Target/Common/AttentionPlan.h"
+#include "lmopt/Target/Common/LibrarySteps.h"
 #include "GatherPlan.h" // and QuantPlan.h
 #include "lmopt/Target/CPU/KernelPipeline.h"
 #include "lmopt/Target/CPU/KernelCodegen.h"
@@ -48,14 +49,8 @@ static bool isF32(Value value) {
 /// The role of an op that is not a constant, or a diagnostic naming why
 /// the CPU cannot run it.
 static FailureOr<OpRole> classifyForCpu(Operation *op, bool symbolic) {
-  std::string node = describeNode(op->getLoc());
   auto unsupported = [&](const Twine &why) {
-    InFlightDiagnostic diag = op->emitError()
-                              << "no CPU lowering for '" << op->getName()
-                              << "' (node '" << node << "')";
-    if (!why.isTriviallyEmpty())
-      diag << ": " << why;
-    return failure();
+    return reportNoLowering(op, "CPU", why);
   };
   // A storage cast of a constant may read sub-byte integers (i4 weights),
   // which are stored under the cast's quantized type.
@@ -110,20 +105,6 @@ static FailureOr<OpRole> classifyForCpu(Operation *op, bool symbolic) {
 // Library steps
 //===----------------------------------------------------------------------===//
 
-static LogicalResult emitLinear(LinearOp op, PlanEmitter &emitter) {
-  FailureOr<rt::PlanStep *> added = emitter.addLibraryStep(
-      op, op->getOperands(), op.getOutput(), rt::StepKind::Linear);
-  if (failed(added))
-    return failure();
-  rt::PlanStep &step = **added;
-  PlanEmitter::addIntAttr(step, "transpose_weight", op.getTransposeWeight());
-  PlanEmitter::addIntAttr(step, "activation",
-                          static_cast<int64_t>(op.getActivation()));
-  PlanEmitter::addIntAttr(step, "has_bias", op.getBias() != nullptr);
-  PlanEmitter::addIntAttr(step, "has_residual", op.getResidual() != nullptr);
-  return success();
-}
-
 /// The step and its repacked constants come from QuantPlan.cpp.
 static LogicalResult emitQuantLinear(LinearOp op, PlanEmitter &emitter) {
   std::string name = describeNode(op.getLoc());
@@ -155,31 +136,12 @@ static LogicalResult emitQuantLinear(LinearOp op, PlanEmitter &emitter) {
   return success();
 }
 
-/// The step's operands and attributes come from AttentionPlan.cpp.
-static LogicalResult emitAttention(AttentionOp op, PlanEmitter &emitter) {
-  AttentionLowering lowering = lowerAttention(op);
-  FailureOr<rt::PlanStep *> added = emitter.addLibraryStep(
-      op, lowering.operands, op.getOutput(), rt::StepKind::Attention);
+static LogicalResult emitGather(GatherOp op, PlanEmitter &emitter) {
+  FailureOr<rt::PlanStep *> added = emitGatherStep(op, emitter);
   if (failed(added))
     return failure();
-  (*added)->attrs = std::move(lowering.attrs);
-  return success();
-}
-
-static LogicalResult emitGather(GatherOp op, PlanEmitter &emitter) {
+  rt::PlanStep &step = **added;
   std::string name = describeNode(op.getLoc());
-  FailureOr<uint32_t> data = emitter.getTensor(op.getData());
-  FailureOr<uint32_t> indices = emitter.getTensor(op.getIndices());
-  if (failed(data) || failed(indices))
-    return failure();
-  uint32_t output = emitter.addResult(op.getOutput(), name);
-  rt::PlanStep &step = emitter.addStep(rt::StepKind::Gather, name);
-  step.operands = {*data, *indices};
-  step.results = {output};
-  int64_t axis = op.getAxis();
-  if (axis < 0)
-    axis += llvm::cast<RankedTensorType>(op.getData().getType()).getRank();
-  PlanEmitter::addIntAttr(step, "axis", axis);
   // A quantized table's row scales are a third operand (GatherPlan.cpp).
   if (!isQuantizedGather(op))
     return success();
@@ -221,17 +183,13 @@ public:
     return llvm::TypeSwitch<Operation *, LogicalResult>(op)
         .Case([&](LinearOp linear) {
           return isQuantizedLinear(linear) ? emitQuantLinear(linear, emitter)
-                                           : emitLinear(linear, emitter);
+                                           : emitLinearStep(linear, emitter);
         })
         .Case([&](AttentionOp attention) {
-          return emitAttention(attention, emitter);
+          return emitAttentionStep(attention, emitter);
         })
         .Case([&](GatherOp gather) { return emitGather(gather, emitter); })
-        .Case([&](MatMulOp matmul) {
-          return success(succeeded(emitter.addLibraryStep(
-              matmul, matmul->getOperands(), matmul.getResult(),
-              rt::StepKind::MatMul)));
-        })
+        .Case([&](MatMulOp matmul) { return emitMatMulStep(matmul, emitter); })
         .Default([](Operation *) -> LogicalResult {
           llvm_unreachable("the CPU classified no other op a library step");
         });

@@ -13,9 +13,9 @@
 #include "lmopt/Target/CUDA/KernelCodegen.h"
 
 #include "lmopt/Dialect/Lmopt/IR/LmoptOps.h"
-#include "lmopt/Support/FusionReport.h"
 #include "lmopt/Target/Common/AttentionPlan.h"
 #include "lmopt/Target/Common/DevicePlacement.h"
+#include "lmopt/Target/Common/LibrarySteps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Quant/IR/Quant.h"
@@ -54,14 +54,8 @@ static bool isGemmFloat(Value value) {
 }
 
 static FailureOr<OpRole> classifyForCuda(Operation *op, bool symbolic) {
-  std::string node = describeNode(op->getLoc());
   auto unsupported = [&](const Twine &why) {
-    InFlightDiagnostic diag = op->emitError()
-                              << "no CUDA lowering for '" << op->getName()
-                              << "' (node '" << node << "')";
-    if (!why.isTriviallyEmpty())
-      diag << ": " << why;
-    return failure();
+    return reportNoLowering(op, "CUDA", why);
   };
   if (std::string why =
           describeUnplannableType(op, symbolic, /*operands=*/true);
@@ -109,47 +103,6 @@ static FailureOr<OpRole> classifyForCuda(Operation *op, bool symbolic) {
 }
 
 //===----------------------------------------------------------------------===//
-// Library steps (the operands and attributes the CPU's steps read)
-//===----------------------------------------------------------------------===//
-
-static LogicalResult emitLinear(LinearOp op, PlanEmitter &emitter) {
-  FailureOr<rt::PlanStep *> added = emitter.addLibraryStep(
-      op, op->getOperands(), op.getOutput(), rt::StepKind::Linear);
-  if (failed(added))
-    return failure();
-  rt::PlanStep &step = **added;
-  PlanEmitter::addIntAttr(step, "transpose_weight", op.getTransposeWeight());
-  PlanEmitter::addIntAttr(step, "activation",
-                          static_cast<int64_t>(op.getActivation()));
-  PlanEmitter::addIntAttr(step, "has_bias", op.getBias() != nullptr);
-  PlanEmitter::addIntAttr(step, "has_residual", op.getResidual() != nullptr);
-  return success();
-}
-
-static LogicalResult emitAttention(AttentionOp op, PlanEmitter &emitter) {
-  AttentionLowering lowering = lowerAttention(op);
-  FailureOr<rt::PlanStep *> added = emitter.addLibraryStep(
-      op, lowering.operands, op.getOutput(), rt::StepKind::Attention);
-  if (failed(added))
-    return failure();
-  (*added)->attrs = std::move(lowering.attrs);
-  return success();
-}
-
-static LogicalResult emitGather(GatherOp op, PlanEmitter &emitter) {
-  FailureOr<rt::PlanStep *> added =
-      emitter.addLibraryStep(op, {op.getData(), op.getIndices()},
-                             op.getOutput(), rt::StepKind::Gather);
-  if (failed(added))
-    return failure();
-  int64_t axis = op.getAxis();
-  if (axis < 0)
-    axis += llvm::cast<RankedTensorType>(op.getData().getType()).getRank();
-  PlanEmitter::addIntAttr(**added, "axis", axis);
-  return success();
-}
-
-//===----------------------------------------------------------------------===//
 // CudaTargetBackend
 //===----------------------------------------------------------------------===//
 
@@ -174,16 +127,14 @@ public:
 
   LogicalResult emitStep(Operation *op, PlanEmitter &emitter) const override {
     return llvm::TypeSwitch<Operation *, LogicalResult>(op)
-        .Case([&](LinearOp linear) { return emitLinear(linear, emitter); })
+        .Case([&](LinearOp linear) { return emitLinearStep(linear, emitter); })
         .Case([&](AttentionOp attention) {
-          return emitAttention(attention, emitter);
+          return emitAttentionStep(attention, emitter);
         })
-        .Case([&](GatherOp gather) { return emitGather(gather, emitter); })
-        .Case([&](MatMulOp matmul) {
-          return success(succeeded(emitter.addLibraryStep(
-              matmul, matmul->getOperands(), matmul.getResult(),
-              rt::StepKind::MatMul)));
+        .Case([&](GatherOp gather) {
+          return success(succeeded(emitGatherStep(gather, emitter)));
         })
+        .Case([&](MatMulOp matmul) { return emitMatMulStep(matmul, emitter); })
         .Default([](Operation *) -> LogicalResult {
           llvm_unreachable("the GPU classified no other op a library step");
         });

@@ -1,0 +1,65 @@
+//===- LibrarySteps.cpp - The library steps every target emits alike ------===//
+
+#include "lmopt/Target/Common/LibrarySteps.h"
+
+#include "lmopt/Support/FusionReport.h"
+#include "lmopt/Target/Common/AttentionPlan.h"
+
+using namespace mlir;
+using namespace mlir::lmopt;
+namespace rt = ::lmopt::runtime;
+
+LogicalResult mlir::lmopt::reportNoLowering(Operation *op, StringRef target,
+                                            const Twine &why) {
+  InFlightDiagnostic diag = op->emitError()
+                            << "no " << target << " lowering for '"
+                            << op->getName() << "' (node '"
+                            << describeNode(op->getLoc()) << "')";
+  if (!why.isTriviallyEmpty())
+    diag << ": " << why;
+  return diag;
+}
+
+LogicalResult mlir::lmopt::emitLinearStep(LinearOp op, PlanEmitter &emitter) {
+  FailureOr<rt::PlanStep *> added = emitter.addLibraryStep(
+      op, op->getOperands(), op.getOutput(), rt::StepKind::Linear);
+  if (failed(added))
+    return failure();
+  rt::PlanStep &step = **added;
+  PlanEmitter::addIntAttr(step, "transpose_weight", op.getTransposeWeight());
+  PlanEmitter::addIntAttr(step, "activation",
+                          static_cast<int64_t>(op.getActivation()));
+  PlanEmitter::addIntAttr(step, "has_bias", op.getBias() != nullptr);
+  PlanEmitter::addIntAttr(step, "has_residual", op.getResidual() != nullptr);
+  return success();
+}
+
+LogicalResult mlir::lmopt::emitAttentionStep(AttentionOp op,
+                                             PlanEmitter &emitter) {
+  AttentionLowering lowering = lowerAttention(op);
+  FailureOr<rt::PlanStep *> added = emitter.addLibraryStep(
+      op, lowering.operands, op.getOutput(), rt::StepKind::Attention);
+  if (failed(added))
+    return failure();
+  (*added)->attrs = std::move(lowering.attrs);
+  return success();
+}
+
+FailureOr<rt::PlanStep *> mlir::lmopt::emitGatherStep(GatherOp op,
+                                                      PlanEmitter &emitter) {
+  FailureOr<rt::PlanStep *> added =
+      emitter.addLibraryStep(op, {op.getData(), op.getIndices()},
+                             op.getOutput(), rt::StepKind::Gather);
+  if (failed(added))
+    return failure();
+  int64_t axis = op.getAxis();
+  if (axis < 0)
+    axis += llvm::cast<RankedTensorType>(op.getData().getType()).getRank();
+  PlanEmitter::addIntAttr(**added, "axis", axis);
+  return added;
+}
+
+LogicalResult mlir::lmopt::emitMatMulStep(MatMulOp op, PlanEmitter &emitter) {
+  return success(succeeded(emitter.addLibraryStep(
+      op, op->getOperands(), op.getResult(), rt::StepKind::MatMul)));
+}
