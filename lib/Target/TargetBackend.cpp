@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "lmopt/Target/TargetBackend.h"
+#include "lmopt/Target/Common/AttentionPlan.h"
 
 #include "llvm/ADT/StringMap.h"
 
@@ -17,7 +18,10 @@ using namespace mlir::lmopt;
 
 TargetBackend::~TargetBackend() = default;
 
-Value TargetBackend::getViewSource(Value) const { return nullptr; }
+Value TargetBackend::getViewSource(Value value) const {
+  std::optional<AttentionView> view = getAttentionView(value);
+  return view ? view->source : nullptr;
+}
 
 void TargetBackend::rewritePlan(TargetPlan &, const TargetOptions &) const {}
 

@@ -70,7 +70,9 @@ public:
 
   /// For a value that library steps read in place in a wider buffer (a
   /// result of an op classified View, or one a kernel group computes):
-  /// that buffer's value. Null otherwise (the default).
+  /// that buffer's value. Null otherwise. The default reads the attention
+  /// steps' views (AttentionPlan.h), which every target's attention step
+  /// takes.
   virtual Value getViewSource(Value value) const;
 
   /// Emits the step(s) of `op`, classified LibraryStep, through `emitter`.

@@ -174,11 +174,6 @@ public:
     return classifyForCpu(op, symbolic);
   }
 
-  Value getViewSource(Value value) const override {
-    std::optional<AttentionView> view = getAttentionView(value);
-    return view ? view->source : nullptr;
-  }
-
   LogicalResult emitStep(Operation *op, PlanEmitter &emitter) const override {
     return llvm::TypeSwitch<Operation *, LogicalResult>(op)
         .Case([&](LinearOp linear) {
