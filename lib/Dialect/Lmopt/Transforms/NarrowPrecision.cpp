@@ -302,8 +302,13 @@ struct NarrowPrecisionPass
 
     SmallVector<Operation *> candidates;
     getOperation()->walk([&](Operation *op) {
-      if (isIslandCandidate(op))
-        candidates.push_back(op);
+      if (!isIslandCandidate(op))
+        return;
+      // The cache's f32 state is read in place (KvCacheEntries.h).
+      if (auto attention = dyn_cast<AttentionOp>(op);
+          attention && attention.getKvHeadsSplit() && keepKvCacheAttention)
+        return;
+      candidates.push_back(op);
     });
     IslandBuilder builder(half);
     for (Operation *op : candidates) {

@@ -110,4 +110,18 @@ func.func @negative_not_f32(%h: tensor<2x4xf16>, %wh: tensor<4x4xf16>, %x: tenso
   return %0, %1, %2, %3 : tensor<2x4xf16>, tensor<2x4xf32>, tensor<2x4xi64>, tensor<2x4xf32>
 }
 
-// REPORT: half_precision 7 0
+// REPORT: half_precision 8 0
+
+// -----
+
+// kv_heads_split attention (a decoder reading its key/value cache) is an
+// island unless keep-kv-cache-attention leaves it f32 for an f32 cache.
+// RUN: lmopt-opt %s -lmopt-narrow-precision="keep-kv-cache-attention=true" -split-input-file | FileCheck %s --check-prefix=KV
+// CHECK-LABEL: func @kv_split_attention
+// CHECK: lmopt.attention {{.*}} -> tensor<1x1x8x{{b?}}f16>
+// KV-LABEL: func @kv_split_attention
+// KV: lmopt.attention {{.*}} : (tensor<1x1x8xf32>, tensor<1x2x5x4xf32>, tensor<1x2x5x4xf32>) -> tensor<1x1x8xf32>
+func.func @kv_split_attention(%q: tensor<1x1x8xf32>, %k: tensor<1x2x5x4xf32>, %v: tensor<1x2x5x4xf32>) -> tensor<1x1x8xf32> {
+  %a = lmopt.attention %q, %k, %v {num_heads = 2 : i64, kv_heads_split = true, causal = true} : (tensor<1x1x8xf32>, tensor<1x2x5x4xf32>, tensor<1x2x5x4xf32>) -> tensor<1x1x8xf32>
+  return %a : tensor<1x1x8xf32>
+}

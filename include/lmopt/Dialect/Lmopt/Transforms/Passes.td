@@ -298,6 +298,8 @@ def NarrowPrecisionPass : Pass<"lmopt-narrow-precision"> {
       below the ops that only move elements (`reshape`, `squeeze`,
       `unsqueeze`, `transpose`, `slice`, `split`), and `cast(cast(x : f16 ->
       f32) : f32 -> f16)` is `x` (exact: f32 holds every f16 and bf16 value).
+    * With `keep-kv-cache-attention`, attention with `kv_heads_split` (a
+      decoder reading its key/value cache) stays `f32`.
     * Ops with a non-f32 float operand or result (quantized linears, models
       already in half precision, integer matmuls) are left as they are.
 
@@ -309,7 +311,12 @@ def NarrowPrecisionPass : Pass<"lmopt-narrow-precision"> {
   let dependentDialects = ["::mlir::lmopt::LmoptDialect"];
   let options = [
     Option<"dtype", "dtype", "std::string", "\"f16\"",
-           "The islands' element type: f16 or bf16">
+           "The islands' element type: f16 or bf16">,
+    Option<"keepKvCacheAttention", "keep-kv-cache-attention", "bool",
+           "false",
+           "Leave attention with kv_heads_split f32: lmopt-compile "
+           "--kv-cache keeps its key/value cache as f32 state, which the "
+           "attention step reads in place">
   ];
   let statistics = [
     Statistic<"numLinears", "linears", "Linears narrowed">,
