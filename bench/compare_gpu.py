@@ -12,6 +12,10 @@ the table gives per engine the median of the rounds' medians and the ratio
 lmopt / PyTorch-with-graph. Runs on the GPU machine: needs torch with CUDA
 and transformers, not lmopt's build.
 
+`--dtype float16` / `bfloat16` runs PyTorch in that dtype, for a bundle
+compiled with `--precision=fp16` / `bf16`. `--bundle` may hold `{batch}`
+(one static-shape bundle per batch).
+
 usage: bench/compare_gpu.py --lmopt-run BIN --bundle B.lmopt
                             --inputs 'bench/models/NAME.b{batch}.inputs.npz'
                             [--model bert_gpu_small] [--batches 1,8,32]
@@ -112,7 +116,9 @@ def main():
     parser.add_argument("--batches", default="1,8,32")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--runs", type=int, default=50)
-    parser.add_argument("--dtype", default="float32", choices=["float32"])
+    parser.add_argument("--dtype", default="float32",
+                        choices=["float32", "float16", "bfloat16"],
+                        help="PyTorch's dtype (match the bundle's --precision)")
     parser.add_argument("--lmopt-args", default="",
                         help="extra lmopt-run flags (e.g. --no-record-runs)")
     parser.add_argument("--tf32", action="store_true",
@@ -144,7 +150,8 @@ def main():
             e, g = torch_timings(model, feeds, args.runs, torch)
             eager.append(e)
             graphed.append(g)
-            ours.append(lmopt_p50([args.lmopt_run, args.bundle, "--inputs", path,
+            bundle = args.bundle.format(batch=batch)
+            ours.append(lmopt_p50([args.lmopt_run, bundle, "--inputs", path,
                                    "--bench", str(args.runs), "--warmup", "5"]
                                   + args.lmopt_args.split()))
         e, g, o = (statistics.median(v) for v in (eager, graphed, ours))

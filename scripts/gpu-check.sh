@@ -52,6 +52,19 @@ FIXTURES=(
 # 1e-3 relative; TF32 is off unless asked for).
 RTOL=1e-3
 ATOL=1e-4
+# The same fixtures with --precision=fp16 / bf16 (linears and attention in
+# half precision, docs/cuda-backend.md "Precision"), against onnxruntime's
+# f32 outputs at the issue's half-precision tolerance. On the CPU's
+# reference evaluator (test/e2e/half_precision.test) they use at most 0.12
+# of it, except GPT-2 in bf16 (0.87).
+HALF_FIXTURES=()
+for precision in fp16 bf16; do
+  for model in bert distilbert roberta minilm gpt2 gpt2_past; do
+    HALF_FIXTURES+=("${model}_$precision|$model|--precision=$precision --input-shapes-from $fixtures/$model.inputs.npz|$model.inputs.npz|$model.ref.npz")
+  done
+done
+HALF_RTOL=2e-2
+HALF_ATOL=2e-2
 
 log() { echo "gpu-check: $*" >&2; }
 
@@ -71,7 +84,7 @@ prepare() {
   done
   set +e
   local failed=0
-  for line in "${FIXTURES[@]}"; do
+  for line in "${FIXTURES[@]}" "${HALF_FIXTURES[@]}"; do
     IFS='|' read -r name model flags _ _ <<<"$line"
     # shellcheck disable=SC2086
     if "$build/bin/lmopt-compile" "$fixtures/$model.onnx" --target=cuda $flags \
@@ -82,15 +95,20 @@ prepare() {
       failed=1
     fi
   done
-  if "$build/bin/lmopt-compile" "$fixtures/gpt2_lm_past.onnx" --target=cuda \
-      --kv-cache=32 --max-shape input_ids:2x8 \
-      -o "$stage/bundles/gpt2_lm_past_kv.lmopt" \
-      >"$stage/bundles/gpt2_lm_past_kv.log" 2>&1; then
-    log "compiled gpt2_lm_past_kv"
-  else
-    log "FAILED to compile gpt2_lm_past_kv: $(grep -m1 error "$stage/bundles/gpt2_lm_past_kv.log")"
-    failed=1
-  fi
+  # The cache generation, in f32 and with half-precision linears (the
+  # attention on the f32 cache stays f32).
+  for precision in fp32 fp16 bf16; do
+    local kv=gpt2_lm_past_kv
+    [[ $precision == fp32 ]] || kv=gpt2_lm_past_kv_$precision
+    if "$build/bin/lmopt-compile" "$fixtures/gpt2_lm_past.onnx" --target=cuda \
+        --kv-cache=32 --max-shape input_ids:2x8 --precision=$precision \
+        -o "$stage/bundles/$kv.lmopt" >"$stage/bundles/$kv.log" 2>&1; then
+      log "compiled $kv"
+    else
+      log "FAILED to compile $kv: $(grep -m1 error "$stage/bundles/$kv.log")"
+      failed=1
+    fi
+  done
   # The bench model (bench/make_models.py --only bert_gpu_small), one bundle
   # for batches 1 to 32 at sequence 128.
   local bench=$root/bench/models
@@ -107,6 +125,27 @@ prepare() {
     failed=1
   fi
   cp "$bench"/bert_gpu_small.b*.inputs.npz "$stage/bench/"
+  # The bench models in fp16, one static-shape bundle per batch (a layer
+  # norm feeding both the residual and an f16 linear does not compile with
+  # bounded dynamic shapes yet), weights left out: timed with random
+  # weights against PyTorch in float16.
+  local batch model
+  for model in bert_gpu_small bert_base; do
+    [[ -f $bench/$model.onnx ]] || continue
+    for batch in 1 8 32; do
+      if "$build/bin/lmopt-compile" "$bench/$model.onnx" --target=cuda \
+          --precision=fp16 --omit-weights --input-shape input_ids:${batch}x128 \
+          --input-shape attention_mask:${batch}x128 \
+          --input-shape token_type_ids:${batch}x128 \
+          -o "$stage/bench/$model.fp16.b$batch.lmopt" \
+          >"$stage/bench/$model.fp16.b$batch.log" 2>&1; then
+        log "compiled $model fp16 batch $batch (weights omitted)"
+      else
+        log "FAILED to compile $model fp16 batch $batch: $(grep -m1 error "$stage/bench/$model.fp16.b$batch.log")"
+        failed=1
+      fi
+    done
+  done
   # BERT-base at full size, its weights left out (--omit-weights: random
   # values at load time, which time like trained ones; 64 MiB travel).
   if [[ -f $bench/bert_base.onnx ]] && "$build/bin/lmopt-compile" \
@@ -176,10 +215,12 @@ run() {
       --gtest_color=no >"$out/gtest.log" 2>&1 || failed=1
   grep -E '^\[  (PASSED|FAILED|SKIPPED) |^\[==========\]' "$out/gtest.log" | tail -n 20
 
-  log "fixtures against onnxruntime (rtol $RTOL, atol $ATOL)"
+  log "fixtures against onnxruntime (f32: rtol $RTOL, atol $ATOL; fp16/bf16: rtol $HALF_RTOL, atol $HALF_ATOL)"
   : >"$out/fixtures.log"
-  for line in "${FIXTURES[@]}"; do
+  local half=${#FIXTURES[@]} index=0 rtol atol
+  for line in "${FIXTURES[@]}" "${HALF_FIXTURES[@]}"; do
     IFS='|' read -r name _ _ inputs ref <<<"$line"
+    if ((index++ < half)); then rtol=$RTOL atol=$ATOL; else rtol=$HALF_RTOL atol=$HALF_ATOL; fi
     local bundle=$work/bundles/$name.lmopt
     if [[ ! -f $bundle ]]; then
       echo "NOT COMPILED $name: $(grep -m1 error "$work/bundles/$name.log")" | tee -a "$out/fixtures.log"
@@ -187,22 +228,27 @@ run() {
       continue
     fi
     if result=$(timeout 60 "$work/bin/lmopt-run" "$bundle" --inputs "$fixtures/$inputs" \
-        --compare "$fixtures/$ref" --rtol $RTOL --atol $ATOL 2>&1); then
+        --compare "$fixtures/$ref" --rtol $rtol --atol $atol 2>&1); then
       echo "ok   $name: $(echo "$result" | tail -n1)" | tee -a "$out/fixtures.log"
     else
       echo "FAIL $name: $result" | tee -a "$out/fixtures.log"
       failed=1
     fi
   done
-  local kv=$work/bundles/gpt2_lm_past_kv.lmopt
-  if [[ -f $kv ]] && result=$(timeout 60 "$work/bin/lmopt-run" "$kv" --generate 12 \
-      --prompt "$fixtures/gpt2_lm_past.generate.npz" \
-      --compare "$fixtures/gpt2_lm_past.generate.npz" --rtol $RTOL --atol $ATOL 2>&1); then
-    echo "ok   gpt2_lm_past_kv generate: $(echo "$result" | tail -n1)" | tee -a "$out/fixtures.log"
-  else
-    echo "FAIL gpt2_lm_past_kv generate: ${result:-not compiled}" | tee -a "$out/fixtures.log"
-    failed=1
-  fi
+  local kvname
+  for kvname in gpt2_lm_past_kv gpt2_lm_past_kv_fp16 gpt2_lm_past_kv_bf16; do
+    local kv=$work/bundles/$kvname.lmopt
+    if [[ $kvname == gpt2_lm_past_kv ]]; then rtol=$RTOL atol=$ATOL; else rtol=$HALF_RTOL atol=$HALF_ATOL; fi
+    result=""
+    if [[ -f $kv ]] && result=$(timeout 60 "$work/bin/lmopt-run" "$kv" --generate 12 \
+        --prompt "$fixtures/gpt2_lm_past.generate.npz" \
+        --compare "$fixtures/gpt2_lm_past.generate.npz" --rtol $rtol --atol $atol 2>&1); then
+      echo "ok   $kvname generate: $(echo "$result" | tail -n1)" | tee -a "$out/fixtures.log"
+    else
+      echo "FAIL $kvname generate: ${result:-not compiled}" | tee -a "$out/fixtures.log"
+      failed=1
+    fi
+  done
 
   log "profile of the bench model (batch 8)"
   timeout 60 "$work/bin/lmopt-run" "$work/bench/bert_gpu_small.lmopt" \
@@ -233,6 +279,15 @@ run() {
         --inputs "$work/bench/bert_base.b{batch}.inputs.npz" --lmopt-args="--random-weights 1" \
         2>&1 | tee -a "$out/bench.txt" || failed=1
   fi
+  local model
+  for model in bert_gpu_small bert_base; do
+    [[ -f $work/bench/$model.fp16.b1.lmopt ]] || continue
+    log "bench $model in fp16 against PyTorch in float16"
+    PYTHONUNBUFFERED=1 timeout 200 python3 "$root/bench/compare_gpu.py" --lmopt-run "$work/bin/lmopt-run" \
+        --bundle "$work/bench/$model.fp16.b{batch}.lmopt" --model $model --dtype float16 \
+        --inputs "$work/bench/$model.b{batch}.inputs.npz" --lmopt-args="--random-weights 1" \
+        2>&1 | tee -a "$out/bench.txt" || failed=1
+  done
   return $failed
 }
 

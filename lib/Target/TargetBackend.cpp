@@ -25,6 +25,34 @@ Value TargetBackend::getViewSource(Value value) const {
 
 void TargetBackend::rewritePlan(TargetPlan &, const TargetOptions &) const {}
 
+llvm::Error TargetBackend::checkPrecision(const TargetOptions &options) const {
+  if (options.precision == Precision::FP32)
+    return llvm::Error::success();
+  return llvm::createStringError(
+      "--precision=" + stringifyPrecision(options.precision) +
+      " is not supported by --target=" + getName() + "; it runs fp32 only");
+}
+
+StringRef mlir::lmopt::stringifyPrecision(Precision precision) {
+  switch (precision) {
+  case Precision::FP32:
+    return "fp32";
+  case Precision::FP16:
+    return "fp16";
+  case Precision::BF16:
+    return "bf16";
+  }
+  llvm_unreachable("unknown precision");
+}
+
+std::optional<Precision> mlir::lmopt::parsePrecision(StringRef name) {
+  for (Precision precision :
+       {Precision::FP32, Precision::FP16, Precision::BF16})
+    if (name == stringifyPrecision(precision))
+      return precision;
+  return std::nullopt;
+}
+
 static llvm::StringMap<std::unique_ptr<TargetBackend>> &getRegistry() {
   static llvm::StringMap<std::unique_ptr<TargetBackend>> registry;
   return registry;

@@ -72,6 +72,12 @@ static cl::opt<std::string>
                       "kernels are compiled for (sm_80, sm_90, ...; default "
                       "sm_90); the bundle is refused on older GPUs"),
              cl::init("sm_90"), cl::cat(category));
+static cl::opt<std::string> precision(
+    "precision",
+    cl::desc("--target=cuda: what the linears, matmuls and attention "
+             "compute in: fp32 (default), fp16 or bf16 (weights converted at "
+             "compile time; norms, softmax and residual sums stay f32)"),
+    cl::value_desc("fp32|fp16|bf16"), cl::init("fp32"), cl::cat(category));
 static cl::list<std::string>
     inputShapes("input-shape",
                 cl::desc("For .onnx input: pin the shape of a graph input, "
@@ -288,7 +294,8 @@ static FailureOr<OwningOpRef<ModuleOp>> importModel(MLIRContext &context,
     return mlir::lmopt::importONNXModel(context, inputFile, options);
   }
   if (!inputShapes.empty() || !inputShapesFrom.empty()) {
-    llvm::errs() << "error: --input-shape and --input-shapes-from apply to .onnx models; a .mlir "
+    llvm::errs() << "error: --input-shape and --input-shapes-from apply to "
+                    ".onnx models; a .mlir "
                     "model states its shapes in @main's signature\n";
     return failure();
   }
@@ -503,9 +510,17 @@ int main(int argc, char **argv) {
                 llvm::Twine(char(optLevel)) + "; use -O0 to -O3");
   if (outputFile.empty() && !dumpPlan && !dumpKernels)
     return fail("no output file; pass -o model.lmopt (or --dump-plan)");
+  std::optional<mlir::lmopt::Precision> precisionValue =
+      mlir::lmopt::parsePrecision(precision);
+  if (!precisionValue)
+    return fail("--precision: unknown precision '" + precision +
+                "'; use fp32, fp16 or bf16");
   // Quantization flags (QuantizeFlags.cpp).
   std::optional<mlir::lmopt::quantization::QuantizeDriverOptions> quantize;
   if (lmopt_compile::isQuantizationRequested()) {
+    if (*precisionValue != mlir::lmopt::Precision::FP32)
+      return fail("--precision=" + precision +
+                  " and --quantize both choose the linears' types; give one");
     quantize = lmopt_compile::getQuantizeDriverOptions();
     if (llvm::Error error =
             mlir::lmopt::quantization::checkQuantizeOptions(*quantize))
@@ -572,6 +587,7 @@ int main(int argc, char **argv) {
     options.target.cudaSmVersion = sm;
   }
   options.target.fuseRowQuantization = !noFuseRowQuantization;
+  options.target.precision = *precisionValue;
   if (kvCache > 0)
     options.kvCache = mlir::lmopt::KvCacheOptions{kvCache, *bounds};
   options.plan.maxShapes = std::move(*bounds);

@@ -21,6 +21,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,16 @@ class OpPassManager;
 } // namespace mlir
 
 namespace mlir::lmopt {
+
+/// The element type the matrix products and attention compute in
+/// (`lmopt-compile --precision`); everything else stays f32.
+enum class Precision { FP32, FP16, BF16 };
+
+/// "fp32", "fp16", "bf16": the flag's spelling, also written in the meta.
+StringRef stringifyPrecision(Precision precision);
+
+/// The precision `name` spells, if any.
+std::optional<Precision> parsePrecision(StringRef name);
 
 /// Every target's options in one struct, so that a tool fills it once from
 /// its flags. Fields named after a target apply to that target only.
@@ -44,6 +55,8 @@ struct TargetOptions {
   /// cuda: the compute capability (major * 10 + minor) the generated
   /// kernels are compiled for (`--cuda-arch=sm_90`).
   unsigned cudaSmVersion = 90;
+  /// Half precision: lmopt-narrow-precision runs after optimization.
+  Precision precision = Precision::FP32;
 };
 
 class TargetBackend {
@@ -56,6 +69,10 @@ public:
   virtual StringRef getDescription() const = 0;
   /// The runtime device the plan's steps and kernels run on ("cpu").
   virtual StringRef getDeviceName() const = 0;
+
+  /// An error when the target cannot run `options.precision` (saying what
+  /// to use instead). The default runs f32 only.
+  virtual llvm::Error checkPrecision(const TargetOptions &options) const;
 
   //===--------------------------------------------------------------------===//
   // Plan building (lmopt/Target/Common/PlanBuilder.h)

@@ -9,11 +9,11 @@
 //===----------------------------------------------------------------------===//
 
 #include "lmopt/Target/CPU/CpuTarget.h"
+#include "GatherPlan.h" // and QuantPlan.h
+#include "lmopt/Target/CPU/KernelCodegen.h"
+#include "lmopt/Target/CPU/KernelPipeline.h"
 #include "lmopt/Target/Common/AttentionPlan.h"
 #include "lmopt/Target/Common/LibrarySteps.h"
-#include "GatherPlan.h" // and QuantPlan.h
-#include "lmopt/Target/CPU/KernelPipeline.h"
-#include "lmopt/Target/CPU/KernelCodegen.h"
 
 #include "lmopt/Dialect/Lmopt/IR/LmoptOps.h"
 #include "lmopt/Support/FusionReport.h"
@@ -172,6 +172,18 @@ public:
 
   FailureOr<OpRole> classify(Operation *op, bool symbolic) const override {
     return classifyForCpu(op, symbolic);
+  }
+
+  llvm::Error checkPrecision(const TargetOptions &options) const override {
+    if (options.precision == Precision::FP32)
+      return llvm::Error::success();
+    // The CPU's half-precision form is the weight-only linear of
+    // lmopt-quantize (f32 bias, result and arithmetic around it).
+    StringRef name = stringifyPrecision(options.precision);
+    return llvm::createStringError(
+        "--precision=" + name +
+        " is for --target=cuda; on the CPU use --quantize=" + name +
+        " (half-precision linear weights, f32 everywhere else)");
   }
 
   LogicalResult emitStep(Operation *op, PlanEmitter &emitter) const override {

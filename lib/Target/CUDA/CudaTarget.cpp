@@ -47,10 +47,24 @@ static Type elementTypeOf(Value value) {
   return llvm::cast<ShapedType>(value.getType()).getElementType();
 }
 
-/// f32, f16 or bf16: what cuBLASLt's steps take.
-static bool isGemmFloat(Value value) {
-  Type type = elementTypeOf(value);
+/// f32, f16 or bf16: what cuBLASLt's steps and the attention kernel take.
+static bool isGemmFloat(Type type) {
   return type.isF32() || type.isF16() || type.isBF16();
+}
+
+/// Whether `values` (null ones skipped) all have one element type that
+/// isGemmFloat accepts: the GPU's library steps take no mixed types.
+static bool shareGemmFloat(ArrayRef<Value> values) {
+  Type common;
+  for (Value value : values) {
+    if (!value)
+      continue;
+    Type type = elementTypeOf(value);
+    if (!isGemmFloat(type) || (common && type != common))
+      return false;
+    common = type;
+  }
+  return true;
 }
 
 static FailureOr<OpRole> classifyForCuda(Operation *op, bool symbolic) {
@@ -67,18 +81,29 @@ static FailureOr<OpRole> classifyForCuda(Operation *op, bool symbolic) {
     return OpRole::View;
   if (auto linear = dyn_cast<LinearOp>(op)) {
     if (linear.getInputQuantization() != InputQuantization::none ||
-        !isGemmFloat(linear.getInput()) || !isGemmFloat(linear.getWeight()) ||
-        elementTypeOf(linear.getInput()) != elementTypeOf(linear.getWeight()))
+        !shareGemmFloat({linear.getInput(), linear.getWeight(),
+                         linear.getBias(), linear.getResidual(),
+                         linear.getOutput()}))
       return unsupported("quantized and mixed-precision linears run on the "
-                         "CPU only so far; the GPU takes f32, f16 or bf16 "
-                         "input and weight of one type");
+                         "CPU only so far; the GPU takes an input, weight, "
+                         "bias, residual and result of one type, f32, f16 "
+                         "or bf16 (--precision=fp16 makes them f16)");
     return OpRole::LibraryStep;
   }
   if (auto attention = dyn_cast<AttentionOp>(op)) {
-    if (!elementTypeOf(attention.getQuery()).isF32() ||
-        !elementTypeOf(attention.getKey()).isF32() ||
-        !elementTypeOf(attention.getValue()).isF32())
-      return unsupported("only f32 attention runs on the GPU so far");
+    if (!shareGemmFloat({attention.getQuery(), attention.getKey(),
+                         attention.getValue(), attention.getOutput()}))
+      return unsupported("the GPU's attention takes a query, key, value and "
+                         "result of one type, f32, f16 or bf16");
+    if (Value mask = attention.getMask(); mask &&
+                                          !elementTypeOf(mask).isF32() &&
+                                          !elementTypeOf(mask).isInteger(1)) {
+      std::string type;
+      llvm::raw_string_ostream(type) << elementTypeOf(mask);
+      return unsupported("the GPU's attention takes an f32 (additive) or i1 "
+                         "mask, got " +
+                         type);
+    }
     return OpRole::LibraryStep;
   }
   if (auto gather = dyn_cast<GatherOp>(op)) {
@@ -88,8 +113,7 @@ static FailureOr<OpRole> classifyForCuda(Operation *op, bool symbolic) {
     return OpRole::LibraryStep;
   }
   if (auto matmul = dyn_cast<MatMulOp>(op)) {
-    if (!isGemmFloat(matmul.getLhs()) ||
-        elementTypeOf(matmul.getLhs()) != elementTypeOf(matmul.getRhs()))
+    if (!shareGemmFloat({matmul.getLhs(), matmul.getRhs(), matmul.getResult()}))
       return unsupported("the GPU's matmuls take f32, f16 or bf16 operands "
                          "of one type");
     return OpRole::LibraryStep;
@@ -118,6 +142,10 @@ public:
 
   FailureOr<OpRole> classify(Operation *op, bool symbolic) const override {
     return classifyForCuda(op, symbolic);
+  }
+
+  llvm::Error checkPrecision(const TargetOptions &) const override {
+    return llvm::Error::success(); // fp32, fp16 and bf16
   }
 
   LogicalResult emitStep(Operation *op, PlanEmitter &emitter) const override {

@@ -79,7 +79,9 @@ std::optional<AttentionView> mlir::lmopt::getAttentionView(Value value) {
   auto sourceType = llvm::dyn_cast<RankedTensorType>(source.getType());
   auto viewType = llvm::dyn_cast<RankedTensorType>(value.getType());
   if (!sourceType || !viewType || sourceType.getRank() != 3 ||
-      viewType.getRank() != 3 || !sourceType.getElementType().isF32() ||
+      viewType.getRank() != 3 ||
+      sourceType.getElementType() != viewType.getElementType() ||
+      !llvm::isa<FloatType>(sourceType.getElementType()) ||
       ShapedType::isDynamic(sourceType.getShape()[2]) ||
       ShapedType::isDynamic(viewType.getShape()[2]))
     return std::nullopt;

@@ -49,6 +49,7 @@ std::string mlir::lmopt::buildMetaJSON(const BundlePlan &bundle,
       {"inputs", describeValues(plan, plan.inputs)},
       {"outputs", describeValues(plan, plan.outputs)},
       {"fusions", llvm::json::Object(meta.fusions)},
+      {"precision", meta.precision},
   };
   if (meta.weightsOmitted)
     root["weights_omitted"] = true;

@@ -116,6 +116,13 @@ void CompileObserver::kernelsCompiled(const CompiledKernels &, StringRef) {}
 LogicalResult CompileDriver::optimize(ModuleOp module) const {
   PassManager pm(module.getContext());
   buildLmoptOptimizePipeline(pm);
+  if (options.target.precision != Precision::FP32) {
+    NarrowPrecisionPassOptions narrow;
+    narrow.dtype = options.target.precision == Precision::FP16 ? "f16" : "bf16";
+    // An f16 cache would need f16 states; the cache stays f32 for now.
+    narrow.keepKvCacheAttention = options.kvCache.has_value();
+    pm.addPass(createNarrowPrecisionPass(narrow));
+  }
   return pm.run(module);
 }
 
@@ -213,6 +220,8 @@ private:
 llvm::Expected<PlanSummary>
 CompileDriver::run(ModuleOp module, CompileObserver &observer) const {
   PhaseClock clock;
+  if (llvm::Error error = backend.checkPrecision(options.target))
+    return std::move(error);
   if (failed(optimize(module)))
     return makeDiagnosedError();
   observer.phaseDone(2, "optimize", clock.lap(), "");
@@ -222,6 +231,7 @@ CompileDriver::run(ModuleOp module, CompileObserver &observer) const {
   meta.modelName = options.modelName;
   meta.target = backend.getName().str();
   meta.fusions = std::move(fusions.counts);
+  meta.precision = stringifyPrecision(options.target.precision).str();
   if (llvm::Error error = observer.beforePlan(module, meta))
     return std::move(error);
 

@@ -25,7 +25,7 @@
 // CHECK: section weights kind 2 size {{[0-9]+}} align 64
 // CHECK-NOT: section kernels
 // CHECK: plan magic LMOPTPLN
-// CHECK: meta {"fusions": {{.*}}, "inputs": [{"dims": [2, 3], "dtype": "i64", "name": "ids"}], "lmopt_version": "{{.*}}", "model": "linear-bundle", "outputs": [{"dims": [2, 3, 4], "dtype": "f32", "name": "hidden"}], "target": "cpu"}
+// CHECK: meta {"fusions": {{.*}}, "inputs": [{"dims": [2, 3], "dtype": "i64", "name": "ids"}], "lmopt_version": "{{.*}}", "model": "linear-bundle", "outputs": [{"dims": [2, 3, 4], "dtype": "f32", "name": "hidden"}], "precision": "fp32", "target": "cpu"}
 
 // REPORT: "fusions": {
 // REPORT: "plan": {

@@ -35,7 +35,8 @@ struct AttentionView {
 
 /// The view `value` is, when it is a result of `lmopt.split` or a unit-step
 /// `lmopt.slice` with constant bounds, both along the last axis of a rank-3
-/// f32 tensor whose last dim is static, and every use of it is the query,
+/// float tensor (f32, f16 or bf16, the view's own type) whose last dim is
+/// static, and every use of it is the query,
 /// key or value of an `lmopt.attention` (key and value only without
 /// kv_heads_split) or an op that reads only its dims (`lmopt.shape`,
 /// `lmopt.size`). Otherwise nullopt: a kernel copies the slice out.

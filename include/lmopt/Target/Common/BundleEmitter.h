@@ -33,6 +33,9 @@ struct BundleMeta {
   std::string target;
   /// {kind: {"fused": n, "near_misses": m}} from the fusion report.
   llvm::json::Object fusions;
+  /// What the matrix products and attention compute in ("fp32", "fp16",
+  /// "bf16": lmopt-compile --precision).
+  std::string precision = "fp32";
   /// Written as "weights_omitted": true (lmopt-compile --omit-weights).
   bool weightsOmitted = false;
 };

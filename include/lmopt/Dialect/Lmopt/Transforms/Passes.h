@@ -43,6 +43,11 @@ void populateFuseLayerNormPatterns(RewritePatternSet &patterns);
 /// fusion in the fusion report.
 void populateFuseSkipLayerNormPatterns(RewritePatternSet &patterns);
 
+/// Cancels the casts between half-precision islands: sinks widening casts
+/// from f16/bf16 below ops that only move elements, and folds
+/// `narrow(widen(x))` to `x`.
+void populateNarrowPrecisionCleanupPatterns(RewritePatternSet &patterns);
+
 /// The default inference pipeline: dropout elimination, folding, CSE.
 void buildLmoptOptimizePipeline(OpPassManager &pm);
 

@@ -274,6 +274,61 @@ def FoldQuantizedLinearPass : Pass<"lmopt-fold-quantized-linear"> {
                            "::mlir::quant::QuantDialect"];
 }
 
+def NarrowPrecisionPass : Pass<"lmopt-narrow-precision"> {
+  let summary = "Run f32 linears, matmuls and attention in f16 or bf16";
+  let description = [{
+    Turns every `lmopt.linear`, `lmopt.matmul` and `lmopt.attention` whose
+    float operands and results are all `f32` into a half-precision island:
+    those operands become `dtype` (attention's mask keeps its type: the
+    attention steps read an f32 or `i1` mask with any query type), the op
+    computes in `dtype` (a linear's bias and residual included, as the GPU's
+    matrix products take them), and each result is cast back to `f32`.
+    Everything else stays `f32`; the casts are elementwise ops that kernel
+    generation fuses into the neighbouring kernels.
+
+    * Constant operands (`dense` or `dense_resource` f32) are converted here,
+      rounding to nearest even, into a new `dense_resource` constant; no cast
+      of a weight is left for run time. A constant with a finite value
+      beyond `dtype`'s range (65504 for f16) would become infinite: its op
+      stays `f32`, with a warning naming the element (fusion report: a near
+      miss of kind `half_precision`).
+    * Each value is cast to `dtype` once, right after its definition, so
+      every island reading it shares the cast.
+    * Between islands the casts cancel: a widening cast from f16/bf16 sinks
+      below the ops that only move elements (`reshape`, `squeeze`,
+      `unsqueeze`, `transpose`, `slice`, `split`), and `cast(cast(x : f16 ->
+      f32) : f32 -> f16)` is `x` (exact: f32 holds every f16 and bf16 value).
+    * With `keep-kv-cache-attention`, attention with `kv_heads_split` (a
+      decoder reading its key/value cache) stays `f32`.
+    * Ops with a non-f32 float operand or result (quantized linears, models
+      already in half precision, integer matmuls) are left as they are.
+
+    Each island is recorded as `half_precision` in the fusion report.
+    Precondition: the fusion passes (`lmopt-fuse-linear`,
+    `lmopt-fuse-attention`): what has not fused stays f32 except matmuls.
+    The result runs on `lmopt-compile --target=cuda` (`--precision`).
+  }];
+  let dependentDialects = ["::mlir::lmopt::LmoptDialect"];
+  let options = [
+    Option<"dtype", "dtype", "std::string", "\"f16\"",
+           "The islands' element type: f16 or bf16">,
+    Option<"keepKvCacheAttention", "keep-kv-cache-attention", "bool",
+           "false",
+           "Leave attention with kv_heads_split f32: lmopt-compile "
+           "--kv-cache keeps its key/value cache as f32 state, which the "
+           "attention step reads in place">
+  ];
+  let statistics = [
+    Statistic<"numLinears", "linears", "Linears narrowed">,
+    Statistic<"numMatmuls", "matmuls", "Matmuls narrowed">,
+    Statistic<"numAttentions", "attentions", "Attentions narrowed">,
+    Statistic<"numOutOfRange", "kept-out-of-range",
+              "Ops kept f32: a constant operand beyond the type's range">,
+    Statistic<"numConstants", "constants-converted",
+              "Constant operands converted at compile time">
+  ];
+}
+
 def TestPrintSymbolicShapesPass
     : Pass<"lmopt-test-print-symbolic-shapes", "::mlir::func::FuncOp"> {
   let summary = "Print the symbolic dims of every op result, as remarks";
