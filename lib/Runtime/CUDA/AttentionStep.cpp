@@ -11,8 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "CudaStep.h"
-#include "CudaStepChecker.h"
+#include "CudaExecutors.h"
 #include "Kernels/KernelParams.cuh"
 
 #include <algorithm>
@@ -62,11 +61,11 @@ public:
                              lmopt_kernels::kAttentionThreads, 1, 1,
                              sharedBytes, env.stream, args, nullptr));
     const unsigned rows = unsigned(p.batch * p.heads * p.queryLength);
-    if (Status st = api.check(
-            "cuLaunchKernel (attention decode)",
-            api.cuLaunchKernel(main, rows, unsigned(p.splits), 1,
-                               lmopt_kernels::kDecodeThreads, 1, 1, 0,
-                               env.stream, args, nullptr));
+    if (Status st =
+            api.check("cuLaunchKernel (attention decode)",
+                      api.cuLaunchKernel(main, rows, unsigned(p.splits), 1,
+                                         lmopt_kernels::kDecodeThreads, 1, 1, 0,
+                                         env.stream, args, nullptr));
         !st || p.splits == 1)
       return st;
     return api.check("cuLaunchKernel (attention combine)",
@@ -104,8 +103,7 @@ struct Shape {
 } // namespace
 
 /// Reads `<role>_offset` and `<role>_row_stride` (absent: dense).
-static Status getView(const CudaStepChecker &c, const std::string &role,
-                      View &view) {
+static Status getView(const CudaCheck &c, const std::string &role, View &view) {
   std::string offsetName = role + "_offset", strideName = role + "_row_stride";
   bool hasOffset = c.step.findAttr(offsetName) != nullptr;
   bool hasStride = c.step.findAttr(strideName) != nullptr;
@@ -127,7 +125,7 @@ static Status getView(const CudaStepChecker &c, const std::string &role,
 }
 
 /// A [B, S, H*D] operand, or the buffer [B, S, row_stride] its view reads.
-static Status expectRows(const CudaStepChecker &c, const char *role,
+static Status expectRows(const CudaCheck &c, const char *role,
                          const PlanTensor &t, const View &view, int64_t batch,
                          int64_t length, int64_t width) {
   bool isQuery = std::string(role) == "query";
@@ -149,13 +147,12 @@ static Status expectRows(const CudaStepChecker &c, const char *role,
 
 /// A key or value that is a view of a state is read at the state's
 /// capacity along `axis`; 0 for a dense operand.
-static Status getCapacity(const CudaStepChecker &c, const char *role,
-                          const PlanTensor &t, size_t axis,
-                          int64_t &capacity) {
+static Status getCapacity(const CudaCheck &c, const char *role,
+                          const PlanTensor &t, size_t axis, int64_t &capacity) {
   capacity = 0;
   if (t.storage != TensorStorage::State)
     return Status::ok();
-  const PlanState &state = c.context.program.states[size_t(t.offset)];
+  const PlanState &state = c.program.states[size_t(t.offset)];
   for (size_t d = 1; d < t.dims.size(); ++d)
     if (d != axis && t.dims[d] != state.dims[d])
       return c.error(std::string(role) + " " + describe(t) +
@@ -171,7 +168,7 @@ static Status getCapacity(const CudaStepChecker &c, const char *role,
 }
 
 /// Attributes, operand dtypes and dims, as the CPU reads them.
-static Status readShape(const CudaStepChecker &c, Shape &s) {
+static Status readShape(const CudaCheck &c, Shape &s) {
   if (Status st = c.expectAttrs(
           {"num_heads", "scale", "causal", "kv_heads_split", "zero_masked_rows",
            "query_offset", "query_row_stride", "key_offset", "key_row_stride",
@@ -188,9 +185,10 @@ static Status readShape(const CudaStepChecker &c, Shape &s) {
     return st;
   if (Status st = c.getFlag("zero_masked_rows", s.zeroMaskedRows); !st)
     return st;
-  for (auto [role, view] : {std::pair<const char *, View *>{"query", &s.queryView},
-                            {"key", &s.keyView},
-                            {"value", &s.valueView}})
+  for (auto [role, view] :
+       {std::pair<const char *, View *>{"query", &s.queryView},
+        {"key", &s.keyView},
+        {"value", &s.valueView}})
     if (Status st = getView(c, role, *view); !st)
       return st;
   if (s.kvHeadsSplit && (s.keyView.rowStride || s.valueView.rowStride))
@@ -210,9 +208,10 @@ static Status readShape(const CudaStepChecker &c, Shape &s) {
       query.dtype != DType::BF16)
     return c.error("query " + describe(query) + " has dtype " +
                    dtypeName(query.dtype) + "; expected f32, f16 or bf16");
-  for (auto [role, t] : {std::pair<const char *, const PlanTensor *>{"key", &key},
-                         {"value", &value},
-                         {"output", &output}})
+  for (auto [role, t] :
+       {std::pair<const char *, const PlanTensor *>{"key", &key},
+        {"value", &value},
+        {"output", &output}})
     if (t->dtype != query.dtype)
       return c.error(std::string(role) + " " + describe(*t) + " has dtype " +
                      dtypeName(t->dtype) + "; expected " +
@@ -248,8 +247,8 @@ static Status readShape(const CudaStepChecker &c, Shape &s) {
     if (Status st = c.expectDims("value", value, kvDims, layout); !st)
       return st;
   } else {
-    if (Status st = expectRows(c, "key", key, s.keyView, s.batch, s.keyLength,
-                               width);
+    if (Status st =
+            expectRows(c, "key", key, s.keyView, s.batch, s.keyLength, width);
         !st)
       return st;
     if (Status st = expectRows(c, "value", value, s.valueView, s.batch,
@@ -257,9 +256,9 @@ static Status readShape(const CudaStepChecker &c, Shape &s) {
         !st)
       return st;
   }
-  if (Status st = c.expectDims("output", output,
-                               {s.batch, s.queryLength, width},
-                               "[B, Sq, H*D], the query's rows");
+  if (Status st =
+          c.expectDims("output", output, {s.batch, s.queryLength, width},
+                       "[B, Sq, H*D], the query's rows");
       !st)
     return st;
   size_t kvAxis = s.kvHeadsSplit ? 2 : 1;
@@ -270,14 +269,14 @@ static Status readShape(const CudaStepChecker &c, Shape &s) {
 
 /// Sizes, scale and the kernels' limits (the CPU's AttentionStep::create
 /// checks, and what the grid and 32-bit row numbers allow).
-static Status checkSizes(const CudaStepChecker &c, const Shape &s) {
-  const std::string sizes =
-      "batch " + std::to_string(s.batch) + ", heads " +
-      std::to_string(s.heads) + ", query length " +
-      std::to_string(s.queryLength) + ", key length " +
-      std::to_string(s.keyLength) + ", head dim " + std::to_string(s.headDim);
-  if (s.batch <= 0 || s.heads <= 0 || s.queryLength <= 0 ||
-      s.keyLength <= 0 || s.headDim <= 0)
+static Status checkSizes(const CudaCheck &c, const Shape &s) {
+  const std::string sizes = "batch " + std::to_string(s.batch) + ", heads " +
+                            std::to_string(s.heads) + ", query length " +
+                            std::to_string(s.queryLength) + ", key length " +
+                            std::to_string(s.keyLength) + ", head dim " +
+                            std::to_string(s.headDim);
+  if (s.batch <= 0 || s.heads <= 0 || s.queryLength <= 0 || s.keyLength <= 0 ||
+      s.headDim <= 0)
     return c.error("sizes must be positive, got " + sizes,
                    StatusCode::InvalidArgument);
   if (s.headDim > kMaxHeadDim)
@@ -301,8 +300,7 @@ static Status checkSizes(const CudaStepChecker &c, const Shape &s) {
 
 /// Reads the mask operand: its kind and its element strides over
 /// [B, H, Sq, Sk] (numpy broadcasting, aligned on the right).
-static Status readMask(const CudaStepChecker &c, const Shape &s,
-                       AttentionParams &p) {
+static Status readMask(const CudaCheck &c, const Shape &s, AttentionParams &p) {
   p.maskKind = lmopt_kernels::kMaskNone;
   if (c.step.operands.size() != 4)
     return Status::ok();
@@ -343,25 +341,12 @@ static const char *kernelDType(DType dtype) {
   return dtype == DType::F16 ? "f16" : dtype == DType::BF16 ? "bf16" : "f32";
 }
 
-static Status getFunction(const CudaStepEnv &env, const CudaStepChecker &c,
-                          const std::string &name, CUfunction &out) {
-  if (!env.runtimeKernels)
-    return c.error("the CUDA device has not loaded the runtime's kernels",
-                   StatusCode::DeviceError);
-  if (Status st = env.api.check(
-          "cuModuleGetFunction",
-          env.api.cuModuleGetFunction(&out, env.runtimeKernels, name.c_str()));
-      !st)
-    return c.error("kernel '" + name + "': " + st.message(), st.code());
-  return Status::ok();
-}
-
 /// Picks the decode kernel's key splits so that rows x splits fills the
 /// device about twice over, each split at least kMinKeysPerSplit keys.
 static void chooseSplits(const CudaStepEnv &env, int64_t rows, int64_t keys,
                          AttentionParams &p) {
-  int64_t target = 2 * int64_t(env.multiprocessors > 0 ? env.multiprocessors
-                                                       : 132);
+  int64_t target =
+      2 * int64_t(env.multiprocessors > 0 ? env.multiprocessors : 132);
   int64_t splits = std::max<int64_t>(1, (target + rows - 1) / rows);
   splits = std::min({splits, kMaxDecodeSplits,
                      std::max<int64_t>(1, keys / kMinKeysPerSplit)});
@@ -373,10 +358,11 @@ static void chooseSplits(const CudaStepEnv &env, int64_t rows, int64_t keys,
   p.splits = int((keys + perSplit - 1) / perSplit);
 }
 
-Status lmopt::runtime::cuda::createAttentionStep(
-    const CudaStepEnv &env, const StepBuildContext &context,
-    const PlanStep &step, std::unique_ptr<StepExecutor> &out) {
-  CudaStepChecker c(context, step);
+Status
+lmopt::runtime::cuda::buildAttentionStep(const CudaCheck &c,
+                                         std::unique_ptr<StepExecutor> &out) {
+  const CudaStepEnv &env = c.env;
+  const PlanStep &step = c.step;
   Shape s;
   if (Status st = readShape(c, s); !st)
     return st;
@@ -385,8 +371,6 @@ Status lmopt::runtime::cuda::createAttentionStep(
   auto exec = std::make_unique<CudaAttentionExecutor>(env);
   AttentionParams &p = exec->params;
   if (Status st = readMask(c, s, p); !st)
-    return st;
-  if (Status st = c.checkTensors(); !st)
     return st;
 
   const int64_t width = s.heads * s.headDim;
@@ -428,15 +412,16 @@ Status lmopt::runtime::cuda::createAttentionStep(
   exec->output = step.results[0];
 
   const int paddedDim = s.headDim <= 32 ? 32 : s.headDim <= 64 ? 64 : 128;
-  const std::string suffix = std::string(kernelDType(dtype)) + "_d" +
-                             std::to_string(paddedDim);
+  const std::string suffix =
+      std::string(kernelDType(dtype)) + "_d" + std::to_string(paddedDim);
   exec->decode = s.queryLength <= kDecodeMaxRows;
   if (!exec->decode) {
-    if (Status st = getFunction(env, c, "lmopt_attention_prefill_" + suffix,
-                                exec->main);
+    if (Status st =
+            c.runtimeKernel("lmopt_attention_prefill_" + suffix, exec->main);
         !st)
       return st;
-    exec->sharedBytes = unsigned(lmopt_kernels::attentionSharedBytes(paddedDim));
+    exec->sharedBytes =
+        unsigned(lmopt_kernels::attentionSharedBytes(paddedDim));
     if (Status st = env.api.check(
             "cuFuncSetAttribute (dynamic shared memory)",
             env.api.cuFuncSetAttribute(
@@ -448,15 +433,15 @@ Status lmopt::runtime::cuda::createAttentionStep(
                          " bytes of shared memory per block: " + st.message(),
                      StatusCode::Unsupported);
   } else {
-    if (Status st = getFunction(env, c, "lmopt_attention_decode_" + suffix,
-                                exec->main);
+    if (Status st =
+            c.runtimeKernel("lmopt_attention_decode_" + suffix, exec->main);
         !st)
       return st;
     const int64_t rows = s.batch * s.heads * s.queryLength;
     chooseSplits(env, rows, s.keyLength, p);
     if (p.splits > 1) {
-      if (Status st = getFunction(env, c, "lmopt_attention_combine_" + suffix,
-                                  exec->combine);
+      if (Status st = c.runtimeKernel("lmopt_attention_combine_" + suffix,
+                                      exec->combine);
           !st)
         return st;
       size_t bytes = size_t(rows) * size_t(p.splits) *

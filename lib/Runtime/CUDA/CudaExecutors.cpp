@@ -24,9 +24,17 @@ static Status runError(const std::string &label, const CudaApi &api,
                        label + ": " + api.describe(call, result));
 }
 
-static std::string stepLabel(const CudaCheck &c) {
-  return "bundle '" + c.source + "': " + stepKindName(c.step.kind) + " step '" +
-         c.step.name + "'";
+Status CudaCheck::runtimeKernel(const std::string &name,
+                                CUfunction &out) const {
+  if (!env.runtimeKernels)
+    return error("the CUDA device has not loaded the runtime's kernels",
+                 StatusCode::DeviceError);
+  if (Status st = api.check(
+          "cuModuleGetFunction",
+          api.cuModuleGetFunction(&out, env.runtimeKernels, name.c_str()));
+      !st)
+    return error("kernel '" + name + "': " + st.message(), st.code());
+  return Status::ok();
 }
 
 //===----------------------------------------------------------------------===//
@@ -99,7 +107,7 @@ lmopt::runtime::cuda::buildKernelStep(const CudaCheck &c,
   exec->function = kernel.function;
   exec->blockSize = info.blockSize;
   exec->sharedBytes = info.sharedBytes;
-  exec->label = stepLabel(c);
+  exec->label = c.label();
   exec->ids = c.step.operands;
   exec->ids.insert(exec->ids.end(), c.step.results.begin(),
                    c.step.results.end());
@@ -211,7 +219,7 @@ Status lmopt::runtime::cuda::buildCopyStep(const CudaCheck &c,
   exec->from = c.step.operands[0];
   exec->to = c.step.results[0];
   exec->bytes = size_t(from.byteSize());
-  exec->label = stepLabel(c);
+  exec->label = c.label();
   out = std::move(exec);
   return Status::ok();
 }
@@ -307,7 +315,7 @@ lmopt::runtime::cuda::buildAppendStep(const CudaCheck &c,
   exec->stream = c.env.stream;
   exec->value = c.step.operands[0];
   exec->state = c.step.results[0];
-  exec->label = stepLabel(c);
+  exec->label = c.label();
   out = std::move(exec);
   auto *append = static_cast<AppendExecutor *>(out.get());
   if (value.elementCount() == 0)

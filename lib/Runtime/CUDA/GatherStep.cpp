@@ -11,8 +11,7 @@
 
 #include "GatherStep.h"
 
-#include "CudaStep.h"
-#include "CudaStepChecker.h"
+#include "CudaExecutors.h"
 #include "Kernels/KernelParams.cuh"
 
 #include <algorithm>
@@ -99,8 +98,7 @@ Status CudaGatherExecutor::run(void *const *tensors) const {
   p.data = tensors[data];
   p.indices = tensors[indices];
   p.out = tensors[output];
-  p.scales =
-      scales < 0 ? nullptr : static_cast<const float *>(tensors[scales]);
+  p.scales = scales < 0 ? nullptr : static_cast<const float *>(tensors[scales]);
   CUfunction kernel = dequantKernel;
   int64_t units = rowBytes;
   if (!dequantize) {
@@ -151,16 +149,16 @@ Status lmopt::runtime::cuda::checkGatherErrors(const CudaApi &api,
   if (it == r.streams.end())
     return Status::ok();
   int64_t record[3] = {-1, 0, 0};
-  if (Status st = api.check("cuMemcpyDtoH (gather error record)",
-                            api.cuMemcpyDtoH(record, it->second.record,
-                                             kErrorRecordBytes));
+  if (Status st = api.check(
+          "cuMemcpyDtoH (gather error record)",
+          api.cuMemcpyDtoH(record, it->second.record, kErrorRecordBytes));
       !st)
     return st;
   if (record[0] < 0)
     return Status::ok();
-  if (Status st = api.check(
-          "cuMemsetD8 (gather error record)",
-          api.cuMemsetD8(it->second.record, 0xff, kErrorRecordBytes));
+  if (Status st =
+          api.check("cuMemsetD8 (gather error record)",
+                    api.cuMemsetD8(it->second.record, 0xff, kErrorRecordBytes));
       !st)
     return st;
   auto step = it->second.steps.find(record[2]);
@@ -169,11 +167,11 @@ Status lmopt::runtime::cuda::checkGatherErrors(const CudaApi &api,
                          "a gather step (since destroyed) met index " +
                              std::to_string(record[1]) + " out of range");
   const GatherInfo &g = step->second;
-  std::string range = g.axisSize == 0
-                          ? "axis " + std::to_string(g.axis) +
-                                " has size 0, no index is valid"
-                          : "valid range [" + std::to_string(-g.axisSize) +
-                                ", " + std::to_string(g.axisSize - 1) + "]";
+  std::string range =
+      g.axisSize == 0
+          ? "axis " + std::to_string(g.axis) + " has size 0, no index is valid"
+          : "valid range [" + std::to_string(-g.axisSize) + ", " +
+                std::to_string(g.axisSize - 1) + "]";
   return Status::error(
       StatusCode::InvalidArgument,
       "bundle '" + g.source + "': gather step '" + g.name + "': index " +
@@ -194,8 +192,7 @@ static bool product(const std::vector<int64_t> &dims, size_t begin, size_t end,
 }
 
 /// Operands, attributes and dims, as the CPU's buildGather.
-static Status checkGather(const CudaStepChecker &c, bool &rowScales,
-                          int64_t &axis) {
+static Status checkGather(const CudaCheck &c, bool &rowScales, int64_t &axis) {
   if (Status st = c.expectAttrs({"axis", "row_scales"}); !st)
     return st;
   if (Status st = c.getFlag("row_scales", rowScales); !st)
@@ -245,23 +242,9 @@ static Status checkGather(const CudaStepChecker &c, bool &rowScales,
                       "data[:axis] + indices + data[axis+1:]");
 }
 
-static Status getKernel(const CudaStepEnv &env, const CudaStepChecker &c,
-                        const char *name, CUfunction &out) {
-  if (!env.runtimeKernels)
-    return c.error("the CUDA device has not loaded the runtime's kernels",
-                   StatusCode::DeviceError);
-  if (Status st = env.api.check(
-          "cuModuleGetFunction",
-          env.api.cuModuleGetFunction(&out, env.runtimeKernels, name));
-      !st)
-    return c.error("kernel '" + std::string(name) + "': " + st.message(),
-                   st.code());
-  return Status::ok();
-}
-
 /// Gives the executor an id and the stream's error record (allocated and
 /// cleared with the stream's first gather step).
-static Status registerStep(const CudaStepChecker &c, CudaGatherExecutor &exec,
+static Status registerStep(const CudaCheck &c, CudaGatherExecutor &exec,
                            GatherInfo info) {
   Registry &r = registry();
   std::lock_guard<std::mutex> lock(r.mutex);
@@ -288,15 +271,13 @@ static Status registerStep(const CudaStepChecker &c, CudaGatherExecutor &exec,
   return Status::ok();
 }
 
-Status lmopt::runtime::cuda::createGatherStep(
-    const CudaStepEnv &env, const StepBuildContext &context,
-    const PlanStep &step, std::unique_ptr<StepExecutor> &out) {
-  CudaStepChecker c(context, step);
+Status
+lmopt::runtime::cuda::buildGatherStep(const CudaCheck &c,
+                                      std::unique_ptr<StepExecutor> &out) {
+  const PlanStep &step = c.step;
   bool rowScales = false;
   int64_t axis = 0;
   if (Status st = checkGather(c, rowScales, axis); !st)
-    return st;
-  if (Status st = c.checkTensors(); !st)
     return st;
   const PlanTensor &data = c.operand(0), &indices = c.operand(1);
   const size_t a = size_t(axis);
@@ -311,7 +292,7 @@ Status lmopt::runtime::cuda::createGatherStep(
                        ", indices " + formatDims(indices.dims),
                    StatusCode::InvalidArgument);
 
-  auto exec = std::make_unique<CudaGatherExecutor>(env);
+  auto exec = std::make_unique<CudaGatherExecutor>(c.env);
   GatherParams &p = exec->params;
   p.outer = outer;
   p.count = count;
@@ -326,7 +307,7 @@ Status lmopt::runtime::cuda::createGatherStep(
   if (rowScales) {
     exec->scales = step.operands[2];
     if (Status st =
-            getKernel(env, c, "lmopt_gather_dequant_i8", exec->dequantKernel);
+            c.runtimeKernel("lmopt_gather_dequant_i8", exec->dequantKernel);
         !st)
       return st;
   } else {
@@ -334,10 +315,10 @@ Status lmopt::runtime::cuda::createGatherStep(
         "lmopt_gather_rows_u1", "lmopt_gather_rows_u2", "lmopt_gather_rows_u4",
         "lmopt_gather_rows_u8", "lmopt_gather_rows_u16"};
     for (int i = 0; i < 5; ++i)
-      if (Status st = getKernel(env, c, kNames[i], exec->copyKernels[i]); !st)
+      if (Status st = c.runtimeKernel(kNames[i], exec->copyKernels[i]); !st)
         return st;
   }
-  GatherInfo info{context.source, step.name, axis, data.dims[a], indices.dims};
+  GatherInfo info{c.source, step.name, axis, data.dims[a], indices.dims};
   if (Status st = registerStep(c, *exec, std::move(info)); !st)
     return st;
   out = std::move(exec);
