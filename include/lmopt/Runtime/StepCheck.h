@@ -4,7 +4,10 @@
 // results and attributes, wording messages ("bundle '<source>': <kind> step
 // '<name>': <what is wrong>"), and the checks that hold for every kind on
 // every device (state views, aliasing). A device's own checker derives from
-// it and adds its context (the CPU's StepChecker).
+// it and adds its context (the CPU's StepChecker, the GPU's CudaCheck).
+// The checks of one step kind that every device shares are here too (gather,
+// append) or beside it (AttentionCheck.h, MatMulCheck.h); a device adds
+// only its own rules (the dtypes it runs, its kernels' limits).
 //
 //===----------------------------------------------------------------------===//
 
@@ -75,6 +78,25 @@ public:
   const std::string &source;
   const PlanStep &step;
 };
+
+/// A device's rule for the dtype of a step's first operand (`role`: "input",
+/// "lhs"), which the step's other tensors must then share: the CPU runs f32,
+/// a GPU f32, f16 or bf16.
+using DTypeRule = Status (*)(const StepCheck &c, const std::string &role,
+                             const PlanTensor &t);
+
+/// A gather step (ONNX Gather; with `row_scales`, an int8 table whose rows
+/// are dequantized by one f32 scale each).
+struct GatherShape {
+  int64_t axis = 0;
+  bool rowScales = false;
+};
+/// Attributes, operand and result counts, dtypes and dims of a gather step.
+Status checkGatherStep(const StepCheck &c, GatherShape &out);
+
+/// An append step: `axis`, and a value that fits the last rows of the state
+/// view it writes along it.
+Status checkAppendStep(const StepCheck &c, int64_t &axis);
 
 } // namespace lmopt::runtime
 

@@ -1,9 +1,9 @@
 //===- GatherStep.cpp - ONNX Gather on the CUDA device --------------------===//
 //
-// Checks a gather step as the CPU does (Executor.cpp's buildGather and
-// GatherStep::create) and enqueues one kernel (Kernels/Gather.cuh): rows
-// copied in the widest unit that the row size and the addresses allow, or
-// int8 rows dequantized with their f32 scales (row_scales). Indices out of
+// Checks a gather step as every device does (checkGatherStep) and enqueues
+// one kernel (Kernels/Gather.cuh): rows copied in the widest unit that the
+// row size and the addresses allow, or int8 rows dequantized with their f32
+// scales (row_scales). Indices out of
 // range are recorded on the device and reported by checkGatherErrors
 // (GatherStep.h) after the device synchronizes.
 //
@@ -191,57 +191,6 @@ static bool product(const std::vector<int64_t> &dims, size_t begin, size_t end,
   return true;
 }
 
-/// Operands, attributes and dims, as the CPU's buildGather.
-static Status checkGather(const CudaCheck &c, bool &rowScales, int64_t &axis) {
-  if (Status st = c.expectAttrs({"axis", "row_scales"}); !st)
-    return st;
-  if (Status st = c.getFlag("row_scales", rowScales); !st)
-    return st;
-  if (Status st = rowScales ? c.expectCounts(3, "data, indices, scales", 1)
-                            : c.expectCounts(2, "data, indices", 1);
-      !st)
-    return st;
-  const PlanTensor &data = c.operand(0), &indices = c.operand(1),
-                   &output = c.result(0);
-  if (Status st = c.getInt("axis", axis); !st)
-    return st;
-  if (data.dims.empty())
-    return c.error("data " + describe(data) + " is a scalar");
-  if (axis < 0 || axis >= int64_t(data.dims.size()))
-    return c.error("attribute 'axis' is " + std::to_string(axis) +
-                   "; expected a value in [0, " +
-                   std::to_string(data.dims.size()) + ")");
-  if (indices.dtype != DType::I32 && indices.dtype != DType::I64)
-    return c.error("indices " + describe(indices) + " have dtype " +
-                   dtypeName(indices.dtype) + "; expected i32 or i64");
-  if (dtypeSize(data.dtype) == 0)
-    return c.error("data " + describe(data) + " has no element size");
-  if (rowScales) {
-    if (axis != 0)
-      return c.error("a row-quantized table is gathered along axis 0, got "
-                     "attribute 'axis' " +
-                     std::to_string(axis));
-    if (Status st = c.expectDType("data", data, DType::I8); !st)
-      return st;
-    const PlanTensor &scales = c.operand(2);
-    if (Status st = c.expectDType("scales", scales, DType::F32); !st)
-      return st;
-    if (Status st = c.expectDims("scales", scales, {data.dims[0]},
-                                 "one per row of data");
-        !st)
-      return st;
-  }
-  if (Status st =
-          c.expectDType("output", output, rowScales ? DType::F32 : data.dtype);
-      !st)
-    return st;
-  std::vector<int64_t> outDims(data.dims.begin(), data.dims.begin() + axis);
-  outDims.insert(outDims.end(), indices.dims.begin(), indices.dims.end());
-  outDims.insert(outDims.end(), data.dims.begin() + axis + 1, data.dims.end());
-  return c.expectDims("output", output, outDims,
-                      "data[:axis] + indices + data[axis+1:]");
-}
-
 /// Gives the executor an id and the stream's error record (allocated and
 /// cleared with the stream's first gather step).
 static Status registerStep(const CudaCheck &c, CudaGatherExecutor &exec,
@@ -275,11 +224,14 @@ Status
 lmopt::runtime::cuda::buildGatherStep(const CudaCheck &c,
                                       std::unique_ptr<StepExecutor> &out) {
   const PlanStep &step = c.step;
-  bool rowScales = false;
-  int64_t axis = 0;
-  if (Status st = checkGather(c, rowScales, axis); !st)
+  GatherShape shape;
+  if (Status st = checkGatherStep(c, shape); !st)
     return st;
   const PlanTensor &data = c.operand(0), &indices = c.operand(1);
+  if (dtypeSize(data.dtype) == 0)
+    return c.error("data " + describe(data) + " has no element size");
+  const int64_t axis = shape.axis;
+  const bool rowScales = shape.rowScales;
   const size_t a = size_t(axis);
   const int64_t elementSize = int64_t(dtypeSize(data.dtype));
   int64_t outer = 0, inner = 0, count = 0, rows = 0, rowBytes = 0;
