@@ -85,11 +85,10 @@ static Status readAttributes(const StepCheck &c, AttentionShape &s) {
     return st;
   if (Status st = c.step.getFloat("scale", s.scale); !st)
     return c.withSource(st);
-  if (Status st = c.getFlag("causal", s.causal); !st)
-    return st;
-  if (Status st = c.getFlag("kv_heads_split", s.kvHeadsSplit); !st)
-    return st;
-  if (Status st = c.getFlag("zero_masked_rows", s.zeroMaskedRows); !st)
+  if (Status st = c.getFlags({{"causal", &s.causal},
+                              {"kv_heads_split", &s.kvHeadsSplit},
+                              {"zero_masked_rows", &s.zeroMaskedRows}});
+      !st)
     return st;
   for (auto [role, view] :
        {std::pair<const char *, AttentionView *>{"query", &s.queryView},

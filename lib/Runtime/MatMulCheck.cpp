@@ -13,11 +13,10 @@ Status lmopt::runtime::checkLinearStep(const StepCheck &c, DTypeRule inputDType,
           {"transpose_weight", "activation", "has_bias", "has_residual"});
       !st)
     return st;
-  if (Status st = c.getFlag("transpose_weight", out.transpose); !st)
-    return st;
-  if (Status st = c.getFlag("has_bias", out.hasBias); !st)
-    return st;
-  if (Status st = c.getFlag("has_residual", out.hasResidual); !st)
+  if (Status st = c.getFlags({{"transpose_weight", &out.transpose},
+                              {"has_bias", &out.hasBias},
+                              {"has_residual", &out.hasResidual}});
+      !st)
     return st;
   if (Status st = c.step.getInt("activation", 0, out.activation); !st)
     return c.withSource(st);

@@ -82,6 +82,14 @@ Status StepCheck::getFlag(const char *name, bool &out) const {
   return Status::ok();
 }
 
+Status StepCheck::getFlags(
+    std::initializer_list<std::pair<const char *, bool *>> flags) const {
+  for (auto [name, out] : flags)
+    if (Status st = getFlag(name, *out); !st)
+      return st;
+  return Status::ok();
+}
+
 Status StepCheck::getInt(const char *name, int64_t &out) const {
   if (Status st = step.getInt(name, out); !st)
     return withSource(st);
@@ -227,6 +235,15 @@ Status lmopt::runtime::checkGatherStep(const StepCheck &c, GatherShape &out) {
   outDims.insert(outDims.end(), data.dims.begin() + axis + 1, data.dims.end());
   return c.expectDims("output", output, outDims,
                       "data[:axis] + indices + data[axis+1:]");
+}
+
+bool lmopt::runtime::dimsProduct(const std::vector<int64_t> &dims, size_t begin,
+                                 size_t end, int64_t &out) {
+  out = 1;
+  for (size_t i = begin; i < end; ++i)
+    if (__builtin_mul_overflow(out, dims[i], &out))
+      return false;
+  return true;
 }
 
 Status lmopt::runtime::checkAppendStep(const StepCheck &c, int64_t &axis) {

@@ -19,6 +19,7 @@
 
 #include <initializer_list>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace lmopt::runtime {
@@ -60,6 +61,9 @@ public:
   Status expectAttrs(std::initializer_list<const char *> known) const;
   /// A 0/1 integer attribute; absent means 0.
   Status getFlag(const char *name, bool &out) const;
+  /// getFlag for each (name, out), in order.
+  Status
+  getFlags(std::initializer_list<std::pair<const char *, bool *>> flags) const;
   Status getInt(const char *name, int64_t &out) const;
 
   /// A kernel step's optional `dims_only` attribute: a comma-separated list
@@ -93,6 +97,10 @@ struct GatherShape {
 };
 /// Attributes, operand and result counts, dtypes and dims of a gather step.
 Status checkGatherStep(const StepCheck &c, GatherShape &out);
+/// The product of `dims[begin, end)` (non-negative), false past int64, as
+/// a gather's sizes need it.
+bool dimsProduct(const std::vector<int64_t> &dims, size_t begin, size_t end,
+                 int64_t &out);
 
 /// An append step: `axis`, and a value that fits the last rows of the state
 /// view it writes along it.

@@ -86,7 +86,6 @@ public:
   int64_t queryOffset = 0, keyOffset = 0, valueOffset = 0;
   int64_t query = 0, key = 0, value = 0, mask = -1, output = 0;
 };
-
 } // namespace
 
 /// Query, key, value and output share one dtype the kernels take.

@@ -181,16 +181,6 @@ Status lmopt::runtime::cuda::checkGatherErrors(const CudaApi &api,
           std::to_string(g.axisSize) + " (" + range + ")");
 }
 
-/// The product of dims [begin, end), false on overflow.
-static bool product(const std::vector<int64_t> &dims, size_t begin, size_t end,
-                    int64_t &out) {
-  out = 1;
-  for (size_t i = begin; i < end; ++i)
-    if (__builtin_mul_overflow(out, dims[i], &out))
-      return false;
-  return true;
-}
-
 /// Gives the executor an id and the stream's error record (allocated and
 /// cleared with the stream's first gather step).
 static Status registerStep(const CudaCheck &c, CudaGatherExecutor &exec,
@@ -235,9 +225,9 @@ lmopt::runtime::cuda::buildGatherStep(const CudaCheck &c,
   const size_t a = size_t(axis);
   const int64_t elementSize = int64_t(dtypeSize(data.dtype));
   int64_t outer = 0, inner = 0, count = 0, rows = 0, rowBytes = 0;
-  if (!product(data.dims, 0, a, outer) ||
-      !product(data.dims, a + 1, data.dims.size(), inner) ||
-      !product(indices.dims, 0, indices.dims.size(), count) ||
+  if (!dimsProduct(data.dims, 0, a, outer) ||
+      !dimsProduct(data.dims, a + 1, data.dims.size(), inner) ||
+      !dimsProduct(indices.dims, 0, indices.dims.size(), count) ||
       __builtin_mul_overflow(inner, elementSize, &rowBytes) ||
       __builtin_mul_overflow(outer, count, &rows))
     return c.error("sizes overflow: data " + formatDims(data.dims) +
