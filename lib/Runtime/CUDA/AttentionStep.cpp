@@ -18,7 +18,6 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
-#include <tuple>
 
 using namespace lmopt::runtime;
 using namespace lmopt::runtime::cuda;
