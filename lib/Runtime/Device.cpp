@@ -93,38 +93,47 @@ bool lmopt::runtime::isDenseStateView(const std::vector<int64_t> &dims,
   return true;
 }
 
-void lmopt::runtime::copyStateView(void *dense, void *state,
-                                   const std::vector<int64_t> &dims,
-                                   const std::vector<int64_t> &capacity,
-                                   size_t elementSize, bool toState) {
+StateViewRuns
+lmopt::runtime::stateViewRuns(const std::vector<int64_t> &dims,
+                              const std::vector<int64_t> &capacity,
+                              size_t elementSize) {
   size_t rank = dims.size();
-  for (int64_t dim : dims)
-    if (dim == 0)
-      return;
-  // The innermost axes where the view spans the whole capacity are one
-  // contiguous run; so is the next axis' prefix.
+  StateViewRuns out;
+  out.stride.assign(rank, elementSize);
+  for (size_t d = rank; d-- > 1;)
+    out.stride[d - 1] = out.stride[d] * uint64_t(capacity[d]);
   size_t inner = rank;
   uint64_t run = elementSize;
   while (inner > 0 && dims[inner - 1] == capacity[inner - 1])
     run *= uint64_t(dims[--inner]);
   if (inner > 0)
     run *= uint64_t(dims[--inner]);
-  // Element strides of the state along the outer axes [0, inner).
-  std::vector<uint64_t> stride(rank, elementSize);
-  for (size_t d = rank; d-- > 1;)
-    stride[d - 1] = stride[d] * uint64_t(capacity[d]);
+  out.outer = inner;
+  out.run = run;
+  return out;
+}
+
+void lmopt::runtime::copyStateView(void *dense, void *state,
+                                   const std::vector<int64_t> &dims,
+                                   const std::vector<int64_t> &capacity,
+                                   size_t elementSize, bool toState) {
+  for (int64_t dim : dims)
+    if (dim == 0)
+      return;
+  const StateViewRuns runs = stateViewRuns(dims, capacity, elementSize);
+  const size_t inner = runs.outer;
   std::vector<int64_t> index(inner, 0);
   auto *denseBytes = static_cast<uint8_t *>(dense);
   auto *stateBytes = static_cast<uint8_t *>(state);
   for (;;) {
     uint64_t offset = 0;
     for (size_t d = 0; d < inner; ++d)
-      offset += uint64_t(index[d]) * stride[d];
+      offset += uint64_t(index[d]) * runs.stride[d];
     if (toState)
-      std::memcpy(stateBytes + offset, denseBytes, run);
+      std::memcpy(stateBytes + offset, denseBytes, runs.run);
     else
-      std::memcpy(denseBytes, stateBytes + offset, run);
-    denseBytes += run;
+      std::memcpy(denseBytes, stateBytes + offset, runs.run);
+    denseBytes += runs.run;
     size_t d = inner;
     while (d > 0 && ++index[d - 1] == dims[d - 1])
       index[--d] = 0;

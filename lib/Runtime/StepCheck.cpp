@@ -82,6 +82,14 @@ Status StepCheck::getFlag(const char *name, bool &out) const {
   return Status::ok();
 }
 
+Status StepCheck::getFlags(
+    std::initializer_list<std::pair<const char *, bool *>> flags) const {
+  for (auto [name, out] : flags)
+    if (Status st = getFlag(name, *out); !st)
+      return st;
+  return Status::ok();
+}
+
 Status StepCheck::getInt(const char *name, int64_t &out) const {
   if (Status st = step.getInt(name, out); !st)
     return withSource(st);
@@ -171,5 +179,96 @@ Status StepCheck::checkStateViews() const {
                      " that is not one dense block, which this step "
                      "cannot read");
     }
+  return Status::ok();
+}
+
+//===----------------------------------------------------------------------===//
+// Gather and append
+//===----------------------------------------------------------------------===//
+
+Status lmopt::runtime::checkGatherStep(const StepCheck &c, GatherShape &out) {
+  if (Status st = c.expectAttrs({"axis", "row_scales"}); !st)
+    return st;
+  bool &rowScales = out.rowScales;
+  if (Status st = c.getFlag("row_scales", rowScales); !st)
+    return st;
+  if (Status st = rowScales ? c.expectCounts(3, "data, indices, scales", 1)
+                            : c.expectCounts(2, "data, indices", 1);
+      !st)
+    return st;
+  const PlanTensor &data = c.operand(0), &indices = c.operand(1),
+                   &output = c.result(0);
+  int64_t &axis = out.axis;
+  if (Status st = c.getInt("axis", axis); !st)
+    return st;
+  if (data.dims.empty())
+    return c.error("data " + describe(data) + " is a scalar");
+  if (axis < 0 || axis >= int64_t(data.dims.size()))
+    return c.error("attribute 'axis' is " + std::to_string(axis) +
+                   "; expected a value in [0, " +
+                   std::to_string(data.dims.size()) + ")");
+  if (indices.dtype != DType::I32 && indices.dtype != DType::I64)
+    return c.error("indices " + describe(indices) + " have dtype " +
+                   dtypeName(indices.dtype) + "; expected i32 or i64");
+  if (rowScales) {
+    // An int8 table, one f32 scale per row, dequantized into an f32 output.
+    if (axis != 0)
+      return c.error("a row-quantized table is gathered along axis 0, got "
+                     "attribute 'axis' " +
+                     std::to_string(axis));
+    if (Status st = c.expectDType("data", data, DType::I8); !st)
+      return st;
+    const PlanTensor &scales = c.operand(2);
+    if (Status st = c.expectDType("scales", scales, DType::F32); !st)
+      return st;
+    if (Status st = c.expectDims("scales", scales, {data.dims[0]},
+                                 "one per row of data");
+        !st)
+      return st;
+  }
+  if (Status st =
+          c.expectDType("output", output, rowScales ? DType::F32 : data.dtype);
+      !st)
+    return st;
+  std::vector<int64_t> outDims(data.dims.begin(), data.dims.begin() + axis);
+  outDims.insert(outDims.end(), indices.dims.begin(), indices.dims.end());
+  outDims.insert(outDims.end(), data.dims.begin() + axis + 1, data.dims.end());
+  return c.expectDims("output", output, outDims,
+                      "data[:axis] + indices + data[axis+1:]");
+}
+
+bool lmopt::runtime::dimsProduct(const std::vector<int64_t> &dims, size_t begin,
+                                 size_t end, int64_t &out) {
+  out = 1;
+  for (size_t i = begin; i < end; ++i)
+    if (__builtin_mul_overflow(out, dims[i], &out))
+      return false;
+  return true;
+}
+
+Status lmopt::runtime::checkAppendStep(const StepCheck &c, int64_t &axis) {
+  if (Status st = c.expectAttrs({"axis"}); !st)
+    return st;
+  if (Status st = c.expectCounts(1, "value", 1); !st)
+    return st;
+  if (Status st = c.getInt("axis", axis); !st)
+    return st;
+  const PlanTensor &value = c.operand(0), &dest = c.result(0);
+  if (dest.storage != TensorStorage::State)
+    return c.error("writes " + describe(dest) + ", which is not a state view");
+  if (Status st = c.expectDType("value", value, dest.dtype); !st)
+    return st;
+  if (Status st = c.expectRank("value", value, dest.dims.size()); !st)
+    return st;
+  if (axis < 0 || size_t(axis) >= dest.dims.size())
+    return c.error("has axis " + std::to_string(axis) + " for rank " +
+                   std::to_string(dest.dims.size()));
+  std::vector<int64_t> expected = dest.dims;
+  expected[size_t(axis)] = value.dims[size_t(axis)];
+  if (value.dims[size_t(axis)] > dest.dims[size_t(axis)] ||
+      value.dims != expected)
+    return c.error("value " + describe(value) +
+                   " does not fit the last rows of " + describe(dest) +
+                   " along axis " + std::to_string(axis));
   return Status::ok();
 }

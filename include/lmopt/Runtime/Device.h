@@ -167,6 +167,20 @@ void copyStateView(void *dense, void *state, const std::vector<int64_t> &dims,
                    const std::vector<int64_t> &capacity, size_t elementSize,
                    bool toState);
 
+/// How a state view of `dims` (no dim 0) lies in its state of `capacity`
+/// dims, row-major with `elementSize`-byte elements: the innermost axes the
+/// view spans whole, and the next axis' prefix, are one contiguous run of
+/// `run` bytes, once per index of the axes [0, outer).
+struct StateViewRuns {
+  /// The state's byte strides, per axis.
+  std::vector<uint64_t> stride;
+  size_t outer = 0;
+  uint64_t run = 0;
+};
+StateViewRuns stateViewRuns(const std::vector<int64_t> &dims,
+                            const std::vector<int64_t> &capacity,
+                            size_t elementSize);
+
 /// True when the view `dims` of a state with `capacity` dims is one dense
 /// block at the state's start: it differs from the capacity in the first
 /// axis at most (or holds no element).

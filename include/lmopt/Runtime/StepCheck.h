@@ -4,7 +4,10 @@
 // results and attributes, wording messages ("bundle '<source>': <kind> step
 // '<name>': <what is wrong>"), and the checks that hold for every kind on
 // every device (state views, aliasing). A device's own checker derives from
-// it and adds its context (the CPU's StepChecker).
+// it and adds its context (the CPU's StepChecker, the GPU's CudaCheck).
+// The checks of one step kind that every device shares are here too (gather,
+// append) or beside it (AttentionCheck.h, MatMulCheck.h); a device adds
+// only its own rules (the dtypes it runs, its kernels' limits).
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,6 +19,7 @@
 
 #include <initializer_list>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace lmopt::runtime {
@@ -57,6 +61,9 @@ public:
   Status expectAttrs(std::initializer_list<const char *> known) const;
   /// A 0/1 integer attribute; absent means 0.
   Status getFlag(const char *name, bool &out) const;
+  /// getFlag for each (name, out), in order.
+  Status
+  getFlags(std::initializer_list<std::pair<const char *, bool *>> flags) const;
   Status getInt(const char *name, int64_t &out) const;
 
   /// A kernel step's optional `dims_only` attribute: a comma-separated list
@@ -75,6 +82,29 @@ public:
   const std::string &source;
   const PlanStep &step;
 };
+
+/// A device's rule for the dtype of a step's first operand (`role`: "input",
+/// "lhs"), which the step's other tensors must then share: the CPU runs f32,
+/// a GPU f32, f16 or bf16.
+using DTypeRule = Status (*)(const StepCheck &c, const std::string &role,
+                             const PlanTensor &t);
+
+/// A gather step (ONNX Gather; with `row_scales`, an int8 table whose rows
+/// are dequantized by one f32 scale each).
+struct GatherShape {
+  int64_t axis = 0;
+  bool rowScales = false;
+};
+/// Attributes, operand and result counts, dtypes and dims of a gather step.
+Status checkGatherStep(const StepCheck &c, GatherShape &out);
+/// The product of `dims[begin, end)` (non-negative), false past int64, as
+/// a gather's sizes need it.
+bool dimsProduct(const std::vector<int64_t> &dims, size_t begin, size_t end,
+                 int64_t &out);
+
+/// An append step: `axis`, and a value that fits the last rows of the state
+/// view it writes along it.
+Status checkAppendStep(const StepCheck &c, int64_t &axis);
 
 } // namespace lmopt::runtime
 

@@ -18,6 +18,7 @@
 #include "lmopt/Runtime/CPU/LinearStep.h"
 #include "lmopt/Runtime/CPU/MatMulStep.h"
 #include "lmopt/Runtime/CPU/QuantLinearStep.h"
+#include "lmopt/Runtime/MatMulCheck.h"
 
 #include <omp.h>
 
@@ -132,93 +133,35 @@ public:
 /// Linear steps with fewer rows read their weight in place.
 static constexpr int64_t kMinPackedRows = 16;
 
+/// The CPU's library steps run f32.
+static Status expectF32(const StepCheck &c, const std::string &role,
+                        const PlanTensor &t) {
+  return c.expectDType(role, t, DType::F32);
+}
+
 static Status buildLinear(const StepChecker &c,
                           std::unique_ptr<StepExecutor> &out) {
-  if (Status st = c.expectAttrs(
-          {"transpose_weight", "activation", "has_bias", "has_residual"});
-      !st)
+  LinearShape shape;
+  if (Status st = checkLinearStep(c, expectF32, shape); !st)
     return st;
-  bool transpose = false, hasBias = false, hasResidual = false;
-  int64_t activation = 0;
-  if (Status st = c.getFlag("transpose_weight", transpose); !st)
-    return st;
-  if (Status st = c.getFlag("has_bias", hasBias); !st)
-    return st;
-  if (Status st = c.getFlag("has_residual", hasResidual); !st)
-    return st;
-  if (Status st = c.step.getInt("activation", 0, activation); !st)
-    return c.withSource(st);
-  if (activation < 0 || activation > 3)
-    return c.error("attribute 'activation' is " + std::to_string(activation) +
-                   "; expected 0 (none), 1 (relu), 2 (gelu) or 3 (gelu_tanh)");
-  std::string roles = std::string("input, weight") + (hasBias ? ", bias" : "") +
-                      (hasResidual ? ", residual" : "");
-  if (Status st = c.expectCounts(2 + hasBias + hasResidual, roles, 1); !st)
-    return st;
-
-  const PlanTensor &input = c.operand(0), &weight = c.operand(1);
-  const PlanTensor &output = c.result(0);
-  for (auto [role, t] :
-       {std::pair<const char *, const PlanTensor *>{"input", &input},
-        {"weight", &weight},
-        {"output", &output}})
-    if (Status st = c.expectDType(role, *t, DType::F32); !st)
-      return st;
-  if (input.dims.empty())
-    return c.error("input " + describe(input) + " is a scalar; expected " +
-                   "[..., K]");
-  if (Status st = c.expectRank("weight", weight, 2); !st)
-    return st;
-  int64_t k = input.dims.back();
-  int64_t weightK = weight.dims[transpose ? 1 : 0];
-  int64_t n = weight.dims[transpose ? 0 : 1];
-  if (weightK != k)
-    return c.error("input " + describe(input) + " has " + std::to_string(k) +
-                   " features but weight " + describe(weight) +
-                   (transpose ? " ([N, K], transposed)" : " ([K, N])") +
-                   " has K = " + std::to_string(weightK));
-  std::vector<int64_t> outDims = input.dims;
-  outDims.back() = n;
-  if (Status st = c.expectDims("output", output, outDims,
-                               "the input's leading dims, then N");
-      !st)
-    return st;
-
+  const PlanTensor &weight = c.operand(1);
   auto exec = std::make_unique<LinearExecutor>();
   exec->input = c.step.operands[0];
   exec->weight = c.step.operands[1];
   exec->output = c.step.results[0];
-  size_t next = 2;
-  if (hasBias) {
-    const PlanTensor &bias = c.operand(next);
-    if (Status st = c.expectDType("bias", bias, DType::F32); !st)
-      return st;
-    if (Status st = c.expectDims("bias", bias, {n}, "[N]"); !st)
-      return st;
-    exec->bias = c.step.operands[next++];
-  }
-  if (hasResidual) {
-    const PlanTensor &residual = c.operand(next);
-    if (Status st = c.expectDType("residual", residual, DType::F32); !st)
-      return st;
-    if (Status st =
-            c.expectDims("residual", residual, outDims, "the output's dims");
-        !st)
-      return st;
-    exec->residual = c.step.operands[next++];
-  }
-
-  exec->rows = 1;
-  for (size_t i = 0; i + 1 < input.dims.size(); ++i)
-    exec->rows *= input.dims[i];
+  if (shape.bias >= 0)
+    exec->bias = c.step.operands[size_t(shape.bias)];
+  if (shape.residual >= 0)
+    exec->residual = c.step.operands[size_t(shape.residual)];
+  exec->rows = shape.rows;
   LinearStepDesc desc;
   desc.name = c.step.name;
-  desc.inputFeatures = k;
+  desc.inputFeatures = shape.k;
   desc.weightShape = weight.dims;
-  desc.transposeWeight = transpose;
-  desc.hasBias = hasBias;
-  desc.activation = LinearActivation(activation);
-  desc.hasResidual = hasResidual;
+  desc.transposeWeight = shape.transpose;
+  desc.hasBias = shape.hasBias;
+  desc.activation = LinearActivation(shape.activation);
+  desc.hasResidual = shape.hasResidual;
   // Static rows and a weight from the weights section: pack it once. Should
   // oneDNN refuse that form, the plain one still runs the step. With
   // symbolic rows the step is rebuilt, and the weight packed again, when a
@@ -246,57 +189,12 @@ static Status buildLinear(const StepChecker &c,
 
 static Status buildGather(const StepChecker &c,
                           std::unique_ptr<StepExecutor> &out) {
-  if (Status st = c.expectAttrs({"axis", "row_scales"}); !st)
+  GatherShape shape;
+  if (Status st = checkGatherStep(c, shape); !st)
     return st;
-  bool rowScales = false;
-  if (Status st = c.getFlag("row_scales", rowScales); !st)
-    return st;
-  if (Status st = rowScales ? c.expectCounts(3, "data, indices, scales", 1)
-                            : c.expectCounts(2, "data, indices", 1);
-      !st)
-    return st;
-  const PlanTensor &data = c.operand(0), &indices = c.operand(1),
-                   &output = c.result(0);
-  int64_t axis = 0;
-  if (Status st = c.getInt("axis", axis); !st)
-    return st;
-  if (data.dims.empty())
-    return c.error("data " + describe(data) + " is a scalar");
-  if (axis < 0 || axis >= int64_t(data.dims.size()))
-    return c.error("attribute 'axis' is " + std::to_string(axis) +
-                   "; expected a value in [0, " +
-                   std::to_string(data.dims.size()) + ")");
-  if (indices.dtype != DType::I32 && indices.dtype != DType::I64)
-    return c.error("indices " + describe(indices) + " have dtype " +
-                   dtypeName(indices.dtype) + "; expected i32 or i64");
-  if (rowScales) {
-    // An int8 table, one f32 scale per row, dequantized into an f32 output.
-    if (axis != 0)
-      return c.error("a row-quantized table is gathered along axis 0, got "
-                     "attribute 'axis' " +
-                     std::to_string(axis));
-    if (Status st = c.expectDType("data", data, DType::I8); !st)
-      return st;
-    const PlanTensor &scales = c.operand(2);
-    if (Status st = c.expectDType("scales", scales, DType::F32); !st)
-      return st;
-    if (Status st = c.expectDims("scales", scales, {data.dims[0]},
-                                 "one per row of data");
-        !st)
-      return st;
-  }
-  if (Status st =
-          c.expectDType("output", output, rowScales ? DType::F32 : data.dtype);
-      !st)
-    return st;
-  std::vector<int64_t> outDims(data.dims.begin(), data.dims.begin() + axis);
-  outDims.insert(outDims.end(), indices.dims.begin(), indices.dims.end());
-  outDims.insert(outDims.end(), data.dims.begin() + axis + 1, data.dims.end());
-  if (Status st = c.expectDims("output", output, outDims,
-                               "data[:axis] + indices + data[axis+1:]");
-      !st)
-    return st;
-
+  const PlanTensor &data = c.operand(0), &indices = c.operand(1);
+  const int64_t axis = shape.axis;
+  const bool rowScales = shape.rowScales;
   GatherStepDesc desc;
   desc.name = c.step.name;
   desc.dataDims = data.dims;
@@ -319,17 +217,10 @@ static Status buildGather(const StepChecker &c,
 
 static Status buildMatMul(const StepChecker &c,
                           std::unique_ptr<StepExecutor> &out) {
-  if (Status st = c.expectAttrs({}); !st)
-    return st;
-  if (Status st = c.expectCounts(2, "lhs, rhs", 1); !st)
+  if (Status st = checkMatMulStep(c, expectF32); !st)
     return st;
   const PlanTensor &lhs = c.operand(0), &rhs = c.operand(1),
                    &output = c.result(0);
-  for (auto [role, t] : {std::pair<const char *, const PlanTensor *>{"lhs", &lhs},
-                         {"rhs", &rhs},
-                         {"output", &output}})
-    if (Status st = c.expectDType(role, *t, DType::F32); !st)
-      return st;
   MatMulStepDesc desc;
   desc.name = c.step.name;
   desc.lhsDims = lhs.dims;
@@ -385,31 +276,10 @@ public:
 
 static Status buildAppend(const StepChecker &c,
                           std::unique_ptr<StepExecutor> &out) {
-  if (Status st = c.expectAttrs({"axis"}); !st)
-    return st;
-  if (Status st = c.expectCounts(1, "value", 1); !st)
-    return st;
   int64_t axis = 0;
-  if (Status st = c.getInt("axis", axis); !st)
+  if (Status st = checkAppendStep(c, axis); !st)
     return st;
   const PlanTensor &value = c.operand(0), &dest = c.result(0);
-  if (dest.storage != TensorStorage::State)
-    return c.error("writes " + describe(dest) + ", which is not a state view");
-  if (Status st = c.expectDType("value", value, dest.dtype); !st)
-    return st;
-  if (Status st = c.expectRank("value", value, dest.dims.size()); !st)
-    return st;
-  if (axis < 0 || size_t(axis) >= dest.dims.size())
-    return c.error("has axis " + std::to_string(axis) + " for rank " +
-                   std::to_string(dest.dims.size()));
-  std::vector<int64_t> expected = dest.dims;
-  expected[size_t(axis)] = value.dims[size_t(axis)];
-  if (value.dims[size_t(axis)] > dest.dims[size_t(axis)] ||
-      value.dims != expected)
-    return c.error("value " + describe(value) +
-                   " does not fit the last rows "
-                   "of " +
-                   describe(dest) + " along axis " + std::to_string(axis));
   const PlanState &state = c.context.program.states[size_t(dest.offset)];
   auto exec = std::make_unique<AppendExecutor>();
   exec->value = c.step.operands[0];

@@ -10,21 +10,12 @@
 
 #include "lmopt/Runtime/CPU/GatherStep.h"
 
+#include "lmopt/Runtime/StepCheck.h"
+
 #include <cstring>
 #include <immintrin.h>
 
 using namespace lmopt::runtime;
-
-/// The product of `dims`, false on overflow past int64 (dims are checked
-/// non-negative first).
-static bool product(const std::vector<int64_t> &dims, size_t begin, size_t end,
-                    int64_t &out) {
-  out = 1;
-  for (size_t i = begin; i < end; ++i)
-    if (__builtin_mul_overflow(out, dims[i], &out))
-      return false;
-  return true;
-}
 
 /// The position of flat element `flat` of a tensor of `dims`, as "[i, j]".
 static std::string positionString(const std::vector<int64_t> &dims,
@@ -85,11 +76,11 @@ static Status computeSizes(const GatherStepDesc &desc, GatherSizes &sizes) {
   // A dequantized row is 4 bytes per element.
   int64_t outputElementSize = desc.rowScales ? 4 : desc.elementSize;
   bool fits =
-      product(data, 0, axis, sizes.outer) &&
-      product(data, axis + 1, data.size(), inner) &&
+      dimsProduct(data, 0, axis, sizes.outer) &&
+      dimsProduct(data, axis + 1, data.size(), inner) &&
       !__builtin_mul_overflow(inner, outputElementSize, &outputRowBytes) &&
-      product(desc.indicesDims, 0, desc.indicesDims.size(), sizes.count) &&
-      product(data, 0, data.size(), dataCount) &&
+      dimsProduct(desc.indicesDims, 0, desc.indicesDims.size(), sizes.count) &&
+      dimsProduct(data, 0, data.size(), dataCount) &&
       !__builtin_mul_overflow(inner, desc.elementSize, &sizes.rowBytes) &&
       !__builtin_mul_overflow(dataCount, desc.elementSize, &dataBytes) &&
       !__builtin_mul_overflow(sizes.outer, sizes.count, &outputCount) &&

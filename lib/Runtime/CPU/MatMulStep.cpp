@@ -2,6 +2,8 @@
 
 #include "lmopt/Runtime/CPU/MatMulStep.h"
 
+#include "lmopt/Runtime/MatMulCheck.h"
+
 #include <oneapi/dnnl/dnnl.h>
 
 #include <atomic>
@@ -16,21 +18,6 @@ static Status descError(const MatMulStepDesc &desc, const std::string &what) {
                            formatDims(desc.rhsDims) + ")");
 }
 
-/// Row-major element strides of `dims`, right-aligned into `rank` dims; a
-/// broadcast (size-1 or missing) dim gets stride 0.
-static std::vector<int64_t> broadcastStrides(const std::vector<int64_t> &dims,
-                                             const std::vector<int64_t> &shape,
-                                             int64_t matrixElements) {
-  std::vector<int64_t> strides(shape.size(), 0);
-  int64_t stride = matrixElements;
-  for (size_t i = 0; i < dims.size(); ++i) {
-    size_t from = dims.size() - 1 - i, to = shape.size() - 1 - i;
-    strides[to] = dims[from] == 1 && shape[to] != 1 ? 0 : stride;
-    stride *= dims[from];
-  }
-  return strides;
-}
-
 Status MatMulStep::create(const CpuContext &context, const MatMulStepDesc &desc,
                           std::unique_ptr<MatMulStep> &out) {
   if (desc.lhsDims.empty() || desc.rhsDims.empty())
@@ -39,60 +26,24 @@ Status MatMulStep::create(const CpuContext &context, const MatMulStepDesc &desc,
     for (int64_t dim : *dims)
       if (dim < 0)
         return descError(desc, "negative dim");
-  // Promote rank-1 operands as numpy does.
-  std::vector<int64_t> lhs = desc.lhsDims, rhs = desc.rhsDims;
-  bool dropM = lhs.size() == 1, dropN = rhs.size() == 1;
-  if (dropM)
-    lhs.insert(lhs.begin(), 1);
-  if (dropN)
-    rhs.push_back(1);
-  int64_t m = lhs[lhs.size() - 2], k = lhs.back();
-  int64_t rk = rhs[rhs.size() - 2], n = rhs.back();
-  if (k != rk)
-    return descError(desc, "lhs has K = " + std::to_string(k) +
-                               " but rhs has K = " + std::to_string(rk));
-  std::vector<int64_t> lhsBatch(lhs.begin(), lhs.end() - 2);
-  std::vector<int64_t> rhsBatch(rhs.begin(), rhs.end() - 2);
-  size_t rank = std::max(lhsBatch.size(), rhsBatch.size());
-  std::vector<int64_t> batch(rank, 1);
-  for (size_t i = 0; i < rank; ++i) {
-    int64_t a = i < lhsBatch.size() ? lhsBatch[lhsBatch.size() - 1 - i] : 1;
-    int64_t b = i < rhsBatch.size() ? rhsBatch[rhsBatch.size() - 1 - i] : 1;
-    if (a != b && a != 1 && b != 1)
-      return descError(desc, "batch dims do not broadcast");
-    batch[rank - 1 - i] = a == 1 ? b : a;
+  MatMulDims dims;
+  switch (inferMatMulDims(desc.lhsDims, desc.rhsDims, dims)) {
+  case MatMulDimsError::KMismatch:
+    return descError(desc, "lhs has K = " + std::to_string(dims.k) +
+                               " but rhs has K = " + std::to_string(dims.rhsK));
+  case MatMulDimsError::BatchBroadcast:
+    return descError(desc, "batch dims do not broadcast");
+  case MatMulDimsError::None:
+    break;
   }
 
   auto step = std::unique_ptr<MatMulStep>(new MatMulStep(context));
   step->desc_ = desc;
-  step->m_ = m;
-  step->k_ = k;
-  step->n_ = n;
-  step->outputDims_ = batch;
-  if (!dropM)
-    step->outputDims_.push_back(m);
-  if (!dropN)
-    step->outputDims_.push_back(n);
-  std::vector<int64_t> lhsStrides = broadcastStrides(lhsBatch, batch, m * k);
-  std::vector<int64_t> rhsStrides = broadcastStrides(rhsBatch, batch, k * n);
-  int64_t count = 1;
-  for (int64_t dim : batch)
-    count *= dim;
-  std::vector<int64_t> index(rank, 0);
-  for (int64_t b = 0; b < count; ++b) {
-    int64_t lhsOffset = 0, rhsOffset = 0;
-    for (size_t i = 0; i < rank; ++i) {
-      lhsOffset += index[i] * lhsStrides[i];
-      rhsOffset += index[i] * rhsStrides[i];
-    }
-    step->lhsOffsets_.push_back(lhsOffset);
-    step->rhsOffsets_.push_back(rhsOffset);
-    for (size_t i = rank; i-- > 0;) {
-      if (++index[i] < batch[i])
-        break;
-      index[i] = 0;
-    }
-  }
+  step->m_ = dims.m;
+  step->k_ = dims.k;
+  step->n_ = dims.n;
+  step->outputDims_ = dims.outputDims;
+  matmulBatchOffsets(dims, step->lhsOffsets_, step->rhsOffsets_);
   out = std::move(step);
   return Status::ok();
 }

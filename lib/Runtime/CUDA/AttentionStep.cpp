@@ -1,24 +1,23 @@
 //===- AttentionStep.cpp - lmopt.attention on the CUDA device -------------===//
 //
-// Checks an attention step as the CPU does (AttentionExecutor.cpp and
-// AttentionStep::create: heads, scale, flags, views into a fused projection,
-// key and value read at a state's capacity, the mask) and picks one of the
-// runtime's fused kernels (Kernels/Attention.cuh): the tiled prefill kernel,
-// or for at most kDecodeMaxRows query rows the split-key decode kernel plus
-// its combine kernel, whose partial results live in a buffer allocated here.
+// Checks an attention step as every device does (checkAttentionStep; the
+// sizes and mask as AttentionStep::create) and picks one of the runtime's
+// fused kernels (Kernels/Attention.cuh): the tiled prefill kernel, or for at
+// most kDecodeMaxRows query rows the split-key decode kernel plus its
+// combine kernel, whose partial results live in a buffer allocated here.
 // Query, key, value and output are f32, f16 or bf16 (one dtype; arithmetic
 // in f32); head dims up to 128.
 //
 //===----------------------------------------------------------------------===//
 
-#include "CudaStep.h"
-#include "CudaStepChecker.h"
+#include "CudaExecutors.h"
 #include "Kernels/KernelParams.cuh"
+
+#include "lmopt/Runtime/AttentionCheck.h"
 
 #include <algorithm>
 #include <climits>
 #include <cmath>
-#include <tuple>
 
 using namespace lmopt::runtime;
 using namespace lmopt::runtime::cuda;
@@ -62,11 +61,11 @@ public:
                              lmopt_kernels::kAttentionThreads, 1, 1,
                              sharedBytes, env.stream, args, nullptr));
     const unsigned rows = unsigned(p.batch * p.heads * p.queryLength);
-    if (Status st = api.check(
-            "cuLaunchKernel (attention decode)",
-            api.cuLaunchKernel(main, rows, unsigned(p.splits), 1,
-                               lmopt_kernels::kDecodeThreads, 1, 1, 0,
-                               env.stream, args, nullptr));
+    if (Status st =
+            api.check("cuLaunchKernel (attention decode)",
+                      api.cuLaunchKernel(main, rows, unsigned(p.splits), 1,
+                                         lmopt_kernels::kDecodeThreads, 1, 1, 0,
+                                         env.stream, args, nullptr));
         !st || p.splits == 1)
       return st;
     return api.check("cuLaunchKernel (attention combine)",
@@ -86,198 +85,36 @@ public:
   int64_t queryOffset = 0, keyOffset = 0, valueOffset = 0;
   int64_t query = 0, key = 0, value = 0, mask = -1, output = 0;
 };
-
-/// An operand read through a view of a wider buffer (offset and row stride
-/// in elements; stride 0: dense).
-struct View {
-  int64_t offset = 0, rowStride = 0;
-};
-
-/// The step's shape and flags, as the CPU's AttentionStepDesc.
-struct Shape {
-  int64_t batch = 0, heads = 0, queryLength = 0, keyLength = 0, headDim = 0;
-  double scale = 0;
-  bool causal = false, kvHeadsSplit = false, zeroMaskedRows = false;
-  View queryView, keyView, valueView;
-  int64_t keyCapacity = 0, valueCapacity = 0;
-};
 } // namespace
 
-/// Reads `<role>_offset` and `<role>_row_stride` (absent: dense).
-static Status getView(const CudaStepChecker &c, const std::string &role,
-                      View &view) {
-  std::string offsetName = role + "_offset", strideName = role + "_row_stride";
-  bool hasOffset = c.step.findAttr(offsetName) != nullptr;
-  bool hasStride = c.step.findAttr(strideName) != nullptr;
-  if (hasOffset != hasStride)
-    return c.error("has attribute '" + (hasOffset ? offsetName : strideName) +
-                   "' without '" + (hasOffset ? strideName : offsetName) + "'");
-  if (!hasOffset)
-    return Status::ok();
-  if (Status st = c.getInt(offsetName.c_str(), view.offset); !st)
-    return st;
-  if (Status st = c.getInt(strideName.c_str(), view.rowStride); !st)
-    return st;
-  if (view.rowStride <= 0 || view.offset < 0)
-    return c.error("attribute '" + strideName + "' is " +
-                   std::to_string(view.rowStride) + " and '" + offsetName +
-                   "' is " + std::to_string(view.offset) +
-                   "; expected a positive stride and an offset >= 0");
-  return Status::ok();
-}
-
-/// A [B, S, H*D] operand, or the buffer [B, S, row_stride] its view reads.
-static Status expectRows(const CudaStepChecker &c, const char *role,
-                         const PlanTensor &t, const View &view, int64_t batch,
-                         int64_t length, int64_t width) {
-  bool isQuery = std::string(role) == "query";
-  if (!view.rowStride)
-    return c.expectDims(role, t, {batch, length, width},
-                        isQuery ? "[B, Sq, H*D]" : "[B, Sk, H*D]");
-  if (Status st = c.expectDims(role, t, {batch, length, view.rowStride},
-                               "the buffer [B, S, " + std::string(role) +
-                                   "_row_stride] its view reads");
-      !st)
-    return st;
-  if (view.offset > view.rowStride - width)
-    return c.error(std::string(role) + " view at offset " +
-                   std::to_string(view.offset) + " of " +
-                   std::to_string(width) + " elements (H*D) ends past its " +
-                   "row stride " + std::to_string(view.rowStride));
-  return Status::ok();
-}
-
-/// A key or value that is a view of a state is read at the state's
-/// capacity along `axis`; 0 for a dense operand.
-static Status getCapacity(const CudaStepChecker &c, const char *role,
-                          const PlanTensor &t, size_t axis,
-                          int64_t &capacity) {
-  capacity = 0;
-  if (t.storage != TensorStorage::State)
-    return Status::ok();
-  const PlanState &state = c.context.program.states[size_t(t.offset)];
-  for (size_t d = 1; d < t.dims.size(); ++d)
-    if (d != axis && t.dims[d] != state.dims[d])
-      return c.error(std::string(role) + " " + describe(t) +
-                     " is a view of state '" + state.name + "' " +
-                     formatDims(state.dims) + " that differs from it in dim " +
-                     std::to_string(d) +
-                     "; only the batch and key length may be shorter");
-  if (c.step.findAttr(std::string(role) + "_row_stride"))
-    return c.error(std::string(role) + " is a view of state '" + state.name +
-                   "' and of a wider buffer at once");
-  capacity = state.dims[axis];
-  return Status::ok();
-}
-
-/// Attributes, operand dtypes and dims, as the CPU reads them.
-static Status readShape(const CudaStepChecker &c, Shape &s) {
-  if (Status st = c.expectAttrs(
-          {"num_heads", "scale", "causal", "kv_heads_split", "zero_masked_rows",
-           "query_offset", "query_row_stride", "key_offset", "key_row_stride",
-           "value_offset", "value_row_stride"});
-      !st)
-    return st;
-  if (Status st = c.getInt("num_heads", s.heads); !st)
-    return st;
-  if (Status st = c.step.getFloat("scale", s.scale); !st)
-    return c.withSource(st);
-  if (Status st = c.getFlag("causal", s.causal); !st)
-    return st;
-  if (Status st = c.getFlag("kv_heads_split", s.kvHeadsSplit); !st)
-    return st;
-  if (Status st = c.getFlag("zero_masked_rows", s.zeroMaskedRows); !st)
-    return st;
-  for (auto [role, view] : {std::pair<const char *, View *>{"query", &s.queryView},
-                            {"key", &s.keyView},
-                            {"value", &s.valueView}})
-    if (Status st = getView(c, role, *view); !st)
-      return st;
-  if (s.kvHeadsSplit && (s.keyView.rowStride || s.valueView.rowStride))
-    return c.error(std::string(s.keyView.rowStride ? "key" : "value") +
-                   " is a view, which kv_heads_split does not allow (key "
-                   "and value are dense [B, H, Sk, D])");
-  bool hasMask = c.step.operands.size() == 4;
-  if (Status st = c.expectCounts(
-          hasMask ? 4 : 3,
-          hasMask ? "query, key, value, mask" : "query, key, value", 1);
-      !st)
-    return st;
-
-  const PlanTensor &query = c.operand(0), &key = c.operand(1),
-                   &value = c.operand(2), &output = c.result(0);
+/// Query, key, value and output share one dtype the kernels take.
+static Status expectAttentionDTypes(const StepCheck &c) {
+  const PlanTensor &query = c.operand(0);
   if (query.dtype != DType::F32 && query.dtype != DType::F16 &&
       query.dtype != DType::BF16)
     return c.error("query " + describe(query) + " has dtype " +
                    dtypeName(query.dtype) + "; expected f32, f16 or bf16");
-  for (auto [role, t] : {std::pair<const char *, const PlanTensor *>{"key", &key},
-                         {"value", &value},
-                         {"output", &output}})
+  for (auto [role, t] :
+       {std::pair<const char *, const PlanTensor *>{"key", &c.operand(1)},
+        {"value", &c.operand(2)},
+        {"output", &c.result(0)}})
     if (t->dtype != query.dtype)
       return c.error(std::string(role) + " " + describe(*t) + " has dtype " +
                      dtypeName(t->dtype) + "; expected " +
                      dtypeName(query.dtype) + ", the query's");
-  if (Status st = c.expectRank("query", query, 3); !st)
-    return st;
-  const bool queryView = s.queryView.rowStride != 0;
-  if (queryView)
-    if (Status st = c.expectRank("output", output, 3); !st)
-      return st;
-  const PlanTensor &rows = queryView ? output : query;
-  const int64_t width = rows.dims[2];
-  if (s.heads <= 0 || width % s.heads != 0)
-    return c.error((queryView ? "output " : "query ") + describe(rows) +
-                   " has " + std::to_string(width) +
-                   " features, not a positive multiple of num_heads = " +
-                   std::to_string(s.heads));
-  s.batch = query.dims[0];
-  s.queryLength = query.dims[1];
-  s.headDim = width / s.heads;
-  if (Status st = expectRows(c, "query", query, s.queryView, s.batch,
-                             s.queryLength, width);
-      !st)
-    return st;
-  if (Status st = c.expectRank("key", key, s.kvHeadsSplit ? 4 : 3); !st)
-    return st;
-  s.keyLength = key.dims[s.kvHeadsSplit ? 2 : 1];
-  if (s.kvHeadsSplit) {
-    std::vector<int64_t> kvDims = {s.batch, s.heads, s.keyLength, s.headDim};
-    const char *layout = "[B, H, Sk, D] with kv_heads_split";
-    if (Status st = c.expectDims("key", key, kvDims, layout); !st)
-      return st;
-    if (Status st = c.expectDims("value", value, kvDims, layout); !st)
-      return st;
-  } else {
-    if (Status st = expectRows(c, "key", key, s.keyView, s.batch, s.keyLength,
-                               width);
-        !st)
-      return st;
-    if (Status st = expectRows(c, "value", value, s.valueView, s.batch,
-                               s.keyLength, width);
-        !st)
-      return st;
-  }
-  if (Status st = c.expectDims("output", output,
-                               {s.batch, s.queryLength, width},
-                               "[B, Sq, H*D], the query's rows");
-      !st)
-    return st;
-  size_t kvAxis = s.kvHeadsSplit ? 2 : 1;
-  if (Status st = getCapacity(c, "key", key, kvAxis, s.keyCapacity); !st)
-    return st;
-  return getCapacity(c, "value", value, kvAxis, s.valueCapacity);
+  return Status::ok();
 }
 
 /// Sizes, scale and the kernels' limits (the CPU's AttentionStep::create
 /// checks, and what the grid and 32-bit row numbers allow).
-static Status checkSizes(const CudaStepChecker &c, const Shape &s) {
-  const std::string sizes =
-      "batch " + std::to_string(s.batch) + ", heads " +
-      std::to_string(s.heads) + ", query length " +
-      std::to_string(s.queryLength) + ", key length " +
-      std::to_string(s.keyLength) + ", head dim " + std::to_string(s.headDim);
-  if (s.batch <= 0 || s.heads <= 0 || s.queryLength <= 0 ||
-      s.keyLength <= 0 || s.headDim <= 0)
+static Status checkSizes(const CudaCheck &c, const AttentionShape &s) {
+  const std::string sizes = "batch " + std::to_string(s.batch) + ", heads " +
+                            std::to_string(s.heads) + ", query length " +
+                            std::to_string(s.queryLength) + ", key length " +
+                            std::to_string(s.keyLength) + ", head dim " +
+                            std::to_string(s.headDim);
+  if (s.batch <= 0 || s.heads <= 0 || s.queryLength <= 0 || s.keyLength <= 0 ||
+      s.headDim <= 0)
     return c.error("sizes must be positive, got " + sizes,
                    StatusCode::InvalidArgument);
   if (s.headDim > kMaxHeadDim)
@@ -299,21 +136,19 @@ static Status checkSizes(const CudaStepChecker &c, const Shape &s) {
   return Status::ok();
 }
 
-/// Reads the mask operand: its kind and its element strides over
-/// [B, H, Sq, Sk] (numpy broadcasting, aligned on the right).
-static Status readMask(const CudaStepChecker &c, const Shape &s,
+/// The mask's kind and its element strides over [B, H, Sq, Sk] (numpy
+/// broadcasting, aligned on the right).
+static Status readMask(const CudaCheck &c, AttentionShape &s,
                        AttentionParams &p) {
   p.maskKind = lmopt_kernels::kMaskNone;
-  if (c.step.operands.size() != 4)
+  if (Status st = checkAttentionMask(c, s); !st)
+    return st;
+  if (s.mask == AttentionMaskKind::None)
     return Status::ok();
+  p.maskKind = s.mask == AttentionMaskKind::Additive
+                   ? lmopt_kernels::kMaskAdditive
+                   : lmopt_kernels::kMaskBool;
   const PlanTensor &mask = c.operand(3);
-  if (mask.dtype == DType::F32)
-    p.maskKind = lmopt_kernels::kMaskAdditive;
-  else if (mask.dtype == DType::Bool)
-    p.maskKind = lmopt_kernels::kMaskBool;
-  else
-    return c.error("mask " + describe(mask) + " has dtype " +
-                   dtypeName(mask.dtype) + "; expected f32 (additive) or bool");
   const std::vector<int64_t> &dims = mask.dims;
   const int64_t target[4] = {s.batch, s.heads, s.queryLength, s.keyLength};
   bool fits = dims.size() <= 4;
@@ -343,25 +178,12 @@ static const char *kernelDType(DType dtype) {
   return dtype == DType::F16 ? "f16" : dtype == DType::BF16 ? "bf16" : "f32";
 }
 
-static Status getFunction(const CudaStepEnv &env, const CudaStepChecker &c,
-                          const std::string &name, CUfunction &out) {
-  if (!env.runtimeKernels)
-    return c.error("the CUDA device has not loaded the runtime's kernels",
-                   StatusCode::DeviceError);
-  if (Status st = env.api.check(
-          "cuModuleGetFunction",
-          env.api.cuModuleGetFunction(&out, env.runtimeKernels, name.c_str()));
-      !st)
-    return c.error("kernel '" + name + "': " + st.message(), st.code());
-  return Status::ok();
-}
-
 /// Picks the decode kernel's key splits so that rows x splits fills the
 /// device about twice over, each split at least kMinKeysPerSplit keys.
 static void chooseSplits(const CudaStepEnv &env, int64_t rows, int64_t keys,
                          AttentionParams &p) {
-  int64_t target = 2 * int64_t(env.multiprocessors > 0 ? env.multiprocessors
-                                                       : 132);
+  int64_t target =
+      2 * int64_t(env.multiprocessors > 0 ? env.multiprocessors : 132);
   int64_t splits = std::max<int64_t>(1, (target + rows - 1) / rows);
   splits = std::min({splits, kMaxDecodeSplits,
                      std::max<int64_t>(1, keys / kMinKeysPerSplit)});
@@ -373,20 +195,19 @@ static void chooseSplits(const CudaStepEnv &env, int64_t rows, int64_t keys,
   p.splits = int((keys + perSplit - 1) / perSplit);
 }
 
-Status lmopt::runtime::cuda::createAttentionStep(
-    const CudaStepEnv &env, const StepBuildContext &context,
-    const PlanStep &step, std::unique_ptr<StepExecutor> &out) {
-  CudaStepChecker c(context, step);
-  Shape s;
-  if (Status st = readShape(c, s); !st)
+Status
+lmopt::runtime::cuda::buildAttentionStep(const CudaCheck &c,
+                                         std::unique_ptr<StepExecutor> &out) {
+  const CudaStepEnv &env = c.env;
+  const PlanStep &step = c.step;
+  AttentionShape s;
+  if (Status st = checkAttentionStep(c, expectAttentionDTypes, s); !st)
     return st;
   if (Status st = checkSizes(c, s); !st)
     return st;
   auto exec = std::make_unique<CudaAttentionExecutor>(env);
   AttentionParams &p = exec->params;
   if (Status st = readMask(c, s, p); !st)
-    return st;
-  if (Status st = c.checkTensors(); !st)
     return st;
 
   const int64_t width = s.heads * s.headDim;
@@ -428,15 +249,16 @@ Status lmopt::runtime::cuda::createAttentionStep(
   exec->output = step.results[0];
 
   const int paddedDim = s.headDim <= 32 ? 32 : s.headDim <= 64 ? 64 : 128;
-  const std::string suffix = std::string(kernelDType(dtype)) + "_d" +
-                             std::to_string(paddedDim);
+  const std::string suffix =
+      std::string(kernelDType(dtype)) + "_d" + std::to_string(paddedDim);
   exec->decode = s.queryLength <= kDecodeMaxRows;
   if (!exec->decode) {
-    if (Status st = getFunction(env, c, "lmopt_attention_prefill_" + suffix,
-                                exec->main);
+    if (Status st =
+            c.runtimeKernel("lmopt_attention_prefill_" + suffix, exec->main);
         !st)
       return st;
-    exec->sharedBytes = unsigned(lmopt_kernels::attentionSharedBytes(paddedDim));
+    exec->sharedBytes =
+        unsigned(lmopt_kernels::attentionSharedBytes(paddedDim));
     if (Status st = env.api.check(
             "cuFuncSetAttribute (dynamic shared memory)",
             env.api.cuFuncSetAttribute(
@@ -448,15 +270,15 @@ Status lmopt::runtime::cuda::createAttentionStep(
                          " bytes of shared memory per block: " + st.message(),
                      StatusCode::Unsupported);
   } else {
-    if (Status st = getFunction(env, c, "lmopt_attention_decode_" + suffix,
-                                exec->main);
+    if (Status st =
+            c.runtimeKernel("lmopt_attention_decode_" + suffix, exec->main);
         !st)
       return st;
     const int64_t rows = s.batch * s.heads * s.queryLength;
     chooseSplits(env, rows, s.keyLength, p);
     if (p.splits > 1) {
-      if (Status st = getFunction(env, c, "lmopt_attention_combine_" + suffix,
-                                  exec->combine);
+      if (Status st = c.runtimeKernel("lmopt_attention_combine_" + suffix,
+                                      exec->combine);
           !st)
         return st;
       size_t bytes = size_t(rows) * size_t(p.splits) *

@@ -439,11 +439,6 @@ Status CudaDevice::loadKernels(const uint8_t *data, size_t size,
   return Status::ok();
 }
 
-static Status buildAttention(const CudaCheck &c,
-                             std::unique_ptr<StepExecutor> &out);
-static Status buildGather(const CudaCheck &c,
-                          std::unique_ptr<StepExecutor> &out);
-
 namespace {
 struct CudaStepKind {
   StepKind kind;
@@ -452,21 +447,14 @@ struct CudaStepKind {
 } // namespace
 
 static const CudaStepKind kStepKinds[] = {
-    {StepKind::Kernel, buildKernelStep},   {StepKind::Linear, buildLinearStep},
-    {StepKind::Attention, buildAttention}, {StepKind::Gather, buildGather},
-    {StepKind::Copy, buildCopyStep},       {StepKind::MatMul, buildMatMulStep},
+    {StepKind::Kernel, buildKernelStep},
+    {StepKind::Linear, buildLinearStep},
+    {StepKind::Attention, buildAttentionStep},
+    {StepKind::Gather, buildGatherStep},
+    {StepKind::Copy, buildCopyStep},
+    {StepKind::MatMul, buildMatMulStep},
     {StepKind::Append, buildAppendStep},
 };
-
-static Status buildAttention(const CudaCheck &c,
-                             std::unique_ptr<StepExecutor> &out) {
-  return createAttentionStep(c.env, c.context, c.step, out);
-}
-
-static Status buildGather(const CudaCheck &c,
-                          std::unique_ptr<StepExecutor> &out) {
-  return createGatherStep(c.env, c.context, c.step, out);
-}
 
 Status CudaDevice::createStep(const StepBuildContext &context,
                               const PlanStep &step,

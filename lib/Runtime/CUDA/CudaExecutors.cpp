@@ -24,9 +24,17 @@ static Status runError(const std::string &label, const CudaApi &api,
                        label + ": " + api.describe(call, result));
 }
 
-static std::string stepLabel(const CudaCheck &c) {
-  return "bundle '" + c.source + "': " + stepKindName(c.step.kind) + " step '" +
-         c.step.name + "'";
+Status CudaCheck::runtimeKernel(const std::string &name,
+                                CUfunction &out) const {
+  if (!env.runtimeKernels)
+    return error("the CUDA device has not loaded the runtime's kernels",
+                 StatusCode::DeviceError);
+  if (Status st = api.check(
+          "cuModuleGetFunction",
+          api.cuModuleGetFunction(&out, env.runtimeKernels, name.c_str()));
+      !st)
+    return error("kernel '" + name + "': " + st.message(), st.code());
+  return Status::ok();
 }
 
 //===----------------------------------------------------------------------===//
@@ -99,7 +107,7 @@ lmopt::runtime::cuda::buildKernelStep(const CudaCheck &c,
   exec->function = kernel.function;
   exec->blockSize = info.blockSize;
   exec->sharedBytes = info.sharedBytes;
-  exec->label = stepLabel(c);
+  exec->label = c.label();
   exec->ids = c.step.operands;
   exec->ids.insert(exec->ids.end(), c.step.results.begin(),
                    c.step.results.end());
@@ -211,7 +219,7 @@ Status lmopt::runtime::cuda::buildCopyStep(const CudaCheck &c,
   exec->from = c.step.operands[0];
   exec->to = c.step.results[0];
   exec->bytes = size_t(from.byteSize());
-  exec->label = stepLabel(c);
+  exec->label = c.label();
   out = std::move(exec);
   return Status::ok();
 }
@@ -273,61 +281,35 @@ static constexpr uint64_t kMaxPitch = INT_MAX;
 Status
 lmopt::runtime::cuda::buildAppendStep(const CudaCheck &c,
                                       std::unique_ptr<StepExecutor> &out) {
-  if (Status st = c.expectAttrs({"axis"}); !st)
-    return st;
-  if (Status st = c.expectCounts(1, "value", 1); !st)
-    return st;
   int64_t axis = 0;
-  if (Status st = c.getInt("axis", axis); !st)
+  if (Status st = checkAppendStep(c, axis); !st)
     return st;
   const PlanTensor &value = c.operand(0), &dest = c.result(0);
-  if (dest.storage != TensorStorage::State)
-    return c.error("writes " + describe(dest) + ", which is not a state view");
-  if (Status st = c.expectDType("value", value, dest.dtype); !st)
-    return st;
-  if (Status st = c.expectRank("value", value, dest.dims.size()); !st)
-    return st;
-  if (axis < 0 || size_t(axis) >= dest.dims.size())
-    return c.error("has axis " + std::to_string(axis) + " for rank " +
-                   std::to_string(dest.dims.size()));
-  std::vector<int64_t> expected = dest.dims;
-  expected[size_t(axis)] = value.dims[size_t(axis)];
-  if (value.dims[size_t(axis)] > dest.dims[size_t(axis)] ||
-      value.dims != expected)
-    return c.error("value " + describe(value) +
-                   " does not fit the last rows of " + describe(dest) +
-                   " along axis " + std::to_string(axis));
   const PlanState &state = c.program.states[size_t(dest.offset)];
-  const std::vector<int64_t> &dims = value.dims, &capacity = state.dims;
-  size_t rank = dims.size();
-  uint64_t elementSize = dtypeSize(value.dtype);
+  const std::vector<int64_t> &dims = value.dims;
 
   auto exec = std::make_unique<AppendExecutor>();
   exec->api = &c.api;
   exec->stream = c.env.stream;
   exec->value = c.step.operands[0];
   exec->state = c.step.results[0];
-  exec->label = stepLabel(c);
+  exec->label = c.label();
   out = std::move(exec);
   auto *append = static_cast<AppendExecutor *>(out.get());
   if (value.elementCount() == 0)
     return Status::ok();
 
-  // Byte strides of the state; the first written row along the axis.
-  std::vector<uint64_t> stride(rank, elementSize);
-  for (size_t d = rank; d-- > 1;)
-    stride[d - 1] = stride[d] * uint64_t(capacity[d]);
+  // As copyStateView: one contiguous run per index of the outer axes; the
+  // last outer axis makes the rows of one 2-D copy, and the axes before it
+  // one copy each.
+  const StateViewRuns runs =
+      stateViewRuns(dims, state.dims, dtypeSize(value.dtype));
+  const std::vector<uint64_t> &stride = runs.stride;
+  const size_t inner = runs.outer;
+  const uint64_t run = runs.run;
+  // The first written row along the axis.
   uint64_t skip = uint64_t(dest.dims[size_t(axis)] - dims[size_t(axis)]) *
                   stride[size_t(axis)];
-  // As copyStateView: the innermost axes the view spans whole, then the
-  // next axis' prefix, are one contiguous run; the axis outside it makes
-  // the rows of one 2-D copy, and the axes outside that one copy each.
-  size_t inner = rank;
-  uint64_t run = elementSize;
-  while (inner > 0 && dims[inner - 1] == capacity[inner - 1])
-    run *= uint64_t(dims[--inner]);
-  if (inner > 0)
-    run *= uint64_t(dims[--inner]);
   size_t rowAxis = inner; // rows of a 2-D copy along axis inner - 1
   uint64_t height = 1, pitch = run;
   if (inner > 0 && stride[inner - 1] <= kMaxPitch) {

@@ -1,8 +1,8 @@
 //===- CudaExecutors.h - The CUDA device's own step builders ----*- C++ -*-===//
 //
-// The builders CudaDevice.cpp dispatches to, apart from attention and
-// gather (CudaStep.h): generated kernels, copies and appends
-// (CudaExecutors.cpp) and matrix products on cuBLASLt (CudaMatmul.cpp).
+// The builders CudaDevice.cpp dispatches to: generated kernels, copies and
+// appends (CudaExecutors.cpp), matrix products on cuBLASLt (CudaMatmul.cpp),
+// attention (AttentionStep.cpp) and gather (GatherStep.cpp).
 // Every executor only enqueues on the device's stream: no synchronization,
 // no allocation and no host-side wait in run(), so that a run can be
 // captured as a CUDA graph.
@@ -73,6 +73,13 @@ public:
   Status deviceError(const Status &st) const {
     return error(st.message(), st.code());
   }
+  /// "bundle '<source>': <kind> step '<name>'", for errors at run time.
+  std::string label() const {
+    return "bundle '" + source + "': " + stepKindName(step.kind) + " step '" +
+           step.name + "'";
+  }
+  /// Looks up one of the runtime's own kernels (Kernels/).
+  Status runtimeKernel(const std::string &name, CUfunction &out) const;
 
   const StepBuildContext &context;
   const CudaBuildEnv &build;
@@ -88,6 +95,14 @@ Status buildCopyStep(const CudaCheck &c, std::unique_ptr<StepExecutor> &out);
 Status buildAppendStep(const CudaCheck &c, std::unique_ptr<StepExecutor> &out);
 Status buildLinearStep(const CudaCheck &c, std::unique_ptr<StepExecutor> &out);
 Status buildMatMulStep(const CudaCheck &c, std::unique_ptr<StepExecutor> &out);
+/// Attention (the CPU's AttentionStep semantics: the attributes
+/// AttentionPlan.cpp writes, masks, causal, zero_masked_rows, key/value
+/// read at a state's capacity) as one fused kernel.
+Status buildAttentionStep(const CudaCheck &c,
+                          std::unique_ptr<StepExecutor> &out);
+/// ONNX Gather with bounds-checked indices (an index out of range is a
+/// run-time error reported at the next synchronize, naming the step).
+Status buildGatherStep(const CudaCheck &c, std::unique_ptr<StepExecutor> &out);
 
 } // namespace lmopt::runtime::cuda
 

@@ -21,6 +21,7 @@
 #include "CudaExecutors.h"
 
 #include "lmopt/Runtime/CPU/LinearStep.h"
+#include "lmopt/Runtime/MatMulCheck.h"
 
 #include <algorithm>
 #include <climits>
@@ -98,8 +99,14 @@ static cudaDataType_t cudaType(DType dtype) {
   }
 }
 
-static bool isMatmulType(DType dtype) {
-  return dtype == DType::F32 || dtype == DType::F16 || dtype == DType::BF16;
+/// cuBLASLt runs the products in f32, f16 or bf16.
+static Status expectMatmulType(const StepCheck &c, const std::string &role,
+                               const PlanTensor &t) {
+  if (t.dtype == DType::F32 || t.dtype == DType::F16 || t.dtype == DType::BF16)
+    return Status::ok();
+  return c.error(role + " " + describe(t) + " has dtype " + dtypeName(t.dtype) +
+                     "; expected f32, f16 or bf16",
+                 StatusCode::Unsupported);
 }
 
 /// The largest power of two (at most 256) dividing every value.
@@ -282,8 +289,24 @@ static Status prepareEpilogue(const CudaCheck &c, DType dtype, uint64_t count,
 //===----------------------------------------------------------------------===//
 
 namespace {
-class LinearExecutor final : public StepExecutor {
+/// What the linear and matmul executors share: the stream, the product, and
+/// the step's name for errors at run time.
+class GemmExecutor : public StepExecutor {
 public:
+  explicit GemmExecutor(const CudaCheck &c)
+      : api(&c.api), stream(c.env.stream), gemm(std::make_unique<Gemm>(c.api)),
+        label(c.label()) {}
+
+  const CudaApi *api;
+  CUstream stream;
+  std::unique_ptr<Gemm> gemm;
+  std::string label;
+};
+
+class LinearExecutor final : public GemmExecutor {
+public:
+  using GemmExecutor::GemmExecutor;
+
   Status run(void *const *tensors) const override {
     if (rows == 0)
       return Status::ok();
@@ -308,105 +331,39 @@ public:
     return Status::ok();
   }
 
-  const CudaApi *api = nullptr;
-  CUstream stream = nullptr;
-  std::unique_ptr<Gemm> gemm;
   EpilogueLaunch epilogue;
   std::unique_ptr<DeviceBuffer> scratch;
   /// The residual goes through cuBLASLt's C (no activation).
   bool accumulate = false;
   int64_t input = 0, weight = 0, bias = -1, residual = -1, output = 0;
   uint64_t rows = 0;
-  std::string label;
 };
 } // namespace
 
 Status
 lmopt::runtime::cuda::buildLinearStep(const CudaCheck &c,
                                       std::unique_ptr<StepExecutor> &out) {
-  if (Status st = c.expectAttrs(
-          {"transpose_weight", "activation", "has_bias", "has_residual"});
-      !st)
+  LinearShape shape;
+  if (Status st = checkLinearStep(c, expectMatmulType, shape); !st)
     return st;
-  bool transpose = false, hasBias = false, hasResidual = false;
-  int64_t activation = 0;
-  if (Status st = c.getFlag("transpose_weight", transpose); !st)
-    return st;
-  if (Status st = c.getFlag("has_bias", hasBias); !st)
-    return st;
-  if (Status st = c.getFlag("has_residual", hasResidual); !st)
-    return st;
-  if (Status st = c.step.getInt("activation", 0, activation); !st)
-    return c.withSource(st);
-  if (activation < 0 || activation > 3)
-    return c.error("attribute 'activation' is " + std::to_string(activation) +
-                   "; expected 0 (none), 1 (relu), 2 (gelu) or 3 (gelu_tanh)");
-  std::string roles = std::string("input, weight") + (hasBias ? ", bias" : "") +
-                      (hasResidual ? ", residual" : "");
-  if (Status st = c.expectCounts(2 + hasBias + hasResidual, roles, 1); !st)
-    return st;
-
   const PlanTensor &input = c.operand(0), &weight = c.operand(1);
   const PlanTensor &output = c.result(0);
-  DType dtype = input.dtype;
-  if (!isMatmulType(dtype))
-    return c.error("input " + describe(input) + " has dtype " +
-                       dtypeName(dtype) + "; expected f32, f16 or bf16",
-                   StatusCode::Unsupported);
-  if (Status st = c.expectDType("weight", weight, dtype); !st)
-    return st;
-  if (Status st = c.expectDType("output", output, dtype); !st)
-    return st;
-  if (input.dims.empty())
-    return c.error("input " + describe(input) + " is a scalar; expected " +
-                   "[..., K]");
-  if (Status st = c.expectRank("weight", weight, 2); !st)
-    return st;
-  int64_t k = input.dims.back();
-  int64_t weightK = weight.dims[transpose ? 1 : 0];
-  int64_t n = weight.dims[transpose ? 0 : 1];
-  if (weightK != k)
-    return c.error("input " + describe(input) + " has " + std::to_string(k) +
-                   " features but weight " + describe(weight) +
-                   (transpose ? " ([N, K], transposed)" : " ([K, N])") +
-                   " has K = " + std::to_string(weightK));
-  std::vector<int64_t> outDims = input.dims;
-  outDims.back() = n;
-  if (Status st = c.expectDims("output", output, outDims,
-                               "the input's leading dims, then N");
-      !st)
-    return st;
+  const DType dtype = input.dtype;
+  const int64_t k = shape.k, n = shape.n;
+  const PlanTensor *bias =
+      shape.bias >= 0 ? &c.operand(size_t(shape.bias)) : nullptr;
+  const PlanTensor *residual =
+      shape.residual >= 0 ? &c.operand(size_t(shape.residual)) : nullptr;
 
-  auto exec = std::make_unique<LinearExecutor>();
-  exec->api = &c.api;
-  exec->stream = c.env.stream;
-  exec->label = "bundle '" + c.source + "': linear step '" + c.step.name + "'";
+  auto exec = std::make_unique<LinearExecutor>(c);
   exec->input = c.step.operands[0];
   exec->weight = c.step.operands[1];
   exec->output = c.step.results[0];
-  size_t next = 2;
-  const PlanTensor *bias = nullptr, *residual = nullptr;
-  if (hasBias) {
-    bias = &c.operand(next);
-    if (Status st = c.expectDType("bias", *bias, dtype); !st)
-      return st;
-    if (Status st = c.expectDims("bias", *bias, {n}, "[N]"); !st)
-      return st;
-    exec->bias = c.step.operands[next++];
-  }
-  if (hasResidual) {
-    residual = &c.operand(next);
-    if (Status st = c.expectDType("residual", *residual, dtype); !st)
-      return st;
-    if (Status st =
-            c.expectDims("residual", *residual, outDims, "the output's dims");
-        !st)
-      return st;
-    exec->residual = c.step.operands[next++];
-  }
-  exec->rows = 1;
-  for (size_t i = 0; i + 1 < input.dims.size(); ++i)
-    exec->rows *= uint64_t(input.dims[i]);
+  if (bias)
+    exec->bias = c.step.operands[size_t(shape.bias)];
+  if (residual)
+    exec->residual = c.step.operands[size_t(shape.residual)];
+  exec->rows = uint64_t(shape.rows);
   if (exec->rows == 0 || n == 0) {
     exec->rows = 0;
     out = std::move(exec);
@@ -418,36 +375,36 @@ lmopt::runtime::cuda::buildLinearStep(const CudaCheck &c,
                    StatusCode::Unsupported);
 
   // Which part of the epilogue cuBLASLt does (see the file comment).
-  auto act = LinearActivation(activation);
-  bool fusedActivation = !hasResidual && (act == LinearActivation::Relu ||
-                                          act == LinearActivation::GeluTanh);
+  auto act = LinearActivation(shape.activation);
+  bool fusedActivation = !residual && (act == LinearActivation::Relu ||
+                                       act == LinearActivation::GeluTanh);
   bool kernelEpilogue = act != LinearActivation::None && !fusedActivation;
-  exec->accumulate = hasResidual && !kernelEpilogue;
-  GemmShape shape;
-  shape.dtype = dtype;
-  shape.transA = transpose;
-  shape.m = uint64_t(n);
-  shape.n = exec->rows;
-  shape.k = uint64_t(k);
-  shape.accumulate = exec->accumulate;
-  uint32_t epilogue = hasBias ? CUBLASLT_EPILOGUE_BIAS : 0;
+  exec->accumulate = residual && !kernelEpilogue;
+  GemmShape gemm;
+  gemm.dtype = dtype;
+  gemm.transA = shape.transpose;
+  gemm.m = uint64_t(n);
+  gemm.n = exec->rows;
+  gemm.k = uint64_t(k);
+  gemm.accumulate = exec->accumulate;
+  uint32_t epilogue = bias ? CUBLASLT_EPILOGUE_BIAS : 0;
   if (fusedActivation)
     epilogue |= act == LinearActivation::Relu ? CUBLASLT_EPILOGUE_RELU
                                               : CUBLASLT_EPILOGUE_GELU;
-  shape.epilogue =
+  gemm.epilogue =
       epilogue ? cublasLtEpilogue_t(epilogue) : CUBLASLT_EPILOGUE_DEFAULT;
-  shape.alignA = tensorAlignment(weight);
-  shape.alignB = tensorAlignment(input);
-  shape.alignD = tensorAlignment(output);
+  gemm.alignA = tensorAlignment(weight);
+  gemm.alignB = tensorAlignment(input);
+  gemm.alignD = tensorAlignment(output);
   if (residual)
-    shape.alignD = std::min(shape.alignD, tensorAlignment(*residual));
+    gemm.alignD = std::min(gemm.alignD, tensorAlignment(*residual));
   if (bias)
-    shape.alignBias = tensorAlignment(*bias);
+    gemm.alignBias = tensorAlignment(*bias);
 
   if (kernelEpilogue) {
     uint64_t count = exec->rows * uint64_t(n);
-    if (Status st =
-            prepareEpilogue(c, dtype, count, activation, exec->epilogue);
+    if (Status st = prepareEpilogue(c, dtype, count, int(shape.activation),
+                                    exec->epilogue);
         !st)
       return st;
     // The residual may be the output's own bytes (accumulated in place):
@@ -458,11 +415,10 @@ lmopt::runtime::cuda::buildLinearStep(const CudaCheck &c,
               c.build.device.allocate(count * dtypeSize(dtype), exec->scratch);
           !st)
         return c.deviceError(st);
-      shape.alignD = 256;
+      gemm.alignD = 256;
     }
   }
-  exec->gemm = std::make_unique<Gemm>(c.api);
-  if (Status st = exec->gemm->create(c, shape); !st)
+  if (Status st = exec->gemm->create(c, gemm); !st)
     return st;
   out = std::move(exec);
   return Status::ok();
@@ -473,8 +429,10 @@ lmopt::runtime::cuda::buildLinearStep(const CudaCheck &c,
 //===----------------------------------------------------------------------===//
 
 namespace {
-class MatMulExecutor final : public StepExecutor {
+class MatMulExecutor final : public GemmExecutor {
 public:
+  using GemmExecutor::GemmExecutor;
+
   Status run(void *const *tensors) const override {
     auto *lhs = static_cast<const uint8_t *>(tensors[this->lhs]);
     auto *rhs = static_cast<const uint8_t *>(tensors[this->rhs]);
@@ -502,33 +460,14 @@ public:
     return Status::ok();
   }
 
-  const CudaApi *api = nullptr;
-  CUstream stream = nullptr;
-  std::unique_ptr<Gemm> gemm;
   int64_t lhs = 0, rhs = 0, output = 0;
   /// Byte offsets of each call's matrices (none when nothing is computed).
   std::vector<uint64_t> lhsOffsets, rhsOffsets;
   uint64_t outputBytes = 0;
   /// K = 0: the output is zeros.
   size_t zeroBytes = 0;
-  std::string label;
 };
 } // namespace
-
-/// Element strides of `dims`' batch axes within the broadcast batch
-/// `shape` (aligned on the right); a broadcast axis gets 0.
-static std::vector<int64_t> broadcastStrides(const std::vector<int64_t> &dims,
-                                             const std::vector<int64_t> &shape,
-                                             int64_t matrixElements) {
-  std::vector<int64_t> strides(shape.size(), 0);
-  int64_t stride = matrixElements;
-  for (size_t i = 0; i < dims.size(); ++i) {
-    size_t from = dims.size() - 1 - i, to = shape.size() - 1 - i;
-    strides[to] = dims[from] == 1 && shape[to] != 1 ? 0 : stride;
-    stride *= dims[from];
-  }
-  return strides;
-}
 
 /// True when offsets[b] == b * stride for every b; sets `stride`.
 static bool isStrided(const std::vector<int64_t> &offsets, int64_t &stride) {
@@ -542,69 +481,37 @@ static bool isStrided(const std::vector<int64_t> &offsets, int64_t &stride) {
 Status
 lmopt::runtime::cuda::buildMatMulStep(const CudaCheck &c,
                                       std::unique_ptr<StepExecutor> &out) {
-  if (Status st = c.expectAttrs({}); !st)
-    return st;
-  if (Status st = c.expectCounts(2, "lhs, rhs", 1); !st)
+  if (Status st = checkMatMulStep(c, expectMatmulType); !st)
     return st;
   const PlanTensor &lhsT = c.operand(0), &rhsT = c.operand(1),
                    &outputT = c.result(0);
-  DType dtype = lhsT.dtype;
-  if (!isMatmulType(dtype))
-    return c.error("lhs " + describe(lhsT) + " has dtype " + dtypeName(dtype) +
-                       "; expected f32, f16 or bf16",
-                   StatusCode::Unsupported);
-  if (Status st = c.expectDType("rhs", rhsT, dtype); !st)
-    return st;
-  if (Status st = c.expectDType("output", outputT, dtype); !st)
-    return st;
+  const DType dtype = lhsT.dtype;
   if (lhsT.dims.empty() || rhsT.dims.empty())
     return c.error("lhs " + describe(lhsT) + " and rhs " + describe(rhsT) +
                    " must have rank 1 or more");
-  // numpy.matmul: a rank-1 operand is promoted, and its dim dropped.
-  std::vector<int64_t> lhs = lhsT.dims, rhs = rhsT.dims;
-  bool dropM = lhs.size() == 1, dropN = rhs.size() == 1;
-  if (dropM)
-    lhs.insert(lhs.begin(), 1);
-  if (dropN)
-    rhs.push_back(1);
-  int64_t m = lhs[lhs.size() - 2], k = lhs.back();
-  int64_t rk = rhs[rhs.size() - 2], n = rhs.back();
-  if (k != rk)
-    return c.error("lhs " + describe(lhsT) + " has K = " + std::to_string(k) +
-                   " but rhs " + describe(rhsT) +
-                   " has K = " + std::to_string(rk));
-  std::vector<int64_t> lhsBatch(lhs.begin(), lhs.end() - 2);
-  std::vector<int64_t> rhsBatch(rhs.begin(), rhs.end() - 2);
-  size_t rank = std::max(lhsBatch.size(), rhsBatch.size());
-  std::vector<int64_t> batch(rank, 1);
-  for (size_t i = 0; i < rank; ++i) {
-    int64_t a = i < lhsBatch.size() ? lhsBatch[lhsBatch.size() - 1 - i] : 1;
-    int64_t b = i < rhsBatch.size() ? rhsBatch[rhsBatch.size() - 1 - i] : 1;
-    if (a != b && a != 1 && b != 1)
-      return c.error("batch dims of lhs " + describe(lhsT) + " and rhs " +
-                     describe(rhsT) + " do not broadcast");
-    batch[rank - 1 - i] = a == 1 ? b : a;
+  MatMulDims dims;
+  switch (inferMatMulDims(lhsT.dims, rhsT.dims, dims)) {
+  case MatMulDimsError::KMismatch:
+    return c.error("lhs " + describe(lhsT) +
+                   " has K = " + std::to_string(dims.k) + " but rhs " +
+                   describe(rhsT) + " has K = " + std::to_string(dims.rhsK));
+  case MatMulDimsError::BatchBroadcast:
+    return c.error("batch dims of lhs " + describe(lhsT) + " and rhs " +
+                   describe(rhsT) + " do not broadcast");
+  case MatMulDimsError::None:
+    break;
   }
-  std::vector<int64_t> outDims = batch;
-  if (!dropM)
-    outDims.push_back(m);
-  if (!dropN)
-    outDims.push_back(n);
-  if (Status st = c.expectDims("output", outputT, outDims,
+  if (Status st = c.expectDims("output", outputT, dims.outputDims,
                                "numpy.matmul of lhs and rhs");
       !st)
     return st;
 
-  auto exec = std::make_unique<MatMulExecutor>();
-  exec->api = &c.api;
-  exec->stream = c.env.stream;
-  exec->label = "bundle '" + c.source + "': matmul step '" + c.step.name + "'";
+  auto exec = std::make_unique<MatMulExecutor>(c);
   exec->lhs = c.step.operands[0];
   exec->rhs = c.step.operands[1];
   exec->output = c.step.results[0];
-  int64_t count = 1;
-  for (int64_t dim : batch)
-    count *= dim;
+  const int64_t m = dims.m, k = dims.k, n = dims.n;
+  const int64_t count = matmulBatchCount(dims);
   if (count == 0 || m == 0 || n == 0) {
     out = std::move(exec);
     return Status::ok();
@@ -615,25 +522,8 @@ lmopt::runtime::cuda::buildMatMulStep(const CudaCheck &c,
     return Status::ok();
   }
 
-  // Element offsets of every batch's matrices, in the broadcast order.
-  std::vector<int64_t> lhsStrides = broadcastStrides(lhsBatch, batch, m * k);
-  std::vector<int64_t> rhsStrides = broadcastStrides(rhsBatch, batch, k * n);
-  std::vector<int64_t> lhsOffsets, rhsOffsets, index(rank, 0);
-  for (int64_t b = 0; b < count; ++b) {
-    int64_t lhsOffset = 0, rhsOffset = 0;
-    for (size_t i = 0; i < rank; ++i) {
-      lhsOffset += index[i] * lhsStrides[i];
-      rhsOffset += index[i] * rhsStrides[i];
-    }
-    lhsOffsets.push_back(lhsOffset);
-    rhsOffsets.push_back(rhsOffset);
-    for (size_t i = rank; i-- > 0;) {
-      if (++index[i] < batch[i])
-        break;
-      index[i] = 0;
-    }
-  }
-
+  std::vector<int64_t> lhsOffsets, rhsOffsets;
+  matmulBatchOffsets(dims, lhsOffsets, rhsOffsets);
   uint64_t elementSize = dtypeSize(dtype);
   GemmShape shape;
   shape.dtype = dtype;
@@ -678,7 +568,6 @@ lmopt::runtime::cuda::buildMatMulStep(const CudaCheck &c,
                               alignmentOf({uint64_t(b) * exec->outputBytes}));
     }
   }
-  exec->gemm = std::make_unique<Gemm>(c.api);
   if (Status st = exec->gemm->create(c, shape); !st)
     return st;
   out = std::move(exec);

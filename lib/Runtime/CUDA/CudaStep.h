@@ -45,20 +45,6 @@ struct CudaStepEnv {
   int multiprocessors = 0;
 };
 
-/// Attention (the CPU's AttentionStep semantics: the attributes
-/// AttentionPlan.cpp writes, masks, causal, zero_masked_rows, key/value
-/// read at a state's capacity) as one fused kernel.
-Status createAttentionStep(const CudaStepEnv &env,
-                           const StepBuildContext &context,
-                           const PlanStep &step,
-                           std::unique_ptr<StepExecutor> &out);
-
-/// ONNX Gather with bounds-checked indices (an index out of range is a
-/// run-time error reported at the next synchronize, naming the step).
-Status createGatherStep(const CudaStepEnv &env,
-                        const StepBuildContext &context, const PlanStep &step,
-                        std::unique_ptr<StepExecutor> &out);
-
 } // namespace lmopt::runtime::cuda
 
 #endif // LMOPT_LIB_RUNTIME_CUDA_CUDASTEP_H

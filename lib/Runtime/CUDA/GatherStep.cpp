@@ -1,9 +1,9 @@
 //===- GatherStep.cpp - ONNX Gather on the CUDA device --------------------===//
 //
-// Checks a gather step as the CPU does (Executor.cpp's buildGather and
-// GatherStep::create) and enqueues one kernel (Kernels/Gather.cuh): rows
-// copied in the widest unit that the row size and the addresses allow, or
-// int8 rows dequantized with their f32 scales (row_scales). Indices out of
+// Checks a gather step as every device does (checkGatherStep) and enqueues
+// one kernel (Kernels/Gather.cuh): rows copied in the widest unit that the
+// row size and the addresses allow, or int8 rows dequantized with their f32
+// scales (row_scales). Indices out of
 // range are recorded on the device and reported by checkGatherErrors
 // (GatherStep.h) after the device synchronizes.
 //
@@ -11,8 +11,7 @@
 
 #include "GatherStep.h"
 
-#include "CudaStep.h"
-#include "CudaStepChecker.h"
+#include "CudaExecutors.h"
 #include "Kernels/KernelParams.cuh"
 
 #include <algorithm>
@@ -99,8 +98,7 @@ Status CudaGatherExecutor::run(void *const *tensors) const {
   p.data = tensors[data];
   p.indices = tensors[indices];
   p.out = tensors[output];
-  p.scales =
-      scales < 0 ? nullptr : static_cast<const float *>(tensors[scales]);
+  p.scales = scales < 0 ? nullptr : static_cast<const float *>(tensors[scales]);
   CUfunction kernel = dequantKernel;
   int64_t units = rowBytes;
   if (!dequantize) {
@@ -151,16 +149,16 @@ Status lmopt::runtime::cuda::checkGatherErrors(const CudaApi &api,
   if (it == r.streams.end())
     return Status::ok();
   int64_t record[3] = {-1, 0, 0};
-  if (Status st = api.check("cuMemcpyDtoH (gather error record)",
-                            api.cuMemcpyDtoH(record, it->second.record,
-                                             kErrorRecordBytes));
+  if (Status st = api.check(
+          "cuMemcpyDtoH (gather error record)",
+          api.cuMemcpyDtoH(record, it->second.record, kErrorRecordBytes));
       !st)
     return st;
   if (record[0] < 0)
     return Status::ok();
-  if (Status st = api.check(
-          "cuMemsetD8 (gather error record)",
-          api.cuMemsetD8(it->second.record, 0xff, kErrorRecordBytes));
+  if (Status st =
+          api.check("cuMemsetD8 (gather error record)",
+                    api.cuMemsetD8(it->second.record, 0xff, kErrorRecordBytes));
       !st)
     return st;
   auto step = it->second.steps.find(record[2]);
@@ -169,11 +167,11 @@ Status lmopt::runtime::cuda::checkGatherErrors(const CudaApi &api,
                          "a gather step (since destroyed) met index " +
                              std::to_string(record[1]) + " out of range");
   const GatherInfo &g = step->second;
-  std::string range = g.axisSize == 0
-                          ? "axis " + std::to_string(g.axis) +
-                                " has size 0, no index is valid"
-                          : "valid range [" + std::to_string(-g.axisSize) +
-                                ", " + std::to_string(g.axisSize - 1) + "]";
+  std::string range =
+      g.axisSize == 0
+          ? "axis " + std::to_string(g.axis) + " has size 0, no index is valid"
+          : "valid range [" + std::to_string(-g.axisSize) + ", " +
+                std::to_string(g.axisSize - 1) + "]";
   return Status::error(
       StatusCode::InvalidArgument,
       "bundle '" + g.source + "': gather step '" + g.name + "': index " +
@@ -183,85 +181,9 @@ Status lmopt::runtime::cuda::checkGatherErrors(const CudaApi &api,
           std::to_string(g.axisSize) + " (" + range + ")");
 }
 
-/// The product of dims [begin, end), false on overflow.
-static bool product(const std::vector<int64_t> &dims, size_t begin, size_t end,
-                    int64_t &out) {
-  out = 1;
-  for (size_t i = begin; i < end; ++i)
-    if (__builtin_mul_overflow(out, dims[i], &out))
-      return false;
-  return true;
-}
-
-/// Operands, attributes and dims, as the CPU's buildGather.
-static Status checkGather(const CudaStepChecker &c, bool &rowScales,
-                          int64_t &axis) {
-  if (Status st = c.expectAttrs({"axis", "row_scales"}); !st)
-    return st;
-  if (Status st = c.getFlag("row_scales", rowScales); !st)
-    return st;
-  if (Status st = rowScales ? c.expectCounts(3, "data, indices, scales", 1)
-                            : c.expectCounts(2, "data, indices", 1);
-      !st)
-    return st;
-  const PlanTensor &data = c.operand(0), &indices = c.operand(1),
-                   &output = c.result(0);
-  if (Status st = c.getInt("axis", axis); !st)
-    return st;
-  if (data.dims.empty())
-    return c.error("data " + describe(data) + " is a scalar");
-  if (axis < 0 || axis >= int64_t(data.dims.size()))
-    return c.error("attribute 'axis' is " + std::to_string(axis) +
-                   "; expected a value in [0, " +
-                   std::to_string(data.dims.size()) + ")");
-  if (indices.dtype != DType::I32 && indices.dtype != DType::I64)
-    return c.error("indices " + describe(indices) + " have dtype " +
-                   dtypeName(indices.dtype) + "; expected i32 or i64");
-  if (dtypeSize(data.dtype) == 0)
-    return c.error("data " + describe(data) + " has no element size");
-  if (rowScales) {
-    if (axis != 0)
-      return c.error("a row-quantized table is gathered along axis 0, got "
-                     "attribute 'axis' " +
-                     std::to_string(axis));
-    if (Status st = c.expectDType("data", data, DType::I8); !st)
-      return st;
-    const PlanTensor &scales = c.operand(2);
-    if (Status st = c.expectDType("scales", scales, DType::F32); !st)
-      return st;
-    if (Status st = c.expectDims("scales", scales, {data.dims[0]},
-                                 "one per row of data");
-        !st)
-      return st;
-  }
-  if (Status st =
-          c.expectDType("output", output, rowScales ? DType::F32 : data.dtype);
-      !st)
-    return st;
-  std::vector<int64_t> outDims(data.dims.begin(), data.dims.begin() + axis);
-  outDims.insert(outDims.end(), indices.dims.begin(), indices.dims.end());
-  outDims.insert(outDims.end(), data.dims.begin() + axis + 1, data.dims.end());
-  return c.expectDims("output", output, outDims,
-                      "data[:axis] + indices + data[axis+1:]");
-}
-
-static Status getKernel(const CudaStepEnv &env, const CudaStepChecker &c,
-                        const char *name, CUfunction &out) {
-  if (!env.runtimeKernels)
-    return c.error("the CUDA device has not loaded the runtime's kernels",
-                   StatusCode::DeviceError);
-  if (Status st = env.api.check(
-          "cuModuleGetFunction",
-          env.api.cuModuleGetFunction(&out, env.runtimeKernels, name));
-      !st)
-    return c.error("kernel '" + std::string(name) + "': " + st.message(),
-                   st.code());
-  return Status::ok();
-}
-
 /// Gives the executor an id and the stream's error record (allocated and
 /// cleared with the stream's first gather step).
-static Status registerStep(const CudaStepChecker &c, CudaGatherExecutor &exec,
+static Status registerStep(const CudaCheck &c, CudaGatherExecutor &exec,
                            GatherInfo info) {
   Registry &r = registry();
   std::lock_guard<std::mutex> lock(r.mutex);
@@ -288,30 +210,31 @@ static Status registerStep(const CudaStepChecker &c, CudaGatherExecutor &exec,
   return Status::ok();
 }
 
-Status lmopt::runtime::cuda::createGatherStep(
-    const CudaStepEnv &env, const StepBuildContext &context,
-    const PlanStep &step, std::unique_ptr<StepExecutor> &out) {
-  CudaStepChecker c(context, step);
-  bool rowScales = false;
-  int64_t axis = 0;
-  if (Status st = checkGather(c, rowScales, axis); !st)
-    return st;
-  if (Status st = c.checkTensors(); !st)
+Status
+lmopt::runtime::cuda::buildGatherStep(const CudaCheck &c,
+                                      std::unique_ptr<StepExecutor> &out) {
+  const PlanStep &step = c.step;
+  GatherShape shape;
+  if (Status st = checkGatherStep(c, shape); !st)
     return st;
   const PlanTensor &data = c.operand(0), &indices = c.operand(1);
+  if (dtypeSize(data.dtype) == 0)
+    return c.error("data " + describe(data) + " has no element size");
+  const int64_t axis = shape.axis;
+  const bool rowScales = shape.rowScales;
   const size_t a = size_t(axis);
   const int64_t elementSize = int64_t(dtypeSize(data.dtype));
   int64_t outer = 0, inner = 0, count = 0, rows = 0, rowBytes = 0;
-  if (!product(data.dims, 0, a, outer) ||
-      !product(data.dims, a + 1, data.dims.size(), inner) ||
-      !product(indices.dims, 0, indices.dims.size(), count) ||
+  if (!dimsProduct(data.dims, 0, a, outer) ||
+      !dimsProduct(data.dims, a + 1, data.dims.size(), inner) ||
+      !dimsProduct(indices.dims, 0, indices.dims.size(), count) ||
       __builtin_mul_overflow(inner, elementSize, &rowBytes) ||
       __builtin_mul_overflow(outer, count, &rows))
     return c.error("sizes overflow: data " + formatDims(data.dims) +
                        ", indices " + formatDims(indices.dims),
                    StatusCode::InvalidArgument);
 
-  auto exec = std::make_unique<CudaGatherExecutor>(env);
+  auto exec = std::make_unique<CudaGatherExecutor>(c.env);
   GatherParams &p = exec->params;
   p.outer = outer;
   p.count = count;
@@ -326,7 +249,7 @@ Status lmopt::runtime::cuda::createGatherStep(
   if (rowScales) {
     exec->scales = step.operands[2];
     if (Status st =
-            getKernel(env, c, "lmopt_gather_dequant_i8", exec->dequantKernel);
+            c.runtimeKernel("lmopt_gather_dequant_i8", exec->dequantKernel);
         !st)
       return st;
   } else {
@@ -334,10 +257,10 @@ Status lmopt::runtime::cuda::createGatherStep(
         "lmopt_gather_rows_u1", "lmopt_gather_rows_u2", "lmopt_gather_rows_u4",
         "lmopt_gather_rows_u8", "lmopt_gather_rows_u16"};
     for (int i = 0; i < 5; ++i)
-      if (Status st = getKernel(env, c, kNames[i], exec->copyKernels[i]); !st)
+      if (Status st = c.runtimeKernel(kNames[i], exec->copyKernels[i]); !st)
         return st;
   }
-  GatherInfo info{context.source, step.name, axis, data.dims[a], indices.dims};
+  GatherInfo info{c.source, step.name, axis, data.dims[a], indices.dims};
   if (Status st = registerStep(c, *exec, std::move(info)); !st)
     return st;
   out = std::move(exec);

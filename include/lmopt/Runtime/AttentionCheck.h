@@ -1,0 +1,55 @@
+//===- AttentionCheck.h - Checking an attention step ------------*- C++ -*-===//
+//
+// What every device checks of an `lmopt.attention` step: the attributes
+// AttentionPlan.cpp writes (heads, scale, flags, views into a fused
+// projection), operand counts and dims, key and value read at a state's
+// capacity, and the mask's dtype. A device adds the dtypes it runs and its
+// kernels' limits.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LMOPT_RUNTIME_ATTENTIONCHECK_H
+#define LMOPT_RUNTIME_ATTENTIONCHECK_H
+
+#include "lmopt/Runtime/StepCheck.h"
+
+#include <cstdint>
+
+namespace lmopt::runtime {
+
+/// An operand read through a view of a wider buffer [B, S, rowStride]: its
+/// rows start `offset` elements into the buffer's (rowStride 0: dense).
+struct AttentionView {
+  int64_t offset = 0, rowStride = 0;
+};
+
+enum class AttentionMaskKind { None, Additive, Bool };
+
+/// An attention step's attributes and sizes.
+struct AttentionShape {
+  int64_t batch = 0, heads = 0, queryLength = 0, keyLength = 0, headDim = 0;
+  double scale = 0;
+  bool causal = false, kvHeadsSplit = false, zeroMaskedRows = false;
+  AttentionView queryView, keyView, valueView;
+  /// Rows per sequence of a key or value that is a state view (read at the
+  /// state's capacity); 0 for a dense operand.
+  int64_t keyCapacity = 0, valueCapacity = 0;
+  /// checkAttentionMask's.
+  AttentionMaskKind mask = AttentionMaskKind::None;
+};
+
+/// A device's rule for the dtypes of query, key, value (operands 0 to 2)
+/// and output (result 0); called once the operand count is checked.
+using AttentionDTypeRule = Status (*)(const StepCheck &c);
+
+/// Attributes, operand and result counts, dtypes (by `dtypes`) and dims of
+/// an attention step.
+Status checkAttentionStep(const StepCheck &c, AttentionDTypeRule dtypes,
+                          AttentionShape &out);
+/// The optional mask operand's dtype: f32 (additive) or bool; sets
+/// `out.mask`.
+Status checkAttentionMask(const StepCheck &c, AttentionShape &out);
+
+} // namespace lmopt::runtime
+
+#endif // LMOPT_RUNTIME_ATTENTIONCHECK_H
