@@ -250,6 +250,11 @@ run() {
     fi
   done
 
+  # LMOPT_GPU_CHECK_BENCH=half|none: only the half-precision bench, or no
+  # bench (a shorter lease when only those changed).
+  local bench=${LMOPT_GPU_CHECK_BENCH:-all}
+  [[ $bench == none ]] && return $failed
+  if [[ $bench == all ]]; then
   log "profile of the bench model (batch 8)"
   timeout 60 "$work/bin/lmopt-run" "$work/bench/bert_gpu_small.lmopt" \
       --inputs "$work/bench/bert_gpu_small.b8.inputs.npz" --bench 20 --profile \
@@ -278,6 +283,7 @@ run() {
         --bundle "$work/bench/bert_base.lmopt" --model bert_base --tf32 --rounds 2 \
         --inputs "$work/bench/bert_base.b{batch}.inputs.npz" --lmopt-args="--random-weights 1" \
         2>&1 | tee -a "$out/bench.txt" || failed=1
+  fi
   fi
   local model
   for model in bert_gpu_small bert_base; do
