@@ -16,13 +16,17 @@
 //
 // Every result element is written by exactly one iteration, so any grid is
 // correct. Work items that read what an earlier one wrote (through a
-// temporary) cannot be distributed over blocks without a grid barrier: such
-// a kernel runs as one block, its items separated by barriers, its
-// temporaries in shared memory.
+// temporary) cannot be distributed over blocks without a grid barrier. When
+// the earlier items are small (KernelSchedule.cpp), every block recomputes
+// them into its shared memory first (results they write: from block 0), and
+// the rest spreads over the grid; otherwise the kernel runs as one block,
+// its items separated by barriers, its temporaries in shared memory.
 //
 //===----------------------------------------------------------------------===//
 
 #include "KernelMapping.h"
+
+#include "KernelSchedule.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Affine/Utils.h"
@@ -75,39 +79,6 @@ static InFlightDiagnostic emitNoLowering(Operation *op, func::FuncOp func,
     diag << " (node '" << *node << "')";
   diag << ": " << why;
   return diag;
-}
-
-/// The buffer a view is taken of: a function argument or an allocation.
-static Value getRootBuffer(Value value) {
-  while (Operation *def = value.getDefiningOp()) {
-    auto view = llvm::dyn_cast<ViewLikeOpInterface>(def);
-    if (!view)
-      break;
-    value = view.getViewSource();
-  }
-  return value;
-}
-
-/// The buffers `op` (and what it holds) reads and writes, as roots.
-static void collectAccesses(Operation *op, DenseSet<Value> &reads,
-                            DenseSet<Value> &writes) {
-  op->walk([&](Operation *inner) {
-    if (auto generic = llvm::dyn_cast<linalg::GenericOp>(inner)) {
-      for (OpOperand *input : generic.getDpsInputOperands())
-        if (llvm::isa<MemRefType>(input->get().getType()))
-          reads.insert(getRootBuffer(input->get()));
-      for (OpOperand &init : generic.getDpsInitsMutable()) {
-        writes.insert(getRootBuffer(init.get()));
-        if (generic.payloadUsesValueFromOperand(&init))
-          reads.insert(getRootBuffer(init.get()));
-      }
-      return;
-    }
-    if (auto load = llvm::dyn_cast<memref::LoadOp>(inner))
-      reads.insert(getRootBuffer(load.getMemRef()));
-    if (auto store = llvm::dyn_cast<memref::StoreOp>(inner))
-      writes.insert(getRootBuffer(store.getMemRef()));
-  });
 }
 
 static int64_t getSizeInBytes(MemRefType type) {
@@ -362,6 +333,7 @@ struct KernelEmitter {
 
   LogicalResult emitGeneric(linalg::GenericOp generic, Distribution dist);
   LogicalResult emitRowLoop(scf::ForallOp loop, Value start, Value stride);
+  LogicalResult emitPrologueItem(Operation *op, bool writesResult);
   LogicalResult emitBlockReduction(linalg::GenericOp generic,
                                    ArrayRef<Value> parSizes,
                                    ArrayRef<Value> redSizes,
@@ -513,6 +485,37 @@ LogicalResult KernelEmitter::emitBlockReduction(
   }
   generic.erase();
   b.setInsertionPointAfter(ifFirst);
+  return success();
+}
+
+/// In every block on the block's threads, then a barrier; what goes to a
+/// result (global memory), in block 0 only: each element is written once.
+/// A store runs in every thread where it stands (each writes the same value
+/// into its block's temporary), or in thread 0 of block 0 for a result.
+LogicalResult KernelEmitter::emitPrologueItem(Operation *op,
+                                              bool writesResult) {
+  b.setInsertionPoint(op);
+  loc = op->getLoc();
+  scf::IfOp guard;
+  if (writesResult) {
+    Value inFirstBlock =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, blockId, zero);
+    if (llvm::isa<memref::StoreOp>(op))
+      inFirstBlock = arith::AndIOp::create(
+          b, loc, inFirstBlock,
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, threadId,
+                                zero));
+    guard = scf::IfOp::create(b, loc, inFirstBlock, /*withElseRegion=*/false);
+    op->moveBefore(guard.thenBlock()->getTerminator());
+  }
+  auto generic = llvm::dyn_cast<linalg::GenericOp>(op);
+  if (!generic)
+    return success();
+  if (failed(emitGeneric(generic, blockDistribution())))
+    return failure();
+  if (guard)
+    b.setInsertionPointAfter(guard);
+  gpu::BarrierOp::create(b, loc);
   return success();
 }
 
@@ -669,6 +672,40 @@ static void chooseRowGrid(func::FuncOp func, scf::ForallOp loop,
   }
 }
 
+/// The grid of `items` (spread over it): the rows of the first row loop,
+/// else the elements of the largest result a generic writes.
+static void chooseGrid(func::FuncOp func, ArrayRef<Operation *> items,
+                       unsigned blockSize, KernelLaunch &launch) {
+  for (Operation *item : items)
+    if (auto loop = llvm::dyn_cast<scf::ForallOp>(item)) {
+      chooseRowGrid(func, loop, launch);
+      return;
+    }
+  int64_t best = -1;
+  for (Operation *item : items) {
+    auto generic = llvm::dyn_cast<linalg::GenericOp>(item);
+    if (!generic)
+      continue;
+    for (OpOperand &init : generic.getDpsInitsMutable()) {
+      auto arg = llvm::dyn_cast<BlockArgument>(getRootBuffer(init.get()));
+      if (!arg)
+        continue;
+      auto type = llvm::cast<MemRefType>(arg.getType());
+      int64_t size = 1;
+      // A run-time dim counts as large; capped so that no product overflows.
+      for (int64_t d : type.getShape())
+        size = std::min<int64_t>(size, int64_t(1) << 40) *
+               (ShapedType::isDynamic(d) ? 1 << 20 : d);
+      if (size <= best)
+        continue;
+      best = size;
+      launch.gridTensor = arg.getArgNumber();
+      launch.gridAxes = type.getRank();
+      launch.unitsPerBlock = blockSize;
+    }
+  }
+}
+
 FailureOr<KernelLaunch>
 mlir::lmopt::cuda::mapKernelToThreads(func::FuncOp func, unsigned blockSize) {
   assert(blockSize % kWarpSize == 0 && "blocks are whole warps");
@@ -719,31 +756,14 @@ mlir::lmopt::cuda::mapKernelToThreads(func::FuncOp func, unsigned blockSize) {
     if (onlyTopStores)
       privateBuffers.insert(alloc.getResult());
   }
-  bool oneBlock = false;
-  DenseSet<Value> written, read;
-  for (Operation *item : items) {
-    DenseSet<Value> reads, writes;
-    collectAccesses(item, reads, writes);
-    if (llvm::isa<memref::StoreOp>(item) &&
-        llvm::all_of(writes, [&](Value v) { return privateBuffers.contains(v); }))
-      continue;
-    for (Value value : reads)
-      if (written.contains(value) && !privateBuffers.contains(value))
-        oneBlock = true;
-    for (Value value : writes)
-      if (read.contains(value) || (written.contains(value) &&
-                                   value.getDefiningOp<memref::AllocOp>()))
-        oneBlock = true;
-    // A temporary outside a row loop would live in global memory when the
-    // kernel spans blocks.
-    for (Value value : writes)
-      if (auto alloc = value.getDefiningOp<memref::AllocOp>();
-          alloc && alloc->getParentOp() == func.getOperation() &&
-          !privateBuffers.contains(value))
-        oneBlock = true;
-    read.insert(reads.begin(), reads.end());
-    written.insert(writes.begin(), writes.end());
-  }
+  SmallVector<Operation *> topLoads;
+  for (Operation &op : entry)
+    if (llvm::isa<memref::LoadOp>(op))
+      topLoads.push_back(&op);
+  KernelSchedule schedule =
+      scheduleKernelItems(func, items, topLoads, privateBuffers);
+  bool oneBlock = schedule.kind == KernelSchedule::Kind::OneBlock ||
+                  schedule.kind == KernelSchedule::Kind::Small;
 
   // Temporaries: private registers, or shared memory.
   IRRewriter rewriter(func.getContext());
@@ -777,51 +797,34 @@ mlir::lmopt::cuda::mapKernelToThreads(func::FuncOp func, unsigned blockSize) {
   OpBuilder &b = emitter.b;
 
   // The grid follows the rows of the (first) row loop, else the elements of
-  // the largest result; one block when the items depend on each other.
+  // the largest result, of the items that spread over the grid.
   if (!oneBlock) {
-    scf::ForallOp rowLoop;
-    for (Operation *item : items)
-      if (auto loop = llvm::dyn_cast<scf::ForallOp>(item)) {
-        rowLoop = loop;
-        break;
-      }
-    if (rowLoop) {
-      chooseRowGrid(func, rowLoop, launch);
-    } else {
-      int64_t best = -1;
-      for (Operation *item : items) {
-        auto generic = llvm::dyn_cast<linalg::GenericOp>(item);
-        if (!generic)
-          continue;
-        for (OpOperand &init : generic.getDpsInitsMutable()) {
-          auto arg = llvm::dyn_cast<BlockArgument>(getRootBuffer(init.get()));
-          if (!arg)
-            continue;
-          auto type = llvm::cast<MemRefType>(arg.getType());
-          int64_t size = 1;
-          for (int64_t d : type.getShape())
-            size *= ShapedType::isDynamic(d) ? 1 << 20 : d;
-          if (size <= best)
-            continue;
-          best = size;
-          launch.gridTensor = arg.getArgNumber();
-          launch.gridAxes = type.getRank();
-          launch.unitsPerBlock = blockSize;
-        }
-      }
-    }
+    SmallVector<Operation *> gridItems;
+    for (const KernelItem &item : schedule.items)
+      if (!item.prologue)
+        gridItems.push_back(item.op);
+    chooseGrid(func, gridItems, blockSize, launch);
   }
 
-  for (Operation *item : items) {
-    if (llvm::isa<memref::StoreOp>(item))
+  for (const KernelItem &item : schedule.items) {
+    Operation *op = item.op;
+    b.setInsertionPoint(op);
+    if (item.prologue) {
+      bool writesResult = llvm::any_of(item.writes, [](Value root) {
+        return !root.getDefiningOp<memref::AllocOp>();
+      });
+      if (failed(emitter.emitPrologueItem(op, writesResult)))
+        return failure();
       continue;
-    b.setInsertionPoint(item);
-    if (auto generic = llvm::dyn_cast<linalg::GenericOp>(item)) {
+    }
+    if (llvm::isa<memref::StoreOp>(op))
+      continue;
+    if (auto generic = llvm::dyn_cast<linalg::GenericOp>(op)) {
       Distribution dist = oneBlock ? emitter.blockDistribution()
                                    : emitter.gridDistribution();
       if (failed(emitter.emitGeneric(generic, dist)))
         return failure();
-    } else if (auto loop = llvm::dyn_cast<scf::ForallOp>(item)) {
+    } else if (auto loop = llvm::dyn_cast<scf::ForallOp>(op)) {
       Value start = oneBlock ? emitter.zero : emitter.blockId;
       Value stride = oneBlock ? emitter.one : emitter.gridDim;
       if (failed(emitter.emitRowLoop(loop, start, stride)))
