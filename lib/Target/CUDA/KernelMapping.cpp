@@ -37,6 +37,7 @@
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -182,14 +183,17 @@ struct KernelEmitter {
 
   /// The body of `generic` at `loopIndices` with its output arguments bound
   /// to `outputs`: the values it yields.
+  /// `inputs`, when given, are the inputs' values (else they are loaded).
   SmallVector<Value> evaluateBody(linalg::GenericOp generic,
                                   ArrayRef<Value> loopIndices,
-                                  ArrayRef<Value> outputs) {
+                                  ArrayRef<Value> outputs,
+                                  ArrayRef<Value> inputs = {}) {
     Block *body = generic.getBody();
     IRMapping mapping;
-    for (OpOperand *input : generic.getDpsInputOperands())
+    for (auto [i, input] : llvm::enumerate(generic.getDpsInputOperands()))
       mapping.map(generic.getMatchingBlockArgument(input),
-                  loadOperand(generic, *input, loopIndices));
+                  inputs.empty() ? loadOperand(generic, *input, loopIndices)
+                                 : inputs[i]);
     for (auto [i, init] : llvm::enumerate(generic.getDpsInitsMutable()))
       if (outputs[i])
         mapping.map(generic.getMatchingBlockArgument(&init), outputs[i]);
@@ -204,6 +208,100 @@ struct KernelEmitter {
     for (Value value : body->getTerminator()->getOperands())
       yielded.push_back(mapping.lookupOrDefault(value));
     return yielded;
+  }
+
+  /// `indices` with the innermost loop's index moved on by `lane`.
+  SmallVector<Value> laneIndices(ArrayRef<Value> indices, int64_t lane) {
+    SmallVector<Value> moved(indices);
+    if (lane != 0)
+      moved.back() = arith::AddIOp::create(b, loc, moved.back(), index(lane));
+    return moved;
+  }
+
+  /// The kVectorLanes values of `operand` from `indices` (the innermost
+  /// index a multiple of kVectorLanes) on, read as `access` says.
+  SmallVector<Value> loadLanes(linalg::GenericOp generic, OpOperand &operand,
+                               ArrayRef<Value> indices, LaneAccess access) {
+    SmallVector<Value> lanes;
+    if (access == LaneAccess::Invariant) {
+      lanes.assign(kVectorLanes, loadOperand(generic, operand, indices));
+      return lanes;
+    }
+    if (access == LaneAccess::Scalar) {
+      for (int64_t lane = 0; lane < kVectorLanes; ++lane)
+        lanes.push_back(
+            loadOperand(generic, operand, laneIndices(indices, lane)));
+      return lanes;
+    }
+    std::optional<SmallVector<Value, 8>> memIndices = affine::expandAffineMap(
+        b, loc, generic.getMatchingIndexingMap(&operand), indices);
+    assert(memIndices && "indexing maps have no symbols");
+    auto type = VectorType::get({kVectorLanes}, b.getF32Type());
+    Value vector = vector::LoadOp::create(b, loc, type, operand.get(),
+                                          *memIndices, /*nontemporal=*/false,
+                                          llvm::Align(16));
+    for (int64_t lane = 0; lane < kVectorLanes; ++lane)
+      lanes.push_back(vector::ExtractOp::create(b, loc, vector, lane));
+    return lanes;
+  }
+
+  /// The body for kVectorLanes consecutive iterations of the innermost loop
+  /// from `indices` on, operands read and results written as `access` says.
+  void emitParallelLanes(linalg::GenericOp generic, ArrayRef<Value> indices,
+                         ArrayRef<LaneAccess> access) {
+    unsigned numInputs = generic.getNumDpsInputs();
+    SmallVector<SmallVector<Value>> inputs(kVectorLanes), outputs(kVectorLanes);
+    for (auto [i, input] : llvm::enumerate(generic.getDpsInputOperands()))
+      for (auto [lane, value] : llvm::enumerate(
+               loadLanes(generic, *input, indices, access[i])))
+        inputs[lane].push_back(value);
+    for (auto [i, init] : llvm::enumerate(generic.getDpsInitsMutable())) {
+      SmallVector<Value> values(kVectorLanes);
+      if (generic.payloadUsesValueFromOperand(&init))
+        values = loadLanes(generic, init, indices, access[numInputs + i]);
+      for (int64_t lane = 0; lane < kVectorLanes; ++lane)
+        outputs[lane].push_back(values[lane]);
+    }
+    SmallVector<SmallVector<Value>> yielded;
+    for (int64_t lane = 0; lane < kVectorLanes; ++lane)
+      yielded.push_back(evaluateBody(generic, laneIndices(indices, lane),
+                                     outputs[lane], inputs[lane]));
+    for (auto [i, init] : llvm::enumerate(generic.getDpsInitsMutable())) {
+      if (access[numInputs + i] != LaneAccess::Vector) {
+        for (int64_t lane = 0; lane < kVectorLanes; ++lane)
+          storeOutput(generic, i, yielded[lane][i],
+                      laneIndices(indices, lane));
+        continue;
+      }
+      SmallVector<Value> lanes;
+      for (int64_t lane = 0; lane < kVectorLanes; ++lane)
+        lanes.push_back(yielded[lane][i]);
+      auto type = VectorType::get({kVectorLanes}, b.getF32Type());
+      Value vector = vector::FromElementsOp::create(b, loc, type, lanes);
+      std::optional<SmallVector<Value, 8>> memIndices =
+          affine::expandAffineMap(b, loc, generic.getMatchingIndexingMap(&init),
+                                  indices);
+      assert(memIndices && "indexing maps have no symbols");
+      vector::StoreOp::create(b, loc, vector, init.get(), *memIndices,
+                              /*nontemporal=*/false, llvm::Align(16));
+    }
+  }
+
+  /// The accumulators after kVectorLanes consecutive iterations of the
+  /// innermost (reduction) loop from `indices` on, lane after lane.
+  SmallVector<Value> reduceLanes(linalg::GenericOp generic,
+                                 ArrayRef<Value> indices,
+                                 ArrayRef<LaneAccess> access,
+                                 SmallVector<Value> accs) {
+    SmallVector<SmallVector<Value>> inputs(kVectorLanes);
+    for (auto [i, input] : llvm::enumerate(generic.getDpsInputOperands()))
+      for (auto [lane, value] : llvm::enumerate(
+               loadLanes(generic, *input, indices, access[i])))
+        inputs[lane].push_back(value);
+    for (int64_t lane = 0; lane < kVectorLanes; ++lane)
+      accs = evaluateBody(generic, laneIndices(indices, lane), accs,
+                          inputs[lane]);
+    return accs;
   }
 
   /// Loads the outputs the body reads (null for the others).
@@ -398,6 +496,22 @@ LogicalResult KernelEmitter::emitGeneric(linalg::GenericOp generic,
   // Each thread takes parallel iterations with the stride; reductions run
   // sequentially within the iteration.
   Value total = product(parSizes);
+  if (redDims.empty()) {
+    if (std::optional<SmallVector<LaneAccess>> access =
+            planVectorLanes(generic, utils::IteratorType::parallel)) {
+      // kVectorLanes consecutive iterations at a time: the innermost size
+      // is a multiple of it, so a run never crosses a row.
+      Value lanes = index(kVectorLanes);
+      Value runs = arith::DivUIOp::create(b, loc, total, lanes);
+      auto loop = scf::ForOp::create(b, loc, dist.start, runs, dist.stride);
+      b.setInsertionPointToStart(loop.getBody());
+      Value first = arith::MulIOp::create(b, loc, loop.getInductionVar(), lanes);
+      emitParallelLanes(generic, delinearize(first, parSizes), *access);
+      generic.erase();
+      b.setInsertionPointAfter(loop);
+      return success();
+    }
+  }
   auto loop = scf::ForOp::create(b, loc, dist.start, total, dist.stride);
   b.setInsertionPointToStart(loop.getBody());
   SmallVector<Value> parIndices = delinearize(loop.getInductionVar(), parSizes);
@@ -449,21 +563,28 @@ LogicalResult KernelEmitter::emitBlockReduction(
     TypedAttr attr = *arith::getNeutralElement(combiner);
     identities.push_back(arith::ConstantOp::create(b, loc, attr));
   }
-  // Each thread combines its strided share of the row.
+  // Each thread combines its strided share of the row, kVectorLanes
+  // consecutive elements at a time where the operands allow.
   Value redTotal = product(redSizes);
-  auto loop = scf::ForOp::create(b, loc, threadId, redTotal, blockDim,
+  std::optional<SmallVector<LaneAccess>> access =
+      planVectorLanes(generic, utils::IteratorType::reduction);
+  Value lanes = index(access ? kVectorLanes : 1);
+  Value runs = arith::DivUIOp::create(b, loc, redTotal, lanes);
+  auto loop = scf::ForOp::create(b, loc, threadId, runs, blockDim,
                                  identities);
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
-    SmallVector<Value> redIndices =
-        delinearize(loop.getInductionVar(), redSizes);
+    Value first = arith::MulIOp::create(b, loc, loop.getInductionVar(), lanes);
+    SmallVector<Value> redIndices = delinearize(first, redSizes);
     SmallVector<Value> zeros(parDims.size(), zero);
     SmallVector<Value> indices =
         mergeIndices(numLoops, parDims, zeros, redDims, redIndices);
     SmallVector<Value> accs(loop.getRegionIterArgs().begin(),
                             loop.getRegionIterArgs().end());
-    scf::YieldOp::create(b, loc, evaluateBody(generic, indices, accs));
+    scf::YieldOp::create(b, loc,
+                         access ? reduceLanes(generic, indices, *access, accs)
+                                : evaluateBody(generic, indices, accs));
   }
   SmallVector<Value> reduced;
   for (auto [i, combiner] : llvm::enumerate(combiners))
@@ -701,7 +822,11 @@ static void chooseGrid(func::FuncOp func, ArrayRef<Operation *> items,
       best = size;
       launch.gridTensor = arg.getArgNumber();
       launch.gridAxes = type.getRank();
-      launch.unitsPerBlock = blockSize;
+      // A thread of a vectorized loop takes kVectorLanes elements.
+      bool vectorized =
+          generic.getNumReductionLoops() == 0 &&
+          planVectorLanes(generic, utils::IteratorType::parallel).has_value();
+      launch.unitsPerBlock = blockSize * (vectorized ? kVectorLanes : 1);
     }
   }
 }

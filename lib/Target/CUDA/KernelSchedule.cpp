@@ -201,3 +201,72 @@ mlir::lmopt::cuda::scheduleKernelItems(func::FuncOp func,
   schedule.kind = KernelSchedule::Kind::Prologue;
   return schedule;
 }
+
+/// Whether the innermost dim of `view` is contiguous and each run of
+/// kVectorLanes elements starting at a multiple of kVectorLanes in it is
+/// 16-byte aligned: subviews that keep the rank, the innermost dim and its
+/// alignment, of a function argument or global constant (64-byte aligned)
+/// in row-major order whose innermost dim is a static multiple of
+/// kVectorLanes.
+static bool hasAlignedRows(Value view) {
+  Value value = view;
+  while (auto subview = value.getDefiningOp<memref::SubViewOp>()) {
+    if (subview.getSourceType().getRank() != subview.getType().getRank())
+      return false;
+    int64_t offset = subview.getStaticOffsets().back();
+    int64_t stride = subview.getStaticStrides().back();
+    if (ShapedType::isDynamic(offset) || offset % kVectorLanes != 0 ||
+        stride != 1)
+      return false;
+    value = subview.getSource();
+  }
+  if (!llvm::isa<BlockArgument>(value) &&
+      !value.getDefiningOp<memref::GetGlobalOp>())
+    return false;
+  auto type = llvm::cast<MemRefType>(value.getType());
+  if (type.getRank() == 0 || !type.getLayout().isIdentity() ||
+      type.getMemorySpace())
+    return false;
+  int64_t inner = type.getShape().back();
+  return !ShapedType::isDynamic(inner) && inner % kVectorLanes == 0;
+}
+
+std::optional<SmallVector<LaneAccess>>
+mlir::lmopt::cuda::planVectorLanes(Operation *op,
+                                   utils::IteratorType iterator) {
+  auto generic = llvm::cast<linalg::GenericOp>(op);
+  unsigned numLoops = generic.getNumLoops();
+  if (numLoops == 0 ||
+      generic.getIteratorTypesArray().back() != iterator)
+    return std::nullopt;
+  unsigned inner = numLoops - 1;
+  int64_t size = generic.getStaticLoopRanges()[inner];
+  if (ShapedType::isDynamic(size) || size % kVectorLanes != 0)
+    return std::nullopt;
+  SmallVector<LaneAccess> access;
+  bool anyVector = false;
+  for (OpOperand &operand : generic->getOpOperands()) {
+    auto type = llvm::dyn_cast<MemRefType>(operand.get().getType());
+    AffineMap map = generic.getMatchingIndexingMap(&operand);
+    if (!type || !map.isFunctionOfDim(inner)) {
+      access.push_back(LaneAccess::Invariant);
+      continue;
+    }
+    ArrayRef<AffineExpr> results = map.getResults();
+    bool innermostOnly =
+        results.back() == getAffineDimExpr(inner, generic.getContext()) &&
+        llvm::none_of(results.drop_back(), [&](AffineExpr expr) {
+          return expr.isFunctionOfDim(inner);
+        });
+    if (innermostOnly && type.getElementType().isF32() &&
+        hasAlignedRows(operand.get())) {
+      access.push_back(LaneAccess::Vector);
+      anyVector = true;
+    } else {
+      access.push_back(LaneAccess::Scalar);
+    }
+  }
+  if (!anyVector)
+    return std::nullopt;
+  return access;
+}
