@@ -26,6 +26,7 @@
 #include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
 #include "mlir/Conversion/NVVMToLLVM/NVVMToLLVM.h"
 #include "mlir/Conversion/UBToLLVM/UBToLLVM.h"
+#include "mlir/Conversion/VectorToLLVM/ConvertVectorToLLVM.h"
 #include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
 #include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
@@ -41,6 +42,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/IR/Diagnostics.h"
@@ -84,6 +86,7 @@ static void registerCudaCodegenInterfaces(DialectRegistry &registry) {
   registerConvertMemRefToLLVMInterface(registry);
   registerConvertNVVMToLLVMInterface(registry);
   ub::registerConvertUBToLLVMInterface(registry);
+  vector::registerConvertVectorToLLVMInterface(registry);
   registerBuiltinDialectTranslation(registry);
   registerGPUDialectTranslation(registry);
   registerLLVMDialectTranslation(registry);
@@ -249,7 +252,8 @@ mlir::lmopt::cuda::compileCudaKernels(ModuleOp kernels,
                        bufferization::BufferizationDialect, gpu::GPUDialect,
                        linalg::LinalgDialect, math::MathDialect,
                        memref::MemRefDialect, NVVM::NVVMDialect,
-                       scf::SCFDialect, tensor::TensorDialect>();
+                       scf::SCFDialect, tensor::TensorDialect,
+                       vector::VectorDialect>();
 
   OwningOpRef<ModuleOp> module = kernels.clone();
   if (failed(cpu::lowerKernelsToLinalg(*module, "CUDA")) ||

@@ -16,13 +16,17 @@
 //
 // Every result element is written by exactly one iteration, so any grid is
 // correct. Work items that read what an earlier one wrote (through a
-// temporary) cannot be distributed over blocks without a grid barrier: such
-// a kernel runs as one block, its items separated by barriers, its
-// temporaries in shared memory.
+// temporary) cannot be distributed over blocks without a grid barrier. When
+// the earlier items are small (KernelSchedule.cpp), every block recomputes
+// them into its shared memory first (results they write: from block 0), and
+// the rest spreads over the grid; otherwise the kernel runs as one block,
+// its items separated by barriers, its temporaries in shared memory.
 //
 //===----------------------------------------------------------------------===//
 
 #include "KernelMapping.h"
+
+#include "KernelSchedule.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Affine/Utils.h"
@@ -33,6 +37,7 @@
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -75,39 +80,6 @@ static InFlightDiagnostic emitNoLowering(Operation *op, func::FuncOp func,
     diag << " (node '" << *node << "')";
   diag << ": " << why;
   return diag;
-}
-
-/// The buffer a view is taken of: a function argument or an allocation.
-static Value getRootBuffer(Value value) {
-  while (Operation *def = value.getDefiningOp()) {
-    auto view = llvm::dyn_cast<ViewLikeOpInterface>(def);
-    if (!view)
-      break;
-    value = view.getViewSource();
-  }
-  return value;
-}
-
-/// The buffers `op` (and what it holds) reads and writes, as roots.
-static void collectAccesses(Operation *op, DenseSet<Value> &reads,
-                            DenseSet<Value> &writes) {
-  op->walk([&](Operation *inner) {
-    if (auto generic = llvm::dyn_cast<linalg::GenericOp>(inner)) {
-      for (OpOperand *input : generic.getDpsInputOperands())
-        if (llvm::isa<MemRefType>(input->get().getType()))
-          reads.insert(getRootBuffer(input->get()));
-      for (OpOperand &init : generic.getDpsInitsMutable()) {
-        writes.insert(getRootBuffer(init.get()));
-        if (generic.payloadUsesValueFromOperand(&init))
-          reads.insert(getRootBuffer(init.get()));
-      }
-      return;
-    }
-    if (auto load = llvm::dyn_cast<memref::LoadOp>(inner))
-      reads.insert(getRootBuffer(load.getMemRef()));
-    if (auto store = llvm::dyn_cast<memref::StoreOp>(inner))
-      writes.insert(getRootBuffer(store.getMemRef()));
-  });
 }
 
 static int64_t getSizeInBytes(MemRefType type) {
@@ -211,14 +183,17 @@ struct KernelEmitter {
 
   /// The body of `generic` at `loopIndices` with its output arguments bound
   /// to `outputs`: the values it yields.
+  /// `inputs`, when given, are the inputs' values (else they are loaded).
   SmallVector<Value> evaluateBody(linalg::GenericOp generic,
                                   ArrayRef<Value> loopIndices,
-                                  ArrayRef<Value> outputs) {
+                                  ArrayRef<Value> outputs,
+                                  ArrayRef<Value> inputs = {}) {
     Block *body = generic.getBody();
     IRMapping mapping;
-    for (OpOperand *input : generic.getDpsInputOperands())
+    for (auto [i, input] : llvm::enumerate(generic.getDpsInputOperands()))
       mapping.map(generic.getMatchingBlockArgument(input),
-                  loadOperand(generic, *input, loopIndices));
+                  inputs.empty() ? loadOperand(generic, *input, loopIndices)
+                                 : inputs[i]);
     for (auto [i, init] : llvm::enumerate(generic.getDpsInitsMutable()))
       if (outputs[i])
         mapping.map(generic.getMatchingBlockArgument(&init), outputs[i]);
@@ -233,6 +208,100 @@ struct KernelEmitter {
     for (Value value : body->getTerminator()->getOperands())
       yielded.push_back(mapping.lookupOrDefault(value));
     return yielded;
+  }
+
+  /// `indices` with the innermost loop's index moved on by `lane`.
+  SmallVector<Value> laneIndices(ArrayRef<Value> indices, int64_t lane) {
+    SmallVector<Value> moved(indices);
+    if (lane != 0)
+      moved.back() = arith::AddIOp::create(b, loc, moved.back(), index(lane));
+    return moved;
+  }
+
+  /// The kVectorLanes values of `operand` from `indices` (the innermost
+  /// index a multiple of kVectorLanes) on, read as `access` says.
+  SmallVector<Value> loadLanes(linalg::GenericOp generic, OpOperand &operand,
+                               ArrayRef<Value> indices, LaneAccess access) {
+    SmallVector<Value> lanes;
+    if (access == LaneAccess::Invariant) {
+      lanes.assign(kVectorLanes, loadOperand(generic, operand, indices));
+      return lanes;
+    }
+    if (access == LaneAccess::Scalar) {
+      for (int64_t lane = 0; lane < kVectorLanes; ++lane)
+        lanes.push_back(
+            loadOperand(generic, operand, laneIndices(indices, lane)));
+      return lanes;
+    }
+    std::optional<SmallVector<Value, 8>> memIndices = affine::expandAffineMap(
+        b, loc, generic.getMatchingIndexingMap(&operand), indices);
+    assert(memIndices && "indexing maps have no symbols");
+    auto type = VectorType::get({kVectorLanes}, b.getF32Type());
+    Value vector = vector::LoadOp::create(b, loc, type, operand.get(),
+                                          *memIndices, /*nontemporal=*/false,
+                                          llvm::Align(16));
+    for (int64_t lane = 0; lane < kVectorLanes; ++lane)
+      lanes.push_back(vector::ExtractOp::create(b, loc, vector, lane));
+    return lanes;
+  }
+
+  /// The body for kVectorLanes consecutive iterations of the innermost loop
+  /// from `indices` on, operands read and results written as `access` says.
+  void emitParallelLanes(linalg::GenericOp generic, ArrayRef<Value> indices,
+                         ArrayRef<LaneAccess> access) {
+    unsigned numInputs = generic.getNumDpsInputs();
+    SmallVector<SmallVector<Value>> inputs(kVectorLanes), outputs(kVectorLanes);
+    for (auto [i, input] : llvm::enumerate(generic.getDpsInputOperands()))
+      for (auto [lane, value] : llvm::enumerate(
+               loadLanes(generic, *input, indices, access[i])))
+        inputs[lane].push_back(value);
+    for (auto [i, init] : llvm::enumerate(generic.getDpsInitsMutable())) {
+      SmallVector<Value> values(kVectorLanes);
+      if (generic.payloadUsesValueFromOperand(&init))
+        values = loadLanes(generic, init, indices, access[numInputs + i]);
+      for (int64_t lane = 0; lane < kVectorLanes; ++lane)
+        outputs[lane].push_back(values[lane]);
+    }
+    SmallVector<SmallVector<Value>> yielded;
+    for (int64_t lane = 0; lane < kVectorLanes; ++lane)
+      yielded.push_back(evaluateBody(generic, laneIndices(indices, lane),
+                                     outputs[lane], inputs[lane]));
+    for (auto [i, init] : llvm::enumerate(generic.getDpsInitsMutable())) {
+      if (access[numInputs + i] != LaneAccess::Vector) {
+        for (int64_t lane = 0; lane < kVectorLanes; ++lane)
+          storeOutput(generic, i, yielded[lane][i],
+                      laneIndices(indices, lane));
+        continue;
+      }
+      SmallVector<Value> lanes;
+      for (int64_t lane = 0; lane < kVectorLanes; ++lane)
+        lanes.push_back(yielded[lane][i]);
+      auto type = VectorType::get({kVectorLanes}, b.getF32Type());
+      Value vector = vector::FromElementsOp::create(b, loc, type, lanes);
+      std::optional<SmallVector<Value, 8>> memIndices =
+          affine::expandAffineMap(b, loc, generic.getMatchingIndexingMap(&init),
+                                  indices);
+      assert(memIndices && "indexing maps have no symbols");
+      vector::StoreOp::create(b, loc, vector, init.get(), *memIndices,
+                              /*nontemporal=*/false, llvm::Align(16));
+    }
+  }
+
+  /// The accumulators after kVectorLanes consecutive iterations of the
+  /// innermost (reduction) loop from `indices` on, lane after lane.
+  SmallVector<Value> reduceLanes(linalg::GenericOp generic,
+                                 ArrayRef<Value> indices,
+                                 ArrayRef<LaneAccess> access,
+                                 SmallVector<Value> accs) {
+    SmallVector<SmallVector<Value>> inputs(kVectorLanes);
+    for (auto [i, input] : llvm::enumerate(generic.getDpsInputOperands()))
+      for (auto [lane, value] : llvm::enumerate(
+               loadLanes(generic, *input, indices, access[i])))
+        inputs[lane].push_back(value);
+    for (int64_t lane = 0; lane < kVectorLanes; ++lane)
+      accs = evaluateBody(generic, laneIndices(indices, lane), accs,
+                          inputs[lane]);
+    return accs;
   }
 
   /// Loads the outputs the body reads (null for the others).
@@ -362,6 +431,7 @@ struct KernelEmitter {
 
   LogicalResult emitGeneric(linalg::GenericOp generic, Distribution dist);
   LogicalResult emitRowLoop(scf::ForallOp loop, Value start, Value stride);
+  LogicalResult emitPrologueItem(Operation *op, bool writesResult);
   LogicalResult emitBlockReduction(linalg::GenericOp generic,
                                    ArrayRef<Value> parSizes,
                                    ArrayRef<Value> redSizes,
@@ -426,6 +496,22 @@ LogicalResult KernelEmitter::emitGeneric(linalg::GenericOp generic,
   // Each thread takes parallel iterations with the stride; reductions run
   // sequentially within the iteration.
   Value total = product(parSizes);
+  if (redDims.empty()) {
+    if (std::optional<SmallVector<LaneAccess>> access =
+            planVectorLanes(generic, utils::IteratorType::parallel)) {
+      // kVectorLanes consecutive iterations at a time: the innermost size
+      // is a multiple of it, so a run never crosses a row.
+      Value lanes = index(kVectorLanes);
+      Value runs = arith::DivUIOp::create(b, loc, total, lanes);
+      auto loop = scf::ForOp::create(b, loc, dist.start, runs, dist.stride);
+      b.setInsertionPointToStart(loop.getBody());
+      Value first = arith::MulIOp::create(b, loc, loop.getInductionVar(), lanes);
+      emitParallelLanes(generic, delinearize(first, parSizes), *access);
+      generic.erase();
+      b.setInsertionPointAfter(loop);
+      return success();
+    }
+  }
   auto loop = scf::ForOp::create(b, loc, dist.start, total, dist.stride);
   b.setInsertionPointToStart(loop.getBody());
   SmallVector<Value> parIndices = delinearize(loop.getInductionVar(), parSizes);
@@ -477,21 +563,28 @@ LogicalResult KernelEmitter::emitBlockReduction(
     TypedAttr attr = *arith::getNeutralElement(combiner);
     identities.push_back(arith::ConstantOp::create(b, loc, attr));
   }
-  // Each thread combines its strided share of the row.
+  // Each thread combines its strided share of the row, kVectorLanes
+  // consecutive elements at a time where the operands allow.
   Value redTotal = product(redSizes);
-  auto loop = scf::ForOp::create(b, loc, threadId, redTotal, blockDim,
+  std::optional<SmallVector<LaneAccess>> access =
+      planVectorLanes(generic, utils::IteratorType::reduction);
+  Value lanes = index(access ? kVectorLanes : 1);
+  Value runs = arith::DivUIOp::create(b, loc, redTotal, lanes);
+  auto loop = scf::ForOp::create(b, loc, threadId, runs, blockDim,
                                  identities);
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
-    SmallVector<Value> redIndices =
-        delinearize(loop.getInductionVar(), redSizes);
+    Value first = arith::MulIOp::create(b, loc, loop.getInductionVar(), lanes);
+    SmallVector<Value> redIndices = delinearize(first, redSizes);
     SmallVector<Value> zeros(parDims.size(), zero);
     SmallVector<Value> indices =
         mergeIndices(numLoops, parDims, zeros, redDims, redIndices);
     SmallVector<Value> accs(loop.getRegionIterArgs().begin(),
                             loop.getRegionIterArgs().end());
-    scf::YieldOp::create(b, loc, evaluateBody(generic, indices, accs));
+    scf::YieldOp::create(b, loc,
+                         access ? reduceLanes(generic, indices, *access, accs)
+                                : evaluateBody(generic, indices, accs));
   }
   SmallVector<Value> reduced;
   for (auto [i, combiner] : llvm::enumerate(combiners))
@@ -513,6 +606,37 @@ LogicalResult KernelEmitter::emitBlockReduction(
   }
   generic.erase();
   b.setInsertionPointAfter(ifFirst);
+  return success();
+}
+
+/// In every block on the block's threads, then a barrier; what goes to a
+/// result (global memory), in block 0 only: each element is written once.
+/// A store runs in every thread where it stands (each writes the same value
+/// into its block's temporary), or in thread 0 of block 0 for a result.
+LogicalResult KernelEmitter::emitPrologueItem(Operation *op,
+                                              bool writesResult) {
+  b.setInsertionPoint(op);
+  loc = op->getLoc();
+  scf::IfOp guard;
+  if (writesResult) {
+    Value inFirstBlock =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, blockId, zero);
+    if (llvm::isa<memref::StoreOp>(op))
+      inFirstBlock = arith::AndIOp::create(
+          b, loc, inFirstBlock,
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, threadId,
+                                zero));
+    guard = scf::IfOp::create(b, loc, inFirstBlock, /*withElseRegion=*/false);
+    op->moveBefore(guard.thenBlock()->getTerminator());
+  }
+  auto generic = llvm::dyn_cast<linalg::GenericOp>(op);
+  if (!generic)
+    return success();
+  if (failed(emitGeneric(generic, blockDistribution())))
+    return failure();
+  if (guard)
+    b.setInsertionPointAfter(guard);
+  gpu::BarrierOp::create(b, loc);
   return success();
 }
 
@@ -669,6 +793,44 @@ static void chooseRowGrid(func::FuncOp func, scf::ForallOp loop,
   }
 }
 
+/// The grid of `items` (spread over it): the rows of the first row loop,
+/// else the elements of the largest result a generic writes.
+static void chooseGrid(func::FuncOp func, ArrayRef<Operation *> items,
+                       unsigned blockSize, KernelLaunch &launch) {
+  for (Operation *item : items)
+    if (auto loop = llvm::dyn_cast<scf::ForallOp>(item)) {
+      chooseRowGrid(func, loop, launch);
+      return;
+    }
+  int64_t best = -1;
+  for (Operation *item : items) {
+    auto generic = llvm::dyn_cast<linalg::GenericOp>(item);
+    if (!generic)
+      continue;
+    for (OpOperand &init : generic.getDpsInitsMutable()) {
+      auto arg = llvm::dyn_cast<BlockArgument>(getRootBuffer(init.get()));
+      if (!arg)
+        continue;
+      auto type = llvm::cast<MemRefType>(arg.getType());
+      int64_t size = 1;
+      // A run-time dim counts as large; capped so that no product overflows.
+      for (int64_t d : type.getShape())
+        size = std::min<int64_t>(size, int64_t(1) << 40) *
+               (ShapedType::isDynamic(d) ? 1 << 20 : d);
+      if (size <= best)
+        continue;
+      best = size;
+      launch.gridTensor = arg.getArgNumber();
+      launch.gridAxes = type.getRank();
+      // A thread of a vectorized loop takes kVectorLanes elements.
+      bool vectorized =
+          generic.getNumReductionLoops() == 0 &&
+          planVectorLanes(generic, utils::IteratorType::parallel).has_value();
+      launch.unitsPerBlock = blockSize * (vectorized ? kVectorLanes : 1);
+    }
+  }
+}
+
 FailureOr<KernelLaunch>
 mlir::lmopt::cuda::mapKernelToThreads(func::FuncOp func, unsigned blockSize) {
   assert(blockSize % kWarpSize == 0 && "blocks are whole warps");
@@ -719,31 +881,14 @@ mlir::lmopt::cuda::mapKernelToThreads(func::FuncOp func, unsigned blockSize) {
     if (onlyTopStores)
       privateBuffers.insert(alloc.getResult());
   }
-  bool oneBlock = false;
-  DenseSet<Value> written, read;
-  for (Operation *item : items) {
-    DenseSet<Value> reads, writes;
-    collectAccesses(item, reads, writes);
-    if (llvm::isa<memref::StoreOp>(item) &&
-        llvm::all_of(writes, [&](Value v) { return privateBuffers.contains(v); }))
-      continue;
-    for (Value value : reads)
-      if (written.contains(value) && !privateBuffers.contains(value))
-        oneBlock = true;
-    for (Value value : writes)
-      if (read.contains(value) || (written.contains(value) &&
-                                   value.getDefiningOp<memref::AllocOp>()))
-        oneBlock = true;
-    // A temporary outside a row loop would live in global memory when the
-    // kernel spans blocks.
-    for (Value value : writes)
-      if (auto alloc = value.getDefiningOp<memref::AllocOp>();
-          alloc && alloc->getParentOp() == func.getOperation() &&
-          !privateBuffers.contains(value))
-        oneBlock = true;
-    read.insert(reads.begin(), reads.end());
-    written.insert(writes.begin(), writes.end());
-  }
+  SmallVector<Operation *> topLoads;
+  for (Operation &op : entry)
+    if (llvm::isa<memref::LoadOp>(op))
+      topLoads.push_back(&op);
+  KernelSchedule schedule =
+      scheduleKernelItems(func, items, topLoads, privateBuffers);
+  bool oneBlock = schedule.kind == KernelSchedule::Kind::OneBlock ||
+                  schedule.kind == KernelSchedule::Kind::Small;
 
   // Temporaries: private registers, or shared memory.
   IRRewriter rewriter(func.getContext());
@@ -777,51 +922,34 @@ mlir::lmopt::cuda::mapKernelToThreads(func::FuncOp func, unsigned blockSize) {
   OpBuilder &b = emitter.b;
 
   // The grid follows the rows of the (first) row loop, else the elements of
-  // the largest result; one block when the items depend on each other.
+  // the largest result, of the items that spread over the grid.
   if (!oneBlock) {
-    scf::ForallOp rowLoop;
-    for (Operation *item : items)
-      if (auto loop = llvm::dyn_cast<scf::ForallOp>(item)) {
-        rowLoop = loop;
-        break;
-      }
-    if (rowLoop) {
-      chooseRowGrid(func, rowLoop, launch);
-    } else {
-      int64_t best = -1;
-      for (Operation *item : items) {
-        auto generic = llvm::dyn_cast<linalg::GenericOp>(item);
-        if (!generic)
-          continue;
-        for (OpOperand &init : generic.getDpsInitsMutable()) {
-          auto arg = llvm::dyn_cast<BlockArgument>(getRootBuffer(init.get()));
-          if (!arg)
-            continue;
-          auto type = llvm::cast<MemRefType>(arg.getType());
-          int64_t size = 1;
-          for (int64_t d : type.getShape())
-            size *= ShapedType::isDynamic(d) ? 1 << 20 : d;
-          if (size <= best)
-            continue;
-          best = size;
-          launch.gridTensor = arg.getArgNumber();
-          launch.gridAxes = type.getRank();
-          launch.unitsPerBlock = blockSize;
-        }
-      }
-    }
+    SmallVector<Operation *> gridItems;
+    for (const KernelItem &item : schedule.items)
+      if (!item.prologue)
+        gridItems.push_back(item.op);
+    chooseGrid(func, gridItems, blockSize, launch);
   }
 
-  for (Operation *item : items) {
-    if (llvm::isa<memref::StoreOp>(item))
+  for (const KernelItem &item : schedule.items) {
+    Operation *op = item.op;
+    b.setInsertionPoint(op);
+    if (item.prologue) {
+      bool writesResult = llvm::any_of(item.writes, [](Value root) {
+        return !root.getDefiningOp<memref::AllocOp>();
+      });
+      if (failed(emitter.emitPrologueItem(op, writesResult)))
+        return failure();
       continue;
-    b.setInsertionPoint(item);
-    if (auto generic = llvm::dyn_cast<linalg::GenericOp>(item)) {
+    }
+    if (llvm::isa<memref::StoreOp>(op))
+      continue;
+    if (auto generic = llvm::dyn_cast<linalg::GenericOp>(op)) {
       Distribution dist = oneBlock ? emitter.blockDistribution()
                                    : emitter.gridDistribution();
       if (failed(emitter.emitGeneric(generic, dist)))
         return failure();
-    } else if (auto loop = llvm::dyn_cast<scf::ForallOp>(item)) {
+    } else if (auto loop = llvm::dyn_cast<scf::ForallOp>(op)) {
       Value start = oneBlock ? emitter.zero : emitter.blockId;
       Value stride = oneBlock ? emitter.one : emitter.gridDim;
       if (failed(emitter.emitRowLoop(loop, start, stride)))

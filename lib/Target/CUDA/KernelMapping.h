@@ -40,7 +40,8 @@ LogicalResult fuseKernelOpsForGpu(ModuleOp module);
 /// time (grid stride over the rows) with the row's generics split over the
 /// block's threads, barriers between them, reductions combined by warp
 /// shuffles and shared memory. A kernel whose top-level loops depend on each
-/// other runs as one block. Temporaries become shared memory (memref.alloc
+/// other through small static temporaries recomputes them in every block
+/// first; other dependent kernels run as one block. Temporaries become shared memory (memref.alloc
 /// in the workgroup address space, turned into attributions later).
 /// Unsupported IR is reported ("no CUDA lowering for ...").
 FailureOr<KernelLaunch> mapKernelToThreads(func::FuncOp func,

@@ -3,6 +3,8 @@
 // leading dims of an operand), the row split over the block's 256 threads,
 // each row statistic combined with warp shuffles (shfl.sync.bfly) and one
 // shared-memory step, statistics in shared memory, no global allocation.
+// Rows of a static length that is a multiple of 4 are read and written 4
+// f32 at a time (ld/st.global.v4); other rows element by element.
 // RUN: lmopt-cuda-kernel-test %s --print-launches | FileCheck %s --check-prefix=LAUNCH
 // RUN: lmopt-cuda-kernel-test %s --print-gpu-ir | FileCheck %s --check-prefix=GPU
 // RUN: lmopt-cuda-kernel-test %s --print-ptx | FileCheck %s --check-prefix=PTX
@@ -22,7 +24,9 @@
 // GPU: %[[GRID:.*]] = gpu.grid_dim x
 // GPU: scf.for %[[ROW:.*]] = %[[BID]] to %{{.*}} step %[[GRID]]
 // GPU: memref.subview %arg0[%[[ROW]], 0] [1, 96]
-// GPU: scf.for %{{.*}} = %[[TID]] to %c96 step %c256 iter_args
+// GPU: scf.for %[[IV:.*]] = %[[TID]] to %c24 step %c256 iter_args
+// GPU: %[[FIRST:.*]] = arith.muli %[[IV]], %c4
+// GPU: vector.load %{{.*}} {alignment = 16 : i64} : memref<1x96xf32, strided<[96, 1], offset: ?>>, vector<4xf32>
 // GPU: gpu.shuffle xor
 // GPU: gpu.barrier
 // GPU-LABEL: gpu.func @softmax
@@ -40,6 +44,9 @@
 // PTX: bar.sync
 // PTX-LABEL: .entry softmax(
 // PTX: shfl.sync.bfly.b32
+// PTX-NOT: ld.global.v4
+// PTX-LABEL: .entry skip_layer_norm(
+// PTX: ld.global.v4.{{[bf]}}32
 
 func.func @layer_norm(%x: tensor<6x96xf32>, %s: tensor<96xf32>, %b: tensor<96xf32>) -> tensor<6x96xf32> {
   %0 = lmopt.layer_norm %x, %s, %b {epsilon = 1.0e-5 : f32} : (tensor<6x96xf32>, tensor<96xf32>, tensor<96xf32>) -> tensor<6x96xf32>
@@ -82,4 +89,29 @@ func.func @layer_norm_f16(%x: tensor<6x96xf16>, %s: tensor<96xf16>, %b: tensor<9
 func.func @softmax_bf16(%x: tensor<4x33xbf16>) -> tensor<4x33xbf16> {
   %0 = lmopt.softmax %x : tensor<4x33xbf16>
   return %0 : tensor<4x33xbf16>
+}
+
+// BERT-base rows, their number known at run time.
+// PTX-LABEL: .entry layer_norm_768(
+// PTX: ld.global.v4.{{[bf]}}32
+// PTX: shfl.sync.bfly.b32
+// PTX: ld.global.v4.{{[bf]}}32
+// PTX: st.global.v4.{{[bf]}}32
+// PTX-LABEL: .entry softmax_rows_16(
+// PTX: ld.global.v4.{{[bf]}}32
+// PTX: st.global.v4.{{[bf]}}32
+// LAUNCH: kernel layer_norm_768: operands 3 results 1 sizes 2 block 256 grid tensor 0 axes 1 units/block 1
+// GPU-LABEL: gpu.func @layer_norm_768
+// GPU: vector.load %{{.*}} : memref<1x768xf32, strided<[768, 1], offset: ?>>, vector<4xf32>
+// GPU: vector.load %{{.*}} : memref<768xf32>, vector<4xf32>
+// GPU: vector.store %{{.*}} : memref<1x768xf32, strided<[768, 1], offset: ?>>, vector<4xf32>
+func.func @layer_norm_768(%x: tensor<?x768xf32>, %s: tensor<768xf32>, %b: tensor<768xf32>) -> tensor<?x768xf32> {
+  %0 = lmopt.layer_norm %x, %s, %b {epsilon = 1.0e-12 : f32} : (tensor<?x768xf32>, tensor<768xf32>, tensor<768xf32>) -> tensor<?x768xf32>
+  return %0 : tensor<?x768xf32>
+}
+
+// LAUNCH: kernel softmax_rows_16: operands 1 results 1 sizes 0 block 256 grid tensor 0 axes 3 units/block 1
+func.func @softmax_rows_16(%x: tensor<2x4x16x16xf32>) -> tensor<2x4x16x16xf32> {
+  %0 = lmopt.softmax %x : tensor<2x4x16x16xf32>
+  return %0 : tensor<2x4x16x16xf32>
 }
