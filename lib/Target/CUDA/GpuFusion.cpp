@@ -123,6 +123,27 @@ static bool isElementwiseGeneric(Operation *op) {
          generic.getNumResults() == 1;
 }
 
+/// True when `op`'s result is a kernel result whose every other reader is
+/// an elementwise generic that is itself a kernel result (a layer norm's
+/// output returned both in f32 and cast to f16): cloned, the two copies
+/// would be two loops over the rows; kept shared, row tiling computes both
+/// in one row loop (the returned producer is yielded from it).
+static bool feedsOnlyReturnedElementwise(Operation *op) {
+  bool returned = false;
+  for (Operation *user : op->getResult(0).getUsers()) {
+    if (llvm::isa<func::ReturnOp>(user)) {
+      returned = true;
+      continue;
+    }
+    if (!isElementwiseGeneric(user) ||
+        !llvm::any_of(user->getResult(0).getUsers(), [](Operation *reader) {
+          return llvm::isa<func::ReturnOp>(reader);
+        }))
+      return false;
+  }
+  return returned;
+}
+
 /// Gives every use of an elementwise generic its own copy, walking the body
 /// backwards so that a clone's operands are cloned in turn.
 static void cloneSharedProducers(func::FuncOp func) {
@@ -133,7 +154,7 @@ static void cloneSharedProducers(func::FuncOp func) {
     ops.push_back(&op);
   OpBuilder b(func.getContext());
   for (Operation *op : llvm::reverse(ops)) {
-    if (!isElementwiseGeneric(op))
+    if (!isElementwiseGeneric(op) || feedsOnlyReturnedElementwise(op))
       continue;
     Value result = op->getResult(0);
     SmallVector<OpOperand *> uses;
