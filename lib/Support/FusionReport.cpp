@@ -75,6 +75,21 @@ void FusionReport::clear() {
   kinds.clear();
 }
 
+std::optional<std::string> lmopt::findNodeName(Location loc) {
+  SmallVector<Location> worklist{loc};
+  while (!worklist.empty()) {
+    Location current = worklist.pop_back_val();
+    if (auto named = llvm::dyn_cast<NameLoc>(current))
+      return named.getName().str();
+    if (auto fused = llvm::dyn_cast<FusedLoc>(current))
+      for (Location inner : llvm::reverse(fused.getLocations()))
+        worklist.push_back(inner);
+    if (auto callSite = llvm::dyn_cast<CallSiteLoc>(current))
+      worklist.push_back(callSite.getCallee());
+  }
+  return std::nullopt;
+}
+
 std::string lmopt::describeNode(Location loc) {
   std::string name;
   loc->walk([&](Location inner) {

@@ -17,6 +17,7 @@
 
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -58,6 +59,10 @@ private:
 /// The node a location names: the innermost NameLoc (the ONNX node name after
 /// import), else file:line:col, else "<unknown>".
 std::string describeNode(Location loc);
+
+/// The ONNX node name `loc` carries (the importer's NameLoc; in a fused
+/// location, the first one's), if any: what kernel diagnostics name.
+std::optional<std::string> findNodeName(Location loc);
 
 } // namespace mlir::lmopt
 

@@ -14,6 +14,7 @@
 #include "lmopt/Conversion/Passes.h"
 #include "lmopt/Dialect/Lmopt/IR/LmoptDialect.h"
 #include "lmopt/Dialect/Lmopt/IR/LmoptOps.h"
+#include "lmopt/Support/FusionReport.h"
 #include "lmopt/Target/CPU/Passes.h"
 
 #include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
@@ -77,22 +78,6 @@ void mlir::lmopt::cpu::registerKernelCodegenInterfaces(
 //===----------------------------------------------------------------------===//
 // Contract check and lowering diagnostics
 //===----------------------------------------------------------------------===//
-
-/// The ONNX node name a location carries (the importer's NameLoc), if any.
-static std::optional<std::string> getNodeName(Location loc) {
-  SmallVector<Location> worklist{loc};
-  while (!worklist.empty()) {
-    Location current = worklist.pop_back_val();
-    if (auto named = llvm::dyn_cast<NameLoc>(current))
-      return named.getName().str();
-    if (auto fused = llvm::dyn_cast<FusedLoc>(current))
-      for (Location inner : llvm::reverse(fused.getLocations()))
-        worklist.push_back(inner);
-    if (auto callSite = llvm::dyn_cast<CallSiteLoc>(current))
-      worklist.push_back(callSite.getCallee());
-  }
-  return std::nullopt;
-}
 
 /// Why `type` cannot cross a kernel boundary, or an empty string.
 static std::string checkBoundaryType(Type type) {
@@ -375,7 +360,7 @@ LogicalResult mlir::lmopt::cpu::lowerKernelsToLinalg(ModuleOp module,
                                 << target << " lowering for '"
                                 << op->getName() << "' in kernel '"
                                 << func.getSymName() << "'";
-      if (std::optional<std::string> node = getNodeName(op->getLoc()))
+      if (std::optional<std::string> node = findNodeName(op->getLoc()))
         diag << " (node '" << *node << "')";
       complete = false;
     });

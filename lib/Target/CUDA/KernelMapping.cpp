@@ -28,6 +28,8 @@
 
 #include "KernelSchedule.h"
 
+#include "lmopt/Support/FusionReport.h"
+
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Affine/Utils.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -55,28 +57,12 @@ static constexpr int64_t kMaxSharedBytes = 48 * 1024;
 // Diagnostics and analysis
 //===----------------------------------------------------------------------===//
 
-/// The ONNX node name a location carries (the importer's NameLoc), if any.
-static std::optional<std::string> getNodeName(Location loc) {
-  SmallVector<Location> worklist{loc};
-  while (!worklist.empty()) {
-    Location current = worklist.pop_back_val();
-    if (auto named = llvm::dyn_cast<NameLoc>(current))
-      return named.getName().str();
-    if (auto fused = llvm::dyn_cast<FusedLoc>(current))
-      for (Location inner : llvm::reverse(fused.getLocations()))
-        worklist.push_back(inner);
-    if (auto callSite = llvm::dyn_cast<CallSiteLoc>(current))
-      worklist.push_back(callSite.getCallee());
-  }
-  return std::nullopt;
-}
-
 static InFlightDiagnostic emitNoLowering(Operation *op, func::FuncOp func,
                                          StringRef why) {
   InFlightDiagnostic diag = op->emitError("no CUDA lowering for '")
                             << op->getName() << "' in kernel '"
                             << func.getSymName() << "'";
-  if (std::optional<std::string> node = getNodeName(op->getLoc()))
+  if (std::optional<std::string> node = findNodeName(op->getLoc()))
     diag << " (node '" << *node << "')";
   diag << ": " << why;
   return diag;
