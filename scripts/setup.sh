@@ -3,7 +3,23 @@
 # Idempotent: with everything present and built it only runs an incremental
 # ninja (a few seconds). Environment: BUILD_DIR (default build),
 # BUILD_TYPE (default Release), LMOPT_CMAKE_ARGS (extra configure flags).
+#
+# --fuzz: also installs clang's OpenMP and sanitizer runtimes and builds the
+# libFuzzer targets with clang-22 in FUZZ_BUILD_DIR (default build-fuzz);
+# FUZZ_TARGETS (default lmopt-fuzzers, every target) picks what to build,
+# e.g. lmopt-fuzzers-runtime for those that link no MLIR (docs/testing.md).
 set -euo pipefail
+
+fuzz=0
+for arg in "$@"; do
+  case $arg in
+  --fuzz) fuzz=1 ;;
+  *)
+    echo "usage: $0 [--fuzz]" >&2
+    exit 2
+    ;;
+  esac
+done
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build_dir=${BUILD_DIR:-$root/build}
@@ -20,6 +36,9 @@ apt_packages=(
   libprotobuf-dev protobuf-compiler libdnnl-dev libfmt-dev
   libgtest-dev zlib1g-dev
 )
+# The fuzz build: clang finds no OpenMP (which the runtime's oneDNN steps
+# use) without libomp, and -fsanitize=fuzzer,address links clang's runtimes.
+((fuzz)) && apt_packages+=(libomp-22-dev libclang-rt-22-dev)
 missing=()
 for pkg in "${apt_packages[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'ok installed' ||
@@ -61,3 +80,28 @@ ninja -C "$build_dir" all >"$build_dir/last-build.log" 2>&1 || {
   exit 1
 }
 log "build up to date in $(($(date +%s) - start)) s; tools in $build_dir/bin"
+
+((fuzz)) || exit 0
+
+# A separate tree: the sanitizer and coverage flags go only on the libraries
+# under test, whose other users in this tree would then fail to link, so
+# only the fuzz targets are built here.
+fuzz_dir=${FUZZ_BUILD_DIR:-$root/build-fuzz}
+if [[ ! -f $fuzz_dir/build.ninja ]]; then
+  log "configuring $fuzz_dir (clang-22, fuzzers)"
+  cmake -G Ninja -S "$root" -B "$fuzz_dir" \
+    -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_C_COMPILER=clang-22 -DCMAKE_CXX_COMPILER=clang++-22 \
+    -DCMAKE_CXX_FLAGS=-gline-tables-only -DCMAKE_C_FLAGS=-gline-tables-only \
+    -DLMOPT_BUILD_FUZZERS=ON \
+    -DPython3_EXECUTABLE="$(command -v "$python")" >/dev/null
+fi
+log "building fuzz targets ($fuzz_dir: ${FUZZ_TARGETS:-lmopt-fuzzers})"
+start=$(date +%s)
+# shellcheck disable=SC2086
+ninja -C "$fuzz_dir" ${FUZZ_TARGETS:-lmopt-fuzzers} >"$fuzz_dir/last-build.log" 2>&1 || {
+  tail -n 60 "$fuzz_dir/last-build.log" >&2
+  log "fuzz build failed; full log: $fuzz_dir/last-build.log"
+  exit 1
+}
+log "fuzz targets up to date in $(($(date +%s) - start)) s; in $fuzz_dir/bin"
