@@ -6,8 +6,9 @@
 #
 # --fuzz: also installs clang's OpenMP and sanitizer runtimes and builds the
 # libFuzzer targets with clang-22 in FUZZ_BUILD_DIR (default build-fuzz);
-# FUZZ_TARGETS (default lmopt-fuzzers, every target) picks what to build,
-# e.g. lmopt-fuzzers-runtime for those that link no MLIR (docs/testing.md).
+# FUZZ_TARGETS (default lmopt-fuzzers-runtime, the targets that link no MLIR,
+# which CI builds and runs) picks what to build; lmopt-fuzzers adds the ONNX
+# importer's, whose clang build is not yet exercised (docs/testing.md).
 set -euo pipefail
 
 fuzz=0
@@ -96,10 +97,10 @@ if [[ ! -f $fuzz_dir/build.ninja ]]; then
     -DLMOPT_BUILD_FUZZERS=ON \
     -DPython3_EXECUTABLE="$(command -v "$python")" >/dev/null
 fi
-log "building fuzz targets ($fuzz_dir: ${FUZZ_TARGETS:-lmopt-fuzzers})"
+log "building fuzz targets ($fuzz_dir: ${FUZZ_TARGETS:-lmopt-fuzzers-runtime})"
 start=$(date +%s)
 # shellcheck disable=SC2086
-ninja -C "$fuzz_dir" ${FUZZ_TARGETS:-lmopt-fuzzers} >"$fuzz_dir/last-build.log" 2>&1 || {
+ninja -C "$fuzz_dir" ${FUZZ_TARGETS:-lmopt-fuzzers-runtime} >"$fuzz_dir/last-build.log" 2>&1 || {
   tail -n 60 "$fuzz_dir/last-build.log" >&2
   log "fuzz build failed; full log: $fuzz_dir/last-build.log"
   exit 1
