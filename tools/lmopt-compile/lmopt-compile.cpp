@@ -391,7 +391,10 @@ static void printSummary(const mlir::lmopt::PlanSummary &summary) {
   llvm::errs() << " (" << summary.numSteps << " in all)\n";
   llvm::errs() << "kernels: " << summary.numKernels << "\n";
   llvm::errs() << "weights: " << summary.weightsBytes << " bytes\n";
-  if (summary.omittedWeights)
+  if (summary.omittedWeights && summary.omittedWeights->first == 0)
+    llvm::errs() << "omitted weights: none (no f32/f16/bf16 weight of 1024 "
+                    "elements or more); the bundle has all its weights\n";
+  else if (summary.omittedWeights)
     llvm::errs() << "omitted weights: " << summary.omittedWeights->first
                  << " tensors, " << summary.omittedWeights->second
                  << " bytes (--omit-weights: run the bundle with lmopt-run "

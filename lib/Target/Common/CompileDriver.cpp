@@ -264,6 +264,9 @@ CompileDriver::run(ModuleOp module, CompileObserver &observer) const {
         planned->getProgram(backend.getDeviceName()), planned->weights.size());
     summary.omittedWeights = {int64_t(omitted->ranges.size()),
                               int64_t(omitted->omittedBytes())};
+    // Nothing to leave out: a normal bundle, which runs without a seed.
+    if (omitted->ranges.empty())
+      omitted.reset();
   }
   llvm::Expected<uint64_t> bundleBytes =
       writeBundle(options.outputPath, *planned, *kernels, meta,
