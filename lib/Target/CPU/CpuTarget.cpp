@@ -88,17 +88,9 @@ static FailureOr<OpRole> classifyForCpu(Operation *op, bool symbolic) {
       return unsupported("only f32 matmuls run on the CPU so far");
     return OpRole::LibraryStep;
   }
-  // Gemm (fused into linears unless its alpha/beta/transposes say
-  // otherwise) needs a library step that does not exist yet; everything
-  // else in lmopt and arith (the quantization ops and integer products
-  // included) is left to the kernel generator, which diagnoses what it
-  // cannot lower.
-  if (isa<GemmOp, DropoutOp>(op))
-    return unsupported("");
-  if (op->getNumRegions() != 0 || op->getNumResults() == 0 ||
-      !isa<LmoptDialect, arith::ArithDialect>(op->getDialect()))
-    return unsupported("");
-  return OpRole::Kernel;
+  // Everything else in lmopt and arith (the quantization ops and integer
+  // products included) is left to the kernel generator.
+  return classifyAsKernel(op, "CPU");
 }
 
 //===----------------------------------------------------------------------===//

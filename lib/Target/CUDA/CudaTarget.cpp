@@ -118,12 +118,7 @@ static FailureOr<OpRole> classifyForCuda(Operation *op, bool symbolic) {
                          "of one type");
     return OpRole::LibraryStep;
   }
-  if (isa<GemmOp, DropoutOp>(op))
-    return unsupported("");
-  if (op->getNumRegions() != 0 || op->getNumResults() == 0 ||
-      !isa<LmoptDialect, arith::ArithDialect>(op->getDialect()))
-    return unsupported("");
-  return OpRole::Kernel;
+  return classifyAsKernel(op, "CUDA");
 }
 
 //===----------------------------------------------------------------------===//

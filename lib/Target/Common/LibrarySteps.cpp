@@ -5,6 +5,8 @@
 #include "lmopt/Support/FusionReport.h"
 #include "lmopt/Target/Common/AttentionPlan.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+
 using namespace mlir;
 using namespace mlir::lmopt;
 namespace rt = ::lmopt::runtime;
@@ -18,6 +20,15 @@ LogicalResult mlir::lmopt::reportNoLowering(Operation *op, StringRef target,
   if (!why.isTriviallyEmpty())
     diag << ": " << why;
   return diag;
+}
+
+FailureOr<OpRole> mlir::lmopt::classifyAsKernel(Operation *op,
+                                               StringRef target) {
+  if (isa<GemmOp, DropoutOp>(op) || op->getNumRegions() != 0 ||
+      op->getNumResults() == 0 ||
+      !isa<LmoptDialect, arith::ArithDialect>(op->getDialect()))
+    return reportNoLowering(op, target, "");
+  return OpRole::Kernel;
 }
 
 LogicalResult mlir::lmopt::emitLinearStep(LinearOp op, PlanEmitter &emitter) {

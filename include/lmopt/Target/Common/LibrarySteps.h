@@ -21,6 +21,13 @@ namespace mlir::lmopt {
 LogicalResult reportNoLowering(Operation *op, StringRef target,
                                const Twine &why);
 
+/// The role of an op no library step takes: Kernel for an op of the lmopt
+/// or arith dialects without regions (the kernel generator diagnoses what
+/// it cannot lower); Gemm (fused into linears unless its alpha, beta or
+/// transposes say otherwise), dropout and anything else get
+/// reportNoLowering.
+FailureOr<OpRole> classifyAsKernel(Operation *op, StringRef target);
+
 /// A `linear` step: operands input, weight, [bias], [residual]; attributes
 /// transpose_weight, activation, has_bias, has_residual.
 LogicalResult emitLinearStep(LinearOp op, PlanEmitter &emitter);
