@@ -96,7 +96,22 @@ Status StepCheck::getInt(const char *name, int64_t &out) const {
   return Status::ok();
 }
 
-Status StepCheck::checkDimsOnly() const {
+Status StepCheck::checkKernelStep(std::string &entry,
+                                  std::vector<uint32_t> &ids,
+                                  std::vector<int64_t> &sizes) const {
+  if (Status st = expectAttrs({"entry", "dims_only"}); !st)
+    return st;
+  if (Status st = step.getString("entry", entry); !st)
+    return withSource(st);
+  ids = step.operands;
+  ids.insert(ids.end(), step.results.begin(), step.results.end());
+  sizes.clear();
+  for (uint32_t id : ids) {
+    const PlanTensor &t = plan.tensors[id];
+    for (size_t d = 0; d < t.dimExprs.size(); ++d)
+      if (t.dimExprs[d] >= 0)
+        sizes.push_back(t.dims[d]);
+  }
   if (!step.findAttr("dims_only"))
     return Status::ok();
   std::string list;

@@ -66,9 +66,13 @@ public:
   getFlags(std::initializer_list<std::pair<const char *, bool *>> flags) const;
   Status getInt(const char *name, int64_t &out) const;
 
-  /// A kernel step's optional `dims_only` attribute: a comma-separated list
-  /// of its operand numbers (readsStateAtCapacity reads it).
-  Status checkDimsOnly() const;
+  /// A kernel step's attributes: `entry`, the kernel it calls, and the
+  /// optional `dims_only`, a comma-separated list of its operand numbers
+  /// (readsStateAtCapacity reads it). Also gives its tensors, operands then
+  /// results, and the dims of theirs that are symbolic, in that order: the
+  /// kernel's size arguments at this run's dims.
+  Status checkKernelStep(std::string &entry, std::vector<uint32_t> &ids,
+                         std::vector<int64_t> &sizes) const;
 
   /// Steps read and write state views as dense tensors, except where
   /// readsStateAtCapacity says they touch them at the state's capacity.

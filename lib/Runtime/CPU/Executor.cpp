@@ -298,12 +298,10 @@ static Status buildAppend(const StepChecker &c,
 
 static Status buildKernel(const StepChecker &c,
                           std::unique_ptr<StepExecutor> &out) {
-  if (Status st = c.expectAttrs({"entry", "dims_only"}); !st)
-    return st;
   std::string entry;
-  if (Status st = c.step.getString("entry", entry); !st)
-    return c.withSource(st);
-  if (Status st = c.checkDimsOnly(); !st)
+  std::vector<uint32_t> ids;
+  std::vector<int64_t> sizes;
+  if (Status st = c.checkKernelStep(entry, ids, sizes); !st)
     return st;
   if (!c.context.kernels)
     return c.error("calls kernel '" + entry +
@@ -312,9 +310,8 @@ static Status buildKernel(const StepChecker &c,
   auto exec = std::make_unique<KernelExecutor>();
   if (Status st = c.context.kernels->lookup(entry, exec->function); !st)
     return c.error(st.message(), st.code());
-  exec->ids = c.step.operands;
-  exec->ids.insert(exec->ids.end(), c.step.results.begin(),
-                   c.step.results.end());
+  exec->ids = std::move(ids);
+  exec->sizes = std::move(sizes);
   uint64_t resultBytes = 0;
   for (uint32_t id : c.step.results)
     resultBytes += c.context.plan.tensors[id].byteSize();
@@ -324,12 +321,6 @@ static Status buildKernel(const StepChecker &c,
     exec->team = c.context.kernels->team(c.context.cpu.threads() > 0
                                              ? c.context.cpu.threads()
                                              : omp_get_max_threads());
-  for (uint32_t id : exec->ids) {
-    const PlanTensor &t = c.context.plan.tensors[id];
-    for (size_t d = 0; d < t.dimExprs.size(); ++d)
-      if (t.dimExprs[d] >= 0)
-        exec->sizes.push_back(t.dims[d]);
-  }
   exec->args.resize(exec->ids.size() + (exec->sizes.empty() ? 0 : 1));
   if (!exec->sizes.empty())
     exec->args.back() = exec->sizes.data();

@@ -75,12 +75,10 @@ public:
 Status
 lmopt::runtime::cuda::buildKernelStep(const CudaCheck &c,
                                       std::unique_ptr<StepExecutor> &out) {
-  if (Status st = c.expectAttrs({"entry", "dims_only"}); !st)
-    return st;
   std::string entry;
-  if (Status st = c.step.getString("entry", entry); !st)
-    return c.withSource(st);
-  if (Status st = c.checkDimsOnly(); !st)
+  std::vector<uint32_t> ids;
+  std::vector<int64_t> sizes;
+  if (Status st = c.checkKernelStep(entry, ids, sizes); !st)
     return st;
   if (!c.build.hasKernelPayload)
     return c.error("calls kernel '" + entry +
@@ -108,15 +106,8 @@ lmopt::runtime::cuda::buildKernelStep(const CudaCheck &c,
   exec->blockSize = info.blockSize;
   exec->sharedBytes = info.sharedBytes;
   exec->label = c.label();
-  exec->ids = c.step.operands;
-  exec->ids.insert(exec->ids.end(), c.step.results.begin(),
-                   c.step.results.end());
-  for (uint32_t id : exec->ids) {
-    const PlanTensor &t = c.plan.tensors[id];
-    for (size_t d = 0; d < t.dimExprs.size(); ++d)
-      if (t.dimExprs[d] >= 0)
-        exec->sizes.push_back(t.dims[d]);
-  }
+  exec->ids = std::move(ids);
+  exec->sizes = std::move(sizes);
   if (exec->sizes.size() != info.numDynamicSizes)
     return c.error("has " + std::to_string(exec->sizes.size()) +
                    " dynamic dims; kernel '" + entry + "' takes " +
