@@ -368,19 +368,7 @@ LogicalResult mlir::lmopt::cpu::lowerKernelsToLinalg(ModuleOp module,
   return success(complete);
 }
 
-void mlir::lmopt::cpu::buildKernelBufferizationPipeline(OpPassManager &pm) {
-  // Fusion on tensors, where use-def chains show what can be fused.
-  pm.addNestedPass<func::FuncOp>(createFuseKernelOpsPass());
-  pm.addPass(createCanonicalizerPass());
-  pm.addPass(createCSEPass());
-  pm.addNestedPass<func::FuncOp>(createRelaxKernelFloatsPass());
-  // Reducing kernels: one loop over rows, each row through every generic.
-  pm.addNestedPass<func::FuncOp>(createTileKernelRowsPass());
-  pm.addPass(createCanonicalizerPass());
-  pm.addPass(createCSEPass());
-
-  // Buffers: results become the caller's buffers (no copy when the result
-  // is computed in place), temporaries are freed before returning.
+void mlir::lmopt::cpu::buildKernelBufferizePasses(OpPassManager &pm) {
   bufferization::OneShotBufferizePassOptions bufferizeOptions;
   bufferizeOptions.bufferizeFunctionBoundaries = true;
   bufferizeOptions.functionBoundaryTypeConversion =
@@ -394,6 +382,22 @@ void mlir::lmopt::cpu::buildKernelBufferizationPipeline(OpPassManager &pm) {
   outParamsOptions.modifyPublicFunctions = true;
   pm.addPass(
       bufferization::createBufferResultsToOutParamsPass(outParamsOptions));
+}
+
+void mlir::lmopt::cpu::buildKernelBufferizationPipeline(OpPassManager &pm) {
+  // Fusion on tensors, where use-def chains show what can be fused.
+  pm.addNestedPass<func::FuncOp>(createFuseKernelOpsPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  pm.addNestedPass<func::FuncOp>(createRelaxKernelFloatsPass());
+  // Reducing kernels: one loop over rows, each row through every generic.
+  pm.addNestedPass<func::FuncOp>(createTileKernelRowsPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+
+  // Buffers: results become the caller's buffers (no copy when the result
+  // is computed in place), temporaries are freed before returning.
+  buildKernelBufferizePasses(pm);
   pm.addPass(createAnnotateKernelArgsPass());
   pm.addPass(createCanonicalizerPass());
   // Row loops run sequentially within a call (a thread's share of the rows),

@@ -113,18 +113,7 @@ static void buildGpuBufferizationPipeline(OpPassManager &pm) {
   pm.addNestedPass<func::FuncOp>(cpu::createTileKernelRowsPass(tileOptions));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
-  bufferization::OneShotBufferizePassOptions bufferizeOptions;
-  bufferizeOptions.bufferizeFunctionBoundaries = true;
-  bufferizeOptions.functionBoundaryTypeConversion =
-      bufferization::LayoutMapOption::IdentityLayoutMap;
-  pm.addPass(bufferization::createOneShotBufferizePass(bufferizeOptions));
-  pm.addNestedPass<func::FuncOp>(cpu::createCopyRepeatedResultsPass());
-  bufferization::BufferResultsToOutParamsPassOptions outParamsOptions;
-  outParamsOptions.hoistStaticAllocs = true;
-  outParamsOptions.hoistDynamicAllocs = true;
-  outParamsOptions.modifyPublicFunctions = true;
-  pm.addPass(
-      bufferization::createBufferResultsToOutParamsPass(outParamsOptions));
+  cpu::buildKernelBufferizePasses(pm);
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 }

@@ -54,6 +54,11 @@ LogicalResult lowerKernelsToLinalg(ModuleOp module, StringRef target = "CPU");
 /// deallocated.
 void buildKernelBufferizationPipeline(OpPassManager &pm);
 
+/// The part of it every target's kernels take: one-shot bufferization with
+/// identity layouts at the function boundary, repeated results copied, and
+/// results (of static or run-time size) as the caller's out-parameters.
+void buildKernelBufferizePasses(OpPassManager &pm);
+
 /// linalg on memrefs to the LLVM dialect: loops, polynomial math,
 /// bare-pointer functions (a dynamic-shaped memref argument becomes a bare
 /// pointer plus one trailing index argument per dynamic dim).
