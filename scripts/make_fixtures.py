@@ -828,7 +828,8 @@ def save_npz(path: str, arrays: dict) -> None:
     with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as zf:
         for key, value in arrays.items():
             buf = io.BytesIO()
-            np.lib.format.write_array(buf, np.ascontiguousarray(value))
+            # asarray, not ascontiguousarray, which turns a scalar into shape [1].
+            np.lib.format.write_array(buf, np.asarray(value, order="C"))
             info = zipfile.ZipInfo(key + ".npy", date_time=(1980, 1, 1, 0, 0, 0))
             info.compress_type = zipfile.ZIP_DEFLATED
             zf.writestr(info, buf.getvalue())
