@@ -202,8 +202,35 @@ static EvalResult evaluateCumSum(CumSumOp op, ArrayRef<Tensor> operands) {
   return single(std::move(result));
 }
 
+
+/// The rows of `grad` added into zeros at their indices' rows.
+static EvalResult evaluateGatherGrad(GatherGradOp op,
+                                     ArrayRef<Tensor> operands) {
+  const Tensor &grad = operands[0], &indices = operands[1];
+  auto type = llvm::cast<RankedTensorType>(op.getOutput().getType());
+  Tensor result(type.getElementType(), type.getShape());
+  int64_t rowSize = result.getNumElements() / type.getShape()[0];
+  if (grad.getNumElements() != indices.getNumElements() * rowSize)
+    return op.emitError("gradient of ")
+           << grad.getNumElements() << " elements does not hold "
+           << indices.getNumElements() << " rows of " << rowSize;
+  for (int64_t p = 0; p < indices.getNumElements(); ++p) {
+    FailureOr<int64_t> row =
+        resolveIndex(op, indices.getInt(p), type.getShape()[0], 0);
+    if (failed(row))
+      return failure();
+    for (int64_t e = 0; e < rowSize; ++e)
+      result.setDouble(*row * rowSize + e,
+                       result.getDouble(*row * rowSize + e) +
+                           grad.getDouble(p * rowSize + e));
+  }
+  result.roundToElementType();
+  return single(std::move(result));
+}
+
 void mlir::lmopt::reference::registerIndexingEvaluators(EvaluatorTable &table) {
   table.add<GatherOp>(evaluateGather);
+  table.add<GatherGradOp>(evaluateGatherGrad);
   table.add<GatherElementsOp>(evaluateGatherElements);
   table.add<GatherNDOp>(evaluateGatherND);
   table.add<CumSumOp>(evaluateCumSum);

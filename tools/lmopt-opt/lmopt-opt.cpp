@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "lmopt/Conversion/Passes.h"
+#include "lmopt/Dialect/Lmopt/Autodiff/Autodiff.h"
 #include "lmopt/Dialect/Lmopt/IR/LmoptDialect.h"
 #include "lmopt/Dialect/Lmopt/Transforms/Passes.h"
 #include "lmopt/Importer/ONNX/Importer.h"
@@ -83,6 +84,7 @@ int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   mlir::registerTransformsPasses();
   mlir::lmopt::registerAllLmoptPasses();
+  mlir::lmopt::registerLmoptAutodiffPasses();
   mlir::lmopt::registerLmoptConversionPasses();
   mlir::lmopt::cpu::registerLmoptCPUPasses();
 
@@ -97,6 +99,7 @@ int main(int argc, char **argv) {
   // What the CPU kernel passes read and write: row loops, tiling offsets.
   registry.insert<mlir::affine::AffineDialect, mlir::scf::SCFDialect>();
   mlir::lmopt::registerONNXImportDialects(registry);
+  mlir::lmopt::registerGradientModels(registry);
 
   std::string helpHeader =
       mlir::registerCLIOptions("lmopt optimizer driver", registry);

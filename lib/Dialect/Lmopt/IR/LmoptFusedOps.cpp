@@ -351,6 +351,27 @@ LogicalResult DropoutOp::verify() {
   return success();
 }
 
+LogicalResult GatherGradOp::verify() {
+  auto output = llvm::cast<RankedTensorType>(getOutput().getType());
+  auto grad = llvm::cast<RankedTensorType>(getGrad().getType());
+  auto indices = llvm::cast<RankedTensorType>(getIndices().getType());
+  if (output.getRank() < 1 || !output.hasStaticShape())
+    return emitOpError("result type ")
+           << output << " is not a static tensor of rank 1 or more";
+  if (grad.getElementType() != output.getElementType())
+    return emitOpError("gradient element type ")
+           << grad.getElementType() << " does not match result element type "
+           << output.getElementType();
+  SmallVector<int64_t> expected(indices.getShape());
+  llvm::append_range(expected, output.getShape().drop_front());
+  if (!isCompatibleShape(grad.getShape(), expected))
+    return emitOpError("gradient shape ")
+           << formatShape(grad.getShape()) << " does not match indices shape "
+           << formatShape(indices.getShape()) << " followed by the rows' "
+           << formatShape(output.getShape().drop_front());
+  return success();
+}
+
 /// Checks that `quantized` has a `quant` element type expressing `expressed`.
 static LogicalResult verifyQuantPair(Operation *op, Value quantized,
                                      Value expressed) {

@@ -200,4 +200,31 @@ def Lmopt_DequantizeOp : Lmopt_Op<"dequantize", [Pure, SameOperandsAndResultShap
   let hasVerifier = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// Training
+//===----------------------------------------------------------------------===//
+
+def Lmopt_GatherGradOp : Lmopt_Op<"gather_grad", [Pure]> {
+  let summary = "gradient of a row gather: rows scatter-added into zeros";
+  let description = [{
+    The gradient of `lmopt.gather %table, %indices` along axis 0 with respect
+    to the table (an embedding's): `output` starts as zeros of its static
+    shape `[N, D...]`, then for each position `p` of `indices`,
+    `output[indices[p]] += grad[p]`. `grad` has shape
+    `indices.shape ++ [D...]`; a negative index counts from the end, as in
+    Gather. Written by `lmopt-autodiff`.
+
+    ```mlir
+    %g = lmopt.gather_grad %dy, %ids
+        : (tensor<?x?x64xf32>, tensor<?x?xi64>) -> tensor<1000x64xf32>
+    ```
+  }];
+  let arguments = (ins Lmopt_FloatTensor:$grad, Lmopt_IndexTensor:$indices);
+  let results = (outs Lmopt_FloatTensor:$output);
+  let assemblyFormat = [{
+    $grad `,` $indices attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // LMOPT_DIALECT_LMOPT_IR_LMOPTFUSEDOPS_TD
