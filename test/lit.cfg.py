@@ -53,6 +53,10 @@ llvm_config.add_tool_substitutions(
     [ToolSubst("lmopt-kernel-test", unresolved="fatal")], tool_dirs)
 config.substitutions.append(
     ("%fixtures", os.path.join(config.lmopt_src_root, "test", "models", "onnx")))
+# The training references (PyTorch gradients and loss curves).
+config.substitutions.append(
+    ("%lmopt_train_refs",
+     os.path.join(config.lmopt_src_root, "test", "models", "train")))
 # Upstream MLIR tools that lower and run what convert-lmopt-to-linalg
 # produces, and the runner's printing libraries.
 llvm_config.add_tool_substitutions(

@@ -58,6 +58,8 @@ const char *lmopt::runtime::stepKindName(StepKind kind) {
     return "quant_linear";
   case StepKind::Append:
     return "append";
+  case StepKind::GatherGrad:
+    return "gather_grad";
   }
   return "invalid";
 }

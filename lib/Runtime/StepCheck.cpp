@@ -252,6 +252,35 @@ Status lmopt::runtime::checkGatherStep(const StepCheck &c, GatherShape &out) {
                       "data[:axis] + indices + data[axis+1:]");
 }
 
+Status lmopt::runtime::checkGatherGradStep(const StepCheck &c, int64_t &rows,
+                                          int64_t &rowSize) {
+  if (Status st = c.expectAttrs({}); !st)
+    return st;
+  if (Status st = c.expectCounts(2, "grad, indices", 1); !st)
+    return st;
+  const PlanTensor &grad = c.operand(0), &indices = c.operand(1),
+                   &output = c.result(0);
+  if (Status st = c.expectDType("grad", grad, DType::F32); !st)
+    return st;
+  if (Status st = c.expectDType("output", output, DType::F32); !st)
+    return st;
+  if (indices.dtype != DType::I32 && indices.dtype != DType::I64)
+    return c.error("indices " + describe(indices) + " have dtype " +
+                   dtypeName(indices.dtype) + "; expected i32 or i64");
+  if (output.dims.empty())
+    return c.error("output " + describe(output) + " is a scalar");
+  std::vector<int64_t> gradDims = indices.dims;
+  gradDims.insert(gradDims.end(), output.dims.begin() + 1, output.dims.end());
+  if (Status st = c.expectDims("grad", grad, gradDims,
+                               "indices + output[1:]");
+      !st)
+    return st;
+  rows = output.dims[0];
+  if (!dimsProduct(output.dims, 1, output.dims.size(), rowSize))
+    return c.error("output " + describe(output) + " is too large");
+  return Status::ok();
+}
+
 bool lmopt::runtime::dimsProduct(const std::vector<int64_t> &dims, size_t begin,
                                  size_t end, int64_t &out) {
   out = 1;

@@ -9,7 +9,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "QuantizeFlags.h"
+#include "TrainFlags.h"
 
+#include "lmopt/Dialect/Lmopt/Autodiff/Autodiff.h"
 #include "lmopt/Dialect/Lmopt/IR/GraphNames.h"
 #include "lmopt/Dialect/Lmopt/IR/LmoptDialect.h"
 #include "lmopt/Dialect/Lmopt/Transforms/Passes.h"
@@ -498,7 +500,8 @@ int main(int argc, char **argv) {
         (i ? "; " : " ") + name + " (" +
         mlir::lmopt::lookupTargetBackend(name)->getDescription().str() + ")";
   target.setDescription(targetHelp);
-  cl::HideUnrelatedOptions({&category, &lmopt_compile::getQuantizeCategory()});
+  cl::HideUnrelatedOptions({&category, &lmopt_compile::getQuantizeCategory(),
+                           &lmopt_compile::getTrainCategory()});
   cl::ParseCommandLineOptions(
       argc, argv,
       "lmopt-compile: compile a transformer model to a .lmopt bundle\n");
@@ -530,10 +533,37 @@ int main(int argc, char **argv) {
       return fail(std::move(error));
   }
 
+  std::optional<mlir::lmopt::TrainingOptions> training;
+  if (lmopt_compile::isTrainingRequested()) {
+    if (quantize)
+      return fail("--train and --quantize: train the float model, then "
+                  "quantize the trained one");
+    if (kvCache != 0)
+      return fail("--train and --kv-cache do not go together: a training "
+                  "step runs whole sequences");
+    if (*precisionValue != mlir::lmopt::Precision::FP32)
+      return fail("--train: mixed-precision training steps are not built "
+                  "yet; compile with --precision=fp32");
+    if (target != "cpu")
+      return fail("--train: training bundles compile for --target=cpu for "
+                  "now");
+    llvm::Expected<mlir::lmopt::TrainingOptions> options =
+        lmopt_compile::getTrainingOptions();
+    if (!options)
+      return fail(options.takeError());
+    training = std::move(*options);
+    training->disableDropout = lmopt_compile::isDropoutDisabled();
+    training->schedule = lmopt_compile::getTrainingSchedule();
+  } else if (lmopt_compile::isDropoutDisabled()) {
+    return fail("--disable-dropout applies to --train (inference bundles "
+                "never run dropout)");
+  }
+
   DialectRegistry registry;
   registry.insert<mlir::lmopt::LmoptDialect, arith::ArithDialect,
                   func::FuncDialect, tensor::TensorDialect>();
   mlir::lmopt::registerONNXImportDialects(registry);
+  mlir::lmopt::registerGradientModels(registry);
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
   // Diagnostics name the node; the whole op would drown them.
@@ -593,6 +623,10 @@ int main(int argc, char **argv) {
   options.target.precision = *precisionValue;
   if (kvCache > 0)
     options.kvCache = mlir::lmopt::KvCacheOptions{kvCache, *bounds};
+  if (training) {
+    training->maxShapes = *bounds;
+    options.training = std::move(training);
+  }
   options.plan.maxShapes = std::move(*bounds);
   options.outputPath = outputFile;
   options.modelName = llvm::sys::path::stem(inputFile).str();

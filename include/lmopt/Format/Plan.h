@@ -125,6 +125,11 @@ enum class StepKind : uint32_t {
   /// those rows is the state's content, left in place (a key/value cache
   /// growing by the new tokens). Version 2.0.
   Append = 8,
+  /// `lmopt.gather_grad`: result 0 (f32 `[N, D...]`) is zeroed, then each
+  /// row of operand 0 (f32, `indices.dims + [D...]`) is added to the row
+  /// operand 1 (i32/i64 indices) names; an index outside [-N, N) fails
+  /// the run. The gradient of an embedding table. Version 2.0.
+  GatherGrad = 9,
 };
 
 const char *stepKindName(StepKind kind);

@@ -101,6 +101,10 @@ struct GatherShape {
 };
 /// Attributes, operand and result counts, dtypes and dims of a gather step.
 Status checkGatherStep(const StepCheck &c, GatherShape &out);
+/// Operand and result counts, dtypes and dims of a gather_grad step; `rows`
+/// (N) and `rowSize` (the product of D...) on success.
+Status checkGatherGradStep(const StepCheck &c, int64_t &rows,
+                           int64_t &rowSize);
 /// The product of `dims[begin, end)` (non-negative), false past int64, as
 /// a gather's sizes need it.
 bool dimsProduct(const std::vector<int64_t> &dims, size_t begin, size_t end,

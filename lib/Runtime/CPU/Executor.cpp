@@ -258,6 +258,54 @@ static Status buildCopy(const StepChecker &c,
   return Status::ok();
 }
 
+/// The rows of a gradient added into a zeroed table at their indices.
+class GatherGradExecutor : public StepExecutor {
+public:
+  Status run(void *const *tensors) const override {
+    auto *out = static_cast<float *>(tensors[output]);
+    const auto *grad = static_cast<const float *>(tensors[gradient]);
+    std::fill(out, out + rows * rowSize, 0.0f);
+    for (int64_t p = 0; p < count; ++p) {
+      int64_t index =
+          indices64 ? static_cast<const int64_t *>(tensors[indices])[p]
+                    : static_cast<const int32_t *>(tensors[indices])[p];
+      if (index < -rows || index >= rows)
+        return Status::error(StatusCode::InvalidArgument,
+                             "gather_grad step '" + name + "': index " +
+                                 std::to_string(index) +
+                                 " is out of range for " +
+                                 std::to_string(rows) + " rows");
+      float *row = out + (index < 0 ? index + rows : index) * rowSize;
+      const float *from = grad + p * rowSize;
+      for (int64_t e = 0; e < rowSize; ++e)
+        row[e] += from[e];
+    }
+    return Status::ok();
+  }
+
+  std::string name;
+  int64_t gradient = 0, indices = 0, output = 0;
+  int64_t rows = 0, rowSize = 0, count = 0;
+  bool indices64 = true;
+};
+
+static Status buildGatherGrad(const StepChecker &c,
+                              std::unique_ptr<StepExecutor> &out) {
+  auto exec = std::make_unique<GatherGradExecutor>();
+  if (Status st = checkGatherGradStep(c, exec->rows, exec->rowSize); !st)
+    return st;
+  const PlanTensor &indices = c.operand(1);
+  if (!dimsProduct(indices.dims, 0, indices.dims.size(), exec->count))
+    return c.error("indices " + describe(indices) + " are too many");
+  exec->name = c.step.name;
+  exec->indices64 = indices.dtype == DType::I64;
+  exec->gradient = c.step.operands[0];
+  exec->indices = c.step.operands[1];
+  exec->output = c.step.results[0];
+  out = std::move(exec);
+  return Status::ok();
+}
+
 /// Writes a dense operand into the last rows of a state view along `axis`.
 class AppendExecutor : public StepExecutor {
 public:
@@ -354,6 +402,7 @@ static const StepKindEntry kStepKinds[] = {
     {StepKind::MatMul, buildMatMul},
     {StepKind::QuantLinear, buildQuantLinear},
     {StepKind::Append, buildAppend},
+    {StepKind::GatherGrad, buildGatherGrad},
 };
 
 Status

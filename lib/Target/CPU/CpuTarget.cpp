@@ -83,6 +83,11 @@ static FailureOr<OpRole> classifyForCpu(Operation *op, bool symbolic) {
   }
   if (isa<GatherOp>(op))
     return OpRole::LibraryStep;
+  if (auto gatherGrad = dyn_cast<GatherGradOp>(op)) {
+    if (!isF32(gatherGrad.getGrad()))
+      return unsupported("only f32 gather_grad runs on the CPU so far");
+    return OpRole::LibraryStep;
+  }
   if (auto matmul = dyn_cast<MatMulOp>(op)) {
     if (!isF32(matmul.getLhs()) || !isF32(matmul.getRhs()))
       return unsupported("only f32 matmuls run on the CPU so far");
@@ -189,6 +194,11 @@ public:
         })
         .Case([&](GatherOp gather) { return emitGather(gather, emitter); })
         .Case([&](MatMulOp matmul) { return emitMatMulStep(matmul, emitter); })
+        .Case([&](GatherGradOp op) {
+          return failure(failed(emitter.addLibraryStep(
+              op, op->getOperands(), op.getOutput(),
+              rt::StepKind::GatherGrad)));
+        })
         .Default([](Operation *) -> LogicalResult {
           llvm_unreachable("the CPU classified no other op a library step");
         });

@@ -53,6 +53,8 @@ std::string mlir::lmopt::buildMetaJSON(const BundlePlan &bundle,
   };
   if (meta.weightsOmitted)
     root["weights_omitted"] = true;
+  if (!meta.training.empty())
+    root["training"] = llvm::json::Object(meta.training);
   if (bundle.entries.size() > 1 || !bundle.states.empty()) {
     llvm::json::Array entries, states;
     for (const TargetPlan &entry : bundle.entries)

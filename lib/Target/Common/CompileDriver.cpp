@@ -7,6 +7,7 @@
 #include "lmopt/Support/FusionReport.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
 
 #include <chrono>
@@ -115,7 +116,12 @@ void CompileObserver::kernelsCompiled(const CompiledKernels &, StringRef) {}
 
 LogicalResult CompileDriver::optimize(ModuleOp module) const {
   PassManager pm(module.getContext());
-  buildLmoptOptimizePipeline(pm);
+  if (options.training && options.training->disableDropout)
+    pm.addPass(createDisableDropoutPass());
+  if (options.training)
+    buildLmoptTrainingPipeline(pm);
+  else
+    buildLmoptOptimizePipeline(pm);
   if (options.target.precision != Precision::FP32) {
     NarrowPrecisionPassOptions narrow;
     narrow.dtype = options.target.precision == Precision::FP16 ? "f16" : "bf16";
@@ -129,7 +135,22 @@ LogicalResult CompileDriver::optimize(ModuleOp module) const {
 FailureOr<BundlePlan> CompileDriver::plan(ModuleOp module) const {
   BundlePlan bundle;
   std::vector<EntrySpec> entries;
-  if (options.kvCache) {
+  WeightsBuilder weights;
+  if (options.training) {
+    FailureOr<TrainingEntries> training =
+        buildTrainingEntries(module, *options.training, weights);
+    if (failed(training))
+      return failure();
+    bundle.states = std::move(training->states);
+    entries = std::move(training->entries);
+    bundle.training = std::move(training->meta);
+    // The backward ops' shape arithmetic folds like the forward's did.
+    PassManager pm(module.getContext());
+    pm.addPass(createCanonicalizerPass());
+    pm.addPass(createCSEPass());
+    if (failed(pm.run(module)))
+      return failure();
+  } else if (options.kvCache) {
     FailureOr<KvCacheEntries> kv =
         buildKvCacheEntries(module, *options.kvCache);
     if (failed(kv))
@@ -142,7 +163,6 @@ FailureOr<BundlePlan> CompileDriver::plan(ModuleOp module) const {
       return module.emitError("the module has no func.func @main to compile");
     entries.push_back({"main", main, options.plan.maxShapes});
   }
-  WeightsBuilder weights;
   for (EntrySpec &spec : entries) {
     PlanBuildOptions planOptions = options.plan;
     planOptions.maxShapes = std::move(spec.maxShapes);
@@ -239,6 +259,7 @@ CompileDriver::run(ModuleOp module, CompileObserver &observer) const {
   FailureOr<BundlePlan> planned = plan(module);
   if (failed(planned))
     return makeDiagnosedError();
+  meta.training = std::move(planned->training);
   PlanSummary summary = summarizePlan(*planned);
   std::string detail = std::to_string(summary.numSteps) + " steps";
   if (planned->entries.size() > 1)

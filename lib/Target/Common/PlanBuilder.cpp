@@ -509,6 +509,12 @@ FailureOr<std::string> PlanBuilder::getDimsOnlyOperands(
     const rt::PlanTensor &t = result.plan.tensors[ids[index]];
     if (t.storage != rt::TensorStorage::State)
       continue;
+    // A view of the whole state (a parameter, an optimizer moment) is an
+    // ordinary dense operand.
+    const rt::PlanState &state = options.states[size_t(t.offset)];
+    if (t.dims == state.dims &&
+        llvm::all_of(t.dimExprs, [](int64_t expr) { return expr < 0; }))
+      continue;
     for (Operation *user : value.getUsers())
       if (ops.contains(user) && !isa<ShapeOp>(user))
         return user->emitError()

@@ -38,6 +38,9 @@ struct BundleMeta {
   std::string precision = "fp32";
   /// Written as "weights_omitted": true (lmopt-compile --omit-weights).
   bool weightsOmitted = false;
+  /// A training bundle's loss, parameters and hyper-parameters, written as
+  /// "training" when not empty.
+  llvm::json::Object training;
 };
 
 /// The `meta` section's JSON: model, compiler version, target, the first

@@ -14,6 +14,7 @@
 
 #include "lmopt/Target/Common/BundleEmitter.h"
 #include "lmopt/Target/Common/KvCacheEntries.h"
+#include "lmopt/Target/Common/TrainingEntries.h"
 #include "lmopt/Target/Common/PlanBuilder.h"
 #include "lmopt/Target/TargetBackend.h"
 
@@ -82,6 +83,9 @@ struct CompileOptions {
   /// entries with its cache as state (KvCacheEntries.h); its maxShapes
   /// replace `plan.maxShapes`.
   std::optional<KvCacheOptions> kvCache;
+  /// Set: compile training entries instead (TrainingEntries.h), after the
+  /// training graph pipeline; its maxShapes replace `plan.maxShapes`.
+  std::optional<TrainingOptions> training;
   /// The bundle `run` writes; empty stops after planning.
   std::string outputPath;
   /// The model's name in the bundle's meta.

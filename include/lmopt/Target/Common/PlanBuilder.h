@@ -22,6 +22,7 @@
 #include "mlir/IR/OwningOpRef.h"
 #include "mlir/IR/Types.h"
 #include "mlir/Support/LLVM.h"
+#include "llvm/Support/JSON.h"
 
 #include <cstdint>
 #include <map>
@@ -176,6 +177,9 @@ struct BundlePlan {
   /// Every entry's kernels (distinct names); null when there are none.
   OwningOpRef<ModuleOp> kernels;
   unsigned numKernels = 0;
+  /// For a training bundle, what the meta's "training" holds
+  /// (TrainingEntries.h); empty otherwise.
+  llvm::json::Object training;
 
   /// The program the plan section holds: one device (`device`, its kernels
   /// in the section `kernels` when there are any), the states and entries.

@@ -152,6 +152,15 @@ mlir::lmopt::buildGradients(func::FuncOp func, Value loss, ArrayRef<Value> wrt,
   return result;
 }
 
+void mlir::lmopt::eraseDeadOps(Block &block) {
+  SmallVector<Operation *> ops;
+  for (Operation &op : block.without_terminator())
+    ops.push_back(&op);
+  for (Operation *op : llvm::reverse(ops))
+    if (isOpTriviallyDead(op))
+      op->erase();
+}
+
 namespace {
 
 struct AutodiffPass : mlir::lmopt::impl::AutodiffPassBase<AutodiffPass> {
@@ -186,11 +195,7 @@ struct AutodiffPass : mlir::lmopt::impl::AutodiffPassBase<AutodiffPass> {
                                    func.getArgumentTypes(), results));
     for (auto [index, name] : llvm::enumerate(names))
       func.setResultAttr(first + index, kGradientAttrName, name);
-    // The rules build every operand's gradient; drop those nothing reads.
-    for (Operation &op : llvm::make_early_inc_range(
-             llvm::reverse(func.getBody().front().without_terminator())))
-      if (isOpTriviallyDead(&op))
-        op.erase();
+    eraseDeadOps(func.getBody().front());
   }
 };
 

@@ -32,6 +32,18 @@ void lmopt::buildLmoptOptimizePipeline(OpPassManager &pm) {
   pm.addPass(createCSEPass());
 }
 
+void lmopt::buildLmoptTrainingPipeline(OpPassManager &pm) {
+  pm.addPass(createEliminateDropoutPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createFuseLayerNormPass());
+  pm.addPass(createFuseSkipLayerNormPass());
+  pm.addPass(createFuseGeluPass());
+  pm.addPass(createFuseAttentionPass());
+  pm.addPass(createFuseLinearPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+}
+
 void lmopt::registerLmoptOptimizePipeline() {
   PassPipelineRegistration<>(
       "lmopt-optimize-pipeline",

@@ -50,6 +50,11 @@ FailureOr<SmallVector<Value>> buildGradients(func::FuncOp func, Value loss,
                                              ArrayRef<Value> wrt,
                                              AutodiffStats *stats = nullptr);
 
+/// Erases the ops of `block` whose results nothing reads, last first: the
+/// rules build every operand's gradient, and a caller drops the ones no
+/// parameter needs once it has wired up the gradients it returns.
+void eraseDeadOps(Block &block);
+
 #define GEN_PASS_DECL
 #include "lmopt/Dialect/Lmopt/Autodiff/Passes.h.inc"
 

@@ -49,6 +49,10 @@ void populateFuseSkipLayerNormPatterns(RewritePatternSet &patterns);
 void populateNarrowPrecisionCleanupPatterns(RewritePatternSet &patterns);
 
 /// The default inference pipeline: dropout elimination, folding, CSE.
+/// The pipeline for a model about to be trained: the optimize pipeline
+/// without the fusions that merge parameters (QKV) or expect quantized
+/// weights, so that every parameter keeps its own tensor and name.
+void buildLmoptTrainingPipeline(OpPassManager &pm);
 void buildLmoptOptimizePipeline(OpPassManager &pm);
 
 /// Registers `lmopt-optimize-pipeline`.
