@@ -13,6 +13,7 @@
 #include "lmopt/Dialect/Lmopt/Autodiff/Autodiff.h"
 #include "lmopt/Dialect/Lmopt/IR/GraphNames.h"
 #include "lmopt/Dialect/Lmopt/IR/LmoptOps.h"
+#include "lmopt/Support/FusionReport.h"
 #include "lmopt/Target/Common/PlanBuilder.h"
 #include "lmopt/Target/Common/RuntimeTypes.h"
 
@@ -26,6 +27,11 @@
 
 using namespace mlir;
 using namespace mlir::lmopt;
+
+/// The ONNX node (or initializer) name `loc` carries, or "".
+static std::string nodeNameOf(Location loc) {
+  return findNodeName(loc).value_or("");
+}
 namespace rt = ::lmopt::runtime;
 
 namespace {
@@ -70,16 +76,6 @@ struct StepBuilder {
 
 } // namespace
 
-/// The initializer name a constant carries as its location.
-static std::string locationName(Location loc) {
-  if (auto name = llvm::dyn_cast<NameLoc>(loc))
-    return name.getName().str();
-  if (auto fused = llvm::dyn_cast<FusedLoc>(loc))
-    for (Location inner : fused.getLocations())
-      if (std::string name = locationName(inner); !name.empty())
-        return name;
-  return "";
-}
 
 /// linear{activation} -> linear, then the activation as its own op, so
 /// that the backward pass reads the pre-activation instead of recomputing
@@ -212,7 +208,7 @@ findParameters(func::FuncOp func, Value loss, const TrainingOptions &options) {
     if (type.getElementType() != Float32Type::get(func.getContext()))
       return constant.emitError("parameter of type ")
              << type << ": training keeps f32 parameters";
-    std::string name = locationName(constant.getLoc());
+    std::string name = nodeNameOf(constant.getLoc());
     if (name.empty())
       name = "param" + std::to_string(params.size());
     std::string unique = name;
@@ -255,7 +251,7 @@ bindParameters(func::FuncOp func, ArrayRef<Parameter> params, bool trainable) {
   std::vector<bool> used(params.size(), false);
   for (ConstantOp op : constants) {
     auto type = llvm::cast<RankedTensorType>(op.getType());
-    std::string name = locationName(op.getLoc());
+    std::string name = nodeNameOf(op.getLoc());
     for (size_t i = 0; i < params.size(); ++i) {
       if (used[i] || params[i].value != op.getValue() ||
           params[i].type != type ||
@@ -546,6 +542,12 @@ mlir::lmopt::buildTrainingEntries(ModuleOp module,
                             ? "cross-entropy"
                             : "mse";
   result.meta["labels"] = options.labels;
+  if (options.loss == TrainingOptions::Loss::CrossEntropy) {
+    auto outputType = llvm::cast<RankedTensorType>(
+        eval.getFunctionType().getResult(1 + *outputIndex));
+    result.meta["classes"] = outputType.getShape().back();
+    result.meta["ignore_index"] = options.ignoreIndex;
+  }
   result.meta["parameters"] = std::move(paramList);
   result.meta["parameter_count"] = count;
   result.meta["beta1"] = options.beta1;

@@ -14,6 +14,7 @@
 
 #include "lmopt/Dialect/Lmopt/IR/GradientOpInterface.h"
 #include "lmopt/Dialect/Lmopt/IR/LmoptOps.h"
+#include "lmopt/Support/FusionReport.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Transforms/RegionUtils.h"
@@ -29,21 +30,16 @@ namespace mlir::lmopt {
 using namespace mlir;
 using namespace mlir::lmopt;
 
+/// The ONNX node (or initializer) name `loc` carries, or "".
+static std::string nodeNameOf(Location loc) {
+  return findNodeName(loc).value_or("");
+}
+
 static bool isFloatTensor(Value value) {
   auto type = llvm::dyn_cast<RankedTensorType>(value.getType());
   return type && llvm::isa<FloatType>(type.getElementType());
 }
 
-/// The node name of `loc` for messages ("" when it has none).
-static std::string nodeName(Location loc) {
-  if (auto name = llvm::dyn_cast<NameLoc>(loc))
-    return name.getName().str();
-  if (auto fused = llvm::dyn_cast<FusedLoc>(loc))
-    for (Location inner : fused.getLocations())
-      if (std::string name = nodeName(inner); !name.empty())
-        return name;
-  return "";
-}
 
 FailureOr<SmallVector<Value>>
 mlir::lmopt::buildGradients(func::FuncOp func, Value loss, ArrayRef<Value> wrt,
@@ -111,7 +107,7 @@ mlir::lmopt::buildGradients(func::FuncOp func, Value loss, ArrayRef<Value> wrt,
     ++activeOps;
     auto rule = llvm::dyn_cast<GradientOpInterface>(op);
     if (!rule) {
-      std::string node = nodeName(op->getLoc());
+      std::string node = nodeNameOf(op->getLoc());
       return op->emitError("'")
              << op->getName() << "'"
              << (node.empty() ? "" : " (node '" + node + "')")
