@@ -554,6 +554,14 @@ int main(int argc, char **argv) {
     training = std::move(*options);
     training->disableDropout = lmopt_compile::isDropoutDisabled();
     training->schedule = lmopt_compile::getTrainingSchedule();
+    llvm::SmallString<256> source(inputFile);
+    uint64_t bytes = 0;
+    if (llvm::StringRef(inputFile).ends_with(".onnx") &&
+        !llvm::sys::fs::make_absolute(source) &&
+        !llvm::sys::fs::file_size(source, bytes)) {
+      training->sourceModel = std::string(source);
+      training->sourceModelBytes = int64_t(bytes);
+    }
   } else if (lmopt_compile::isDropoutDisabled()) {
     return fail("--disable-dropout applies to --train (inference bundles "
                 "never run dropout)");

@@ -13,6 +13,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ExportOnnx.h"
+
 #include "lmopt/Format/Npy.h"
 #include "lmopt/Runtime/Session.h"
 
@@ -114,6 +116,16 @@ static cl::opt<std::string>
                    cl::desc("Write the final states (parameters, moments) "
                             "as .npz"),
                    cl::value_desc("final.npz"), cl::cat(category));
+static cl::opt<std::string> exportOnnx(
+    "export-onnx",
+    cl::desc("Write the trained model as ONNX: the model the bundle was "
+             "compiled from with the trained parameters"),
+    cl::value_desc("trained.onnx"), cl::cat(category));
+static cl::opt<std::string> onnxModel(
+    "onnx-model",
+    cl::desc("With --export-onnx: the source model (default: the path "
+             "lmopt-compile recorded)"),
+    cl::value_desc("model.onnx"), cl::cat(category));
 static cl::opt<int64_t> logEvery("log-every",
                                  cl::desc("Progress line every N optimizer "
                                           "steps (default 10)"),
@@ -146,6 +158,9 @@ struct Schedule {
   double beta1 = 0.9, beta2 = 0.999;
   std::string loss = "cross-entropy";
   std::string labels = "labels";
+  /// The model the bundle was compiled from, and its size then.
+  std::string sourceModel;
+  int64_t sourceModelBytes = -1;
   /// Cross-entropy: labels lie in [0, classes) or equal ignoreIndex.
   int64_t classes = 0;
   int64_t ignoreIndex = -100;
@@ -208,6 +223,10 @@ static Schedule readSchedule(const Session &session) {
   if (auto labels = training->getString("labels"))
     s.labels = labels->str();
   s.classes = training->getInteger("classes").value_or(0);
+  if (auto source = training->getString("source_model"))
+    s.sourceModel = source->str();
+  s.sourceModelBytes =
+      training->getInteger("source_model_bytes").value_or(-1);
   s.ignoreIndex = training->getInteger("ignore_index").value_or(s.ignoreIndex);
   s.beta1 = training->getNumber("beta1").value_or(s.beta1);
   s.beta2 = training->getNumber("beta2").value_or(s.beta2);
@@ -647,6 +666,34 @@ int main(int argc, char **argv) {
     writeCheckpoint(*session, at, lastCheckpoint);
   if (!saveStatesPath.empty())
     check(session->saveStates(saveStatesPath), "--save-states");
+  if (!exportOnnx.empty()) {
+    std::string source = onnxModel.empty() ? schedule.sourceModel
+                                           : std::string(onnxModel);
+    if (source.empty())
+      fail("--export-onnx: the bundle records no source model; give it with "
+           "--onnx-model");
+    uint64_t bytes = 0;
+    if (onnxModel.empty() &&
+        (llvm::sys::fs::file_size(source, bytes) ||
+         int64_t(bytes) != schedule.sourceModelBytes))
+      fail("--export-onnx: '" + source +
+           "', the model the bundle was compiled from, is missing or has "
+           "changed; give it with --onnx-model");
+    std::vector<NamedTensor> parameters;
+    for (const StateInfo &state : session->states()) {
+      if (llvm::StringRef(state.name).contains('/'))
+        continue;
+      NamedTensor t;
+      t.name = state.name;
+      check(session->readState(state.name, t.tensor), "--export-onnx");
+      parameters.push_back(std::move(t));
+    }
+    if (llvm::Error error =
+            exportTrainedOnnx(source, exportOnnx, parameters))
+      fail("--export-onnx: " + llvm::toString(std::move(error)));
+    llvm::errs() << "wrote the trained model to '" << exportOnnx << "' ("
+                 << parameters.size() << " parameters)\n";
+  }
   double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();

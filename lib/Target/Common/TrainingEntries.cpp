@@ -555,6 +555,10 @@ mlir::lmopt::buildTrainingEntries(ModuleOp module,
   result.meta["epsilon"] = options.epsilon;
   result.meta["clip_norm"] = options.clipNorm;
   result.meta["schedule"] = llvm::json::Object(options.schedule);
+  if (!options.sourceModel.empty()) {
+    result.meta["source_model"] = options.sourceModel;
+    result.meta["source_model_bytes"] = options.sourceModelBytes;
+  }
   result.meta["active_ops"] = int64_t(stats.activeOps);
   result.meta["backward_ops"] = int64_t(stats.backwardOps);
   return result;

@@ -60,6 +60,10 @@ struct TrainingOptions {
   /// Bounds of the model inputs' dynamic dims; the labels' are derived
   /// from the first input's when not given.
   std::map<std::string, std::vector<int64_t>> maxShapes;
+  /// The model file the bundle was compiled from (absolute) and its size,
+  /// recorded so that lmopt-train can export the trained weights into it.
+  std::string sourceModel;
+  int64_t sourceModelBytes = 0;
   /// Run lmopt-disable-dropout before the training pipeline.
   bool disableDropout = false;
   /// What the trainer runs by default (learning rate, schedule, warm-up,

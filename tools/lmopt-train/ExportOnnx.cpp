@@ -1,0 +1,94 @@
+//===- ExportOnnx.cpp - trained weights into the source ONNX model --------===//
+//
+// The trained model is the exported one with new initializer values: its
+// graph, names and opset stay as the exporter wrote them, so anything that
+// ran the original (onnxruntime, lmopt-compile) runs the trained model.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ExportOnnx.h"
+
+#include "onnx/onnx.pb.h"
+
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <google/protobuf/io/coded_stream.h>
+
+#include <climits>
+
+using lmopt::runtime::DType;
+using lmopt::runtime::NamedTensor;
+
+static llvm::Error error(const llvm::Twine &message) {
+  return llvm::createStringError(message);
+}
+
+llvm::Error exportTrainedOnnx(const std::string &sourcePath,
+                              const std::string &outPath,
+                              const std::vector<NamedTensor> &parameters) {
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
+      llvm::MemoryBuffer::getFile(sourcePath);
+  if (!buffer)
+    return error("cannot read the source model '" + sourcePath +
+                 "': " + buffer.getError().message());
+  size_t size = (*buffer)->getBufferSize();
+  if (size == 0 || size > size_t(INT_MAX))
+    return error("'" + sourcePath + "' is not an ONNX model of under 2 GiB");
+  onnx::ModelProto model;
+  google::protobuf::io::CodedInputStream stream(
+      reinterpret_cast<const uint8_t *>((*buffer)->getBufferStart()),
+      int(size));
+  stream.SetTotalBytesLimit(INT_MAX);
+  if (!model.ParseFromCodedStream(&stream) || !model.has_graph())
+    return error("'" + sourcePath + "' is not an ONNX model");
+
+  llvm::StringMap<onnx::TensorProto *> initializers;
+  for (onnx::TensorProto &t : *model.mutable_graph()->mutable_initializer())
+    initializers[t.name()] = &t;
+  for (const NamedTensor &param : parameters) {
+    auto it = initializers.find(param.name);
+    if (it == initializers.end())
+      return error("parameter '" + param.name + "' is no initializer of '" +
+                   sourcePath + "'");
+    onnx::TensorProto &t = *it->second;
+    std::vector<int64_t> dims(t.dims().begin(), t.dims().end());
+    if (t.data_type() != onnx::TensorProto::FLOAT ||
+        param.tensor.dtype != DType::F32 || dims != param.tensor.shape)
+      return error("initializer '" + param.name + "' of '" + sourcePath +
+                   "' is not f32 " +
+                   lmopt::runtime::formatDims(param.tensor.shape) +
+                   " like the trained parameter");
+    if (t.data_location() == onnx::TensorProto::EXTERNAL)
+      return error("initializer '" + param.name + "' of '" + sourcePath +
+                   "' is stored as external data, which the export does "
+                   "not rewrite yet");
+    t.clear_float_data();
+    t.set_raw_data(param.tensor.data.data(), param.tensor.data.size());
+  }
+
+  std::string bytes;
+  if (!model.SerializeToString(&bytes))
+    return error("cannot serialize the trained model");
+  std::string temp = outPath + ".tmp";
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream out(temp, ec);
+    if (ec)
+      return error("cannot write '" + temp + "': " + ec.message());
+    out << bytes;
+    out.close();
+    if (out.has_error()) {
+      out.clear_error();
+      llvm::sys::fs::remove(temp);
+      return error("cannot write '" + temp + "'");
+    }
+  }
+  if (std::error_code ec = llvm::sys::fs::rename(temp, outPath)) {
+    llvm::sys::fs::remove(temp);
+    return error("cannot write '" + outPath + "': " + ec.message());
+  }
+  return llvm::Error::success();
+}
