@@ -579,6 +579,8 @@ int main(int argc, char **argv) {
   }
 
   auto start = std::chrono::steady_clock::now();
+  // When the first step (which also sets up the steps' primitives) ended.
+  std::optional<std::chrono::steady_clock::time_point> firstStepDone;
   int64_t startStep = at.step;
   std::vector<int64_t> order = epochOrder(data.count, at.epoch);
   auto endEpoch = [&](bool complete) {
@@ -633,6 +635,8 @@ int main(int argc, char **argv) {
           "optimizer_step " + std::to_string(at.step + 1));
     float gradNorm = scalarOutput(outputs, "grad_norm");
     ++at.step;
+    if (!firstStepDone)
+      firstStepDone = std::chrono::steady_clock::now();
     double loss = lossSum / double(schedule.gradAccum);
     if (lossLog)
       *lossLog << llvm::format("%.8g", loss) << "\n";
@@ -657,6 +661,7 @@ int main(int argc, char **argv) {
       lastCheckpoint = "states-" + std::to_string(at.step) + ".npz";
     }
   }
+  auto loopEnd = std::chrono::steady_clock::now();
   bool epochDone = at.batch + schedule.gradAccum > batchesPerEpoch;
   if (epochDone)
     endEpoch(/*complete=*/true);
@@ -697,7 +702,14 @@ int main(int argc, char **argv) {
   double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
-  llvm::errs() << llvm::format("done: %lld optimizer steps in %.1f s\n",
+  llvm::errs() << llvm::format("done: %lld optimizer steps in %.1f s",
                                (long long)(at.step - startStep), seconds);
+  if (firstStepDone && at.step - startStep > 1) {
+    double rest =
+        std::chrono::duration<double>(loopEnd - *firstStepDone).count();
+    llvm::errs() << llvm::format(" (%.4f s per step after the first)",
+                                 rest / double(at.step - startStep - 1));
+  }
+  llvm::errs() << "\n";
   return 0;
 }

@@ -15,6 +15,7 @@
 #include "lmopt/Dialect/Lmopt/IR/LmoptOps.h"
 #include "lmopt/Support/FusionReport.h"
 #include "lmopt/Target/Common/PlanBuilder.h"
+#include "lmopt/Target/Common/PlanSymbols.h"
 #include "lmopt/Target/Common/RuntimeTypes.h"
 
 #include "mlir/IR/Builders.h"
@@ -330,6 +331,17 @@ mlir::lmopt::buildTrainingEntries(ModuleOp module,
   if (failed(outputIndex))
     return failure();
   splitLinearActivations(main);
+  // With bounded dims, make static what the bounds prove (a position
+  // embedding's batch of 1), so that the backward sums a broadcast operand's
+  // gradient over the dims it was stretched along.
+  if (!options.maxShapes.empty()) {
+    rt::Plan scratch;
+    SymbolicShapeBounds bounds;
+    if (failed(addPlanSymbols(main, options.maxShapes, scratch, bounds, {})))
+      return failure();
+    if (!scratch.symbols.empty())
+      refineStaticDims(main, SymbolicShapes(main, bounds));
+  }
   SmallVector<std::string> inputNames = getGraphInputNames(main);
   SmallVector<std::string> outputNames = getGraphOutputNames(main);
   unsigned numInputs = main.getNumArguments();

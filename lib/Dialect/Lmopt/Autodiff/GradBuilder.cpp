@@ -254,7 +254,18 @@ Value GradBuilder::flattenRows(Value x) {
     rows = ShapedType::isDynamic(size) || ShapedType::isDynamic(rows)
                ? ShapedType::kDynamic
                : rows * size;
-  return reshape(x, {-1, shape.back()}, {rows, shape.back()});
+  if (!ShapedType::isDynamic(shape.back()))
+    return reshape(x, {-1, shape.back()}, {rows, shape.back()});
+  // [-1, the last dim read at run time].
+  auto i64 = b.getI64Type();
+  Value last = ShapeOp::create(b, loc, RankedTensorType::get({1}, i64), x,
+                               b.getI64IntegerAttr(int64_t(shape.size()) - 1),
+                               IntegerAttr());
+  Value target = ConcatOp::create(b, loc, RankedTensorType::get({2}, i64),
+                                  ValueRange{ints({-1}), last},
+                                  b.getI64IntegerAttr(0));
+  return ReshapeOp::create(b, loc, withShape(x, {rows, shape.back()}), x,
+                           target, b.getBoolAttr(false));
 }
 
 Value GradBuilder::linear(Value x, Value weight, bool transposeWeight) {
