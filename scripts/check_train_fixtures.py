@@ -293,6 +293,13 @@ def main() -> int:
         return 1
     problems = []
     for name in names:
+        with open(os.path.join(args.dir, name + ".adamw.json")) as fh:
+            if "grad_seed" in json.load(fh):
+                # Dropout references (make_dropout_fixtures.py): their masks
+                # are not onnxruntime's, test/Training/mlp_dropout.test
+                # checks them.
+                print(f"{name}: dropout reference, not rerun here")
+                continue
         try:
             problems += check_model(args.dir, name)
         except (OSError, ValueError, KeyError) as exc:

@@ -930,6 +930,18 @@ def write_readme(out_dir: str, facts: dict, versions: dict) -> None:
         "",
         "Weights, data and training are seeded and deterministic, so regeneration",
         "with the same versions is byte-identical.",
+        "",
+        "## Dropout: `mlp_dropout`",
+        "",
+        "`mlp_dropout.onnx` (Dropout(0.1) on the input, Linear(16, 32), GELU,",
+        "Dropout(0.25), Linear(32, 4); exported in training mode, so both Dropout",
+        "nodes have `training_mode` true), `mlp_dropout.grads.npz` (loss and float64",
+        "gradients of the first 8 examples of `mlp_mse.data.npz` at `dropout_seed`",
+        "0x0123456789ABCDEF) and `mlp_dropout.adamw.json` (the eval-mode loss of",
+        "those examples, and AdamW curves D and E under `lmopt-train --seed 5`) come",
+        "from `scripts/make_dropout_fixtures.py`: PyTorch with each dropout's mask",
+        "replaced by lmopt's Philox mask (docs/training.md, \"Dropout\"), computed",
+        "in numpy by `test/Target/CPU/Inputs/dropout_mask_ref.py`.",
     ]
     with open(os.path.join(out_dir, "README.md"), "w") as fh:
         fh.write("\n".join(lines) + "\n")

@@ -9,6 +9,7 @@
 #include "OpEvaluators.h"
 
 #include "lmopt/Dialect/Lmopt/IR/LmoptOps.h"
+#include "lmopt/Format/Philox.h"
 
 #include "mlir/Dialect/Quant/IR/QuantTypes.h"
 
@@ -203,6 +204,19 @@ static EvalResult evaluateCumSum(CumSumOp op, ArrayRef<Tensor> operands) {
 }
 
 
+/// The keep-mask of a training-mode dropout (Philox.h).
+static EvalResult evaluateDropoutMask(DropoutMaskOp op,
+                                      ArrayRef<Tensor> operands) {
+  const Tensor &like = operands[0], &seed = operands[1];
+  Tensor mask(IntegerType::get(op.getContext(), 1), like.getShape());
+  float ratio = op.getRatio().convertToFloat();
+  auto stream = uint32_t(op.getStream());
+  auto key = uint64_t(seed.getInt(0));
+  for (int64_t i = 0; i < mask.getNumElements(); ++i)
+    mask.setInt(i, ::lmopt::philox::uniform(key, stream, uint64_t(i)) >= ratio);
+  return single(std::move(mask));
+}
+
 /// The rows of `grad` added into zeros at their indices' rows.
 static EvalResult evaluateGatherGrad(GatherGradOp op,
                                      ArrayRef<Tensor> operands) {
@@ -231,6 +245,7 @@ static EvalResult evaluateGatherGrad(GatherGradOp op,
 void mlir::lmopt::reference::registerIndexingEvaluators(EvaluatorTable &table) {
   table.add<GatherOp>(evaluateGather);
   table.add<GatherGradOp>(evaluateGatherGrad);
+  table.add<DropoutMaskOp>(evaluateDropoutMask);
   table.add<GatherElementsOp>(evaluateGatherElements);
   table.add<GatherNDOp>(evaluateGatherND);
   table.add<CumSumOp>(evaluateCumSum);

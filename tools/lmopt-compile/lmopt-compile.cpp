@@ -454,6 +454,12 @@ public:
                    << rt::formatDims(bundle.states.front().dims)
                    << (bundle.states.size() > 1 ? ", ..." : "") << "), "
                    << stateBytes << " bytes in a session\n";
+    if (std::optional<int64_t> dropouts =
+            bundle.training.getInteger("dropouts");
+        dropouts && *dropouts)
+      llvm::errs() << "dropout: " << *dropouts
+                   << " in training mode, masks from train_step's "
+                      "'dropout_seed' (--disable-dropout removes them)\n";
     for (const mlir::lmopt::TargetPlan &entry : bundle.entries) {
       printSymbols(entry.plan, named);
       if (!dumpPlan)

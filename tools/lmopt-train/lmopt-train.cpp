@@ -72,7 +72,8 @@ static cl::opt<bool> noShuffle("no-shuffle",
                                cl::desc("Take batches in file order"),
                                cl::cat(category));
 static cl::opt<uint64_t>
-    seed("seed", cl::desc("Seed of the shuffling (default 0)"), cl::init(0),
+    seed("seed", cl::desc("Seed of the shuffling and of the dropout masks "
+                           "(default 0)"), cl::init(0),
          cl::cat(category));
 static cl::opt<double>
     lrFlag("lr", cl::desc("Peak learning rate (default: the bundle's)"),
@@ -339,6 +340,16 @@ static std::vector<NamedTensor> gather(const Dataset &data,
   return out;
 }
 
+/// The dropout masks' seed for micro-batch `micro` of optimizer step
+/// `step`: a function of --seed and the position alone, so a resumed run
+/// draws the masks an uninterrupted one would (splitmix64's finalizer).
+static int64_t dropoutSeed(int64_t step, int64_t micro) {
+  uint64_t z = seed + 0x9E3779B97F4A7C15ull * uint64_t(step * 4096 + micro + 1);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return int64_t(z ^ (z >> 31));
+}
+
 static NamedTensor scalar(const std::string &name, float value) {
   NamedTensor t;
   t.name = name;
@@ -512,7 +523,8 @@ int main(int argc, char **argv) {
       session->entries()[size_t(session->findEntry("train_step"))];
   int64_t bundleBatch = 0;
   for (const ValueInfo &input : train.inputs)
-    if (input.name != "accumulate" && !input.dims.empty()) {
+    if (input.name != "accumulate" && input.name != "dropout_seed" &&
+        !input.dims.empty()) {
       bundleBatch = input.dims[0] >= 0 ? input.dims[0] : input.maxDims[0];
       break;
     }
@@ -524,8 +536,11 @@ int main(int argc, char **argv) {
       fail("--batch " + std::to_string(batchSize) + ": the bundle's '" +
            input.name + "' takes " + formatDims(input.dims) +
            "; recompile with that batch or bound it with --max-shape");
-  Dataset data =
-      readDataset(dataPath, train, batchSize, {"accumulate"}, schedule);
+  bool hasDropout = llvm::any_of(train.inputs, [](const ValueInfo &input) {
+    return input.name == "dropout_seed";
+  });
+  Dataset data = readDataset(dataPath, train, batchSize,
+                             {"accumulate", "dropout_seed"}, schedule);
   std::optional<Dataset> evalData;
   if (!evalPath.empty()) {
     long evalEntry = session->findEntry("eval");
@@ -556,6 +571,9 @@ int main(int argc, char **argv) {
                << " micro-batches, " << totalSteps << " optimizer steps; lr "
                << llvm::format("%g", schedule.lr) << " (" << schedule.kind
                << ", " << schedule.warmup << " warm-up steps)\n";
+  if (hasDropout)
+    llvm::errs() << "dropout: on, masks seeded by --seed " << uint64_t(seed)
+                 << " and the step\n";
   if (data.count % batchSize)
     llvm::errs() << "note: the last " << data.count % batchSize
                  << " examples of each epoch make no full batch and are "
@@ -605,6 +623,15 @@ int main(int argc, char **argv) {
                                    size_t(batchSize));
       std::vector<NamedTensor> inputs = gather(data, rows), outputs;
       inputs.push_back(scalar("accumulate", micro ? 1.0f : 0.0f));
+      if (hasDropout) {
+        NamedTensor t;
+        t.name = "dropout_seed";
+        t.tensor.dtype = DType::I64;
+        int64_t value = dropoutSeed(at.step, micro);
+        t.tensor.data.resize(sizeof(value));
+        std::memcpy(t.tensor.data.data(), &value, sizeof(value));
+        inputs.push_back(std::move(t));
+      }
       check(session->run("train_step", inputs, outputs),
             "train_step (optimizer step " + std::to_string(at.step + 1) + ")");
       float loss = scalarOutput(outputs, "loss");

@@ -16,8 +16,10 @@
 
 #include "lmopt/Dialect/Lmopt/IR/LmoptOps.h"
 #include "lmopt/Dialect/Lmopt/IR/ShapeUtils.h"
+#include "lmopt/Format/Philox.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
@@ -382,10 +384,105 @@ struct GatherNDToLinalg : OpRewritePattern<GatherNDOp> {
   }
 };
 
+/// Philox4x32-10 per element, as include/lmopt/Format/Philox.h computes it:
+/// counter (row-major index low, high, stream, 0), key (seed low, high).
+struct DropoutMaskToLinalg : OpRewritePattern<DropoutMaskOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(DropoutMaskOp op,
+                                PatternRewriter &rewriter) const override {
+    auto resultType = llvm::cast<RankedTensorType>(op.getType());
+    Location loc = op.getLoc();
+    int64_t rank = resultType.getRank();
+    SmallVector<OpFoldResult> sizes;
+    for (int64_t d = 0; d < rank; ++d)
+      sizes.push_back(
+          resultType.isDynamicDim(d)
+              ? OpFoldResult(tensor::DimOp::create(rewriter, loc, op.getLike(), d)
+                                 .getResult())
+              : OpFoldResult(rewriter.getIndexAttr(resultType.getDimSize(d))));
+    Value init = tensor::EmptyOp::create(rewriter, loc, sizes,
+                                         rewriter.getI1Type());
+    Type i32 = rewriter.getI32Type(), i64 = rewriter.getI64Type();
+    Value seed = tensor::ExtractOp::create(rewriter, loc, op.getSeed(),
+                                           ValueRange{});
+    auto c32 = [&](OpBuilder &b, Location l, uint32_t v) -> Value {
+      return arith::ConstantOp::create(b, l, b.getI32IntegerAttr(int32_t(v)));
+    };
+    Value shift32 =
+        arith::ConstantOp::create(rewriter, loc, rewriter.getI64IntegerAttr(32));
+    Value key0 = arith::TruncIOp::create(rewriter, loc, i32, seed);
+    Value key1 = arith::TruncIOp::create(
+        rewriter, loc, i32, arith::ShRUIOp::create(rewriter, loc, seed, shift32));
+    float ratio = op.getRatio().convertToFloat();
+    auto stream = uint32_t(op.getStream());
+    auto generic = linalg::GenericOp::create(
+        rewriter, loc, TypeRange{resultType}, ValueRange{}, ValueRange{init},
+        {rewriter.getMultiDimIdentityMap(rank)}, getParallel(rank),
+        [&](OpBuilder &b, Location l, ValueRange) {
+          // The row-major index of this element.
+          Value linear;
+          for (int64_t d = 0; d < rank; ++d) {
+            Value index = linalg::IndexOp::create(b, l, d);
+            if (!linear) {
+              linear = index;
+              continue;
+            }
+            Value size = getValueOrCreateConstantIndexOp(b, l, sizes[d]);
+            linear = arith::AddIOp::create(
+                b, l, arith::MulIOp::create(b, l, linear, size), index);
+          }
+          Value at = linear ? arith::IndexCastUIOp::create(b, l, i64, linear)
+                                  .getResult()
+                            : arith::ConstantOp::create(
+                                  b, l, b.getI64IntegerAttr(0))
+                                  .getResult();
+          Value ctr[4] = {
+              arith::TruncIOp::create(b, l, i32, at),
+              arith::TruncIOp::create(b, l, i32,
+                                      arith::ShRUIOp::create(b, l, at, shift32)),
+              c32(b, l, stream), c32(b, l, 0)};
+          Value key[2] = {key0, key1};
+          Value m0 = c32(b, l, ::lmopt::philox::kMultiplier0);
+          Value m1 = c32(b, l, ::lmopt::philox::kMultiplier1);
+          Value w0 = c32(b, l, ::lmopt::philox::kWeyl0);
+          Value w1 = c32(b, l, ::lmopt::philox::kWeyl1);
+          for (int round = 0; round < ::lmopt::philox::kRounds; ++round) {
+            auto p0 = arith::MulUIExtendedOp::create(b, l, m0, ctr[0]);
+            auto p1 = arith::MulUIExtendedOp::create(b, l, m1, ctr[2]);
+            Value next0 = arith::XOrIOp::create(
+                b, l, arith::XOrIOp::create(b, l, p1.getHigh(), ctr[1]),
+                key[0]);
+            Value next2 = arith::XOrIOp::create(
+                b, l, arith::XOrIOp::create(b, l, p0.getHigh(), ctr[3]),
+                key[1]);
+            ctr[0] = next0;
+            ctr[1] = p1.getLow();
+            ctr[2] = next2;
+            ctr[3] = p0.getLow();
+            key[0] = arith::AddIOp::create(b, l, key[0], w0);
+            key[1] = arith::AddIOp::create(b, l, key[1], w1);
+          }
+          Value top = arith::ShRUIOp::create(b, l, ctr[0], c32(b, l, 8));
+          Value uniform = arith::MulFOp::create(
+              b, l, arith::UIToFPOp::create(b, l, b.getF32Type(), top),
+              arith::ConstantOp::create(b, l,
+                                        b.getF32FloatAttr(1.0f / 16777216.0f)));
+          Value keep = arith::CmpFOp::create(
+              b, l, arith::CmpFPredicate::OGE, uniform,
+              arith::ConstantOp::create(b, l, b.getF32FloatAttr(ratio)));
+          linalg::YieldOp::create(b, l, keep);
+        });
+    rewriter.replaceOp(op, generic.getResult(0));
+    return success();
+  }
+};
+
 } // namespace
 
 void mlir::lmopt::populateLmoptIndexingToLinalgPatterns(
     RewritePatternSet &patterns) {
   patterns.add<ModToLinalg, RangeToLinalg, CumSumToLinalg,
-               GatherElementsToLinalg, GatherNDToLinalg>(patterns.getContext());
+               GatherElementsToLinalg, GatherNDToLinalg, DropoutMaskToLinalg>(
+      patterns.getContext());
 }

@@ -259,7 +259,8 @@ CompileDriver::run(ModuleOp module, CompileObserver &observer) const {
   FailureOr<BundlePlan> planned = plan(module);
   if (failed(planned))
     return makeDiagnosedError();
-  meta.training = std::move(planned->training);
+  // A copy: observers read the plan's training facts too.
+  meta.training = planned->training;
   PlanSummary summary = summarizePlan(*planned);
   std::string detail = std::to_string(summary.numSteps) + " steps";
   if (planned->entries.size() > 1)

@@ -106,6 +106,46 @@ static void splitLinearActivations(func::FuncOp func) {
   }
 }
 
+/// Replaces each training-mode dropout of `func` by its mask from a
+/// counter-based generator (lmopt.dropout_mask, one stream per dropout)
+/// keyed by a new argument, the step's seed, and the scaled product, which
+/// generated kernels fuse with their neighbours. Returns the number
+/// replaced.
+static FailureOr<unsigned> expandDropouts(func::FuncOp func) {
+  SmallVector<DropoutOp> dropouts;
+  func.walk([&](DropoutOp op) {
+    if (op.getTraining() && !op.getRatio().isZero())
+      dropouts.push_back(op);
+  });
+  if (dropouts.empty())
+    return 0u;
+  unsigned index = func.getNumArguments();
+  auto seedType = RankedTensorType::get({}, IntegerType::get(func.getContext(), 64));
+  if (failed(func.insertArgument(index, seedType, {}, func.getLoc())))
+    return failure();
+  Value seed = func.getArgument(index);
+  for (auto [stream, op] : llvm::enumerate(dropouts)) {
+    OpBuilder b(op);
+    auto inputType = llvm::cast<RankedTensorType>(op.getInput().getType());
+    Value mask = DropoutMaskOp::create(
+        b, op.getLoc(), op.getMask().getType(), op.getInput(), seed,
+        op.getRatioAttr(), b.getI64IntegerAttr(int64_t(stream)));
+    Value kept = CastOp::create(b, op.getLoc(), inputType, mask);
+    Value masked = MulOp::create(b, op.getLoc(), inputType, op.getInput(), kept);
+    double scale = 1.0 / (1.0 - op.getRatio().convertToDouble());
+    auto scalarType = RankedTensorType::get({}, inputType.getElementType());
+    Value factor = ConstantOp::create(
+        b, op.getLoc(),
+        DenseElementsAttr::get(
+            scalarType, b.getFloatAttr(inputType.getElementType(), scale)));
+    Value output = MulOp::create(b, op.getLoc(), inputType, masked, factor);
+    op.getOutput().replaceAllUsesWith(output);
+    op.getMask().replaceAllUsesWith(mask);
+    op.erase();
+  }
+  return unsigned(dropouts.size());
+}
+
 /// The loss of `output` against a new argument `labels`, appended to
 /// `func`'s arguments.
 static FailureOr<Value> appendLoss(func::FuncOp func, Value output,
@@ -321,12 +361,6 @@ mlir::lmopt::buildTrainingEntries(ModuleOp module,
   auto main = module.lookupSymbol<func::FuncOp>("main");
   if (!main || main.isExternal())
     return module.emitError("the module has no func.func @main to train");
-  for (Operation &op : main.getBody().front())
-    if (auto dropout = llvm::dyn_cast<DropoutOp>(op);
-        dropout && dropout.getTraining() && !dropout.getRatio().isZero())
-      return dropout.emitError(
-          "dropout in training mode: random masks in compiled training "
-          "steps are not built yet; compile with --disable-dropout");
   FailureOr<unsigned> outputIndex = findOutput(main, options);
   if (failed(outputIndex))
     return failure();
@@ -355,6 +389,9 @@ mlir::lmopt::buildTrainingEntries(ModuleOp module,
   FailureOr<Value> loss =
       appendLoss(train, trainRet.getOperand(*outputIndex), options);
   if (failed(loss))
+    return failure();
+  FailureOr<unsigned> dropouts = expandDropouts(train);
+  if (failed(dropouts))
     return failure();
   FailureOr<std::vector<Parameter>> params =
       findParameters(train, *loss, options);
@@ -413,6 +450,8 @@ mlir::lmopt::buildTrainingEntries(ModuleOp module,
                           b.getStringAttr("grad/" + param.name));
     SmallVector<std::string> names(inputNames);
     names.push_back(options.labels);
+    if (*dropouts)
+      names.push_back("dropout_seed");
     while (names.size() < accIndex)
       names.push_back("");
     names.push_back("accumulate");
@@ -423,6 +462,8 @@ mlir::lmopt::buildTrainingEntries(ModuleOp module,
   // eval: forward and loss with the current parameters.
   auto eval = llvm::cast<func::FuncOp>(top.clone(*main));
   eval.setSymName("eval");
+  // Evaluation runs without dropout (canonicalization removes them).
+  eval.walk([](DropoutOp op) { op.setTraining(false); });
   {
     auto ret =
         llvm::cast<func::ReturnOp>(eval.getBody().front().getTerminator());
@@ -571,6 +612,7 @@ mlir::lmopt::buildTrainingEntries(ModuleOp module,
     result.meta["source_model"] = options.sourceModel;
     result.meta["source_model_bytes"] = options.sourceModelBytes;
   }
+  result.meta["dropouts"] = int64_t(*dropouts);
   result.meta["active_ops"] = int64_t(stats.activeOps);
   result.meta["backward_ops"] = int64_t(stats.backwardOps);
   return result;

@@ -351,6 +351,20 @@ LogicalResult DropoutOp::verify() {
   return success();
 }
 
+LogicalResult DropoutMaskOp::verify() {
+  float ratio = getRatio().convertToFloat();
+  if (!(ratio >= 0.0f && ratio < 1.0f))
+    return emitOpError("ratio ") << ratio << " is not in [0, 1)";
+  int64_t stream = getStreamAttr().getInt();
+  if (stream < 0 || stream > int64_t(UINT32_MAX))
+    return emitOpError("stream ") << stream << " is not a 32-bit count";
+  if (!isCompatibleShape(shapeOf(getMask()), shapeOf(getLike())))
+    return emitOpError("mask shape ")
+           << formatShape(shapeOf(getMask())) << " does not match "
+           << formatShape(shapeOf(getLike()));
+  return success();
+}
+
 LogicalResult GatherGradOp::verify() {
   auto output = llvm::cast<RankedTensorType>(getOutput().getType());
   auto grad = llvm::cast<RankedTensorType>(getGrad().getType());

@@ -161,3 +161,22 @@ func.func @indexing(%t: tensor<5x4xf64> {lmopt.trainable = "t"},
   %15 = lmopt.add %12, %14 : (tensor<f64>, tensor<f64>) -> tensor<f64>
   return %15 : tensor<f64>
 }
+
+// -----
+
+// A training-mode dropout as the training compiler writes it: the mask is a
+// function of the seed alone, so with the seed fixed the product is a
+// differentiable function and its gradient passes only the kept elements.
+// CHECK: gradient check @dropout: 24 elements, max error {{.*}}: PASS
+func.func @dropout(%x: tensor<4x6xf64> {lmopt.trainable = "x"},
+                   %seed: tensor<i64> {lmopt.test_values = dense<81985529216486895> : tensor<1xi64>}) -> tensor<f64> {
+  %m = lmopt.dropout_mask %x, %seed {ratio = 0.5 : f32, stream = 1 : i64} : (tensor<4x6xf64>, tensor<i64>) -> tensor<4x6xi1>
+  %k = lmopt.cast %m : tensor<4x6xi1> -> tensor<4x6xf64>
+  %0 = lmopt.tanh %x : tensor<4x6xf64>
+  %1 = lmopt.mul %0, %k : (tensor<4x6xf64>, tensor<4x6xf64>) -> tensor<4x6xf64>
+  %two = lmopt.constant dense<2.0> : tensor<f64>
+  %2 = lmopt.mul %1, %two : (tensor<4x6xf64>, tensor<f64>) -> tensor<4x6xf64>
+  %3 = lmopt.mul %2, %x : (tensor<4x6xf64>, tensor<4x6xf64>) -> tensor<4x6xf64>
+  %4 = lmopt.reduce_sum %3 {keepdims = false} : tensor<4x6xf64> -> tensor<f64>
+  return %4 : tensor<f64>
+}

@@ -703,3 +703,51 @@ func.func @matmul_integer_result(%a: tensor<2x3xui8>, %b: tensor<3x5xi8>) -> ten
   %0 = lmopt.matmul_integer %a, %b : (tensor<2x3xui8>, tensor<3x5xi8>) -> tensor<2x4xi32>
   return %0 : tensor<2x4xi32>
 }
+
+// -----
+
+func.func @dropout_mask_ratio(%x: tensor<2x3xf32>, %seed: tensor<i64>) -> tensor<2x3xi1> {
+  // expected-error @+1 {{'lmopt.dropout_mask' op ratio 1.000000e+00 is not in [0, 1)}}
+  %0 = lmopt.dropout_mask %x, %seed {ratio = 1.0 : f32, stream = 0 : i64} : (tensor<2x3xf32>, tensor<i64>) -> tensor<2x3xi1>
+  return %0 : tensor<2x3xi1>
+}
+
+// -----
+
+func.func @dropout_mask_stream(%x: tensor<2x3xf32>, %seed: tensor<i64>) -> tensor<2x3xi1> {
+  // expected-error @+1 {{'lmopt.dropout_mask' op stream -1 is not a 32-bit count}}
+  %0 = lmopt.dropout_mask %x, %seed {ratio = 0.1 : f32, stream = -1 : i64} : (tensor<2x3xf32>, tensor<i64>) -> tensor<2x3xi1>
+  return %0 : tensor<2x3xi1>
+}
+
+// -----
+
+func.func @dropout_mask_shape(%x: tensor<2x3xf32>, %seed: tensor<i64>) -> tensor<3x2xi1> {
+  // expected-error @+1 {{'lmopt.dropout_mask' op mask shape 3x2 does not match 2x3}}
+  %0 = lmopt.dropout_mask %x, %seed {ratio = 0.1 : f32, stream = 0 : i64} : (tensor<2x3xf32>, tensor<i64>) -> tensor<3x2xi1>
+  return %0 : tensor<3x2xi1>
+}
+
+// -----
+
+func.func @gather_grad_dynamic(%g: tensor<2x4xf32>, %ids: tensor<2xi64>) -> tensor<?x4xf32> {
+  // expected-error @+1 {{'lmopt.gather_grad' op result type 'tensor<?x4xf32>' is not a static tensor of rank 1 or more}}
+  %0 = lmopt.gather_grad %g, %ids : (tensor<2x4xf32>, tensor<2xi64>) -> tensor<?x4xf32>
+  return %0 : tensor<?x4xf32>
+}
+
+// -----
+
+func.func @gather_grad_element_type(%g: tensor<2x4xf64>, %ids: tensor<2xi64>) -> tensor<5x4xf32> {
+  // expected-error @+1 {{'lmopt.gather_grad' op gradient element type 'f64' does not match result element type 'f32'}}
+  %0 = lmopt.gather_grad %g, %ids : (tensor<2x4xf64>, tensor<2xi64>) -> tensor<5x4xf32>
+  return %0 : tensor<5x4xf32>
+}
+
+// -----
+
+func.func @gather_grad_shape(%g: tensor<2x3xf32>, %ids: tensor<2xi64>) -> tensor<5x4xf32> {
+  // expected-error @+1 {{'lmopt.gather_grad' op gradient shape 2x3 does not match indices shape 2 followed by the rows' 4}}
+  %0 = lmopt.gather_grad %g, %ids : (tensor<2x3xf32>, tensor<2xi64>) -> tensor<5x4xf32>
+  return %0 : tensor<5x4xf32>
+}

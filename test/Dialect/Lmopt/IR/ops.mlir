@@ -135,3 +135,12 @@ func.func @quantized_linears(%x: tensor<?x8xf32>, %w8: tensor<4x8x!quant.uniform
   %5 = lmopt.linear %xh, %wh {transpose_weight = true} : (tensor<?x8xf16>, tensor<4x8xf16>) -> tensor<?x4xf32>
   return %0, %1, %2, %3, %4, %5 : tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>
 }
+
+// CHECK-LABEL: func @training_steps
+func.func @training_steps(%x: tensor<?x8xf32>, %seed: tensor<i64>, %g: tensor<?x3x8xf32>, %ids: tensor<?x3xi64>) -> (tensor<?x8xi1>, tensor<100x8xf32>) {
+  // CHECK: lmopt.dropout_mask %{{.*}}, %{{.*}} {ratio = 1.000000e-01 : f32, stream = 2 : i64} : (tensor<?x8xf32>, tensor<i64>) -> tensor<?x8xi1>
+  %0 = lmopt.dropout_mask %x, %seed {ratio = 0.1 : f32, stream = 2 : i64} : (tensor<?x8xf32>, tensor<i64>) -> tensor<?x8xi1>
+  // CHECK: lmopt.gather_grad %{{.*}}, %{{.*}} : (tensor<?x3x8xf32>, tensor<?x3xi64>) -> tensor<100x8xf32>
+  %1 = lmopt.gather_grad %g, %ids : (tensor<?x3x8xf32>, tensor<?x3xi64>) -> tensor<100x8xf32>
+  return %0, %1 : tensor<?x8xi1>, tensor<100x8xf32>
+}

@@ -204,6 +204,27 @@ def Lmopt_DequantizeOp : Lmopt_Op<"dequantize", [Pure, SameOperandsAndResultShap
 // Training
 //===----------------------------------------------------------------------===//
 
+def Lmopt_DropoutMaskOp : Lmopt_Op<"dropout_mask", [Pure]> {
+  let summary = "a dropout keep-mask from a counter-based generator";
+  let description = [{
+    True where element `i` (row-major) of a tensor shaped like `like` is
+    kept: `uniform(seed, stream, i) >= ratio`, with `uniform` the top 24
+    bits of the first output of Philox4x32-10 on counter `(i mod 2^32,
+    i / 2^32, stream, 0)` and key `(seed mod 2^32, seed / 2^32)`, over 2^24
+    (`include/lmopt/Format/Philox.h`). A pure function of its operands, so
+    the backward pass, a replay and every device see the same mask. The
+    training compiler writes one per training-mode dropout, each with its
+    own `stream`, and the seed as an input of the step.
+  }];
+  let arguments = (ins Lmopt_Tensor:$like, 0DTensorOf<[I64]>:$seed,
+                       F32Attr:$ratio, I64Attr:$stream);
+  let results = (outs Lmopt_BoolTensor:$mask);
+  let assemblyFormat = [{
+    $like `,` $seed attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 def Lmopt_GatherGradOp : Lmopt_Op<"gather_grad", [Pure]> {
   let summary = "gradient of a row gather: rows scatter-added into zeros";
   let description = [{
