@@ -35,7 +35,8 @@ static const char *const kUsage =
     "FILE.npz]\n"
     "                 [--output OUT.npz] [--threads N] [--bench N [--warmup "
     "N]]\n"
-    "                 [--compare REF.npz [--rtol X] [--atol X]] [--profile]\n"
+    "                 [--compare REF.npz [--rtol X] [--atol X]]\n"
+    "                 [--profile [--profile-top N]]\n"
     "                 [--no-pack-weights] [--tf32] [--no-record-runs] [--entry "
     "NAME]\n"
     "                 [--random-weights SEED]\n"
@@ -83,6 +84,7 @@ static const char *const kUsage =
     "  --profile              time every step; print totals per step kind "
     "and the\n"
     "                         slowest steps\n"
+    "  --profile-top N        list the N slowest steps (default 5)\n"
     "  --no-pack-weights      linear steps read their weights in place on "
     "every run\n"
     "                         instead of packing a copy once (to compare)\n"
@@ -112,6 +114,7 @@ struct Options {
   double rtol = 1e-4;
   double atol = 1e-5;
   bool profile = false;
+  long profileTop = 5;
   bool packWeights = true;
   bool tf32 = false;
   bool recordRuns = true;
@@ -189,7 +192,8 @@ static bool parseArgs(int argc, char **argv, Options &o, std::string &error,
         "--input",       "--inputs",      "--output",        "--threads",
         "--bench",       "--warmup",      "--compare",       "--rtol",
         "--atol",        "--entry",       "--prompt",        "--generate",
-        "--load-states", "--save-states", "--random-weights"};
+        "--load-states", "--save-states", "--random-weights",
+        "--profile-top"};
     if (std::find_if(std::begin(kValued), std::end(kValued),
                      [&](const char *v) { return name == v; }) ==
         std::end(kValued)) {
@@ -252,6 +256,8 @@ static bool parseArgs(int argc, char **argv, Options &o, std::string &error,
       o.bench = number;
     } else if (name == "--generate") {
       o.generate = number;
+    } else if (name == "--profile-top") {
+      o.profileTop = number;
     } else {
       o.warmup = number;
       o.warmupGiven = true;
@@ -496,7 +502,7 @@ static Status bench(Session &session, size_t entry,
   return Status::ok();
 }
 
-static void printProfile(const Session &session) {
+static void printProfile(const Session &session, long top) {
   const std::vector<StepProfile> &steps = session.profile();
   double total = 0;
   uint64_t runs = 0;
@@ -523,7 +529,7 @@ static void printProfile(const Session &session) {
                    [](const StepProfile *a, const StepProfile *b) {
                      return a->seconds > b->seconds;
                    });
-  slowest.resize(std::min<size_t>(slowest.size(), 5));
+  slowest.resize(std::min<size_t>(slowest.size(), size_t(top)));
   std::printf("  slowest steps:\n");
   bool entries = session.entries().size() > 1;
   for (const StepProfile *p : slowest)
@@ -660,7 +666,7 @@ static Status runTool(const Options &o, bool &pass) {
     if (Status st = generate(*session, o, pass); !st)
       return st;
     if (o.profile)
-      printProfile(*session);
+      printProfile(*session, o.profileTop);
     if (!o.saveStates.empty())
       return session->saveStates(o.saveStates);
     return Status::ok();
@@ -698,7 +704,7 @@ static Status runTool(const Options &o, bool &pass) {
     std::printf("wrote the states to '%s'\n", o.saveStates.c_str());
   }
   if (o.profile)
-    printProfile(*session);
+    printProfile(*session, o.profileTop);
   if (!o.compare.empty())
     return compareOutputs(outputs, o, pass);
   return Status::ok();
