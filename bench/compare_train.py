@@ -11,8 +11,13 @@ batch, sequence and thread count, in one run. Prints seconds per step
 (after one warm-up step), the ratio lmopt / PyTorch, each process's peak
 RSS, and both first-step losses (same weights and batch).
 
+With --precision bf16: lmopt-compile --precision=bf16 (bf16 products into
+f32, f32 parameters and optimizer) against PyTorch under
+torch.autocast("cpu", dtype=torch.bfloat16) (the same split).
+
 usage: bench/compare_train.py [--config base|small] [--batch 8] [--seq 128]
                               [--steps 5] [--threads 2] [--build build]
+                              [--precision fp32|bf16]
 """
 import argparse
 import os
@@ -51,11 +56,13 @@ opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.01},
 batch = {k: torch.from_numpy(data[k]) for k in data.files}
 labels = batch.pop("labels")
 times, losses = [], []
+bf16 = sys.argv[6] == "bf16"
 for step in range(steps + 1):
     start = time.perf_counter()
     opt.zero_grad(set_to_none=True)
-    logits = model(**batch).logits
-    loss = torch.nn.functional.cross_entropy(logits, labels)
+    with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
+        logits = model(**batch).logits
+        loss = torch.nn.functional.cross_entropy(logits.float(), labels)
     loss.backward()
     torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
     opt.step()
@@ -76,6 +83,7 @@ def main() -> int:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--lr", type=float, default=2e-5)
     parser.add_argument("--build", default=os.path.join(ROOT, "build"))
+    parser.add_argument("--precision", default="fp32", choices=("fp32", "bf16"))
     args = parser.parse_args()
 
     import torch
@@ -127,7 +135,8 @@ def main() -> int:
     subprocess.run([os.path.join(bin_dir, "lmopt-compile"), onnx_path, "--train",
                     "--loss=cross-entropy:logits,labels", f"--lr={args.lr}",
                     "--weight-decay=0.01", "--clip-norm=1.0", "--disable-dropout",
-                    "--lr-schedule=constant", *shapes, "-o", bundle],
+                    "--lr-schedule=constant", f"--precision={args.precision}",
+                    *shapes, "-o", bundle],
                    check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     compile_seconds = time.perf_counter() - start
 
@@ -150,13 +159,14 @@ def main() -> int:
     lm_loss = float(open(losses).readline())
 
     py = subprocess.run([sys.executable, "-c", PYTORCH, torch_path, data_path,
-                         str(args.threads), str(args.steps), str(args.lr)],
+                         str(args.threads), str(args.steps), str(args.lr),
+                         args.precision],
                         capture_output=True, text=True, env=env, check=True)
     fields = dict(line.split() for line in py.stdout.splitlines())
     py_step = float(fields["step_seconds"])
 
     print(f"model: BERT-{args.config} classifier, batch {b}, sequence {s}, "
-          f"{args.threads} threads, fp32, dropout off, AdamW (decay groups), "
+          f"{args.threads} threads, {args.precision}, dropout off, AdamW (decay groups), "
           f"clip 1.0; {args.steps} timed steps after one warm-up")
     print(f"lmopt compile: {compile_seconds:.1f} s")
     print(f"lmopt:   {lm_step:.3f} s/step   first loss {lm_loss:.6f}"

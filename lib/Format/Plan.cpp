@@ -60,6 +60,8 @@ const char *lmopt::runtime::stepKindName(StepKind kind) {
     return "append";
   case StepKind::GatherGrad:
     return "gather_grad";
+  case StepKind::AdamW:
+    return "adamw";
   }
   return "invalid";
 }

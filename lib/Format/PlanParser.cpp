@@ -349,7 +349,8 @@ static bool readStep(ByteReader &r, const EntryContext &c, const Plan &plan,
   s.kind = StepKind(kind);
   if (std::string_view(stepKindName(s.kind)) == "invalid" ||
       (c.legacy &&
-       (s.kind == StepKind::Append || s.kind == StepKind::GatherGrad)))
+       (s.kind == StepKind::Append || s.kind == StepKind::GatherGrad ||
+        s.kind == StepKind::AdamW)))
     return r.fail("step '" + s.name + "' has kind " + std::to_string(kind) +
                   ", which this runtime does not know");
   std::string what =

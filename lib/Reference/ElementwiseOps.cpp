@@ -9,6 +9,7 @@
 #include "OpEvaluators.h"
 
 #include "lmopt/Dialect/Lmopt/IR/LmoptOps.h"
+#include "lmopt/Format/AdamW.h"
 
 #include <cmath>
 #include <limits>
@@ -218,8 +219,38 @@ static EvalResult evaluateDropout(DropoutOp op, ArrayRef<Tensor> operands) {
   return results;
 }
 
+/// AdamW in float32, as include/lmopt/Format/AdamW.h defines it.
+static EvalResult evaluateAdamW(AdamWOp op, ArrayRef<Tensor> operands) {
+  auto constants = ::lmopt::adamw::Constants::from(
+      op.getBeta1().convertToDouble(), op.getBeta2().convertToDouble(),
+      op.getEpsilon().convertToDouble(), op.getWeightDecay().convertToDouble());
+  ::lmopt::adamw::Scalars s;
+  s.lr = float(operands[4].getDouble(0));
+  s.stepSize = float(operands[5].getDouble(0));
+  s.biasCorrection2Sqrt = float(operands[6].getDouble(0));
+  s.gradScale = float(operands[7].getDouble(0));
+  s.clipCoef = float(operands[8].getDouble(0));
+  float decay = s.decay(constants);
+  Tensor param = operands[0], m = operands[2], v = operands[3];
+  for (int64_t i = 0; i < param.getNumElements(); ++i) {
+    float p = float(param.getDouble(i)), mi = float(m.getDouble(i)),
+          vi = float(v.getDouble(i));
+    ::lmopt::adamw::update(p, mi, vi, float(operands[1].getDouble(i)), s,
+                           constants, decay);
+    param.setDouble(i, p);
+    m.setDouble(i, mi);
+    v.setDouble(i, vi);
+  }
+  SmallVector<Tensor> results;
+  results.push_back(std::move(param));
+  results.push_back(std::move(m));
+  results.push_back(std::move(v));
+  return results;
+}
+
 void mlir::lmopt::reference::registerElementwiseEvaluators(
     EvaluatorTable &table) {
+  table.add<AdamWOp>(evaluateAdamW);
   addUnary<NegOp>(
       table, [](double x) { return -x; },
       [](int64_t x) {

@@ -38,7 +38,11 @@ Status lmopt::runtime::checkLinearStep(const StepCheck &c, DTypeRule inputDType,
     return st;
   if (Status st = c.expectDType("weight", weight, dtype); !st)
     return st;
-  if (Status st = c.expectDType("output", output, dtype); !st)
+  // A half-precision product may be written in f32 (mixed precision).
+  const bool wide =
+      (dtype == DType::F16 || dtype == DType::BF16) && output.dtype == DType::F32;
+  out.outputDType = wide ? DType::F32 : dtype;
+  if (Status st = c.expectDType("output", output, out.outputDType); !st)
     return st;
   if (input.dims.empty())
     return c.error("input " + describe(input) + " is a scalar; expected " +
@@ -65,7 +69,7 @@ Status lmopt::runtime::checkLinearStep(const StepCheck &c, DTypeRule inputDType,
   int64_t next = 2;
   if (out.hasBias) {
     const PlanTensor &bias = c.operand(size_t(next));
-    if (Status st = c.expectDType("bias", bias, dtype); !st)
+    if (Status st = c.expectDType("bias", bias, out.outputDType); !st)
       return st;
     if (Status st = c.expectDims("bias", bias, {out.n}, "[N]"); !st)
       return st;
@@ -73,7 +77,8 @@ Status lmopt::runtime::checkLinearStep(const StepCheck &c, DTypeRule inputDType,
   }
   if (out.hasResidual) {
     const PlanTensor &residual = c.operand(size_t(next));
-    if (Status st = c.expectDType("residual", residual, dtype); !st)
+    if (Status st = c.expectDType("residual", residual, out.outputDType);
+        !st)
       return st;
     if (Status st =
             c.expectDims("residual", residual, outDims, "the output's dims");

@@ -154,11 +154,24 @@ Status StepCheck::checkAliasing() const {
     const PlanTensor &b = plan.tensors[step.results[result]];
     return a.offset == b.offset && a.byteSize() == b.byteSize();
   };
+  // An adamw step updates param, m and v (operands 0, 2, 3) elementwise:
+  // each result may be exactly the operand it replaces.
+  auto inPlaceUpdate = [&](size_t operand, size_t result) {
+    static const size_t kReplaced[] = {0, 2, 3};
+    if (step.kind != StepKind::AdamW || result >= 3 ||
+        kReplaced[result] != operand)
+      return false;
+    const PlanTensor &a = plan.tensors[step.operands[operand]];
+    const PlanTensor &b = plan.tensors[step.results[result]];
+    return a.storage == b.storage && a.offset == b.offset &&
+           a.byteSize() == b.byteSize();
+  };
   for (size_t r = 0; r < step.results.size(); ++r) {
     const PlanTensor &result = plan.tensors[step.results[r]];
     for (size_t o = 0; o < step.operands.size(); ++o) {
       const PlanTensor &operand = plan.tensors[step.operands[o]];
-      if (overlap(result, operand) && !inPlaceResidual(o, r))
+      if (overlap(result, operand) && !inPlaceResidual(o, r) &&
+          !inPlaceUpdate(o, r))
         return error("result " + std::to_string(r) + " " + describe(result) +
                      " at arena offset " + std::to_string(result.offset) +
                      " overlaps operand " + std::to_string(o) + " " +
@@ -278,6 +291,57 @@ Status lmopt::runtime::checkGatherGradStep(const StepCheck &c, int64_t &rows,
   rows = output.dims[0];
   if (!dimsProduct(output.dims, 1, output.dims.size(), rowSize))
     return c.error("output " + describe(output) + " is too large");
+  return Status::ok();
+}
+
+Status lmopt::runtime::checkAdamWStep(const StepCheck &c, int64_t &count,
+                                     double &beta1, double &beta2,
+                                     double &epsilon, double &weightDecay) {
+  if (Status st =
+          c.expectAttrs({"beta1", "beta2", "epsilon", "weight_decay"});
+      !st)
+    return st;
+  if (Status st = c.expectCounts(9,
+                                 "param, grad, m, v, lr, step_size, "
+                                 "bias_correction2_sqrt, grad_scale, "
+                                 "clip_coef",
+                                 3);
+      !st)
+    return st;
+  const PlanTensor &param = c.operand(0);
+  static const char *const kRoles[] = {
+      "param", "grad",     "m",          "v",         "lr",
+      "step_size", "bias_correction2_sqrt", "grad_scale", "clip_coef"};
+  for (size_t i = 0; i < 9; ++i) {
+    const PlanTensor &t = c.operand(i);
+    if (Status st = c.expectDType(kRoles[i], t, DType::F32); !st)
+      return st;
+    if (i < 4) {
+      if (Status st = c.expectDims(kRoles[i], t, param.dims, "the param's");
+          !st)
+        return st;
+    } else if (!t.dims.empty()) {
+      return c.error(std::string(kRoles[i]) + " " + describe(t) +
+                     " is not a scalar");
+    }
+  }
+  static const char *const kResults[] = {"new param", "new m", "new v"};
+  for (size_t i = 0; i < 3; ++i) {
+    if (Status st = c.expectDType(kResults[i], c.result(i), DType::F32); !st)
+      return st;
+    if (Status st =
+            c.expectDims(kResults[i], c.result(i), param.dims, "the param's");
+        !st)
+      return st;
+  }
+  for (auto [name, out] : {std::pair<const char *, double *>{"beta1", &beta1},
+                           {"beta2", &beta2},
+                           {"epsilon", &epsilon},
+                           {"weight_decay", &weightDecay}})
+    if (Status st = c.step.getFloat(name, *out); !st)
+      return c.withSource(st);
+  if (!dimsProduct(param.dims, 0, param.dims.size(), count))
+    return c.error("param " + describe(param) + " is too large");
   return Status::ok();
 }
 

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "lmopt/Runtime/CPU/LinearStep.h"
+#include "lmopt/Format/Float16.h"
 #include "lmopt/Format/Npy.h"
 
 #include "TestUtil.h"
@@ -431,4 +432,96 @@ TEST(LinearStep, NegativeThreads) {
                 "cpu context: thread count -2 is negative (0 keeps the "
                 "default)");
   EXPECT_FALSE(ctx);
+}
+
+// bf16 operands into f32 (mixed-precision training): on values bf16 holds
+// exactly (multiples of 1/8 in [-1, 1]) every product and partial sum is
+// exact in f32, so the step must give the integer reference exactly, in
+// every epilogue form and weight layout.
+TEST(LinearStepBf16, ExactOnBf16Values) {
+  const int64_t m = 37, k = 768, n = 96;
+  auto eighths = [](int64_t i, uint32_t salt) {
+    return int64_t((uint32_t(i) * 2654435761u ^ salt) % 17u) - 8;
+  };
+  std::vector<int64_t> a(size_t(m * k)), w(size_t(k * n)), b(static_cast<size_t>(n)),
+      r(size_t(m * n));
+  for (size_t i = 0; i < a.size(); ++i)
+    a[i] = eighths(int64_t(i), 11);
+  for (size_t i = 0; i < w.size(); ++i)
+    w[i] = eighths(int64_t(i), 23);
+  for (size_t i = 0; i < b.size(); ++i)
+    b[i] = eighths(int64_t(i), 37);
+  for (size_t i = 0; i < r.size(); ++i)
+    r[i] = eighths(int64_t(i), 41);
+  std::unique_ptr<CpuContext> ctx = makeContext();
+  ASSERT_TRUE(ctx);
+  for (bool transpose : {false, true})
+    for (bool hasBias : {false, true})
+      for (bool hasResidual : {false, true})
+        for (auto act : {LinearActivation::None, LinearActivation::Relu}) {
+          SCOPED_TRACE(::testing::Message()
+                       << "transpose=" << transpose << " bias=" << hasBias
+                       << " residual=" << hasResidual
+                       << " act=" << linearActivationName(act));
+          std::vector<uint16_t> input(a.size()), weight(w.size());
+          for (size_t i = 0; i < a.size(); ++i)
+            input[i] = floatToBFloat16(float(a[i]) / 8);
+          // The weight as stored: [K, N], or [N, K] when transposed.
+          for (int64_t kk = 0; kk < k; ++kk)
+            for (int64_t j = 0; j < n; ++j)
+              weight[size_t(transpose ? j * k + kk : kk * n + j)] =
+                  floatToBFloat16(float(w[size_t(kk * n + j)]) / 8);
+          std::vector<float> bias(b.size()), residual(r.size());
+          for (size_t i = 0; i < b.size(); ++i)
+            bias[i] = float(b[i]) / 8;
+          for (size_t i = 0; i < r.size(); ++i)
+            residual[i] = float(r[i]) / 8;
+          LinearStepDesc desc =
+              makeDesc(k, n, transpose, hasBias, act, hasResidual);
+          desc.bf16Operands = true;
+          std::unique_ptr<LinearStep> step;
+          Status st = LinearStep::create(*ctx, desc, m + 5, step);
+          ASSERT_TRUE(st) << st.toString();
+          EXPECT_NE(step->implementation().rfind("ref", 0), 0u)
+              << step->implementation();
+          std::vector<float> out(size_t(m * n), NAN);
+          st = step->run(input.data(), m, weight.data(),
+                         hasBias ? bias.data() : nullptr,
+                         hasResidual ? residual.data() : nullptr, out.data());
+          ASSERT_TRUE(st) << st.toString();
+          int bad = 0;
+          for (int64_t i = 0; i < m; ++i)
+            for (int64_t j = 0; j < n; ++j) {
+              // In 64ths: the product, the bias and residual scaled up.
+              int64_t sum = 0;
+              for (int64_t kk = 0; kk < k; ++kk)
+                sum += a[size_t(i * k + kk)] * w[size_t(kk * n + j)];
+              if (hasBias)
+                sum += 8 * b[size_t(j)];
+              if (act == LinearActivation::Relu)
+                sum = std::max<int64_t>(sum, 0);
+              if (hasResidual)
+                sum += 8 * r[size_t(i * n + j)];
+              float want = float(double(sum) / 64);
+              if (out[size_t(i * n + j)] != want && bad++ < 5)
+                ADD_FAILURE() << "element " << i << "," << j << ": got "
+                              << out[size_t(i * n + j)] << ", want " << want;
+            }
+          EXPECT_EQ(bad, 0);
+        }
+}
+
+// A bf16 step packs no weight: packing reorders f32 weights only.
+TEST(LinearStepBf16, RefusesPacking) {
+  std::unique_ptr<CpuContext> ctx = makeContext();
+  ASSERT_TRUE(ctx);
+  LinearStepDesc desc =
+      makeDesc(8, 4, false, false, LinearActivation::None, false);
+  desc.bf16Operands = true;
+  std::vector<float> weight(32, 1.0f);
+  std::unique_ptr<LinearStep> step;
+  Status st = LinearStep::createPacked(*ctx, desc, 4, weight.data(), step);
+  ASSERT_FALSE(st);
+  EXPECT_NE(st.toString().find("packs f32 weights only"), std::string::npos)
+      << st.toString();
 }

@@ -78,7 +78,9 @@ static cl::opt<std::string> precision(
     "precision",
     cl::desc("--target=cuda: what the linears, matmuls and attention "
              "compute in: fp32 (default), fp16 or bf16 (weights converted at "
-             "compile time; norms, softmax and residual sums stay f32)"),
+             "compile time; norms, softmax and residual sums stay f32). "
+             "With --train: bf16 mixed precision (bf16 products into f32, "
+             "f32 parameters, optimizer and everything else)"),
     cl::value_desc("fp32|fp16|bf16"), cl::init("fp32"), cl::cat(category));
 static cl::list<std::string>
     inputShapes("input-shape",
@@ -454,6 +456,11 @@ public:
                    << rt::formatDims(bundle.states.front().dims)
                    << (bundle.states.size() > 1 ? ", ..." : "") << "), "
                    << stateBytes << " bytes in a session\n";
+    if (std::optional<llvm::StringRef> precision =
+            bundle.training.getString("precision"))
+      llvm::errs() << "mixed precision: " << *precision
+                   << " products into f32; parameters, gradients and the "
+                      "optimizer f32\n";
     if (std::optional<int64_t> dropouts =
             bundle.training.getInteger("dropouts");
         dropouts && *dropouts)
@@ -547,9 +554,6 @@ int main(int argc, char **argv) {
     if (kvCache != 0)
       return fail("--train and --kv-cache do not go together: a training "
                   "step runs whole sequences");
-    if (*precisionValue != mlir::lmopt::Precision::FP32)
-      return fail("--train: mixed-precision training steps are not built "
-                  "yet; compile with --precision=fp32");
     if (target != "cpu")
       return fail("--train: training bundles compile for --target=cpu for "
                   "now");

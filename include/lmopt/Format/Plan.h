@@ -130,6 +130,13 @@ enum class StepKind : uint32_t {
   /// operand 1 (i32/i64 indices) names; an index outside [-N, N) fails
   /// the run. The gradient of an embedding table. Version 2.0.
   GatherGrad = 9,
+  /// `lmopt.adamw`: one AdamW update of one parameter in place
+  /// (include/lmopt/Format/AdamW.h). Operands: param, grad, m, v (f32, one
+  /// shape), then the f32 scalars lr, step_size, bias_correction2_sqrt,
+  /// grad_scale, clip_coef; results: the new param, m and v, which may be
+  /// the very tensors operands 0, 2 and 3 are (a state updated in place).
+  /// Float attributes beta1, beta2, epsilon, weight_decay. Version 2.0.
+  AdamW = 10,
 };
 
 const char *stepKindName(StepKind kind);

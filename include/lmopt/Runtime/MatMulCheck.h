@@ -28,9 +28,13 @@ struct LinearShape {
   int64_t k = 0, n = 0, rows = 0;
   /// The bias and residual operands' numbers, or -1.
   int64_t bias = -1, residual = -1;
+  /// The output's dtype (with the bias's and residual's): the input's, or
+  /// f32 for f16/bf16 inputs (a product accumulated and written in f32).
+  DType outputDType = DType::F32;
 };
-/// Attributes, counts, dtypes (the input's by `inputDType`, the others the
-/// input's) and dims of a linear step.
+/// Attributes, counts, dtypes (the input's by `inputDType`, the weight the
+/// input's, the output, bias and residual the input's or, for an f16/bf16
+/// input, f32) and dims of a linear step.
 Status checkLinearStep(const StepCheck &c, DTypeRule inputDType,
                        LinearShape &out);
 

@@ -105,6 +105,10 @@ Status checkGatherStep(const StepCheck &c, GatherShape &out);
 /// (N) and `rowSize` (the product of D...) on success.
 Status checkGatherGradStep(const StepCheck &c, int64_t &rows,
                            int64_t &rowSize);
+/// Counts, dtypes, dims and attributes of an adamw step; the parameter's
+/// element count and the hyper-parameters on success.
+Status checkAdamWStep(const StepCheck &c, int64_t &count, double &beta1,
+                      double &beta2, double &epsilon, double &weightDecay);
 /// The product of `dims[begin, end)` (non-negative), false past int64, as
 /// a gather's sizes need it.
 bool dimsProduct(const std::vector<int64_t> &dims, size_t begin, size_t end,

@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "lmopt/Runtime/CPU/Executor.h"
+#include "lmopt/Format/AdamW.h"
 #include "StepChecker.h"
 
 #include "lmopt/Runtime/CPU/GatherStep.h"
@@ -39,9 +40,9 @@ public:
     auto f32 = [&](int64_t id) {
       return id < 0 ? nullptr : static_cast<const float *>(tensors[id]);
     };
-    return step->run(f32(input), rows, step->packed() ? nullptr : f32(weight),
-                     f32(bias), f32(residual),
-                     static_cast<float *>(tensors[output]));
+    return step->run(tensors[input], rows,
+                     step->packed() ? nullptr : tensors[weight], f32(bias),
+                     f32(residual), static_cast<float *>(tensors[output]));
   }
   int64_t copiedWeight() const override { return step->packed() ? weight : -1; }
 
@@ -139,11 +140,24 @@ static Status expectF32(const StepCheck &c, const std::string &role,
   return c.expectDType(role, t, DType::F32);
 }
 
+/// Linear inputs: f32, or bf16 with an f32 output (mixed precision).
+static Status expectF32OrBF16(const StepCheck &c, const std::string &role,
+                              const PlanTensor &t) {
+  if (t.dtype == DType::F32 || t.dtype == DType::BF16)
+    return Status::ok();
+  return c.expectDType(role, t, DType::F32);
+}
+
 static Status buildLinear(const StepChecker &c,
                           std::unique_ptr<StepExecutor> &out) {
   LinearShape shape;
-  if (Status st = checkLinearStep(c, expectF32, shape); !st)
+  if (Status st = checkLinearStep(c, expectF32OrBF16, shape); !st)
     return st;
+  const bool bf16 = c.operand(0).dtype == DType::BF16;
+  if (bf16 && shape.outputDType != DType::F32)
+    return c.error("writes a bf16 output; the CPU writes bf16 products in "
+                   "f32",
+                   StatusCode::Unsupported);
   const PlanTensor &weight = c.operand(1);
   auto exec = std::make_unique<LinearExecutor>();
   exec->input = c.step.operands[0];
@@ -162,6 +176,7 @@ static Status buildLinear(const StepChecker &c,
   desc.hasBias = shape.hasBias;
   desc.activation = LinearActivation(shape.activation);
   desc.hasResidual = shape.hasResidual;
+  desc.bf16Operands = bf16;
   // Static rows and a weight from the weights section: pack it once. Should
   // oneDNN refuse that form, the plain one still runs the step. With
   // symbolic rows the step is rebuilt, and the weight packed again, when a
@@ -169,7 +184,7 @@ static Status buildLinear(const StepChecker &c,
   // stream the weight once and gain nothing from a packed copy: GPT-2
   // small's decode step took 21.5 ms packed and 18.2 ms plain (1 row, two
   // threads, docs/cpu-backend.md).
-  if (c.context.packLinearWeights && c.context.weights &&
+  if (!bf16 && c.context.packLinearWeights && c.context.weights &&
       weight.storage == TensorStorage::Weight && exec->rows >= kMinPackedRows &&
       LinearStep::createPacked(
           c.context.cpu, desc, exec->rows,
@@ -289,6 +304,67 @@ public:
   bool indices64 = true;
 };
 
+/// One AdamW update over a parameter, in place when the plan binds the
+/// results to the operands' states; the elements split over the team.
+class AdamWExecutor : public StepExecutor {
+public:
+  Status run(void *const *tensors) const override {
+    auto scalar = [&](size_t i) {
+      return *static_cast<const float *>(tensors[operands[i]]);
+    };
+    lmopt::adamw::Scalars s;
+    s.lr = scalar(4);
+    s.stepSize = scalar(5);
+    s.biasCorrection2Sqrt = scalar(6);
+    s.gradScale = scalar(7);
+    s.clipCoef = scalar(8);
+    const float decay = s.decay(constants);
+    const auto *param = static_cast<const float *>(tensors[operands[0]]);
+    const auto *grad = static_cast<const float *>(tensors[operands[1]]);
+    const auto *m = static_cast<const float *>(tensors[operands[2]]);
+    const auto *v = static_cast<const float *>(tensors[operands[3]]);
+    auto *newParam = static_cast<float *>(tensors[results[0]]);
+    auto *newM = static_cast<float *>(tensors[results[1]]);
+    auto *newV = static_cast<float *>(tensors[results[2]]);
+    const lmopt::adamw::Constants c = constants;
+    const int64_t n = count;
+    // Element i is read before it is written, so results may alias the
+    // operands they replace.
+#pragma omp parallel for num_threads(team) schedule(static) if (n >= 65536)
+    for (int64_t i = 0; i < n; ++i) {
+      float p = param[i], mi = m[i], vi = v[i];
+      lmopt::adamw::update(p, mi, vi, grad[i], s, c, decay);
+      newParam[i] = p;
+      newM[i] = mi;
+      newV[i] = vi;
+    }
+    return Status::ok();
+  }
+
+  std::vector<uint32_t> operands, results;
+  lmopt::adamw::Constants constants;
+  int64_t count = 0;
+  int team = 1;
+};
+
+static Status buildAdamW(const StepChecker &c,
+                         std::unique_ptr<StepExecutor> &out) {
+  auto exec = std::make_unique<AdamWExecutor>();
+  double beta1, beta2, epsilon, weightDecay;
+  if (Status st = checkAdamWStep(c, exec->count, beta1, beta2, epsilon,
+                                 weightDecay);
+      !st)
+    return st;
+  exec->constants =
+      lmopt::adamw::Constants::from(beta1, beta2, epsilon, weightDecay);
+  exec->operands.assign(c.step.operands.begin(), c.step.operands.end());
+  exec->results.assign(c.step.results.begin(), c.step.results.end());
+  exec->team = c.context.cpu.threads() > 0 ? c.context.cpu.threads()
+                                           : omp_get_max_threads();
+  out = std::move(exec);
+  return Status::ok();
+}
+
 static Status buildGatherGrad(const StepChecker &c,
                               std::unique_ptr<StepExecutor> &out) {
   auto exec = std::make_unique<GatherGradExecutor>();
@@ -403,6 +479,7 @@ static const StepKindEntry kStepKinds[] = {
     {StepKind::QuantLinear, buildQuantLinear},
     {StepKind::Append, buildAppend},
     {StepKind::GatherGrad, buildGatherGrad},
+    {StepKind::AdamW, buildAdamW},
 };
 
 Status

@@ -103,14 +103,15 @@ static bool mulOverflows(int64_t a, int64_t b, int64_t &out) {
   return __builtin_mul_overflow(a, b, &out);
 }
 
-/// A dense 2-D f32 memory descriptor with explicit strides (`rows` may be
+/// A dense 2-D memory descriptor with explicit strides (`rows` may be
 /// DNNL_RUNTIME_DIM_VAL).
 static dnnl_status_t initMatrix(dnnl_memory_desc_t &md, int64_t rows,
                                 int64_t cols, int64_t rowStride,
-                                int64_t colStride) {
+                                int64_t colStride,
+                                dnnl_data_type_t type = dnnl_f32) {
   dnnl_dims_t dims = {rows, cols};
   dnnl_dims_t strides = {rowStride, colStride};
-  return dnnl_memory_desc_init_by_strides(&md, 2, dims, dnnl_f32, strides);
+  return dnnl_memory_desc_init_by_strides(&md, 2, dims, type, strides);
 }
 
 /// The four plain row-major descriptors of a linear with `rows` rows (a
@@ -120,11 +121,13 @@ static dnnl_status_t initMatrix(dnnl_memory_desc_t &md, int64_t rows,
 static dnnl_status_t
 initLinearDescs(dnnl_memory_desc_t &srcMd, dnnl_memory_desc_t &weightMd,
                 dnnl_memory_desc_t &biasMd, dnnl_memory_desc_t &dstMd,
-                int64_t rows, int64_t k, int64_t n, bool transposeWeight) {
-  dnnl_status_t st = initMatrix(srcMd, rows, k, k, 1);
+                int64_t rows, int64_t k, int64_t n, bool transposeWeight,
+                bool bf16Operands) {
+  dnnl_data_type_t type = bf16Operands ? dnnl_bf16 : dnnl_f32;
+  dnnl_status_t st = initMatrix(srcMd, rows, k, k, 1, type);
   if (st == dnnl_success)
-    st = transposeWeight ? initMatrix(weightMd, k, n, 1, k)
-                         : initMatrix(weightMd, k, n, n, 1);
+    st = transposeWeight ? initMatrix(weightMd, k, n, 1, k, type)
+                         : initMatrix(weightMd, k, n, n, 1, type);
   if (st == dnnl_success)
     st = initMatrix(biasMd, 1, n, n, 1);
   if (st == dnnl_success)
@@ -360,10 +363,14 @@ Status LinearStep::build(const CpuContext &context, const LinearStepDesc &desc,
   // is described as stored; with one, the rows are fixed and oneDNN chooses
   // the weight's layout.
   bool packing = weight != nullptr;
+  if (packing && desc.bf16Operands)
+    return Status::error(StatusCode::Unsupported,
+                         prefix + "packs f32 weights only, not bf16");
   dnnl_memory_desc_t srcMd, weightMd, biasMd, dstMd, anyWeightMd;
   dnnl_status_t st = initLinearDescs(srcMd, weightMd, biasMd, dstMd,
                                      packing ? rows : DNNL_RUNTIME_DIM_VAL, k,
-                                     n, desc.transposeWeight);
+                                     n, desc.transposeWeight,
+                                     desc.bf16Operands);
   if (st == dnnl_success && packing) {
     dnnl_dims_t dims = {k, n};
     st = dnnl_memory_desc_init_by_tag(&anyWeightMd, 2, dims, dnnl_f32,
@@ -451,7 +458,7 @@ static Status checkOptional(const void *ptr, bool expected, const char *what,
   return Status::ok();
 }
 
-Status LinearStep::run(const float *input, int64_t rows, const float *weight,
+Status LinearStep::run(const void *input, int64_t rows, const void *weight,
                        const float *bias, const float *residual,
                        float *output) const {
   const std::string prefix = "linear step " + quoted(desc_.name) + ": ";
@@ -503,18 +510,18 @@ Status LinearStep::run(const float *input, int64_t rows, const float *weight,
 
   dnnl_memory_desc_t srcMd, weightMd, biasMd, dstMd;
   dnnl_status_t st = initLinearDescs(srcMd, weightMd, biasMd, dstMd, rows, k_,
-                                     n_, desc_.transposeWeight);
+                                     n_, desc_.transposeWeight,
+                                     desc_.bf16Operands);
   if (Status s = check(st, prefix, "memory descriptor setup"); !s)
     return s;
 
   // oneDNN takes non-const handles; it writes only the destination.
   dnnl_engine_t engine = context_.engine();
   MemoryHandle src, wei, bia, dst;
-  st =
-      dnnl_memory_create(src.put(), &srcMd, engine, const_cast<float *>(input));
+  st = dnnl_memory_create(src.put(), &srcMd, engine, const_cast<void *>(input));
   if (st == dnnl_success && !packed())
     st = dnnl_memory_create(wei.put(), &weightMd, engine,
-                            const_cast<float *>(weight));
+                            const_cast<void *>(weight));
   if (st == dnnl_success && bias)
     st = dnnl_memory_create(bia.put(), &biasMd, engine,
                             const_cast<float *>(bias));

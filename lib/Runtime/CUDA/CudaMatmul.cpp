@@ -349,6 +349,11 @@ lmopt::runtime::cuda::buildLinearStep(const CudaCheck &c,
   const PlanTensor &input = c.operand(0), &weight = c.operand(1);
   const PlanTensor &output = c.result(0);
   const DType dtype = input.dtype;
+  if (shape.outputDType != dtype)
+    return c.error("writes " + std::string(dtypeName(shape.outputDType)) +
+                       " from " + dtypeName(dtype) +
+                       " operands, which the cuda device does not run yet",
+                   StatusCode::Unsupported);
   const int64_t k = shape.k, n = shape.n;
   const PlanTensor *bias =
       shape.bias >= 0 ? &c.operand(size_t(shape.bias)) : nullptr;

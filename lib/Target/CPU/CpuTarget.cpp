@@ -70,9 +70,10 @@ static FailureOr<OpRole> classifyForCpu(Operation *op, bool symbolic) {
   if (isAttentionViewOp(op))
     return OpRole::View;
   if (auto linear = dyn_cast<LinearOp>(op)) {
-    if (!isQuantizedLinear(linear) &&
+    if (!isQuantizedLinear(linear) && !isBf16ProductLinear(linear) &&
         (!isF32(linear.getInput()) || !isF32(linear.getWeight())))
-      return unsupported("only f32 linears run on the CPU so far");
+      return unsupported("only f32 linears and bf16 products into f32 run "
+                         "on the CPU so far");
     return OpRole::LibraryStep;
   }
   if (auto attention = dyn_cast<AttentionOp>(op)) {
@@ -88,6 +89,8 @@ static FailureOr<OpRole> classifyForCpu(Operation *op, bool symbolic) {
       return unsupported("only f32 gather_grad runs on the CPU so far");
     return OpRole::LibraryStep;
   }
+  if (isa<AdamWOp>(op))
+    return OpRole::LibraryStep;
   if (auto matmul = dyn_cast<MatMulOp>(op)) {
     if (!isF32(matmul.getLhs()) || !isF32(matmul.getRhs()))
       return unsupported("only f32 matmuls run on the CPU so far");
@@ -158,6 +161,35 @@ static LogicalResult emitGather(GatherOp op, PlanEmitter &emitter) {
 // CpuTargetBackend
 //===----------------------------------------------------------------------===//
 
+/// One adamw step per parameter, writing the parameter and its moments in
+/// place (the states optimizer_step reads and returns).
+static LogicalResult emitAdamWStep(AdamWOp op, PlanEmitter &emitter) {
+  FailureOr<std::vector<uint32_t>> operands =
+      emitter.getTensors(op->getOperands());
+  if (failed(operands))
+    return failure();
+  std::string name = describeNode(op.getLoc());
+  std::vector<uint32_t> results;
+  SmallVector<Value, 3> replaced{op.getParam(), op.getM(), op.getV()};
+  for (auto [result, replaces] : llvm::zip_equal(op->getResults(), replaced))
+    results.push_back(emitter.addInPlaceStateResult(result, replaces, name));
+  rt::PlanStep &step = emitter.addStep(rt::StepKind::AdamW, name);
+  step.operands = std::move(*operands);
+  step.results = std::move(results);
+  auto addFloat = [&](StringRef attrName, double value) {
+    rt::PlanAttr attr;
+    attr.name = attrName.str();
+    attr.kind = rt::PlanAttr::Kind::Float;
+    attr.floatValue = value;
+    step.attrs.push_back(std::move(attr));
+  };
+  addFloat("beta1", op.getBeta1().convertToDouble());
+  addFloat("beta2", op.getBeta2().convertToDouble());
+  addFloat("epsilon", op.getEpsilon().convertToDouble());
+  addFloat("weight_decay", op.getWeightDecay().convertToDouble());
+  return success();
+}
+
 namespace {
 class CpuTargetBackend : public TargetBackend {
 public:
@@ -194,6 +226,7 @@ public:
         })
         .Case([&](GatherOp gather) { return emitGather(gather, emitter); })
         .Case([&](MatMulOp matmul) { return emitMatMulStep(matmul, emitter); })
+        .Case([&](AdamWOp op) { return emitAdamWStep(op, emitter); })
         .Case([&](GatherGradOp op) {
           return failure(failed(emitter.addLibraryStep(
               op, op->getOperands(), op.getOutput(),

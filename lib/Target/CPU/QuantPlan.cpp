@@ -34,7 +34,18 @@ static Type elementTypeOf(Value value) {
   return llvm::cast<ShapedType>(value.getType()).getElementType();
 }
 
+bool mlir::lmopt::cpu::isBf16ProductLinear(LinearOp op) {
+  // A constant bf16 weight is the quant_linear step's (packed once).
+  return !op.getWeight().getDefiningOp<ConstantOp>() &&
+         elementTypeOf(op.getInput()).isBF16() &&
+         elementTypeOf(op.getWeight()).isBF16() &&
+         elementTypeOf(op.getOutput()).isF32() &&
+         op.getInputQuantization() == InputQuantization::none;
+}
+
 bool mlir::lmopt::cpu::isQuantizedLinear(LinearOp op) {
+  if (isBf16ProductLinear(op))
+    return false;
   return !elementTypeOf(op.getInput()).isF32() ||
          !elementTypeOf(op.getWeight()).isF32() ||
          op.getInputQuantization() != InputQuantization::none;

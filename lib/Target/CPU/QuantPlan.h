@@ -24,6 +24,12 @@ namespace mlir::lmopt::cpu {
 /// quantized at run time): it becomes a quant_linear step, not a linear one.
 bool isQuantizedLinear(LinearOp op);
 
+/// Whether `op` multiplies a bf16 input by a bf16 weight computed at run
+/// time into an f32 result (mixed-precision training,
+/// lmopt-narrow-precision's wide-results form): a plain linear step with
+/// bf16 operands, not a quantized one.
+bool isBf16ProductLinear(LinearOp op);
+
 /// A weight-like operand the step reads, as a constant to store.
 struct QuantConstant {
   /// Names the tensor in the plan ("<node>.weight", ".scales", ...).

@@ -122,7 +122,8 @@ LogicalResult CompileDriver::optimize(ModuleOp module) const {
     buildLmoptTrainingPipeline(pm);
   else
     buildLmoptOptimizePipeline(pm);
-  if (options.target.precision != Precision::FP32) {
+  // Training narrows after differentiating (plan()).
+  if (options.target.precision != Precision::FP32 && !options.training) {
     NarrowPrecisionPassOptions narrow;
     narrow.dtype = options.target.precision == Precision::FP16 ? "f16" : "bf16";
     // An f16 cache would need f16 states; the cache stays f32 for now.
@@ -146,6 +147,16 @@ FailureOr<BundlePlan> CompileDriver::plan(ModuleOp module) const {
     bundle.training = std::move(training->meta);
     // The backward ops' shape arithmetic folds like the forward's did.
     PassManager pm(module.getContext());
+    // Mixed precision: the forward's and the backward's products read bf16
+    // copies of their operands (the parameters' included) and accumulate
+    // into f32; everything else, the parameters and the optimizer stay f32.
+    if (options.target.precision == Precision::BF16) {
+      NarrowPrecisionPassOptions narrow;
+      narrow.dtype = "bf16";
+      narrow.wideResults = true;
+      pm.addPass(createNarrowPrecisionPass(narrow));
+      bundle.training["precision"] = "bf16";
+    }
     pm.addPass(createCanonicalizerPass());
     pm.addPass(createCSEPass());
     if (failed(pm.run(module)))
@@ -240,8 +251,15 @@ private:
 llvm::Expected<PlanSummary>
 CompileDriver::run(ModuleOp module, CompileObserver &observer) const {
   PhaseClock clock;
-  if (llvm::Error error = backend.checkPrecision(options.target))
+  // Training in bf16 is the target-neutral wide-results form (plan()).
+  if (options.training && options.target.precision != Precision::FP32) {
+    if (options.target.precision != Precision::BF16)
+      return llvm::createStringError(
+          "--train --precision=fp16 needs dynamic loss scaling, which is not "
+          "built yet; use --precision=bf16");
+  } else if (llvm::Error error = backend.checkPrecision(options.target)) {
     return std::move(error);
+  }
   if (failed(optimize(module)))
     return makeDiagnosedError();
   observer.phaseDone(2, "optimize", clock.lap(), "");

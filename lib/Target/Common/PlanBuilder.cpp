@@ -161,6 +161,8 @@ public:
   FailureOr<uint32_t> addConstant(StringRef name, ElementsAttr value,
                                   Location loc) override;
   uint32_t addResult(Value value, std::string name) override;
+  uint32_t addInPlaceStateResult(Value value, Value replaces,
+                                 std::string name) override;
   rt::PlanStep &addStep(rt::StepKind kind, std::string name) override;
 
 private:
@@ -303,6 +305,29 @@ FailureOr<uint32_t> PlanBuilder::addConstant(StringRef name, ElementsAttr value,
 uint32_t PlanBuilder::addResult(Value value, std::string name) {
   uint32_t id =
       addTensor(std::move(name), value, rt::TensorStorage::Arena, 0, ~0u);
+  tensors[value] = id;
+  return id;
+}
+
+uint32_t PlanBuilder::addInPlaceStateResult(Value value, Value replaces,
+                                            std::string name) {
+  auto arg = llvm::dyn_cast<BlockArgument>(replaces);
+  Operation *writer = value.getDefiningOp();
+  std::optional<uint32_t> readState =
+      arg && arg.getOwner() == &func.getBody().front()
+          ? getArgumentState(func, arg.getArgNumber(), options.states)
+          : std::nullopt;
+  if (!readState || !writer || !value.hasOneUse() ||
+      !llvm::all_of(replaces.getUsers(),
+                    [&](Operation *user) { return user == writer; }))
+    return addResult(value, std::move(name));
+  OpOperand &use = *value.getUses().begin();
+  if (!isa<func::ReturnOp>(use.getOwner()) ||
+      getResultState(func, use.getOperandNumber(), options.states) !=
+          readState)
+    return addResult(value, std::move(name));
+  uint32_t id = addTensor(options.states[*readState].name, value,
+                          rt::TensorStorage::State, *readState, ~0u);
   tensors[value] = id;
   return id;
 }

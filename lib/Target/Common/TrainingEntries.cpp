@@ -506,46 +506,34 @@ mlir::lmopt::buildTrainingEntries(ModuleOp module,
                        b.getStringAttr(prefixes[copy] + (*params)[i].name));
     Value lr = opt.getArgument(0), stepSize = opt.getArgument(1),
           bc2Sqrt = opt.getArgument(2), gradScale = opt.getArgument(3);
-    SmallVector<Value> scaled;
     Value total;
     for (size_t i = 0; i < n; ++i) {
       Value g = build.mul(opt.getArgument(4 + n + i), gradScale);
-      scaled.push_back(g);
       Value sq = build.sumAll(build.mul(g, g));
       total = total ? build.add(total, sq) : sq;
     }
     Value norm = build.sqrt(total);
-    if (options.clipNorm > 0.0) {
-      Value coef = build.min(
-          build.div(build.scalar(options.clipNorm),
-                    build.add(norm, build.scalar(1e-6))),
-          build.scalar(1.0));
-      for (Value &g : scaled)
-        g = build.mul(g, coef);
-    }
+    // clip_grad_norm_'s coefficient; 1 (exact) without clipping.
+    Value coef = build.scalar(1.0);
+    if (options.clipNorm > 0.0)
+      coef = build.min(build.div(build.scalar(options.clipNorm),
+                                 build.add(norm, build.scalar(1e-6))),
+                       build.scalar(1.0));
     SmallVector<Value> results{norm};
     SmallVector<Value> newParams, newM, newV;
     for (size_t i = 0; i < n; ++i) {
-      Value p = opt.getArgument(4 + i), g = scaled[i],
-            m = opt.getArgument(4 + 2 * n + i),
-            v = opt.getArgument(4 + 3 * n + i);
       const Parameter &param = (*params)[i];
-      if (param.weightDecay != 0.0)
-        p = build.mul(p, build.sub(build.scalar(1.0),
-                                   build.mul(lr, build.scalar(
-                                                     param.weightDecay))));
-      // torch: exp_avg.lerp_(grad, 1 - beta1).
-      Value m2 = build.add(
-          m, build.mul(build.sub(g, m), build.scalar(1.0 - options.beta1)));
-      Value v2 = build.add(
-          build.mul(v, build.scalar(options.beta2)),
-          build.mul(build.mul(g, g), build.scalar(1.0 - options.beta2)));
-      Value denom = build.add(build.div(build.sqrt(v2), bc2Sqrt),
-                              build.scalar(options.epsilon));
-      Value p2 = build.sub(p, build.mul(stepSize, build.div(m2, denom)));
-      newParams.push_back(p2);
-      newM.push_back(m2);
-      newV.push_back(v2);
+      // One fused update per parameter (lmopt.adamw, Format/AdamW.h).
+      auto update = AdamWOp::create(
+          b, NameLoc::get(b.getStringAttr(param.name)), opt.getArgument(4 + i),
+          opt.getArgument(4 + n + i), opt.getArgument(4 + 2 * n + i),
+          opt.getArgument(4 + 3 * n + i), lr, stepSize, bc2Sqrt, gradScale,
+          coef, b.getF64FloatAttr(options.beta1),
+          b.getF64FloatAttr(options.beta2), b.getF64FloatAttr(options.epsilon),
+          b.getF64FloatAttr(param.weightDecay));
+      newParams.push_back(update.getNewParam());
+      newM.push_back(update.getNewM());
+      newV.push_back(update.getNewV());
     }
     llvm::append_range(results, newParams);
     llvm::append_range(results, newM);

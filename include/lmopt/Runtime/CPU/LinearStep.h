@@ -90,6 +90,9 @@ struct LinearStepDesc {
   LinearActivation activation = LinearActivation::None;
   /// A residual [rows, N] is passed to every run.
   bool hasResidual = false;
+  /// The input and weight are bf16 (the product accumulates in f32; bias,
+  /// residual and output stay f32): mixed-precision training's form.
+  bool bf16Operands = false;
 };
 
 class LinearStep {
@@ -104,8 +107,8 @@ public:
                        int64_t maxRows, std::unique_ptr<LinearStep> &out);
 
   /// Validates `desc` and builds the primitive for exactly `rows` rows with
-  /// the weight in the layout oneDNN chooses for it; `weight` (as in the
-  /// desc) is reordered into that layout now, into a 64-byte aligned buffer
+  /// the weight in the layout oneDNN chooses for it; `weight` (f32 only, as
+  /// in the desc) is reordered into that layout now, into a 64-byte aligned buffer
   /// the step owns, and is not read again.
   static Status createPacked(const CpuContext &context,
                              const LinearStepDesc &desc, int64_t rows,
@@ -120,7 +123,8 @@ public:
   /// itself (accumulated in place, the cheapest form); otherwise it is
   /// copied into `output` first and must not overlap it. Runs on the
   /// context's stream and returns when the output is written.
-  Status run(const float *input, int64_t rows, const float *weight,
+  /// With `bf16Operands`, `input` and `weight` hold bf16.
+  Status run(const void *input, int64_t rows, const void *weight,
              const float *bias, const float *residual, float *output) const;
 
   const LinearStepDesc &desc() const { return desc_; }

@@ -351,6 +351,21 @@ LogicalResult DropoutOp::verify() {
   return success();
 }
 
+LogicalResult AdamWOp::verify() {
+  double beta1 = getBeta1().convertToDouble(),
+         beta2 = getBeta2().convertToDouble();
+  if (!(beta1 >= 0.0 && beta1 < 1.0) || !(beta2 >= 0.0 && beta2 < 1.0))
+    return emitOpError("betas (") << beta1 << ", " << beta2
+                                  << ") are not in [0, 1)";
+  if (!(getEpsilon().convertToDouble() > 0.0))
+    return emitOpError("epsilon ") << getEpsilon().convertToDouble()
+                                   << " is not positive";
+  if (!(getWeightDecay().convertToDouble() >= 0.0))
+    return emitOpError("weight_decay ")
+           << getWeightDecay().convertToDouble() << " is negative";
+  return success();
+}
+
 LogicalResult DropoutMaskOp::verify() {
   float ratio = getRatio().convertToFloat();
   if (!(ratio >= 0.0f && ratio < 1.0f))

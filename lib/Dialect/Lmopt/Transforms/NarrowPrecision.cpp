@@ -55,10 +55,24 @@ static SmallVector<unsigned> getNarrowedOperands(Operation *op) {
 }
 
 /// An f32 linear, matmul or attention: all narrowed operands and all
-/// results f32 (a quantized weight or a half-precision model is not).
-static bool isIslandCandidate(Operation *op) {
+/// results f32 (a quantized weight or a half-precision model is not). With
+/// `wideResults`, a linear or a matmul with a rank-2 right operand.
+static bool isIslandCandidate(Operation *op, bool wideResults) {
   if (!isa<LinearOp, MatMulOp, AttentionOp>(op))
     return false;
+  if (wideResults) {
+    if (isa<AttentionOp>(op))
+      return false;
+    if (auto matmul = dyn_cast<MatMulOp>(op);
+        matmul && (llvm::cast<RankedTensorType>(matmul.getRhs().getType())
+                           .getRank() != 2 ||
+                   llvm::cast<RankedTensorType>(matmul.getLhs().getType())
+                           .getRank() < 2))
+      return false;
+    if (auto linear = dyn_cast<LinearOp>(op);
+        linear && linear.getInputQuantization() != InputQuantization::none)
+      return false;
+  }
   return llvm::all_of(
              getNarrowedOperands(op),
              [&](unsigned i) { return isF32Tensor(op->getOperand(i)); }) &&
@@ -132,7 +146,8 @@ namespace {
 /// that the islands reading one value share its cast or constant.
 class IslandBuilder {
 public:
-  explicit IslandBuilder(FloatType half) : half(half) {}
+  IslandBuilder(FloatType half, bool wideResults)
+      : half(half), wideResults(wideResults) {}
 
   /// Rewrites `op` (an island candidate) to compute in `half`; false when a
   /// constant operand is out of range (warned, `op` left f32).
@@ -145,6 +160,7 @@ private:
   Value getHalf(Value value, const HalfConstant *constant);
 
   FloatType half;
+  bool wideResults;
   DenseMap<Value, Value> halfOf;
 };
 } // namespace
@@ -170,6 +186,9 @@ Value IslandBuilder::getHalf(Value value, const HalfConstant *constant) {
 bool IslandBuilder::narrow(Operation *op) {
   // Convert the constants first: one out of range keeps the op f32.
   SmallVector<unsigned> indices = getNarrowedOperands(op);
+  // Wide results: only the two matrix operands.
+  if (wideResults)
+    indices.resize(2);
   SmallVector<std::optional<HalfConstant>> constants(indices.size());
   for (auto [slot, index] : llvm::enumerate(indices)) {
     Value operand = op->getOperand(index);
@@ -204,6 +223,24 @@ bool IslandBuilder::narrow(Operation *op) {
         index, getHalf(operand, constants[slot] ? &*constants[slot] : nullptr));
   }
   OpBuilder builder(op->getContext());
+  if (wideResults) {
+    // The product reads the half operands and writes f32: a matmul becomes
+    // the linear that does so.
+    if (auto matmul = dyn_cast<MatMulOp>(op)) {
+      builder.setInsertionPoint(op);
+      auto linear = LinearOp::create(
+          builder, op->getLoc(), matmul.getType(), matmul.getLhs(),
+          matmul.getRhs(), /*bias=*/Value(), /*residual=*/Value(),
+          /*transpose_weight=*/false, Activation::none,
+          InputQuantization::none);
+      matmul.getResult().replaceAllUsesWith(linear.getOutput());
+      op->erase();
+      op = linear;
+    }
+    getFusionReport(op->getContext())
+        .recordFused(kHalfPrecisionKind, op->getLoc());
+    return true;
+  }
   builder.setInsertionPointAfter(op);
   for (OpResult result : op->getResults()) {
     auto f32Type = llvm::cast<RankedTensorType>(result.getType());
@@ -266,6 +303,29 @@ struct FoldHalfRoundTrip : OpRewritePattern<CastOp> {
   }
 };
 
+/// `narrow(transpose(x))` -> `transpose(narrow(x))`: exact, moves half the
+/// bytes, and the narrowed `x` is the one a linear reading `x` already has
+/// (CSE), so a weight gradient's transposed input costs no second cast.
+struct HoistNarrowingCast : OpRewritePattern<CastOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(CastOp op,
+                                PatternRewriter &rewriter) const override {
+    auto transpose = op.getInput().getDefiningOp<TransposeOp>();
+    Type to = elementTypeOf(op.getOutput());
+    if (!transpose || !elementTypeOf(transpose.getInput()).isF32() ||
+        !(to.isF16() || to.isBF16()))
+      return rewriter.notifyMatchFailure(op, "not a narrowed f32 transpose");
+    auto inputType =
+        llvm::cast<RankedTensorType>(transpose.getInput().getType());
+    Value narrowed = CastOp::create(rewriter, op.getLoc(),
+                                    inputType.clone(to), transpose.getInput());
+    rewriter.replaceOpWithNewOp<TransposeOp>(op, op.getType(), narrowed,
+                                             transpose.getPermAttr());
+    return success();
+  }
+};
+
 } // namespace
 
 void mlir::lmopt::populateNarrowPrecisionCleanupPatterns(
@@ -274,7 +334,7 @@ void mlir::lmopt::populateNarrowPrecisionCleanupPatterns(
   patterns.add<SinkWideningCast<ReshapeOp>, SinkWideningCast<SqueezeOp>,
                SinkWideningCast<UnsqueezeOp>, SinkWideningCast<TransposeOp>,
                SinkWideningCast<SliceOp>, SinkWideningCast<SplitOp>,
-               FoldHalfRoundTrip>(context);
+               FoldHalfRoundTrip, HoistNarrowingCast>(context);
 }
 
 //===----------------------------------------------------------------------===//
@@ -302,7 +362,7 @@ struct NarrowPrecisionPass
 
     SmallVector<Operation *> candidates;
     getOperation()->walk([&](Operation *op) {
-      if (!isIslandCandidate(op))
+      if (!isIslandCandidate(op, wideResults))
         return;
       // The cache's f32 state is read in place (KvCacheEntries.h).
       if (auto attention = dyn_cast<AttentionOp>(op);
@@ -310,7 +370,7 @@ struct NarrowPrecisionPass
         return;
       candidates.push_back(op);
     });
-    IslandBuilder builder(half);
+    IslandBuilder builder(half, wideResults);
     for (Operation *op : candidates) {
       if (!builder.narrow(op)) {
         ++numOutOfRange;

@@ -751,3 +751,35 @@ func.func @gather_grad_shape(%g: tensor<2x3xf32>, %ids: tensor<2xi64>) -> tensor
   %0 = lmopt.gather_grad %g, %ids : (tensor<2x3xf32>, tensor<2xi64>) -> tensor<5x4xf32>
   return %0 : tensor<5x4xf32>
 }
+
+// -----
+
+func.func @adamw_betas(%p: tensor<4xf32>, %s: tensor<f32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'lmopt.adamw' op betas (1.000000e+00, 9.990000e-01) are not in [0, 1)}}
+  %0:3 = lmopt.adamw %p, %p, %p, %p, %s, %s, %s, %s, %s {beta1 = 1.0 : f64, beta2 = 0.999 : f64, epsilon = 1.0e-8 : f64, weight_decay = 0.0 : f64} : tensor<4xf32>, tensor<f32>
+  return %0#0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @adamw_epsilon(%p: tensor<4xf32>, %s: tensor<f32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'lmopt.adamw' op epsilon 0.000000e+00 is not positive}}
+  %0:3 = lmopt.adamw %p, %p, %p, %p, %s, %s, %s, %s, %s {beta1 = 0.9 : f64, beta2 = 0.999 : f64, epsilon = 0.0 : f64, weight_decay = 0.0 : f64} : tensor<4xf32>, tensor<f32>
+  return %0#0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @adamw_decay(%p: tensor<4xf32>, %s: tensor<f32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'lmopt.adamw' op weight_decay -1.000000e-02 is negative}}
+  %0:3 = lmopt.adamw %p, %p, %p, %p, %s, %s, %s, %s, %s {beta1 = 0.9 : f64, beta2 = 0.999 : f64, epsilon = 1.0e-8 : f64, weight_decay = -0.01 : f64} : tensor<4xf32>, tensor<f32>
+  return %0#0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @adamw_types(%p: tensor<4xf32>, %g: tensor<5xf32>, %s: tensor<f32>) -> tensor<4xf32> {
+  // expected-error @+1 {{all of {param, grad, m, v, new_param, new_m, new_v} have same type}}
+  %0:3 = "lmopt.adamw"(%p, %g, %p, %p, %s, %s, %s, %s, %s) {beta1 = 0.9 : f64, beta2 = 0.999 : f64, epsilon = 1.0e-8 : f64, weight_decay = 0.0 : f64} : (tensor<4xf32>, tensor<5xf32>, tensor<4xf32>, tensor<4xf32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>)
+  return %0#0 : tensor<4xf32>
+}

@@ -144,3 +144,10 @@ func.func @training_steps(%x: tensor<?x8xf32>, %seed: tensor<i64>, %g: tensor<?x
   %1 = lmopt.gather_grad %g, %ids : (tensor<?x3x8xf32>, tensor<?x3xi64>) -> tensor<100x8xf32>
   return %0, %1 : tensor<?x8xi1>, tensor<100x8xf32>
 }
+
+// CHECK-LABEL: func @optimizer
+func.func @optimizer(%p: tensor<4x3xf32>, %g: tensor<4x3xf32>, %m: tensor<4x3xf32>, %v: tensor<4x3xf32>, %s: tensor<f32>) -> (tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>) {
+  // CHECK: lmopt.adamw %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {beta1 = 9.000000e-01 : f64, beta2 = 0.99899999999999999 : f64, epsilon = 1.000000e-08 : f64, weight_decay = 0.000000e+00 : f64} : tensor<4x3xf32>, tensor<f32>
+  %0:3 = lmopt.adamw %p, %g, %m, %v, %s, %s, %s, %s, %s {beta1 = 0.9 : f64, beta2 = 0.999 : f64, epsilon = 1.0e-8 : f64, weight_decay = 0.0 : f64} : tensor<4x3xf32>, tensor<f32>
+  return %0#0, %0#1, %0#2 : tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>
+}

@@ -204,6 +204,49 @@ def Lmopt_DequantizeOp : Lmopt_Op<"dequantize", [Pure, SameOperandsAndResultShap
 // Training
 //===----------------------------------------------------------------------===//
 
+def Lmopt_AdamWOp : Lmopt_Op<"adamw", [Pure,
+    AllTypesMatch<["param", "grad", "m", "v", "new_param", "new_m",
+                   "new_v"]>,
+    AllTypesMatch<["lr", "step_size", "bias_correction2_sqrt", "grad_scale",
+                   "clip_coef"]>]> {
+  let summary = "one AdamW update of a parameter and its moments";
+  let description = [{
+    torch.optim.AdamW's update of one parameter, in float32 and in the order
+    of its operations (`include/lmopt/Format/AdamW.h`): with
+    `g = grad * grad_scale * clip_coef`, the parameter decays by
+    `1 - lr * weight_decay`, `new_m = m + (g - m) * (1 - beta1)`,
+    `new_v = v * beta2 + g * g * (1 - beta2)` and
+    `new_param = param - step_size * new_m / (sqrt(new_v) /
+    bias_correction2_sqrt + epsilon)`. The host computes the step's
+    scalars (`step_size = lr / (1 - beta1^t)`,
+    `bias_correction2_sqrt = sqrt(1 - beta2^t)`). The training compiler
+    writes one per parameter in `optimizer_step`; the CPU runs it as one
+    multi-threaded pass that updates the states in place.
+
+    ```mlir
+    %p2, %m2, %v2 = lmopt.adamw %p, %g, %m, %v, %lr, %step, %bc2, %scale, %coef
+        {beta1 = 0.9, beta2 = 0.999, epsilon = 1.0e-8, weight_decay = 0.01}
+        : tensor<768x768xf32>, tensor<f32>
+    ```
+  }];
+  let arguments = (ins F32Tensor:$param, F32Tensor:$grad, F32Tensor:$m,
+                       F32Tensor:$v, 0DTensorOf<[F32]>:$lr,
+                       0DTensorOf<[F32]>:$step_size,
+                       0DTensorOf<[F32]>:$bias_correction2_sqrt,
+                       0DTensorOf<[F32]>:$grad_scale,
+                       0DTensorOf<[F32]>:$clip_coef, F64Attr:$beta1,
+                       F64Attr:$beta2, F64Attr:$epsilon,
+                       F64Attr:$weight_decay);
+  let results = (outs F32Tensor:$new_param, F32Tensor:$new_m,
+                      F32Tensor:$new_v);
+  let assemblyFormat = [{
+    $param `,` $grad `,` $m `,` $v `,` $lr `,` $step_size `,`
+    $bias_correction2_sqrt `,` $grad_scale `,` $clip_coef attr-dict `:`
+    type($param) `,` type($lr)
+  }];
+  let hasVerifier = 1;
+}
+
 def Lmopt_DropoutMaskOp : Lmopt_Op<"dropout_mask", [Pure]> {
   let summary = "a dropout keep-mask from a counter-based generator";
   let description = [{

@@ -303,6 +303,12 @@ def NarrowPrecisionPass : Pass<"lmopt-narrow-precision"> {
     * Ops with a non-f32 float operand or result (quantized linears, models
       already in half precision, integer matmuls) are left as they are.
 
+    With `wide-results` (mixed-precision training on the CPU, whose oneDNN
+    products read bf16 and write f32) only the matrix operands narrow: a
+    linear keeps its f32 bias, residual and result, a matmul whose right
+    operand has rank 2 becomes such a linear (a weight gradient `x^T dy`),
+    and attention and batched matmuls stay f32.
+
     Each island is recorded as `half_precision` in the fusion report.
     Precondition: the fusion passes (`lmopt-fuse-linear`,
     `lmopt-fuse-attention`): what has not fused stays f32 except matmuls.
@@ -312,6 +318,11 @@ def NarrowPrecisionPass : Pass<"lmopt-narrow-precision"> {
   let options = [
     Option<"dtype", "dtype", "std::string", "\"f16\"",
            "The islands' element type: f16 or bf16">,
+    Option<"wideResults", "wide-results", "bool", "false",
+           "Mixed precision the CPU way: linears, and matmuls with a rank-2 "
+           "right operand (as linears), multiply half-precision operands "
+           "into f32 results; bias, residual and attention stay f32 and no "
+           "result is narrowed (lmopt-compile --train --precision=bf16)">,
     Option<"keepKvCacheAttention", "keep-kv-cache-attention", "bool",
            "false",
            "Leave attention with kv_heads_split f32: lmopt-compile "
