@@ -14,6 +14,8 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <array>
+#include <functional>
+#include <queue>
 
 using namespace lmopt::tokenizer;
 using llvm::Expected;
@@ -88,24 +90,60 @@ public:
       symbols.push_back(*unkId);
   }
 
+  /// Merges with a heap of candidate pairs ordered by (rank, position) over
+  /// a linked list of symbols, as Word::merge_all: O(n log n) even for a
+  /// word of a million bytes. A popped pair whose symbols have changed since
+  /// it was pushed is stale and skipped.
   void mergeAll(std::vector<int32_t> &symbols) const {
-    while (symbols.size() > 1) {
-      uint32_t bestRank = UINT32_MAX;
-      size_t bestPos = 0;
-      int32_t bestId = 0;
-      for (size_t i = 0; i + 1 < symbols.size(); ++i) {
-        auto it = merges.find(key(symbols[i], symbols[i + 1]));
-        if (it != merges.end() && it->second.rank < bestRank) {
-          bestRank = it->second.rank;
-          bestPos = i;
-          bestId = it->second.id;
-        }
+    size_t n = symbols.size();
+    if (n < 2)
+      return;
+    struct Candidate {
+      uint32_t rank;
+      size_t pos;
+      int32_t left, right, id;
+      bool operator>(const Candidate &o) const {
+        return rank != o.rank ? rank > o.rank : pos > o.pos;
       }
-      if (bestRank == UINT32_MAX)
-        return;
-      symbols[bestPos] = bestId;
-      symbols.erase(symbols.begin() + bestPos + 1);
+    };
+    std::vector<size_t> prev(n), next(n);
+    std::vector<bool> alive(n, true);
+    for (size_t i = 0; i < n; ++i) {
+      prev[i] = i - 1; // wraps for the first, never read
+      next[i] = i + 1;
     }
+    std::priority_queue<Candidate, std::vector<Candidate>, std::greater<>> heap;
+    auto push = [&](size_t pos) {
+      if (pos >= n || next[pos] >= n)
+        return;
+      auto it = merges.find(key(symbols[pos], symbols[next[pos]]));
+      if (it != merges.end())
+        heap.push({it->second.rank, pos, symbols[pos], symbols[next[pos]],
+                   it->second.id});
+    };
+    for (size_t i = 0; i + 1 < n; ++i)
+      push(i);
+    while (!heap.empty()) {
+      Candidate c = heap.top();
+      heap.pop();
+      size_t right = next[c.pos];
+      if (!alive[c.pos] || right >= n || symbols[c.pos] != c.left ||
+          symbols[right] != c.right)
+        continue;
+      symbols[c.pos] = c.id;
+      alive[right] = false;
+      next[c.pos] = next[right];
+      if (next[right] < n)
+        prev[next[right]] = c.pos;
+      if (prev[c.pos] < n)
+        push(prev[c.pos]);
+      push(c.pos);
+    }
+    size_t out = 0;
+    for (size_t i = 0; i < n; ++i)
+      if (alive[i])
+        symbols[out++] = symbols[i];
+    symbols.resize(out);
   }
 };
 

@@ -14,6 +14,7 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <cstring>
 
 using namespace lmopt::tokenizer;
@@ -76,13 +77,19 @@ Error lmopt::tokenizer::writeTokenDataset(
     llvm::ArrayRef<int64_t> labels) {
   assert((labels.empty() || labels.size() == examples.size()) &&
          "one label per example");
-  TokenDType dtype = vocabSize <= 65536 ? TokenDType::U16 : TokenDType::U32;
+  // uint16 when every id fits (the post-processor's ids may lie outside
+  // the vocabulary).
   uint64_t tokens = 0;
+  int32_t maxId = 0;
   for (const auto &ids : examples) {
     if (ids.size() > UINT32_MAX)
       return error("an example has more than 2^32 ids");
     tokens += ids.size();
+    for (int32_t id : ids)
+      maxId = std::max(maxId, id);
   }
+  TokenDType dtype =
+      vocabSize <= 65536 && maxId < 65536 ? TokenDType::U16 : TokenDType::U32;
   Error binError =
       writeAtomically(tokenDatasetBinPath(prefix), [&](llvm::raw_ostream &os) {
         std::vector<char> buffer;
