@@ -35,7 +35,7 @@ apt_packages=(
   cmake ninja-build ccache gcc g++ libc6-dev python3
   llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools clang-22
   libprotobuf-dev protobuf-compiler libdnnl-dev libfmt-dev
-  libgtest-dev zlib1g-dev
+  libgtest-dev zlib1g-dev libutf8proc-dev
 )
 # The fuzz build: clang finds no OpenMP (which the runtime's oneDNN steps
 # use) without libomp, and -fsanitize=fuzzer,address links clang's runtimes.
@@ -56,7 +56,7 @@ fi
 # Python packages for reference numerics in the tests (PyPI).
 python=${PYTHON:-python3}
 py_missing=()
-for mod in onnx onnxruntime numpy; do
+for mod in onnx onnxruntime numpy tokenizers; do
   "$python" -c "import $mod" 2>/dev/null || py_missing+=("$mod")
 done
 if ((${#py_missing[@]})); then

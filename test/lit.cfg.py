@@ -87,6 +87,12 @@ if config.lmopt_enable_cuda.upper() in ("ON", "1", "TRUE", "YES"):
                 config.available_features.add("cuda-device")
         except (OSError, subprocess.SubprocessError):
             pass
+# The tokenizer tool, and the tokenizer fixtures (scripts/make_tokenizer_fixtures.py).
+llvm_config.add_tool_substitutions(
+    [ToolSubst("lmopt-tokenize", unresolved="fatal")], tool_dirs)
+config.substitutions.append(
+    ("%tokenizers",
+     os.path.join(config.lmopt_src_root, "test", "models", "tokenizers")))
 # The compiler driver.
 llvm_config.add_tool_substitutions(
     [ToolSubst("lmopt-compile", unresolved="fatal")], tool_dirs)
