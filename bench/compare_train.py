@@ -9,7 +9,15 @@ groups, clipping 1.0, dropout off), and times optimizer steps of
 groups, clip_grad_norm_ 1.0, model.eval() so dropout is off) at the same
 batch, sequence and thread count, in one run. Prints seconds per step
 (after one warm-up step), the ratio lmopt / PyTorch, each process's peak
-RSS, and both first-step losses (same weights and batch).
+resident memory (VmHWM, which does not count the bench's own memory the way
+a child's ru_maxrss does), and both first-step losses (same weights and
+batch).
+
+With --dropout P: the model has dropout P (hidden and attention
+probabilities) and is exported in training mode; lmopt runs it with dropout
+on (Philox masks) and compiled with --disable-dropout, PyTorch in train()
+and eval() mode: the seed's claim that turning dropout off speeds training
+up, on both.
 
 With --precision bf16: lmopt-compile --precision=bf16 (bf16 products into
 f32, f32 parameters and optimizer) against PyTorch under
@@ -17,7 +25,7 @@ torch.autocast("cpu", dtype=torch.bfloat16) (the same split).
 
 usage: bench/compare_train.py [--config base|small] [--batch 8] [--seq 128]
                               [--steps 5] [--threads 2] [--build build]
-                              [--precision fp32|bf16]
+                              [--precision fp32|bf16] [--dropout P]
 """
 import argparse
 import os
@@ -45,7 +53,8 @@ import resource, sys, time, numpy as np, torch
 from fnmatch import fnmatch
 torch.set_num_threads(int(sys.argv[3]))
 model = torch.load(sys.argv[1], weights_only=False)
-model.eval()
+dropout = sys.argv[7] == "on"
+model.train(dropout)
 data = np.load(sys.argv[2])
 steps = int(sys.argv[4])
 names = {n for n, _ in model.named_parameters()}
@@ -70,7 +79,10 @@ for step in range(steps + 1):
     losses.append(loss.item())
 print("first_loss", losses[0])
 print("step_seconds", sum(times[1:]) / steps)
-print("peak_rss_kib", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+# VmHWM starts anew at exec; ru_maxrss would count the bench's own memory,
+# which a forked child inherits as its high-water mark.
+print("peak_rss_kib", next(int(line.split()[1]) for line in open("/proc/self/status")
+                           if line.startswith("VmHWM:")))
 """
 
 
@@ -84,6 +96,7 @@ def main() -> int:
     parser.add_argument("--lr", type=float, default=2e-5)
     parser.add_argument("--build", default=os.path.join(ROOT, "build"))
     parser.add_argument("--precision", default="fp32", choices=("fp32", "bf16"))
+    parser.add_argument("--dropout", type=float, default=0.0)
     args = parser.parse_args()
 
     import torch
@@ -92,8 +105,8 @@ def main() -> int:
     work = tempfile.mkdtemp(prefix="lmopt-train-bench-")
     torch.manual_seed(0)
     config = BertConfig(vocab_size=30522, max_position_embeddings=512,
-                        num_labels=2, hidden_dropout_prob=0.0,
-                        attention_probs_dropout_prob=0.0,
+                        num_labels=2, hidden_dropout_prob=args.dropout,
+                        attention_probs_dropout_prob=args.dropout,
                         attn_implementation="eager", **CONFIGS[args.config])
     model = BertForSequenceClassification(config).eval()
     rng = np.random.default_rng(0)
@@ -120,60 +133,79 @@ def main() -> int:
 
     inputs = tuple(torch.from_numpy(data[k]) for k in
                    ("input_ids", "attention_mask", "token_type_ids"))
+    # With dropout, a training-mode export keeps the Dropout nodes.
+    training = (torch.onnx.TrainingMode.TRAINING if args.dropout
+                else torch.onnx.TrainingMode.EVAL)
     torch.onnx.export(Logits(model), inputs, onnx_path, dynamo=False,
-                      opset_version=17,
+                      opset_version=17, training=training,
+                      do_constant_folding=not args.dropout,
                       input_names=["input_ids", "attention_mask", "token_type_ids"],
                       output_names=["logits"])
+    model.eval()
     torch_path = os.path.join(work, "model.pt")
     torch.save(model, torch_path)
 
     bin_dir = os.path.join(args.build, "bin")
-    bundle = os.path.join(work, "train.lmopt")
     shapes = [f"--input-shape={n}:{b}x{s}" for n in
               ("input_ids", "attention_mask", "token_type_ids")]
-    start = time.perf_counter()
-    subprocess.run([os.path.join(bin_dir, "lmopt-compile"), onnx_path, "--train",
-                    "--loss=cross-entropy:logits,labels", f"--lr={args.lr}",
-                    "--weight-decay=0.01", "--clip-norm=1.0", "--disable-dropout",
-                    "--lr-schedule=constant", f"--precision={args.precision}",
-                    *shapes, "-o", bundle],
-                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    compile_seconds = time.perf_counter() - start
-
-    losses = os.path.join(work, "losses.txt")
     env = dict(os.environ, OMP_NUM_THREADS=str(args.threads))
-    lm = subprocess.Popen([os.path.join(bin_dir, "lmopt-train"), bundle,
-                           "--data", data_path, "--steps", str(args.steps + 1),
-                           "--no-shuffle", f"--num-threads={args.threads}",
-                           "--log-losses", losses, "--log-every=0"],
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          text=True, env=env)
-    lm.stdout.read()
-    err = lm.stderr.read()
-    _, status, usage = os.wait4(lm.pid, 0)
-    if os.waitstatus_to_exitcode(status) != 0:
-        sys.exit(f"lmopt-train failed:\n{err}")
-    lm_rss = usage.ru_maxrss
-    match = re.search(r"\(([0-9.]+) s per step after the first\)", err)
-    lm_step = float(match.group(1))
-    lm_loss = float(open(losses).readline())
 
-    py = subprocess.run([sys.executable, "-c", PYTORCH, torch_path, data_path,
-                         str(args.threads), str(args.steps), str(args.lr),
-                         args.precision],
-                        capture_output=True, text=True, env=env, check=True)
-    fields = dict(line.split() for line in py.stdout.splitlines())
-    py_step = float(fields["step_seconds"])
+    def compile_bundle(name, dropout):
+        bundle = os.path.join(work, name)
+        start = time.perf_counter()
+        subprocess.run([os.path.join(bin_dir, "lmopt-compile"), onnx_path,
+                        "--train", "--loss=cross-entropy:logits,labels",
+                        f"--lr={args.lr}", "--weight-decay=0.01",
+                        "--clip-norm=1.0", "--lr-schedule=constant",
+                        f"--precision={args.precision}", *shapes,
+                        *([] if dropout else ["--disable-dropout"]),
+                        "-o", bundle],
+                       check=True, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL)
+        return bundle, time.perf_counter() - start
 
+    def run_lmopt(bundle):
+        losses = bundle + ".losses.txt"
+        lm = subprocess.Popen([os.path.join(bin_dir, "lmopt-train"), bundle,
+                               "--data", data_path, "--steps", str(args.steps + 1),
+                               "--no-shuffle", f"--num-threads={args.threads}",
+                               "--log-losses", losses, "--log-every=0"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True, env=env)
+        lm.stdout.read()
+        err = lm.stderr.read()
+        if lm.wait() != 0:
+            sys.exit(f"lmopt-train failed:\n{err}")
+        match = re.search(r"\(([0-9.]+) s per step after the first\)", err)
+        peak = re.search(r"peak memory: ([0-9]+) MiB", err)
+        return (float(match.group(1)), float(open(losses).readline()),
+                float(peak.group(1)))
+
+    def run_pytorch(dropout):
+        py = subprocess.run([sys.executable, "-c", PYTORCH, torch_path, data_path,
+                             str(args.threads), str(args.steps), str(args.lr),
+                             args.precision, "on" if dropout else "off"],
+                            capture_output=True, text=True, env=env, check=True)
+        fields = dict(line.split() for line in py.stdout.splitlines())
+        return (float(fields["step_seconds"]), float(fields["first_loss"]),
+                int(fields["peak_rss_kib"]) / 1024)
+
+    runs = [False] + ([True] if args.dropout else [])
     print(f"model: BERT-{args.config} classifier, batch {b}, sequence {s}, "
-          f"{args.threads} threads, {args.precision}, dropout off, AdamW (decay groups), "
+          f"{args.threads} threads, {args.precision}, AdamW (decay groups), "
           f"clip 1.0; {args.steps} timed steps after one warm-up")
-    print(f"lmopt compile: {compile_seconds:.1f} s")
-    print(f"lmopt:   {lm_step:.3f} s/step   first loss {lm_loss:.6f}"
-          f"   peak RSS {lm_rss / 1024:.0f} MiB")
-    print(f"PyTorch: {py_step:.3f} s/step   first loss {float(fields['first_loss']):.6f}"
-          f"   peak RSS {int(fields['peak_rss_kib']) / 1024:.0f} MiB")
-    print(f"ratio lmopt / PyTorch: {lm_step / py_step:.2f}")
+    for dropout in runs:
+        bundle, compile_seconds = compile_bundle(
+            "train-dropout.lmopt" if dropout else "train.lmopt", dropout)
+        lm_step, lm_loss, lm_rss = run_lmopt(bundle)
+        py_step, py_loss, py_rss = run_pytorch(dropout)
+        label = f"dropout {args.dropout:g}" if dropout else "dropout off"
+        print(f"[{label}] lmopt compile: {compile_seconds:.1f} s")
+        print(f"[{label}] lmopt:   {lm_step:.3f} s/step   first loss {lm_loss:.6f}"
+              f"   peak RSS {lm_rss:.0f} MiB")
+        print(f"[{label}] PyTorch: {py_step:.3f} s/step   first loss {py_loss:.6f}"
+              f"   peak RSS {py_rss:.0f} MiB")
+        print(f"[{label}] ratio lmopt / PyTorch: {lm_step / py_step:.2f}")
     return 0
 
 

@@ -340,6 +340,26 @@ static std::vector<NamedTensor> gather(const Dataset &data,
   return out;
 }
 
+/// This process's peak resident memory: VmHWM of /proc/self/status, which
+/// (unlike getrusage's ru_maxrss) starts anew at exec and so does not count
+/// the memory of the process that started this one. nullopt off Linux.
+static std::optional<int64_t> peakResidentKiB() {
+  // A stream: procfs reports a size of 0.
+  auto status = llvm::MemoryBuffer::getFileAsStream("/proc/self/status");
+  if (!status)
+    return std::nullopt;
+  llvm::SmallVector<llvm::StringRef> lines;
+  (*status)->getBuffer().split(lines, '\n');
+  for (llvm::StringRef line : lines) {
+    if (!line.consume_front("VmHWM:"))
+      continue;
+    int64_t kib = 0;
+    if (!line.trim().split(' ').first.getAsInteger(10, kib))
+      return kib;
+  }
+  return std::nullopt;
+}
+
 /// The dropout masks' seed for micro-batch `micro` of optimizer step
 /// `step`: a function of --seed and the position alone, so a resumed run
 /// draws the masks an uninterrupted one would (splitmix64's finalizer).
@@ -738,5 +758,7 @@ int main(int argc, char **argv) {
                                  rest / double(at.step - startStep - 1));
   }
   llvm::errs() << "\n";
+  if (std::optional<int64_t> peak = peakResidentKiB())
+    llvm::errs() << "peak memory: " << *peak / 1024 << " MiB\n";
   return 0;
 }
