@@ -38,6 +38,8 @@ import time
 import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+from classifier_onnx import export_classifier  # noqa: E402
 
 CONFIGS = {
     # BERT-base: 110M parameters.
@@ -122,26 +124,8 @@ def main() -> int:
     np.savez(data_path, **data)
     onnx_path = os.path.join(work, "model.onnx")
 
-    class Logits(torch.nn.Module):
-        def __init__(self, inner):
-            super().__init__()
-            self.inner = inner
-
-        def forward(self, input_ids, attention_mask, token_type_ids):
-            return self.inner(input_ids=input_ids, attention_mask=attention_mask,
-                              token_type_ids=token_type_ids).logits
-
-    inputs = tuple(torch.from_numpy(data[k]) for k in
-                   ("input_ids", "attention_mask", "token_type_ids"))
     # With dropout, a training-mode export keeps the Dropout nodes.
-    training = (torch.onnx.TrainingMode.TRAINING if args.dropout
-                else torch.onnx.TrainingMode.EVAL)
-    torch.onnx.export(Logits(model), inputs, onnx_path, dynamo=False,
-                      opset_version=17, training=training,
-                      do_constant_folding=not args.dropout,
-                      input_names=["input_ids", "attention_mask", "token_type_ids"],
-                      output_names=["logits"])
-    model.eval()
+    export_classifier(model, data, onnx_path, training=bool(args.dropout))
     torch_path = os.path.join(work, "model.pt")
     torch.save(model, torch_path)
 

@@ -295,6 +295,8 @@ static FailureOr<OwningOpRef<ModuleOp>> importModel(MLIRContext &context,
                                              array.tensor.shape.end()));
       }
     }
+    // Training keeps each source parameter its own (ImportOptions).
+    options.untieInitializerAliases = lmopt_compile::isTrainingRequested();
     return mlir::lmopt::importONNXModel(context, inputFile, options);
   }
   if (!inputShapes.empty() || !inputShapesFrom.empty()) {

@@ -40,6 +40,13 @@ static llvm::cl::opt<std::string>
                                 "only function)"),
                  llvm::cl::init("main"));
 
+static llvm::cl::opt<bool> untieInitializerAliases(
+    "untie-initializer-aliases",
+    llvm::cl::desc("With --import-onnx: an Identity of a float initializer "
+                   "becomes a constant of its own named after its output "
+                   "(the parameters an exporter deduplicated; what "
+                   "lmopt-compile --train does)"));
+
 static llvm::cl::opt<bool> exportONNX(
     "export-onnx",
     llvm::cl::desc("Export lmopt IR (or an ONNX model, imported first) as an "
@@ -61,6 +68,7 @@ static llvm::cl::opt<int64_t> onnxOpset(
 static FailureOr<lmopt::ImportOptions> getImportOptions(MLIRContext *ctx) {
   lmopt::ImportOptions options;
   options.functionName = functionName;
+  options.untieInitializerAliases = untieInitializerAliases;
   for (const std::string &spec : inputShapes) {
     if (llvm::Error error = lmopt::parseInputShape(spec, options)) {
       emitError(UnknownLoc::get(ctx)) << llvm::toString(std::move(error));

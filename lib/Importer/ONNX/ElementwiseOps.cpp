@@ -11,7 +11,9 @@
 #include "lmopt/Dialect/Lmopt/IR/LmoptOps.h"
 #include "lmopt/Dialect/Lmopt/IR/ShapeUtils.h"
 
+#include "mlir/IR/AsmState.h"
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 
 using namespace mlir;
 using namespace mlir::lmopt;
@@ -261,9 +263,47 @@ static LogicalResult convertIsNaN(NodeContext &ctx) {
   return success();
 }
 
+/// A copy of the float constant `original` as a resource of its own, named
+/// `name`: a distinct attribute, so that neither CSE nor the folder's
+/// constant uniquing merges it back into the original.
+static Value untieConstant(NodeContext &ctx, ConstantOp original,
+                           StringRef name) {
+  ElementsAttr value = original.getValue();
+  auto type = llvm::cast<RankedTensorType>(value.getType());
+  std::vector<char> bytes;
+  if (auto resource = llvm::dyn_cast<DenseResourceElementsAttr>(value)) {
+    ArrayRef<char> data = resource.getRawHandle().getBlob()->getData();
+    bytes.assign(data.begin(), data.end());
+  } else {
+    auto dense = llvm::cast<DenseElementsAttr>(value);
+    for (APFloat element : dense.getValues<APFloat>()) {
+      APInt bits = element.bitcastToAPInt();
+      for (unsigned i = 0; i < bits.getBitWidth() / 8; ++i)
+        bytes.push_back(char(bits.extractBitsAsZExtValue(8, i * 8)));
+    }
+  }
+  auto attr = DenseResourceElementsAttr::get(
+      type, name,
+      HeapAsmResourceBlob::allocateAndCopyWithAlign(bytes, alignof(uint64_t)));
+  return ConstantOp::create(ctx.getBuilder(),
+                            NameLoc::get(StringAttr::get(ctx.getContext(), name),
+                                         ctx.getLoc()),
+                            attr)
+      .getOutput();
+}
+
 static LogicalResult convertIdentity(NodeContext &ctx) {
   if (failed(ctx.checkInputs(1, 1)))
     return failure();
+  if (ctx.untiesInitializerAliases() && ctx.hasOutput(0)) {
+    auto constant = ctx.getInput(0).getDefiningOp<ConstantOp>();
+    auto type = llvm::dyn_cast<RankedTensorType>(ctx.getInput(0).getType());
+    if (constant && type && type.getRank() >= 1 &&
+        llvm::isa<FloatType>(type.getElementType())) {
+      ctx.setOutput(0, untieConstant(ctx, constant, ctx.getOutputName(0)));
+      return success();
+    }
+  }
   std::optional<KnownInts> known;
   if (const KnownInts *k = ctx.getKnown(0))
     known = *k;

@@ -31,6 +31,7 @@ public:
   LogicalResult importInto(ModuleOp module);
 
   OpBuilder &getBuilder() { return builder; }
+  const ImportOptions &getOptions() const { return options; }
   Location getFileLoc() const { return fileLoc; }
 
   /// The value named `name`, materializing an initializer on first use; null

@@ -126,6 +126,14 @@ FailureOr<SmallVector<int64_t>> NodeContext::getConstantInts(size_t index,
 
 size_t NodeContext::getNumOutputs() const { return node.output_size(); }
 
+StringRef NodeContext::getOutputName(size_t index) const {
+  return hasOutput(index) ? StringRef(node.output(int(index))) : StringRef();
+}
+
+bool NodeContext::untiesInitializerAliases() const {
+  return graph.getOptions().untieInitializerAliases;
+}
+
 bool NodeContext::hasOutput(size_t index) const {
   return index < static_cast<size_t>(node.output_size()) &&
          !node.output(index).empty();

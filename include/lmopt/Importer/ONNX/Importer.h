@@ -33,6 +33,13 @@ struct ImportOptions {
   /// Initializers of more bytes than this become `dense_resource` blobs;
   /// smaller ones are printed inline.
   size_t inlineConstantLimit = 64;
+  /// An `Identity` of a float initializer becomes a constant of its own,
+  /// named after the Identity's output, instead of another name for the
+  /// initializer: exporters deduplicate equal initializers (a fresh model's
+  /// zero biases, unit norm weights) behind such Identity nodes, and
+  /// training must keep each source parameter its own (lmopt-compile
+  /// --train).
+  bool untieInitializerAliases = false;
 };
 
 /// Parses "name:1x128" (a `?` keeps a dim dynamic) and adds it to `options`.

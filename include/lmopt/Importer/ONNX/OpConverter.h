@@ -64,6 +64,10 @@ public:
   int64_t getOpset() const { return opset; }
   /// The node's name, or the name of its first output for unnamed nodes.
   StringRef getName() const;
+  /// The name of output `index` ("" when absent).
+  StringRef getOutputName(size_t index) const;
+  /// ImportOptions::untieInitializerAliases.
+  bool untiesInitializerAliases() const;
   Location getLoc() const { return loc; }
   OpBuilder &getBuilder();
   MLIRContext *getContext() { return loc.getContext(); }
