@@ -24,6 +24,9 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/JSON.h"
+#include "lmopt/Tokenizer/TokenDataset.h"
+#include "lmopt/Tokenizer/Tokenizer.h"
+
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
@@ -49,8 +52,14 @@ static cl::opt<std::string> bundlePath(cl::Positional, cl::Required,
 static cl::opt<std::string>
     dataPath("data",
              cl::desc("Training examples: an .npz with one array per input "
-                      "of train_step (and the labels), one row per example"),
+                      "of train_step (and the labels), one row per example, "
+                      "or a token dataset of lmopt-tokenize (PREFIX.idx)"),
              cl::value_desc("train.npz"), cl::cat(category));
+static cl::opt<std::string> tokenizerPath(
+    "tokenizer",
+    cl::desc("With token datasets: refuse one written with another "
+             "tokenizer than this tokenizer.json"),
+    cl::value_desc("tokenizer.json"), cl::cat(category));
 static cl::opt<std::string>
     evalPath("eval",
              cl::desc("Validation examples, evaluated after each epoch "
@@ -255,13 +264,99 @@ static Schedule readSchedule(const Session &session) {
 /// Reads `path` and checks it against `entry`'s inputs: one array per
 /// input but `skip`, the same number of rows, each row of the input's
 /// dtype and dims.
+/// Whether `path` names a token dataset (lmopt-tokenize --format dataset).
+static bool isTokenDataset(llvm::StringRef path) {
+  return path.ends_with(".idx") || path.ends_with(".bin");
+}
+
+/// The arrays an .npz would hold for the token dataset at `path`: each
+/// example's ids padded with 0 to the entry's sequence length (its bound
+/// when symbolic), the attention mask, zero token types and the labels.
+static std::vector<NamedTensor>
+readTokenDataset(const std::string &path, const EntryInfo &entry,
+                 const std::vector<std::string> &skip,
+                 const Schedule &schedule) {
+  std::optional<uint64_t> hash;
+  if (!tokenizerPath.empty()) {
+    auto tokenizer = lmopt::tokenizer::Tokenizer::loadFile(tokenizerPath);
+    if (!tokenizer)
+      fail("--tokenizer: " + llvm::toString(tokenizer.takeError()));
+    hash = (*tokenizer)->fingerprint();
+  }
+  auto reader = lmopt::tokenizer::TokenDatasetReader::open(path, hash);
+  if (!reader) // The reader's messages name the file.
+    fail(llvm::toString(reader.takeError()));
+  const lmopt::tokenizer::TokenDatasetReader &dataset = **reader;
+  auto n = int64_t(dataset.size());
+  int64_t seq = -1;
+  for (const ValueInfo &input : entry.inputs)
+    if (input.name == "input_ids" && input.dims.size() == 2)
+      seq = input.dims[1] >= 0 ? input.dims[1] : input.maxDims[1];
+  if (seq < 0)
+    fail("'" + path + "': a token dataset feeds an [examples, length] "
+         "input 'input_ids', which " + entry.name + " does not take");
+  std::vector<NamedTensor> arrays;
+  auto add = [&](const std::string &name, std::vector<int64_t> shape) {
+    NamedTensor t;
+    t.name = name;
+    t.tensor.dtype = DType::I64;
+    t.tensor.shape = std::move(shape);
+    t.tensor.data.assign(size_t(t.tensor.elementCount()) * sizeof(int64_t), 0);
+    arrays.push_back(std::move(t));
+    return arrays.size() - 1;
+  };
+  std::optional<size_t> ids, mask, labels;
+  for (const ValueInfo &input : entry.inputs) {
+    if (llvm::is_contained(skip, input.name))
+      continue;
+    if (input.name == "input_ids")
+      ids = add(input.name, {n, seq});
+    else if (input.name == "attention_mask")
+      mask = add(input.name, {n, seq});
+    else if (input.name == "token_type_ids")
+      add(input.name, {n, seq});
+    else if (input.name == schedule.labels && input.dims.size() == 1)
+      labels = add(input.name, {n});
+    else
+      fail("'" + path + "': a token dataset gives input_ids, "
+           "attention_mask, token_type_ids and [examples] labels; " +
+           entry.name + " also takes '" + input.name + "' " +
+           formatDims(input.dims));
+  }
+  if (labels && !dataset.hasLabels())
+    fail("'" + path + "' has no labels, which " + entry.name +
+         " takes as '" + schedule.labels +
+         "'; tokenize with --label-field");
+  std::vector<int32_t> example;
+  for (int64_t i = 0; i < n; ++i) {
+    dataset.example(uint64_t(i), example);
+    if (int64_t(example.size()) > seq)
+      fail("'" + path + "': example " + std::to_string(i) + " has " +
+           std::to_string(example.size()) + " tokens; the bundle takes at "
+           "most " + std::to_string(seq) + " (tokenize with --max-length " +
+           std::to_string(seq) + ")");
+    int64_t *row = arrays[*ids].tensor.as<int64_t>() + i * seq;
+    for (size_t j = 0; j < example.size(); ++j)
+      row[j] = example[j];
+    if (mask)
+      std::fill_n(arrays[*mask].tensor.as<int64_t>() + i * seq,
+                  example.size(), int64_t(1));
+    if (labels)
+      arrays[*labels].tensor.as<int64_t>()[i] = dataset.label(uint64_t(i));
+  }
+  return arrays;
+}
+
 static Dataset readDataset(const std::string &path, const EntryInfo &entry,
                            int64_t batchSize,
                            const std::vector<std::string> &skip,
                            const Schedule &schedule) {
   Dataset data;
   data.path = path;
-  check(readNpz(path, data.arrays), "'" + path + "'");
+  if (isTokenDataset(path))
+    data.arrays = readTokenDataset(path, entry, skip, schedule);
+  else
+    check(readNpz(path, data.arrays), "'" + path + "'");
   std::vector<std::string> wanted;
   for (const ValueInfo &input : entry.inputs)
     if (!llvm::is_contained(skip, input.name))
@@ -318,6 +413,54 @@ static Dataset readDataset(const std::string &path, const EntryInfo &entry,
     fail("'" + path + "' has " + std::to_string(data.count) +
          " examples, fewer than one batch of " + std::to_string(batchSize));
   return data;
+}
+
+/// With a symbolic sequence dim (lmopt-compile --max-shape), a batch runs
+/// at its longest example's length instead of the bound: the columns after
+/// the last attention-mask 1 of every row are dropped from each [batch,
+/// length] input whose length is symbolic. Returns that length.
+static int64_t trimPadding(std::vector<NamedTensor> &inputs,
+                           const EntryInfo &entry) {
+  auto info = [&](const std::string &name) -> const ValueInfo * {
+    for (const ValueInfo &input : entry.inputs)
+      if (input.name == name)
+        return &input;
+    return nullptr;
+  };
+  auto maskIt = llvm::find_if(inputs, [](const NamedTensor &t) {
+    return t.name == "attention_mask";
+  });
+  const ValueInfo *maskInfo = info("attention_mask");
+  if (maskIt == inputs.end() || !maskInfo || maskInfo->dims.size() != 2 ||
+      maskInfo->dims[1] >= 0 || maskIt->tensor.shape.size() != 2 ||
+      maskIt->tensor.dtype != DType::I64)
+    return -1;
+  const int64_t rows = maskIt->tensor.shape[0], full = maskIt->tensor.shape[1];
+  const int64_t *mask = maskIt->tensor.as<int64_t>();
+  int64_t longest = 1;
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t j = full - 1; j >= longest; --j)
+      if (mask[r * full + j]) {
+        longest = j + 1;
+        break;
+      }
+  if (longest == full)
+    return full;
+  for (NamedTensor &t : inputs) {
+    const ValueInfo *in = info(t.name);
+    if (!in || in->dims.size() != 2 || in->dims[1] >= 0 ||
+        t.tensor.shape.size() != 2 || t.tensor.shape[1] != full)
+      continue;
+    size_t element = dtypeSize(t.tensor.dtype);
+    std::vector<uint8_t> kept(size_t(rows * longest) * element);
+    for (int64_t r = 0; r < rows; ++r)
+      std::memcpy(kept.data() + size_t(r * longest) * element,
+                  t.tensor.data.data() + size_t(r * full) * element,
+                  size_t(longest) * element);
+    t.tensor.data = std::move(kept);
+    t.tensor.shape[1] = longest;
+  }
+  return longest;
 }
 
 /// The rows `rows` of every array of `data`, as the inputs of one run.
@@ -489,6 +632,7 @@ static void evaluate(Session &session, const Dataset &data, int64_t batchSize,
   for (int64_t b = 0; b < batches; ++b) {
     std::iota(rows.begin(), rows.end(), b * batchSize);
     std::vector<NamedTensor> inputs = gather(data, rows), outputs;
+    trimPadding(inputs, session.entries()[size_t(entry)]);
     check(session.run("eval", inputs, outputs), "eval");
     lossSum += scalarOutput(outputs, "loss");
     if (schedule.loss != "cross-entropy" || outputs.size() < 2)
@@ -620,6 +764,8 @@ int main(int argc, char **argv) {
   // When the first step (which also sets up the steps' primitives) ended.
   std::optional<std::chrono::steady_clock::time_point> firstStepDone;
   int64_t startStep = at.step;
+  // Lengths the micro-batches ran at, when trimPadding applies.
+  int64_t trimmedTokens = 0, trimmedBatches = 0;
   std::vector<int64_t> order = epochOrder(data.count, at.epoch);
   auto endEpoch = [&](bool complete) {
     if (complete && evalData)
@@ -642,6 +788,10 @@ int main(int argc, char **argv) {
       llvm::ArrayRef<int64_t> rows(order.data() + at.batch * batchSize,
                                    size_t(batchSize));
       std::vector<NamedTensor> inputs = gather(data, rows), outputs;
+      if (int64_t length = trimPadding(inputs, train); length > 0) {
+        trimmedTokens += length;
+        ++trimmedBatches;
+      }
       inputs.push_back(scalar("accumulate", micro ? 1.0f : 0.0f));
       if (hasDropout) {
         NamedTensor t;
@@ -758,6 +908,16 @@ int main(int argc, char **argv) {
                                  rest / double(at.step - startStep - 1));
   }
   llvm::errs() << "\n";
+  if (trimmedBatches) {
+    int64_t bound = 0;
+    for (const ValueInfo &input : train.inputs)
+      if (input.name == "attention_mask")
+        bound = input.maxDims[1];
+    llvm::errs() << llvm::format(
+        "sequence: micro-batches ran at %.1f tokens on average (their "
+        "longest example's length; bound %lld)\n",
+        double(trimmedTokens) / double(trimmedBatches), (long long)bound);
+  }
   if (std::optional<int64_t> peak = peakResidentKiB())
     llvm::errs() << "peak memory: " << *peak / 1024 << " MiB\n";
   return 0;
