@@ -7,7 +7,13 @@
 - bpe.json: a GPT-2-style byte-level BPE (ByteLevel pre-tokenizer without a
   prefix space, <|endoftext|>) trained with the `tokenizers` BpeTrainer;
 - unigram.json: a Unigram model (NFKC, Metaspace, <s> $A </s> template)
-  trained with the `tokenizers` UnigramTrainer.
+  trained with the `tokenizers` UnigramTrainer;
+- sentencepiece.json: a SentencePiece Unigram model (sentencepiece's trainer,
+  its default nmt_nfkc rules) converted as transformers converts XLM-R's
+  sentencepiece.bpe.model (XLMRobertaConverter): the Precompiled charsmap,
+  Strip, Replace(Regex " {2,}"), Metaspace. Needs `pip install
+  sentencepiece` (regeneration only). test/Tokenizer/compare-precompiled.test
+  derives the ALBERT and DeBERTa-v2 normalizer sequences from it.
 
 The training corpus is messy_text.py's output with another seed, so that the
 vocabularies cover the scripts the comparison text uses.
@@ -79,6 +85,37 @@ def train_unigram(out):
     tok.save(out)
 
 
+def train_sentencepiece(out):
+    import importlib
+    import tempfile
+
+    import sentencepiece as spm
+
+    convert = importlib.import_module("transformers.convert_slow_tokenizer")
+    with tempfile.TemporaryDirectory() as tmp:
+        text = os.path.join(tmp, "corpus.txt")
+        with open(text, "w") as fh:
+            fh.write("\n".join(line.replace("\n", " ") for line in corpus()))
+        spm.SentencePieceTrainer.train(
+            input=text, model_prefix=os.path.join(tmp, "sp"), vocab_size=1500,
+            model_type="unigram", character_coverage=0.9995,
+            normalization_rule_name="nmt_nfkc", minloglevel=2)
+
+        class Slow:  # what XLMRobertaConverter reads of a slow tokenizer
+            vocab_file = os.path.join(tmp, "sp.model")
+            legacy = True
+            add_prefix_space = True
+            handle_byte_fallback = False
+
+            @staticmethod
+            def convert_tokens_to_ids(token):
+                # XLM-R's fairseq ids ahead of the pieces (the converter's
+                # vocab starts with them).
+                return {"<s>": 0, "<pad>": 1, "</s>": 2, "<unk>": 3}[token]
+
+        convert.XLMRobertaConverter(Slow()).converted().save(out)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out",
@@ -89,6 +126,7 @@ def main():
     shutil.copyfile(minilm_path(), os.path.join(args.out, "minilm.json"))
     train_bpe(os.path.join(args.out, "bpe.json"))
     train_unigram(os.path.join(args.out, "unigram.json"))
+    train_sentencepiece(os.path.join(args.out, "sentencepiece.json"))
     for name in sorted(os.listdir(args.out)):
         size = os.path.getsize(os.path.join(args.out, name))
         print(f"{name}: {size} bytes")

@@ -11,6 +11,11 @@
 #include "JsonFields.h"
 #include "lmopt/Tokenizer/Unicode.h"
 
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/Base64.h"
+#include "llvm/Support/Regex.h"
+
+#include <optional>
 #include <vector>
 
 using namespace lmopt::tokenizer;
@@ -143,6 +148,113 @@ public:
   }
 };
 
+/// Replace with a Regex pattern, through LLVM's POSIX extended regular
+/// expressions: the patterns converted tokenizers use (" {2,}") mean the
+/// same there as in Oniguruma; one LLVM cannot compile is refused.
+class RegexReplaceNormalizer : public Normalizer {
+public:
+  explicit RegexReplaceNormalizer(llvm::Regex regex, std::string content)
+      : regex(std::move(regex)), content(std::move(content)) {}
+  void normalize(std::string &text) const override {
+    std::string out;
+    llvm::StringRef rest = text;
+    llvm::SmallVector<llvm::StringRef, 1> matches;
+    while (!rest.empty() && regex.match(rest, &matches)) {
+      size_t at = size_t(matches[0].data() - rest.data());
+      size_t length = matches[0].size();
+      out.append(rest.data(), at).append(content);
+      if (length == 0) {
+        // An empty match: keep one character and go on after it.
+        size_t next = at;
+        decodeUtf8(rest, next);
+        out.append(rest.data() + at, next - at);
+        length = next - at;
+      }
+      rest = rest.drop_front(at + length);
+    }
+    out.append(rest.data(), rest.size());
+    text = std::move(out);
+  }
+
+private:
+  llvm::Regex regex;
+  std::string content;
+};
+
+/// SentencePiece's normalization rules as `tokenizers` applies them
+/// (normalizers/precompiled.rs with spm_precompiled's trie): the charsmap is
+/// a Darts double-array trie from UTF-8 strings to offsets of
+/// NUL-terminated replacements. Each grapheme shorter than 6 bytes whose
+/// bytes start with a key is replaced whole by the replacement of the
+/// shortest such key; otherwise each character is looked up on its own.
+class PrecompiledNormalizer : public Normalizer {
+public:
+  std::vector<uint32_t> trie;
+  std::string replacements;
+
+  void normalize(std::string &text) const override {
+    std::string out;
+    out.reserve(text.size());
+    for (size_t pos = 0; pos < text.size();) {
+      size_t end = graphemeEnd(text, pos);
+      llvm::StringRef grapheme(text.data() + pos, end - pos);
+      if (grapheme.size() < 6) {
+        if (std::optional<llvm::StringRef> norm = transform(grapheme)) {
+          out.append(norm->data(), norm->size());
+          pos = end;
+          continue;
+        }
+      }
+      for (size_t at = pos; at < end;) {
+        size_t next = at;
+        decodeUtf8(text, next);
+        llvm::StringRef part(text.data() + at, next - at);
+        std::optional<llvm::StringRef> norm = transform(part);
+        out.append(norm ? norm->data() : part.data(),
+                   norm ? norm->size() : part.size());
+        at = next;
+      }
+      pos = end;
+    }
+    text = std::move(out);
+  }
+
+private:
+  static size_t offsetOf(uint32_t unit) {
+    return size_t(unit >> 10) << ((unit & (1u << 9)) >> 6);
+  }
+
+  /// The replacement of the shortest key that `chunk` starts with.
+  std::optional<llvm::StringRef> transform(llvm::StringRef chunk) const {
+    if (trie.empty())
+      return std::nullopt;
+    size_t node = offsetOf(trie[0]);
+    for (unsigned char c : chunk) {
+      if (c == 0)
+        break;
+      node ^= c;
+      if (node >= trie.size())
+        return std::nullopt;
+      uint32_t unit = trie[node];
+      if ((unit & ((1u << 31) | 0xFF)) != c)
+        return std::nullopt;
+      node ^= offsetOf(unit);
+      if ((unit >> 8) & 1) {
+        if (node >= trie.size())
+          return std::nullopt;
+        size_t begin = trie[node] & ((1u << 31) - 1);
+        if (begin > replacements.size())
+          return std::nullopt;
+        size_t stop = replacements.find('\0', begin);
+        if (stop == std::string::npos)
+          stop = replacements.size();
+        return llvm::StringRef(replacements.data() + begin, stop - begin);
+      }
+    }
+    return std::nullopt;
+  }
+};
+
 class SequenceNormalizer : public Normalizer {
 public:
   std::vector<std::unique_ptr<Normalizer>> steps;
@@ -180,17 +292,81 @@ static Expected<std::unique_ptr<Normalizer>> parseReplace(const Field &field) {
   auto n = std::make_unique<ReplaceNormalizer>();
   Field pattern = member(field, "pattern");
   Field string = member(pattern, "String");
-  if (string.isNull())
-    return fieldError(pattern.path,
-                      "only a String pattern is supported (not a Regex)");
-  Expected<llvm::StringRef> p = asString(string);
-  if (!p)
-    return p.takeError();
   Expected<llvm::StringRef> c = asString(member(field, "content"));
   if (!c)
     return c.takeError();
+  if (string.isNull()) {
+    Field regexField = member(pattern, "Regex");
+    if (regexField.isNull())
+      return fieldError(pattern.path, "expected a String or a Regex pattern");
+    Expected<llvm::StringRef> source = asString(regexField);
+    if (!source)
+      return source.takeError();
+    // Perl's escapes (\s, \d, \p{...}) mean something else, or nothing,
+    // to a POSIX engine: refused rather than matched differently.
+    for (size_t i = 0; i + 1 < source->size(); ++i)
+      if ((*source)[i] == '\\') {
+        char next = (*source)[i + 1];
+        if (llvm::isAlnum(next))
+          return fieldError(regexField.path,
+                            "regex '" + source->str() + "' uses the escape '\\" +
+                                std::string(1, next) +
+                                "', which lmopt's POSIX regexes do not have");
+        ++i;
+      }
+    llvm::Regex regex(*source);
+    std::string why;
+    if (source->empty() || !regex.isValid(why))
+      return fieldError(regexField.path,
+                        "regex '" + source->str() +
+                            "' is not a POSIX extended regular expression "
+                            "lmopt can compile" +
+                            (why.empty() ? std::string() : ": " + why));
+    return std::make_unique<RegexReplaceNormalizer>(std::move(regex),
+                                                    c->str());
+  }
+  Expected<llvm::StringRef> p = asString(string);
+  if (!p)
+    return p.takeError();
   n->pattern = p->str();
   n->content = c->str();
+  return n;
+}
+
+static Expected<std::unique_ptr<Normalizer>>
+parsePrecompiled(const Field &field) {
+  Field charsmapField = member(field, "precompiled_charsmap");
+  Expected<llvm::StringRef> encoded = asString(charsmapField);
+  if (!encoded)
+    return encoded.takeError();
+  std::vector<char> blob;
+  if (llvm::Error error = llvm::decodeBase64(*encoded, blob)) {
+    llvm::consumeError(std::move(error));
+    return fieldError(charsmapField.path, "is not base64");
+  }
+  auto readU32 = [&](size_t at) {
+    uint32_t v = 0;
+    for (int i = 3; i >= 0; --i)
+      v = (v << 8) | uint8_t(blob[at + size_t(i)]);
+    return v;
+  };
+  if (blob.size() < 4)
+    return fieldError(charsmapField.path, "holds no trie size");
+  uint32_t trieBytes = readU32(0);
+  if (trieBytes % 4 || trieBytes > blob.size() - 4)
+    return fieldError(charsmapField.path,
+                      "trie of " + std::to_string(trieBytes) +
+                          " bytes does not fit in the " +
+                          std::to_string(blob.size()) + "-byte charsmap");
+  auto n = std::make_unique<PrecompiledNormalizer>();
+  n->trie.resize(trieBytes / 4);
+  for (size_t i = 0; i < n->trie.size(); ++i)
+    n->trie[i] = readU32(4 + 4 * i);
+  n->replacements.assign(blob.begin() + 4 + trieBytes, blob.end());
+  std::string repaired;
+  if (repairUtf8(n->replacements, repaired) != 0)
+    return fieldError(charsmapField.path,
+                      "replacement strings are not valid UTF-8");
   return n;
 }
 
@@ -239,6 +415,8 @@ static Expected<std::unique_ptr<Normalizer>> parseField(const Field &field) {
   }
   if (*type == "Replace")
     return parseReplace(field);
+  if (*type == "Precompiled")
+    return parsePrecompiled(field);
   if (*type == "Sequence") {
     auto n = std::make_unique<SequenceNormalizer>();
     Field list = member(field, "normalizers");
@@ -259,7 +437,7 @@ static Expected<std::unique_ptr<Normalizer>> parseField(const Field &field) {
                     "unsupported normalizer '" + *type +
                         "' (supported: BertNormalizer, NFC, NFD, NFKC, NFKD, "
                         "Lowercase, StripAccents, Strip, Prepend, Replace, "
-                        "Sequence)");
+                        "Precompiled, Sequence)");
 }
 
 Expected<std::unique_ptr<Normalizer>>

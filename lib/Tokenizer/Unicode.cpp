@@ -113,6 +113,22 @@ size_t lmopt::tokenizer::countChars(llvm::StringRef text) {
   return count;
 }
 
+size_t lmopt::tokenizer::graphemeEnd(llvm::StringRef text, size_t pos) {
+  utf8proc_int32_t state = 0;
+  char32_t previous = decodeUtf8(text, pos);
+  while (pos < text.size()) {
+    size_t next = pos;
+    char32_t c = decodeUtf8(text, next);
+    if (utf8proc_grapheme_break_stateful(
+            static_cast<utf8proc_int32_t>(previous),
+            static_cast<utf8proc_int32_t>(c), &state))
+      break;
+    previous = c;
+    pos = next;
+  }
+  return pos;
+}
+
 static utf8proc_category_t category(char32_t c) {
   return utf8proc_category(static_cast<utf8proc_int32_t>(c));
 }

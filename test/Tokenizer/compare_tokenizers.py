@@ -59,6 +59,24 @@ def apply_variant(cfg, name):
     elif name == "prepend-first":
         cfg["pre_tokenizer"]["prepend_scheme"] = "first"
         cfg["decoder"]["prepend_scheme"] = "first"
+    elif name in ("albert", "deberta-v2"):
+        # The normalizer sequences transformers' AlbertConverter and
+        # DebertaV2Converter write around the same Precompiled charsmap.
+        steps = cfg["normalizer"]["normalizers"]
+        precompiled = next(s for s in steps if s["type"] == "Precompiled")
+        spaces = {"type": "Replace", "pattern": {"Regex": " {2,}"},
+                  "content": " "}
+        if name == "albert":
+            steps = [{"type": "Replace", "pattern": {"String": "``"},
+                      "content": '"'},
+                     {"type": "Replace", "pattern": {"String": "''"},
+                      "content": '"'},
+                     {"type": "NFKD"}, {"type": "StripAccents"},
+                     precompiled, spaces]
+        else:
+            steps = [{"type": "Strip", "strip_left": True,
+                      "strip_right": True}, precompiled, spaces]
+        cfg["normalizer"]["normalizers"] = steps
     elif name != "none":
         sys.exit(f"error: unknown variant {name}")
     return cfg

@@ -2,8 +2,9 @@
 //
 // The normalizers of Hugging Face `tokenizers` that lmopt implements:
 // BertNormalizer, NFC/NFD/NFKC/NFKD, Lowercase, StripAccents, Strip,
-// Prepend, Replace (with a string pattern) and Sequence. Others (Precompiled,
-// Replace with a regex) are refused with an error naming the field.
+// Prepend, Replace (a string, or a regex LLVM's POSIX engine compiles),
+// Precompiled (SentencePiece's charsmap) and Sequence. Others are refused
+// with an error naming the field.
 //
 //===----------------------------------------------------------------------===//
 

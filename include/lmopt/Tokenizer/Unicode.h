@@ -58,6 +58,10 @@ void normalize(std::string &text, NormalForm form);
 /// `char::to_lowercase` (U+0130 becomes "i\u0307").
 void lowercase(std::string &text);
 
+/// The end of the extended grapheme cluster (UAX #29, utf8proc's rules)
+/// that starts at byte `pos` of valid UTF-8 `text`.
+size_t graphemeEnd(llvm::StringRef text, size_t pos);
+
 } // namespace lmopt::tokenizer
 
 #endif // LMOPT_TOKENIZER_UNICODE_H
