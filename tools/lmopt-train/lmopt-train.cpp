@@ -80,6 +80,13 @@ static cl::opt<int64_t>
 static cl::opt<bool> noShuffle("no-shuffle",
                                cl::desc("Take batches in file order"),
                                cl::cat(category));
+static cl::opt<bool> groupByLength(
+    "group-by-length",
+    cl::desc("Batch examples of similar lengths (attention-mask counts) "
+             "together: after each epoch's shuffle, every run of 50 batches' "
+             "examples is sorted by length, longest first; with a bounded "
+             "length (--max-shape) a batch then pads only to its longest"),
+    cl::cat(category));
 static cl::opt<uint64_t>
     seed("seed", cl::desc("Seed of the shuffling and of the dropout masks "
                            "(default 0)"), cl::init(0),
@@ -196,6 +203,9 @@ struct Dataset {
   std::string path;
   std::vector<NamedTensor> arrays;
   int64_t count = 0;
+  /// Each example's attention-mask count (empty without an
+  /// attention_mask), for --group-by-length.
+  std::vector<int64_t> lengths;
 
   const NamedTensor *find(const std::string &name) const {
     for (const NamedTensor &t : arrays)
@@ -412,6 +422,17 @@ static Dataset readDataset(const std::string &path, const EntryInfo &entry,
   if (data.count < batchSize)
     fail("'" + path + "' has " + std::to_string(data.count) +
          " examples, fewer than one batch of " + std::to_string(batchSize));
+  if (const NamedTensor *mask = data.find("attention_mask");
+      mask && mask->tensor.dtype == DType::I64 &&
+      mask->tensor.shape.size() == 2) {
+    int64_t width = mask->tensor.shape[1];
+    const int64_t *values = mask->tensor.as<int64_t>();
+    data.lengths.resize(size_t(data.count));
+    for (int64_t i = 0; i < data.count; ++i)
+      data.lengths[size_t(i)] = std::count_if(
+          values + i * width, values + (i + 1) * width,
+          [](int64_t v) { return v != 0; });
+  }
   return data;
 }
 
@@ -532,12 +553,25 @@ static float scalarOutput(const std::vector<NamedTensor> &outputs,
 }
 
 /// The order of the examples in epoch `epoch`.
-static std::vector<int64_t> epochOrder(int64_t count, int64_t epoch) {
-  std::vector<int64_t> order(static_cast<size_t>(count));
+/// The examples of epoch `epoch` in the order they are batched: a seeded
+/// shuffle (or file order); with --group-by-length, each run of 50 batches
+/// then sorted by length, longest first (stable, so ties keep the shuffle).
+static std::vector<int64_t> epochOrder(const Dataset &data, int64_t epoch,
+                                       int64_t batchSize) {
+  std::vector<int64_t> order(static_cast<size_t>(data.count));
   std::iota(order.begin(), order.end(), 0);
   if (!noShuffle) {
     std::mt19937_64 rng(seed * 1000003u + uint64_t(epoch));
     std::shuffle(order.begin(), order.end(), rng);
+  }
+  if (groupByLength && !data.lengths.empty()) {
+    size_t group = size_t(batchSize) * 50;
+    for (size_t begin = 0; begin < order.size(); begin += group) {
+      auto end = order.begin() + std::min(order.size(), begin + group);
+      std::stable_sort(order.begin() + begin, end, [&](int64_t a, int64_t b) {
+        return data.lengths[size_t(a)] > data.lengths[size_t(b)];
+      });
+    }
   }
   return order;
 }
@@ -560,6 +594,7 @@ static void writeCheckpoint(Session &session, const Position &at,
       {"states", states},         {"step", at.step},
       {"epoch", at.epoch},        {"batch", at.batch},
       {"seed", int64_t(seed)},    {"shuffle", !noShuffle},
+      {"group_by_length", bool(groupByLength)},
       {"bundle_meta_size", int64_t(session.meta().size())}};
   std::string json;
   llvm::raw_string_ostream os(json);
@@ -607,9 +642,10 @@ static Position readCheckpoint(Session &session, std::string &statesName) {
     fail("--resume: the checkpoint in '" + checkpointDir +
          "' was written for another bundle");
   if (object->getInteger("seed").value_or(-1) != int64_t(seed) ||
-      object->getBoolean("shuffle").value_or(true) == noShuffle)
-    fail("--resume: give the same --seed and --no-shuffle as the run that "
-         "wrote the checkpoint");
+      object->getBoolean("shuffle").value_or(true) == noShuffle ||
+      object->getBoolean("group_by_length").value_or(false) != groupByLength)
+    fail("--resume: give the same --seed, --no-shuffle and "
+         "--group-by-length as the run that wrote the checkpoint");
   statesName = states->str();
   check(session.loadStates(checkpointFile(statesName)),
         "--resume: '" + checkpointFile(statesName) + "'");
@@ -703,8 +739,15 @@ int main(int argc, char **argv) {
   bool hasDropout = llvm::any_of(train.inputs, [](const ValueInfo &input) {
     return input.name == "dropout_seed";
   });
+  auto readStart = std::chrono::steady_clock::now();
   Dataset data = readDataset(dataPath, train, batchSize,
                              {"accumulate", "dropout_seed"}, schedule);
+  double readSeconds = std::chrono::duration<double>(
+                           std::chrono::steady_clock::now() - readStart)
+                           .count();
+  if (groupByLength && data.lengths.empty())
+    fail("--group-by-length: '" + dataPath +
+         "' has no [examples, length] attention_mask to measure lengths by");
   std::optional<Dataset> evalData;
   if (!evalPath.empty()) {
     long evalEntry = session->findEntry("eval");
@@ -766,13 +809,15 @@ int main(int argc, char **argv) {
   int64_t startStep = at.step;
   // Lengths the micro-batches ran at, when trimPadding applies.
   int64_t trimmedTokens = 0, trimmedBatches = 0;
-  std::vector<int64_t> order = epochOrder(data.count, at.epoch);
+  // Time spent cutting micro-batches out of the data.
+  double batchingSeconds = 0;
+  std::vector<int64_t> order = epochOrder(data, at.epoch, batchSize);
   auto endEpoch = [&](bool complete) {
     if (complete && evalData)
       evaluate(*session, *evalData, batchSize, schedule, at.epoch);
     ++at.epoch;
     at.batch = 0;
-    order = epochOrder(data.count, at.epoch);
+    order = epochOrder(data, at.epoch, batchSize);
   };
   while (at.step < totalSteps) {
     if (at.batch + schedule.gradAccum > batchesPerEpoch) {
@@ -787,11 +832,15 @@ int main(int argc, char **argv) {
     for (int64_t micro = 0; micro < schedule.gradAccum; ++micro) {
       llvm::ArrayRef<int64_t> rows(order.data() + at.batch * batchSize,
                                    size_t(batchSize));
+      auto batchStart = std::chrono::steady_clock::now();
       std::vector<NamedTensor> inputs = gather(data, rows), outputs;
       if (int64_t length = trimPadding(inputs, train); length > 0) {
         trimmedTokens += length;
         ++trimmedBatches;
       }
+      batchingSeconds += std::chrono::duration<double>(
+                             std::chrono::steady_clock::now() - batchStart)
+                             .count();
       inputs.push_back(scalar("accumulate", micro ? 1.0f : 0.0f));
       if (hasDropout) {
         NamedTensor t;
@@ -908,6 +957,12 @@ int main(int argc, char **argv) {
                                  rest / double(at.step - startStep - 1));
   }
   llvm::errs() << "\n";
+  llvm::errs() << llvm::format(
+      "data: %.3f s reading '%s', %.3f s batching (%.2f%% of the run)\n",
+      readSeconds, dataPath.c_str(), batchingSeconds,
+      seconds > 0 ? 100.0 * (readSeconds + batchingSeconds) /
+                        (seconds + readSeconds)
+                  : 0.0);
   if (trimmedBatches) {
     int64_t bound = 0;
     for (const ValueInfo &input : train.inputs)
