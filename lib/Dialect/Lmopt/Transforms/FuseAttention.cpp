@@ -243,9 +243,13 @@ static FailureOr<AttentionMatch> matchAttention(SoftmaxOp softmax,
       return failure();
     }
     Operation *user = *probs.getUsers().begin();
-    if (llvm::isa<DropoutOp>(user)) {
-      reason = "dropout between softmax and the context matmul; run "
-               "lmopt-eliminate-dropout first";
+    if (auto dropout = llvm::dyn_cast<DropoutOp>(user)) {
+      reason = dropout.getTraining()
+                   ? "dropout in training mode between softmax and the "
+                     "context matmul (lmopt-compile --train keeps it; "
+                     "--disable-dropout removes it)"
+                   : "dropout between softmax and the context matmul; run "
+                     "lmopt-eliminate-dropout first";
       return failure();
     }
     if (auto cast = llvm::dyn_cast<CastOp>(user);
