@@ -286,6 +286,32 @@ func.func @negative_dropout(%q: tensor<2x8x64xf32>, %k: tensor<2x8x64xf32>, %v: 
 
 // -----
 
+// A training-mode dropout (lmopt-compile --train keeps its masks): the near
+// miss points at --disable-dropout.
+// REPORT: near miss: attention at 'negative_training_dropout': dropout in training mode between softmax and the context matmul (lmopt-compile --train keeps it; --disable-dropout removes it)
+// CHECK-LABEL: func @negative_training_dropout
+// CHECK: lmopt.dropout
+// CHECK-NOT: lmopt.attention
+func.func @negative_training_dropout(%q: tensor<2x8x64xf32>, %k: tensor<2x8x64xf32>, %v: tensor<2x8x64xf32>) -> tensor<2x8x64xf32> {
+  %heads = lmopt.constant dense<[2, 8, 4, 16]> : tensor<4xi64>
+  %merged = lmopt.constant dense<[2, 8, 64]> : tensor<3xi64>
+  %q1 = lmopt.reshape %q, %heads : (tensor<2x8x64xf32>, tensor<4xi64>) -> tensor<2x8x4x16xf32>
+  %q2 = lmopt.transpose %q1 {perm = array<i64: 0, 2, 1, 3>} : tensor<2x8x4x16xf32> -> tensor<2x4x8x16xf32>
+  %k1 = lmopt.reshape %k, %heads : (tensor<2x8x64xf32>, tensor<4xi64>) -> tensor<2x8x4x16xf32>
+  %k2 = lmopt.transpose %k1 {perm = array<i64: 0, 2, 3, 1>} : tensor<2x8x4x16xf32> -> tensor<2x4x16x8xf32>
+  %v1 = lmopt.reshape %v, %heads : (tensor<2x8x64xf32>, tensor<4xi64>) -> tensor<2x8x4x16xf32>
+  %v2 = lmopt.transpose %v1 {perm = array<i64: 0, 2, 1, 3>} : tensor<2x8x4x16xf32> -> tensor<2x4x8x16xf32>
+  %s = lmopt.matmul %q2, %k2 : (tensor<2x4x8x16xf32>, tensor<2x4x16x8xf32>) -> tensor<2x4x8x8xf32>
+  %p = lmopt.softmax %s {axis = -1 : i64} : tensor<2x4x8x8xf32> loc("negative_training_dropout")
+  %d:2 = lmopt.dropout %p {ratio = 0.1 : f32, training = true} : (tensor<2x4x8x8xf32>) -> (tensor<2x4x8x8xf32>, tensor<2x4x8x8xi1>)
+  %c0 = lmopt.matmul %d#0, %v2 : (tensor<2x4x8x8xf32>, tensor<2x4x8x16xf32>) -> tensor<2x4x8x16xf32>
+  %c1 = lmopt.transpose %c0 {perm = array<i64: 0, 2, 1, 3>} : tensor<2x4x8x16xf32> -> tensor<2x8x4x16xf32>
+  %c2 = lmopt.reshape %c1, %merged : (tensor<2x8x4x16xf32>, tensor<3xi64>) -> tensor<2x8x64xf32>
+  return %c2 : tensor<2x8x64xf32>
+}
+
+// -----
+
 // A scale computed at run time (nn.MultiheadAttention's TorchScript export
 // derives sqrt(1/sqrt(D)) from Shape) cannot become an attribute.
 // REPORT: near miss: attention at 'negative_runtime_scale': attention scale is computed at run time, not a constant
