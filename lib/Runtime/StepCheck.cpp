@@ -96,13 +96,56 @@ Status StepCheck::getInt(const char *name, int64_t &out) const {
   return Status::ok();
 }
 
+/// Parses a kernel step's 'in_place' attribute: "r:o,r:o" pairs of a result
+/// written where an operand (a state view) lies.
+static bool parseInPlacePairs(const std::string &list,
+                              std::vector<std::pair<size_t, size_t>> &pairs) {
+  size_t start = 0;
+  while (start <= list.size()) {
+    size_t end = list.find(',', start);
+    if (end == std::string::npos)
+      end = list.size();
+    std::string item = list.substr(start, end - start);
+    size_t colon = item.find(':');
+    if (colon == std::string::npos || colon == 0 || colon + 1 == item.size() ||
+        item.find_first_not_of("0123456789:") != std::string::npos ||
+        item.find(':', colon + 1) != std::string::npos || item.size() > 18)
+      return false;
+    pairs.emplace_back(std::stoull(item.substr(0, colon)),
+                       std::stoull(item.substr(colon + 1)));
+    start = end + 1;
+  }
+  return !pairs.empty();
+}
+
 Status StepCheck::checkKernelStep(std::string &entry,
                                   std::vector<uint32_t> &ids,
                                   std::vector<int64_t> &sizes) const {
-  if (Status st = expectAttrs({"entry", "dims_only"}); !st)
+  if (Status st = expectAttrs({"entry", "dims_only", "in_place"}); !st)
     return st;
   if (Status st = step.getString("entry", entry); !st)
     return withSource(st);
+  if (step.findAttr("in_place")) {
+    std::string list;
+    if (Status st = step.getString("in_place", list); !st)
+      return withSource(st);
+    std::vector<std::pair<size_t, size_t>> pairs;
+    if (!parseInPlacePairs(list, pairs))
+      return error("has attribute 'in_place' = '" + list +
+                   "', which is not a list of result:operand numbers");
+    for (auto [r, o] : pairs) {
+      if (r >= step.results.size() || o >= step.operands.size())
+        return error("has attribute 'in_place' = '" + list +
+                     "', which names a result or operand it does not have");
+      const PlanTensor &a = plan.tensors[step.results[r]];
+      const PlanTensor &b = plan.tensors[step.operands[o]];
+      if (a.storage != TensorStorage::State || b.storage != a.storage ||
+          a.offset != b.offset || a.dims != b.dims || a.dtype != b.dtype)
+        return error("in-place result " + std::to_string(r) + " " +
+                     describe(a) + " is not the state view operand " +
+                     std::to_string(o) + " " + describe(b) + " is");
+    }
+  }
   ids = step.operands;
   ids.insert(ids.end(), step.results.begin(), step.results.end());
   sizes.clear();
@@ -166,12 +209,22 @@ Status StepCheck::checkAliasing() const {
     return a.storage == b.storage && a.offset == b.offset &&
            a.byteSize() == b.byteSize();
   };
+  // A kernel's elementwise state updates (checkKernelStep checked them).
+  std::vector<std::pair<size_t, size_t>> kernelInPlace;
+  if (std::string list; step.kind == StepKind::Kernel &&
+                        step.findAttr("in_place") &&
+                        step.getString("in_place", list))
+    parseInPlacePairs(list, kernelInPlace);
+  auto inPlaceKernel = [&](size_t operand, size_t result) {
+    return std::find(kernelInPlace.begin(), kernelInPlace.end(),
+                     std::make_pair(result, operand)) != kernelInPlace.end();
+  };
   for (size_t r = 0; r < step.results.size(); ++r) {
     const PlanTensor &result = plan.tensors[step.results[r]];
     for (size_t o = 0; o < step.operands.size(); ++o) {
       const PlanTensor &operand = plan.tensors[step.operands[o]];
       if (overlap(result, operand) && !inPlaceResidual(o, r) &&
-          !inPlaceUpdate(o, r))
+          !inPlaceUpdate(o, r) && !inPlaceKernel(o, r))
         return error("result " + std::to_string(r) + " " + describe(result) +
                      " at arena offset " + std::to_string(result.offset) +
                      " overlaps operand " + std::to_string(o) + " " +

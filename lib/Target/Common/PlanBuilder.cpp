@@ -174,6 +174,11 @@ private:
 
   LogicalResult emitAlias(Operation *op);
   LogicalResult flushGroup();
+  /// When `value` (a result of the kernel group `opSet`) is returned as a
+  /// state's new value and computed from that state's argument by a chain
+  /// of elementwise ops in the group, the state and the argument.
+  std::optional<std::pair<uint32_t, Value>> findElementwiseStateUpdate(
+      Value value, const llvm::SmallPtrSetImpl<Operation *> &opSet);
   LogicalResult emitOutputs(func::ReturnOp ret);
 
   /// The concats that append new rows to the state their first operand
@@ -392,6 +397,42 @@ LogicalResult PlanBuilder::emitAlias(Operation *op) {
   llvm_unreachable("unknown tensor storage");
 }
 
+std::optional<std::pair<uint32_t, Value>>
+PlanBuilder::findElementwiseStateUpdate(
+    Value value, const llvm::SmallPtrSetImpl<Operation *> &opSet) {
+  if (!value.hasOneUse())
+    return std::nullopt;
+  OpOperand &use = *value.getUses().begin();
+  if (!isa<func::ReturnOp>(use.getOwner()))
+    return std::nullopt;
+  std::optional<uint32_t> state =
+      getResultState(func, use.getOperandNumber(), options.states);
+  if (!state)
+    return std::nullopt;
+  for (BlockArgument arg : func.getArguments()) {
+    if (getArgumentState(func, arg.getArgNumber(), options.states) != state)
+      continue;
+    // A chain of elementwise ops of the state's own type, each the only
+    // reader of the one before, from the state's value to `value`: element
+    // i of the result reads element i of the state alone, so writing it in
+    // place is safe.
+    Value current = arg;
+    while (current != value) {
+      if (!current.hasOneUse() || current.getType() != arg.getType())
+        return std::nullopt;
+      Operation *user = *current.getUsers().begin();
+      if (!opSet.contains(user) ||
+          !isa<AddOp, SubOp, MulOp, WhereOp>(user) ||
+          user->getNumResults() != 1 ||
+          user->getResult(0).getType() != arg.getType())
+        return std::nullopt;
+      current = user->getResult(0);
+    }
+    return std::make_pair(*state, Value(arg));
+  }
+  return std::nullopt;
+}
+
 LogicalResult PlanBuilder::flushGroup() {
   if (group.empty())
     return success();
@@ -505,11 +546,33 @@ LogicalResult PlanBuilder::flushGroup() {
   rt::PlanStep &step =
       result.plan.addStep(rt::StepKind::Kernel, describeNode(loc));
   step.operands = std::move(*operandIds);
-  for (Value value : outputs) {
+  std::string inPlace;
+  for (auto [index, value] : llvm::enumerate(outputs)) {
+    // A state updated elementwise (a gradient accumulated into its state)
+    // is written where it lies: no arena buffer, no copy after.
+    if (std::optional<std::pair<uint32_t, Value>> update =
+            findElementwiseStateUpdate(value, opSet)) {
+      auto input = llvm::find(inputs, update->second);
+      size_t operand = size_t(input - inputs.begin());
+      uint32_t id = addTensor(options.states[update->first].name, value,
+                              rt::TensorStorage::State, update->first, ~0u);
+      tensors[value] = id;
+      step.results.push_back(id);
+      inPlace += (inPlace.empty() ? "" : ",") + std::to_string(index) + ":" +
+                 std::to_string(operand);
+      continue;
+    }
     uint32_t id =
         addTensor(valueName(value), value, rt::TensorStorage::Arena, 0, ~0u);
     tensors[value] = id;
     step.results.push_back(id);
+  }
+  if (!inPlace.empty()) {
+    rt::PlanAttr attr;
+    attr.name = "in_place";
+    attr.kind = rt::PlanAttr::Kind::String;
+    attr.stringValue = inPlace;
+    step.attrs.push_back(std::move(attr));
   }
   rt::PlanAttr entryAttr;
   entryAttr.name = "entry";
