@@ -2,6 +2,7 @@
 
 #include "lmopt/Tokenizer/Batch.h"
 
+#include "JsonFields.h"
 #include "lmopt/Tokenizer/Unicode.h"
 
 #include "llvm/Support/JSON.h"
@@ -62,7 +63,7 @@ static Expected<Examples> readJsonLines(StringRef input, StringRef name,
       continue;
     // llvm::json needs valid UTF-8; the repair is counted like the text's.
     out.invalidUtf8 += repairUtf8(lines[i], repaired);
-    Expected<llvm::json::Value> value = llvm::json::parse(repaired);
+    Expected<llvm::json::Value> value = parseJson(repaired);
     if (!value)
       return lineError(name, i + 1,
                        "invalid JSON: " + llvm::toString(value.takeError()));
