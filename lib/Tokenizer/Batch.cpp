@@ -205,11 +205,9 @@ static Expected<Examples> readCsv(StringRef input, StringRef name,
                        "record " + llvm::Twine(r) + " has " +
                            llvm::Twine(record.size()) + " fields, the header " +
                            llvm::Twine(header.size()));
+    // Fields may name one column twice (--pair-field as --text-field), so
+    // the label is read and the pair copied before the text is moved out.
     Example example;
-    example.text = out.storage.emplace_back(std::move(record[*textColumn]));
-    if (out.hasPairs)
-      example.pair =
-          StringRef(out.storage.emplace_back(std::move(record[pairColumn])));
     if (out.hasLabels) {
       int64_t label;
       if (StringRef(record[labelColumn]).trim().getAsInteger(10, label))
@@ -219,6 +217,9 @@ static Expected<Examples> readCsv(StringRef input, StringRef name,
                              record[labelColumn] + "'");
       example.label = label;
     }
+    if (out.hasPairs)
+      example.pair = StringRef(out.storage.emplace_back(record[pairColumn]));
+    example.text = out.storage.emplace_back(std::move(record[*textColumn]));
     if (skipEmpty && example.text.empty())
       continue;
     out.items.push_back(example);
