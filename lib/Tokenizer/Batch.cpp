@@ -2,6 +2,7 @@
 
 #include "lmopt/Tokenizer/Batch.h"
 
+#include "JsonFields.h"
 #include "lmopt/Tokenizer/Unicode.h"
 
 #include "llvm/Support/JSON.h"
@@ -62,7 +63,7 @@ static Expected<Examples> readJsonLines(StringRef input, StringRef name,
       continue;
     // llvm::json needs valid UTF-8; the repair is counted like the text's.
     out.invalidUtf8 += repairUtf8(lines[i], repaired);
-    Expected<llvm::json::Value> value = llvm::json::parse(repaired);
+    Expected<llvm::json::Value> value = parseJson(repaired);
     if (!value)
       return lineError(name, i + 1,
                        "invalid JSON: " + llvm::toString(value.takeError()));
@@ -204,11 +205,9 @@ static Expected<Examples> readCsv(StringRef input, StringRef name,
                        "record " + llvm::Twine(r) + " has " +
                            llvm::Twine(record.size()) + " fields, the header " +
                            llvm::Twine(header.size()));
+    // Fields may name one column twice (--pair-field as --text-field), so
+    // the label is read and the pair copied before the text is moved out.
     Example example;
-    example.text = out.storage.emplace_back(std::move(record[*textColumn]));
-    if (out.hasPairs)
-      example.pair =
-          StringRef(out.storage.emplace_back(std::move(record[pairColumn])));
     if (out.hasLabels) {
       int64_t label;
       if (StringRef(record[labelColumn]).trim().getAsInteger(10, label))
@@ -218,6 +217,9 @@ static Expected<Examples> readCsv(StringRef input, StringRef name,
                              record[labelColumn] + "'");
       example.label = label;
     }
+    if (out.hasPairs)
+      example.pair = StringRef(out.storage.emplace_back(record[pairColumn]));
+    example.text = out.storage.emplace_back(std::move(record[*textColumn]));
     if (skipEmpty && example.text.empty())
       continue;
     out.items.push_back(example);

@@ -34,6 +34,37 @@ struct Field {
   }
 };
 
+/// llvm::json::parse recurses once per nesting level, so a file of a few
+/// MB of '[' would overflow the stack; deeper nesting is refused first.
+/// 128 is serde_json's limit: `tokenizers` reads nothing deeper either.
+inline constexpr size_t kMaxJsonDepth = 128;
+
+/// llvm::json::parse behind a check of the nesting depth.
+inline llvm::Expected<llvm::json::Value> parseJson(llvm::StringRef text) {
+  size_t depth = 0;
+  bool inString = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (inString) {
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        inString = false;
+    } else if (c == '"') {
+      inString = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > kMaxJsonDepth)
+        return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                       "nesting deeper than " +
+                                           llvm::Twine(kMaxJsonDepth) +
+                                           " levels at byte " + llvm::Twine(i));
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return llvm::json::parse(text);
+}
+
 inline llvm::Error fieldError(const std::string &path, const llvm::Twine &msg) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                  "field '" + path + "': " + msg);

@@ -66,9 +66,31 @@ static Expected<int32_t> parseTokenPair(const Field &field) {
   return asId(field.element(1, &(*pair)[1]));
 }
 
+/// A template places each of its sequences once (A alone, or A and B):
+/// truncation budgets the ids on that count, and a sequence left out or
+/// repeated would drop or duplicate them.
+static llvm::Error checkSequences(const Field &field,
+                                  const std::vector<TemplatePiece> &pieces,
+                                  bool isPair) {
+  size_t a = 0, b = 0;
+  for (const TemplatePiece &piece : pieces) {
+    a += piece.kind == Kind::SequenceA;
+    b += piece.kind == Kind::SequenceB;
+  }
+  if (a == 1 && b == size_t(isPair))
+    return llvm::Error::success();
+  return fieldError(field.path,
+                    llvm::Twine(isPair ? "a pair template must use sequences "
+                                         "'A' and 'B' once each"
+                                       : "a single template must use sequence "
+                                         "'A' once and not 'B'") +
+                        " (has 'A' " + llvm::Twine(a) + " times, 'B' " +
+                        llvm::Twine(b) + " times)");
+}
+
 static Expected<std::vector<TemplatePiece>>
 parseTemplate(const Field &field, const llvm::json::Object &specials,
-              const Field &specialsField) {
+              const Field &specialsField, bool isPair) {
   std::vector<TemplatePiece> pieces;
   Expected<const llvm::json::Array *> array = asArray(field);
   if (!array)
@@ -115,6 +137,8 @@ parseTemplate(const Field &field, const llvm::json::Object &specials,
     }
     pieces.push_back(std::move(piece));
   }
+  if (llvm::Error err = checkSequences(field, pieces, isPair))
+    return std::move(err);
   return pieces;
 }
 
@@ -156,11 +180,13 @@ static Expected<std::optional<PostProcessor>> parseField(const Field &field) {
       return specials.takeError();
     PostProcessor p;
     Expected<std::vector<TemplatePiece>> single =
-        parseTemplate(member(field, "single"), **specials, specialsField);
+        parseTemplate(member(field, "single"), **specials, specialsField,
+                      /*isPair=*/false);
     if (!single)
       return single.takeError();
     Expected<std::vector<TemplatePiece>> pair =
-        parseTemplate(member(field, "pair"), **specials, specialsField);
+        parseTemplate(member(field, "pair"), **specials, specialsField,
+                      /*isPair=*/true);
     if (!pair)
       return pair.takeError();
     p.single = std::move(*single);

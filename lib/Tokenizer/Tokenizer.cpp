@@ -220,7 +220,7 @@ static Expected<AddedToken> parseAddedToken(const Field &field) {
 }
 
 Expected<std::unique_ptr<Tokenizer>> Tokenizer::parse(StringRef json) {
-  Expected<llvm::json::Value> root = llvm::json::parse(json);
+  Expected<llvm::json::Value> root = parseJson(json);
   if (!root)
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "invalid JSON: " +

@@ -12,17 +12,8 @@
 
 #include "lmopt/Format/Npy.h"
 
-#include <cstdio>
-#include <cstdlib>
-
 using namespace lmopt::runtime;
-
-static void check(bool ok, const char *what) {
-  if (ok)
-    return;
-  std::fprintf(stderr, "lmopt-fuzz-npz: %s\n", what);
-  std::abort();
-}
+using lmopt::fuzz::check;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   Tensor tensor;

@@ -41,4 +41,11 @@ std::string writeInputFile(const uint8_t *data, size_t size,
   return path;
 }
 
+void check(bool ok, const char *what) {
+  if (ok)
+    return;
+  std::fprintf(stderr, "fuzz target invariant broken: %s\n", what);
+  std::abort();
+}
+
 } // namespace lmopt::fuzz

@@ -1,7 +1,9 @@
 //===- FuzzUtil.h - Shared helpers of the runtime fuzz targets --*- C++ -*-===//
 //
-// The bundle and .npz readers take a path (they map the file), so each input
-// goes to a file of the process's own, rewritten for every input.
+// The bundle, .npz and token dataset readers take a path (they map the
+// file), so each input goes to a file of the process's own, rewritten for
+// every input. A broken invariant aborts, which libFuzzer reports as a
+// crash with the input that caused it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,6 +21,9 @@ namespace lmopt::fuzz {
 /// file cannot be written: the fuzzer would otherwise test nothing.
 std::string writeInputFile(const uint8_t *data, size_t size,
                            const char *suffix);
+
+/// Prints `what` and aborts unless `ok`.
+void check(bool ok, const char *what);
 
 } // namespace lmopt::fuzz
 

@@ -4,8 +4,9 @@
 // target under ROOT/<target>/ (test/fuzz in the source tree): bundles that
 // reach a session and a run (library, copy and append steps, states, two
 // entries, a 1.x plan, random weights), a CUDA kernel payload and an
-// omitted-weights section. The .npy/.npz seeds are NumPy-written files
-// from test/Runtime/Inputs.
+// omitted-weights section, tokenizer.json files of a few tokens (WordPiece,
+// BPE, Unigram) and token datasets. The .npy/.npz seeds are NumPy-written
+// files from test/Runtime/Inputs.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,6 +15,10 @@
 #include "lmopt/Format/Bundle.h"
 #include "lmopt/Format/CudaKernels.h"
 #include "lmopt/Format/OmittedWeights.h"
+#include "lmopt/Tokenizer/TokenDataset.h"
+#include "lmopt/Tokenizer/Tokenizer.h"
+
+#include "llvm/Support/MemoryBuffer.h"
 
 #include <cstdio>
 #include <cstring>
@@ -119,14 +124,145 @@ static bool writeOmitted(const std::string &path) {
          check(writer.write(path));
 }
 
+/// Small tokenizer.json files, one per model, between them using every
+/// normalizer, pre-tokenizer and post-processor type the library reads (the
+/// committed test tokenizers run to 470 KB; libFuzzer mutates small seeds
+/// best).
+static const std::pair<const char *, const char *> kTokenizers[] = {
+    {"wordpiece.json", R"({
+ "added_tokens": [
+  {"id": 0, "content": "[PAD]", "special": true, "normalized": false},
+  {"id": 5, "content": "[MASK]", "special": true, "lstrip": true},
+  {"id": 9, "content": "foo", "special": false, "rstrip": true}],
+ "padding": {"pad_id": 0},
+ "normalizer": {"type": "BertNormalizer", "clean_text": true,
+  "handle_chinese_chars": true, "strip_accents": null, "lowercase": true},
+ "pre_tokenizer": {"type": "BertPreTokenizer"},
+ "post_processor": {"type": "TemplateProcessing",
+  "single": [{"SpecialToken": {"id": "[CLS]", "type_id": 0}},
+   {"Sequence": {"id": "A", "type_id": 0}},
+   {"SpecialToken": {"id": "[SEP]", "type_id": 0}}],
+  "pair": [{"SpecialToken": {"id": "[CLS]", "type_id": 0}},
+   {"Sequence": {"id": "A", "type_id": 0}},
+   {"SpecialToken": {"id": "[SEP]", "type_id": 0}},
+   {"Sequence": {"id": "B", "type_id": 1}},
+   {"SpecialToken": {"id": "[SEP]", "type_id": 1}}],
+  "special_tokens": {"[CLS]": {"id": "[CLS]", "ids": [2], "tokens": ["[CLS]"]},
+   "[SEP]": {"id": "[SEP]", "ids": [3], "tokens": ["[SEP]"]}}},
+ "model": {"type": "WordPiece", "unk_token": "[UNK]",
+  "continuing_subword_prefix": "##", "max_input_chars_per_word": 12,
+  "vocab": {"[PAD]": 0, "[UNK]": 1, "[CLS]": 2, "[SEP]": 3, "hello": 4,
+   "[MASK]": 5, "world": 6, "##s": 7, "!": 8, "foo": 9, "he": 10,
+   "##llo": 11, ",": 12, "中": 13}}})"},
+    {"bpe.json", R"({
+ "added_tokens": [{"id": 0, "content": "<|endoftext|>", "special": true,
+  "normalized": false}],
+ "normalizer": {"type": "Sequence", "normalizers": [{"type": "NFC"},
+  {"type": "Replace", "pattern": {"String": "\t"}, "content": " "},
+  {"type": "Strip", "strip_left": false, "strip_right": true}]},
+ "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": true,
+  "use_regex": true},
+ "post_processor": {"type": "Sequence", "processors": [
+  {"type": "ByteLevel", "trim_offsets": false},
+  {"type": "RobertaProcessing", "sep": ["</s>", 2], "cls": ["<s>", 1]}]},
+ "model": {"type": "BPE", "unk_token": null, "fuse_unk": false,
+  "byte_fallback": false, "ignore_merges": false,
+  "vocab": {"<|endoftext|>": 0, "<s>": 1, "</s>": 2, "h": 3, "e": 4,
+   "l": 5, "o": 6, "Ġ": 7, "w": 8, "r": 9, "d": 10, "he": 11, "ll": 12,
+   "hell": 13, "hello": 14, "Ġw": 15, "or": 16, "Ġwor": 17},
+  "merges": [["h", "e"], ["l", "l"], ["he", "ll"], ["hell", "o"],
+   ["Ġ", "w"], ["o", "r"], ["Ġw", "or"]]}})"},
+    {"bpe-byte-fallback.json", R"({
+ "normalizer": {"type": "Sequence", "normalizers": [
+  {"type": "Prepend", "prepend": "▁"},
+  {"type": "Replace", "pattern": {"String": " "}, "content": "▁"}]},
+ "pre_tokenizer": null,
+ "post_processor": {"type": "BertProcessing", "sep": ["</s>", 2],
+  "cls": ["<s>", 1]},
+ "model": {"type": "BPE", "unk_token": "<unk>", "fuse_unk": true,
+  "byte_fallback": true, "end_of_word_suffix": null,
+  "vocab": {"<unk>": 0, "<s>": 1, "</s>": 2, "<0x41>": 3, "<0xC3>": 4,
+   "<0xA9>": 5, "▁": 6, "a": 7, "b": 8, "▁a": 9, "ab": 10},
+  "merges": ["▁ a", "a b"]}})"},
+    {"unigram.json", R"({
+ "added_tokens": [{"id": 0, "content": "<unk>", "special": true,
+  "normalized": false}],
+ "normalizer": {"type": "Sequence", "normalizers": [{"type": "NFKD"},
+  {"type": "StripAccents"}, {"type": "Lowercase"}]},
+ "pre_tokenizer": {"type": "Sequence", "pretokenizers": [
+  {"type": "WhitespaceSplit"},
+  {"type": "Metaspace", "replacement": "▁", "prepend_scheme": "first",
+   "split": true}]},
+ "post_processor": {"type": "TemplateProcessing",
+  "single": [{"Sequence": {"id": "A", "type_id": 0}},
+   {"SpecialToken": {"id": "</s>", "type_id": 0}}],
+  "pair": [{"Sequence": {"id": "A", "type_id": 0}},
+   {"Sequence": {"id": "B", "type_id": 1}},
+   {"SpecialToken": {"id": "</s>", "type_id": 1}}],
+  "special_tokens": {"</s>": {"id": "</s>", "ids": [2], "tokens": ["</s>"]}}},
+ "model": {"type": "Unigram", "unk_id": 0, "byte_fallback": true,
+  "vocab": [["<unk>", 0.0], ["<s>", 0.0], ["</s>", 0.0], ["▁", -2.0],
+   ["▁hello", -3.5], ["hel", -4.0], ["lo", -4.5], ["▁world", -3.0],
+   ["s", -5.0], ["<0xE4>", -9.0], ["<0xB8>", -9.0], ["<0xAD>", -9.0]]}})"},
+};
+
+/// Writes one lmopt-fuzz-tokenizer seed once the library has parsed it.
+static bool writeTokenizer(const std::string &dir, const char *name,
+                           const char *json) {
+  llvm::Expected<std::unique_ptr<lmopt::tokenizer::Tokenizer>> tok =
+      lmopt::tokenizer::Tokenizer::parse(json);
+  if (!tok) {
+    std::fprintf(stderr, "lmopt-fuzz-make-seeds: %s: %s\n", name,
+                 llvm::toString(tok.takeError()).c_str());
+    return false;
+  }
+  return writeBytes(dir + name,
+                    std::vector<uint8_t>(json, json + std::strlen(json)));
+}
+
+/// Writes a dataset with the library's writer and joins its files into an
+/// lmopt-fuzz-token-dataset input: the .idx size (u32), .idx, .bin.
+static bool writeDataset(const std::string &dir, const char *name,
+                         int64_t vocabSize,
+                         const std::vector<std::vector<int32_t>> &examples,
+                         llvm::ArrayRef<int64_t> labels) {
+  std::string prefix = dir + name;
+  if (llvm::Error err = lmopt::tokenizer::writeTokenDataset(
+          prefix, 0x1234abcd5678ef90, vocabSize, examples, labels)) {
+    std::fprintf(stderr, "lmopt-fuzz-make-seeds: %s\n",
+                 llvm::toString(std::move(err)).c_str());
+    return false;
+  }
+  std::vector<uint8_t> input(4);
+  for (const char *suffix : {".idx", ".bin"}) {
+    std::string path = prefix + suffix;
+    auto buffer = llvm::MemoryBuffer::getFile(path);
+    if (!buffer) {
+      std::fprintf(stderr, "lmopt-fuzz-make-seeds: cannot read %s\n",
+                   path.c_str());
+      return false;
+    }
+    llvm::StringRef bytes = (*buffer)->getBuffer();
+    if (input.size() == 4) {
+      uint32_t idxSize = uint32_t(bytes.size());
+      std::memcpy(input.data(), &idxSize, 4);
+    }
+    input.insert(input.end(), bytes.begin(), bytes.end());
+    std::remove(path.c_str());
+  }
+  return writeBytes(prefix, input);
+}
+
 int main(int argc, char **argv) {
   if (argc != 2) {
     std::fprintf(stderr, "usage: lmopt-fuzz-make-seeds ROOT\n");
     return 1;
   }
   std::string root = argv[1];
-  for (const char *target : {"lmopt-fuzz-bundle", "lmopt-fuzz-cuda-payload",
-                             "lmopt-fuzz-omitted-weights"})
+  for (const char *target :
+       {"lmopt-fuzz-bundle", "lmopt-fuzz-cuda-payload",
+        "lmopt-fuzz-omitted-weights", "lmopt-fuzz-tokenizer",
+        "lmopt-fuzz-token-dataset"})
     mkdir((root + "/" + target).c_str(), 0755);
   std::string bundles = root + "/lmopt-fuzz-bundle/";
 
@@ -159,5 +295,20 @@ int main(int argc, char **argv) {
   input.insert(input.end(), section.begin(), section.end());
   ok = ok && writeBytes(root + "/lmopt-fuzz-omitted-weights/three-ranges.bin",
                         input);
+
+  std::string tokenizers = root + "/lmopt-fuzz-tokenizer/";
+  for (auto [name, json] : kTokenizers)
+    ok = ok && writeTokenizer(tokenizers, name, json);
+
+  // uint16 and uint32 ids (a vocabulary past 65,536), labels or none, an
+  // empty example.
+  std::string datasets = root + "/lmopt-fuzz-token-dataset/";
+  std::vector<std::vector<int32_t>> examples = {{2, 7, 9, 3}, {}, {2, 3}};
+  ok = ok && writeDataset(datasets, "u16", 30522, examples, {}) &&
+       writeDataset(datasets, "u16-labels", 30522, examples, {1, 0, -1});
+  examples.push_back({70000, 5});
+  ok = ok &&
+       writeDataset(datasets, "u32-labels", 70001, examples, {0, 1, 2, 3}) &&
+       writeDataset(datasets, "u32", 70001, examples, {});
   return ok ? 0 : 1;
 }
