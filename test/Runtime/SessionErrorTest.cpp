@@ -374,6 +374,36 @@ TEST_F(SessionTest, GatherAndCopyStepErrors) {
   }
 }
 
+TEST_F(SessionTest, InPlaceKernelResultsMustBeTheirStateViews) {
+  // 'in_place' lets a kernel write a state it reads where it lies (a
+  // gradient accumulated into its state); it names result:operand pairs
+  // that are one state view, nothing else.
+  for (const char *list : {"0:0", "0-0", "2:0"}) {
+    BundleBuilder b;
+    b.kernels = readKernels();
+    uint32_t x = b.input("x", DType::F32, {4});
+    uint32_t t = b.arenaAt("t", DType::F32, {4}, 0);
+    uint32_t doubled = b.arenaAt("doubled", DType::F32, {4}, 0);
+    uint32_t total = b.arenaAt("total", DType::F32, {1}, 64);
+    b.step(StepKind::Copy, "stage", {x}, {t});
+    addString(b.step(StepKind::Kernel, "k", {t}, {doubled, total}), "entry",
+              "double_and_sum_4");
+    addString(b.plan.steps.back(), "in_place", list);
+    std::string error = createError(b);
+    SCOPED_TRACE(list);
+    EXPECT_EQ(error,
+              std::string(list) == "0:0"
+                  ? "bundle 'B': kernel step 'k': in-place result 0 "
+                    "'doubled' (f32 [4]) is not the state view operand 0 "
+                    "'t' (f32 [4]) is"
+              : std::string(list) == "0-0"
+                  ? "bundle 'B': kernel step 'k': has attribute 'in_place' = "
+                    "'0-0', which is not a list of result:operand numbers"
+                  : "bundle 'B': kernel step 'k': has attribute 'in_place' = "
+                    "'2:0', which names a result or operand it does not have");
+  }
+}
+
 TEST_F(SessionTest, ResultsMustNotAliasOperands) {
   // A kernel whose output shares arena bytes with its operand.
   BundleBuilder b;
