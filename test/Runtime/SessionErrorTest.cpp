@@ -374,20 +374,28 @@ TEST_F(SessionTest, GatherAndCopyStepErrors) {
   }
 }
 
+/// A copy into 't' at arena offset 0, then kernel 'k' reading 't' and
+/// writing 'doubled' at the same offset (and 'total' at 64); returns
+/// 'doubled'.
+static uint32_t addOverlappingKernel(BundleBuilder &b) {
+  b.kernels = readKernels();
+  uint32_t x = b.input("x", DType::F32, {4});
+  uint32_t t = b.arenaAt("t", DType::F32, {4}, 0);
+  uint32_t doubled = b.arenaAt("doubled", DType::F32, {4}, 0);
+  uint32_t total = b.arenaAt("total", DType::F32, {1}, 64);
+  b.step(StepKind::Copy, "stage", {x}, {t});
+  addString(b.step(StepKind::Kernel, "k", {t}, {doubled, total}), "entry",
+            "double_and_sum_4");
+  return doubled;
+}
+
 TEST_F(SessionTest, InPlaceKernelResultsMustBeTheirStateViews) {
   // 'in_place' lets a kernel write a state it reads where it lies (a
   // gradient accumulated into its state); it names result:operand pairs
   // that are one state view, nothing else.
   for (const char *list : {"0:0", "0-0", "2:0"}) {
     BundleBuilder b;
-    b.kernels = readKernels();
-    uint32_t x = b.input("x", DType::F32, {4});
-    uint32_t t = b.arenaAt("t", DType::F32, {4}, 0);
-    uint32_t doubled = b.arenaAt("doubled", DType::F32, {4}, 0);
-    uint32_t total = b.arenaAt("total", DType::F32, {1}, 64);
-    b.step(StepKind::Copy, "stage", {x}, {t});
-    addString(b.step(StepKind::Kernel, "k", {t}, {doubled, total}), "entry",
-              "double_and_sum_4");
+    addOverlappingKernel(b);
     addString(b.plan.steps.back(), "in_place", list);
     std::string error = createError(b);
     SCOPED_TRACE(list);
@@ -407,14 +415,7 @@ TEST_F(SessionTest, InPlaceKernelResultsMustBeTheirStateViews) {
 TEST_F(SessionTest, ResultsMustNotAliasOperands) {
   // A kernel whose output shares arena bytes with its operand.
   BundleBuilder b;
-  b.kernels = readKernels();
-  uint32_t x = b.input("x", DType::F32, {4});
-  uint32_t t = b.arenaAt("t", DType::F32, {4}, 0);
-  uint32_t doubled = b.arenaAt("doubled", DType::F32, {4}, 0);
-  uint32_t total = b.arenaAt("total", DType::F32, {1}, 64);
-  b.step(StepKind::Copy, "stage", {x}, {t});
-  addString(b.step(StepKind::Kernel, "k", {t}, {doubled, total}), "entry",
-            "double_and_sum_4");
+  uint32_t doubled = addOverlappingKernel(b);
   EXPECT_EQ(createError(b),
             "bundle 'B': kernel step 'k': result 0 'doubled' (f32 [4]) at "
             "arena offset 0 overlaps operand 0 't' (f32 [4]) at arena offset "
