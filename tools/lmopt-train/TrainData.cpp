@@ -1,0 +1,278 @@
+//===- TrainData.cpp - lmopt-train's examples and batches -----------------===//
+
+#include "TrainData.h"
+
+#include "lmopt/Tokenizer/TokenDataset.h"
+#include "lmopt/Tokenizer/Tokenizer.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <numeric>
+#include <optional>
+#include <random>
+
+using namespace lmopt::runtime;
+using namespace lmopt_train;
+
+void lmopt_train::fail(const llvm::Twine &message) {
+  llvm::errs() << "lmopt-train: error: " << message << "\n";
+  std::exit(1);
+}
+
+void lmopt_train::check(const Status &status, const llvm::Twine &context) {
+  if (status)
+    return;
+  fail((context.isTriviallyEmpty() ? llvm::Twine("") : context + ": ") +
+       status.message());
+}
+
+/// Whether `path` names a token dataset (lmopt-tokenize --format dataset).
+static bool isTokenDataset(llvm::StringRef path) {
+  return path.ends_with(".idx") || path.ends_with(".bin");
+}
+
+/// The arrays an .npz would hold for the token dataset at `path`: each
+/// example's ids padded with 0 to the entry's sequence length (its bound
+/// when symbolic), the attention mask, zero token types and the labels.
+static std::vector<NamedTensor>
+readTokenDataset(const std::string &path, const EntryInfo &entry,
+                 const std::vector<std::string> &skip,
+                 const DataSpec &spec) {
+  std::optional<uint64_t> hash;
+  if (!spec.tokenizerPath.empty()) {
+    auto tokenizer = lmopt::tokenizer::Tokenizer::loadFile(spec.tokenizerPath);
+    if (!tokenizer)
+      fail("--tokenizer: " + llvm::toString(tokenizer.takeError()));
+    hash = (*tokenizer)->fingerprint();
+  }
+  auto reader = lmopt::tokenizer::TokenDatasetReader::open(path, hash);
+  if (!reader) // The reader's messages name the file.
+    fail(llvm::toString(reader.takeError()));
+  const lmopt::tokenizer::TokenDatasetReader &dataset = **reader;
+  auto n = int64_t(dataset.size());
+  int64_t seq = -1;
+  for (const ValueInfo &input : entry.inputs)
+    if (input.name == "input_ids" && input.dims.size() == 2)
+      seq = input.dims[1] >= 0 ? input.dims[1] : input.maxDims[1];
+  if (seq < 0)
+    fail("'" + path + "': a token dataset feeds an [examples, length] "
+         "input 'input_ids', which " + entry.name + " does not take");
+  std::vector<NamedTensor> arrays;
+  auto add = [&](const std::string &name, std::vector<int64_t> shape) {
+    NamedTensor t;
+    t.name = name;
+    t.tensor.dtype = DType::I64;
+    t.tensor.shape = std::move(shape);
+    t.tensor.data.assign(size_t(t.tensor.elementCount()) * sizeof(int64_t), 0);
+    arrays.push_back(std::move(t));
+    return arrays.size() - 1;
+  };
+  std::optional<size_t> ids, mask, labels;
+  for (const ValueInfo &input : entry.inputs) {
+    if (llvm::is_contained(skip, input.name))
+      continue;
+    if (input.name == "input_ids")
+      ids = add(input.name, {n, seq});
+    else if (input.name == "attention_mask")
+      mask = add(input.name, {n, seq});
+    else if (input.name == "token_type_ids")
+      add(input.name, {n, seq});
+    else if (input.name == spec.labels && input.dims.size() == 1)
+      labels = add(input.name, {n});
+    else
+      fail("'" + path + "': a token dataset gives input_ids, "
+           "attention_mask, token_type_ids and [examples] labels; " +
+           entry.name + " also takes '" + input.name + "' " +
+           formatDims(input.dims));
+  }
+  if (labels && !dataset.hasLabels())
+    fail("'" + path + "' has no labels, which " + entry.name +
+         " takes as '" + spec.labels +
+         "'; tokenize with --label-field");
+  std::vector<int32_t> example;
+  for (int64_t i = 0; i < n; ++i) {
+    dataset.example(uint64_t(i), example);
+    if (int64_t(example.size()) > seq)
+      fail("'" + path + "': example " + std::to_string(i) + " has " +
+           std::to_string(example.size()) + " tokens; the bundle takes at "
+           "most " + std::to_string(seq) + " (tokenize with --max-length " +
+           std::to_string(seq) + ")");
+    int64_t *row = arrays[*ids].tensor.as<int64_t>() + i * seq;
+    for (size_t j = 0; j < example.size(); ++j)
+      row[j] = example[j];
+    if (mask)
+      std::fill_n(arrays[*mask].tensor.as<int64_t>() + i * seq,
+                  example.size(), int64_t(1));
+    if (labels)
+      arrays[*labels].tensor.as<int64_t>()[i] = dataset.label(uint64_t(i));
+  }
+  return arrays;
+}
+
+Dataset lmopt_train::readDataset(const std::string &path,
+                                 const EntryInfo &entry, int64_t batchSize,
+                                 const std::vector<std::string> &skip,
+                                 const DataSpec &spec) {
+  Dataset data;
+  data.path = path;
+  if (isTokenDataset(path))
+    data.arrays = readTokenDataset(path, entry, skip, spec);
+  else
+    check(readNpz(path, data.arrays), "'" + path + "'");
+  std::vector<std::string> wanted;
+  for (const ValueInfo &input : entry.inputs)
+    if (!llvm::is_contained(skip, input.name))
+      wanted.push_back(input.name);
+  for (const NamedTensor &t : data.arrays)
+    if (!llvm::is_contained(wanted, t.name))
+      fail("'" + path + "': member '" + t.name + "' is not an input of " +
+           entry.name + "; it takes " + llvm::join(wanted, ", "));
+  for (const ValueInfo &input : entry.inputs) {
+    if (llvm::is_contained(skip, input.name))
+      continue;
+    const NamedTensor *t = data.find(input.name);
+    if (!t)
+      fail("'" + path + "' has no member '" + input.name + "', an input of " +
+           entry.name);
+    if (t->tensor.dtype != input.dtype)
+      fail("'" + path + "': '" + input.name + "' has dtype " +
+           dtypeName(t->tensor.dtype) + "; " + entry.name + " takes " +
+           dtypeName(input.dtype));
+    const std::vector<int64_t> &shape = t->tensor.shape;
+    if (shape.size() != input.dims.size() || shape.empty())
+      fail("'" + path + "': '" + input.name + "' has dims " +
+           formatDims(shape) + "; " + entry.name + " takes " +
+           formatDims(input.dims) + " per batch, one row per example");
+    for (size_t d = 1; d < shape.size(); ++d)
+      if ((input.dims[d] >= 0 && shape[d] != input.dims[d]) ||
+          shape[d] > input.maxDims[d])
+        fail("'" + path + "': '" + input.name + "' has rows of " +
+             formatDims(std::vector<int64_t>(shape.begin() + 1, shape.end())) +
+             "; " + entry.name + " takes " + formatDims(input.dims) +
+             (input.dims == input.maxDims
+                  ? std::string()
+                  : " (at most " + formatDims(input.maxDims) + ")"));
+    if (data.count && shape[0] != data.count)
+      fail("'" + path + "': '" + input.name + "' has " +
+           std::to_string(shape[0]) + " rows, other members " +
+           std::to_string(data.count));
+    data.count = shape[0];
+  }
+  // Labels out of range would silently count as ignored.
+  const NamedTensor *labels = data.find(spec.labels);
+  if (labels && spec.classes > 0 && labels->tensor.dtype == DType::I64) {
+    const int64_t *values = labels->tensor.as<int64_t>();
+    for (uint64_t i = 0; i < labels->tensor.elementCount(); ++i)
+      if ((values[i] < 0 || values[i] >= spec.classes) &&
+          values[i] != spec.ignoreIndex)
+        fail("'" + path + "': label " + std::to_string(values[i]) +
+             " (element " + std::to_string(i) + " of '" + spec.labels +
+             "') is outside [0, " + std::to_string(spec.classes) +
+             ") and is not the ignore index " +
+             std::to_string(spec.ignoreIndex));
+  }
+  if (data.count < batchSize)
+    fail("'" + path + "' has " + std::to_string(data.count) +
+         " examples, fewer than one batch of " + std::to_string(batchSize));
+  if (const NamedTensor *mask = data.find("attention_mask");
+      mask && mask->tensor.dtype == DType::I64 &&
+      mask->tensor.shape.size() == 2) {
+    int64_t width = mask->tensor.shape[1];
+    const int64_t *values = mask->tensor.as<int64_t>();
+    data.lengths.resize(size_t(data.count));
+    for (int64_t i = 0; i < data.count; ++i)
+      data.lengths[size_t(i)] = std::count_if(
+          values + i * width, values + (i + 1) * width,
+          [](int64_t v) { return v != 0; });
+  }
+  return data;
+}
+
+int64_t lmopt_train::trimPadding(std::vector<NamedTensor> &inputs,
+                                 const EntryInfo &entry) {
+  auto info = [&](const std::string &name) -> const ValueInfo * {
+    for (const ValueInfo &input : entry.inputs)
+      if (input.name == name)
+        return &input;
+    return nullptr;
+  };
+  auto maskIt = llvm::find_if(inputs, [](const NamedTensor &t) {
+    return t.name == "attention_mask";
+  });
+  const ValueInfo *maskInfo = info("attention_mask");
+  if (maskIt == inputs.end() || !maskInfo || maskInfo->dims.size() != 2 ||
+      maskInfo->dims[1] >= 0 || maskIt->tensor.shape.size() != 2 ||
+      maskIt->tensor.dtype != DType::I64)
+    return -1;
+  const int64_t rows = maskIt->tensor.shape[0], full = maskIt->tensor.shape[1];
+  const int64_t *mask = maskIt->tensor.as<int64_t>();
+  int64_t longest = 1;
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t j = full - 1; j >= longest; --j)
+      if (mask[r * full + j]) {
+        longest = j + 1;
+        break;
+      }
+  if (longest == full)
+    return full;
+  for (NamedTensor &t : inputs) {
+    const ValueInfo *in = info(t.name);
+    if (!in || in->dims.size() != 2 || in->dims[1] >= 0 ||
+        t.tensor.shape.size() != 2 || t.tensor.shape[1] != full)
+      continue;
+    size_t element = dtypeSize(t.tensor.dtype);
+    std::vector<uint8_t> kept(size_t(rows * longest) * element);
+    for (int64_t r = 0; r < rows; ++r)
+      std::memcpy(kept.data() + size_t(r * longest) * element,
+                  t.tensor.data.data() + size_t(r * full) * element,
+                  size_t(longest) * element);
+    t.tensor.data = std::move(kept);
+    t.tensor.shape[1] = longest;
+  }
+  return longest;
+}
+
+std::vector<NamedTensor> lmopt_train::gather(const Dataset &data,
+                                             llvm::ArrayRef<int64_t> rows) {
+  std::vector<NamedTensor> out;
+  for (const NamedTensor &t : data.arrays) {
+    NamedTensor piece;
+    piece.name = t.name;
+    piece.tensor.dtype = t.tensor.dtype;
+    piece.tensor.shape = t.tensor.shape;
+    piece.tensor.shape[0] = int64_t(rows.size());
+    size_t rowBytes = t.tensor.data.size() / size_t(t.tensor.shape[0]);
+    piece.tensor.data.resize(rowBytes * rows.size());
+    for (size_t i = 0; i < rows.size(); ++i)
+      std::memcpy(piece.tensor.data.data() + i * rowBytes,
+                  t.tensor.data.data() + size_t(rows[i]) * rowBytes, rowBytes);
+    out.push_back(std::move(piece));
+  }
+  return out;
+}
+
+std::vector<int64_t> lmopt_train::epochOrder(const Dataset &data,
+                                            int64_t epoch, int64_t batchSize,
+                                            const Ordering &ordering) {
+  std::vector<int64_t> order(static_cast<size_t>(data.count));
+  std::iota(order.begin(), order.end(), 0);
+  if (ordering.shuffle) {
+    std::mt19937_64 rng(ordering.seed * 1000003u + uint64_t(epoch));
+    std::shuffle(order.begin(), order.end(), rng);
+  }
+  if (ordering.groupByLength && !data.lengths.empty()) {
+    size_t group = size_t(batchSize) * 50;
+    for (size_t begin = 0; begin < order.size(); begin += group) {
+      auto end = order.begin() + std::min(order.size(), begin + group);
+      std::stable_sort(order.begin() + begin, end, [&](int64_t a, int64_t b) {
+        return data.lengths[size_t(a)] > data.lengths[size_t(b)];
+      });
+    }
+  }
+  return order;
+}
