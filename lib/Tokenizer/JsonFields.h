@@ -93,6 +93,14 @@ inline llvm::Expected<llvm::StringRef> asString(const Field &field) {
                                             : "missing (expected a string)");
 }
 
+/// The "type" string of the object at `field` (a normalizer,
+/// pre-tokenizer or post-processor), or an error naming the field.
+inline llvm::Expected<llvm::StringRef> asTypedObject(const Field &field) {
+  if (llvm::Expected<const llvm::json::Object *> o = asObject(field); !o)
+    return o.takeError();
+  return asString(member(field, "type"));
+}
+
 inline llvm::Expected<int64_t> asInteger(const Field &field) {
   if (field.value)
     if (std::optional<int64_t> i = field.value->getAsInteger())

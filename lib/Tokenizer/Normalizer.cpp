@@ -373,10 +373,8 @@ parsePrecompiled(const Field &field) {
 static Expected<std::unique_ptr<Normalizer>> parseField(const Field &field) {
   if (field.isNull())
     return nullptr;
-  if (Expected<const llvm::json::Object *> o = asObject(field); !o)
-    return o.takeError();
   Field typeField = member(field, "type");
-  Expected<llvm::StringRef> type = asString(typeField);
+  Expected<llvm::StringRef> type = asTypedObject(field);
   if (!type)
     return type.takeError();
   if (*type == "BertNormalizer")

@@ -145,10 +145,8 @@ parseTemplate(const Field &field, const llvm::json::Object &specials,
 static Expected<std::optional<PostProcessor>> parseField(const Field &field) {
   if (field.isNull())
     return std::nullopt;
-  if (Expected<const llvm::json::Object *> o = asObject(field); !o)
-    return o.takeError();
   Field typeField = member(field, "type");
-  Expected<StringRef> type = asString(typeField);
+  Expected<StringRef> type = asTypedObject(field);
   if (!type)
     return type.takeError();
   if (*type == "ByteLevel")

@@ -13,26 +13,33 @@ using llvm::StringRef;
 
 namespace {
 
+/// Splits `text` on white space (dropped) and, with `punctuation`, isolates
+/// each of BERT's punctuation characters as a word of its own.
+static void splitWords(StringRef text, bool punctuation,
+                       std::vector<std::string> &words) {
+  size_t wordStart = 0;
+  for (size_t pos = 0; pos < text.size();) {
+    size_t start = pos;
+    char32_t c = decodeUtf8(text, pos);
+    bool space = isWhitespace(c);
+    if (!space && !(punctuation && isBertPunctuation(c)))
+      continue;
+    if (start > wordStart)
+      words.emplace_back(text.substr(wordStart, start - wordStart));
+    if (!space)
+      words.emplace_back(text.substr(start, pos - start));
+    wordStart = pos;
+  }
+  if (text.size() > wordStart)
+    words.emplace_back(text.substr(wordStart));
+}
+
 /// Splits on white space (dropped) and isolates each punctuation character.
 class BertPreTokenizer : public PreTokenizer {
 public:
   void split(StringRef text, bool,
              std::vector<std::string> &words) const override {
-    size_t wordStart = 0;
-    for (size_t pos = 0; pos < text.size();) {
-      size_t start = pos;
-      char32_t c = decodeUtf8(text, pos);
-      bool space = isWhitespace(c);
-      if (!space && !isBertPunctuation(c))
-        continue;
-      if (start > wordStart)
-        words.emplace_back(text.substr(wordStart, start - wordStart));
-      if (!space)
-        words.emplace_back(text.substr(start, pos - start));
-      wordStart = pos;
-    }
-    if (text.size() > wordStart)
-      words.emplace_back(text.substr(wordStart));
+    splitWords(text, /*punctuation=*/true, words);
   }
 };
 
@@ -40,17 +47,7 @@ class WhitespaceSplit : public PreTokenizer {
 public:
   void split(StringRef text, bool,
              std::vector<std::string> &words) const override {
-    size_t wordStart = 0;
-    for (size_t pos = 0; pos < text.size();) {
-      size_t start = pos;
-      if (!isWhitespace(decodeUtf8(text, pos)))
-        continue;
-      if (start > wordStart)
-        words.emplace_back(text.substr(wordStart, start - wordStart));
-      wordStart = pos;
-    }
-    if (text.size() > wordStart)
-      words.emplace_back(text.substr(wordStart));
+    splitWords(text, /*punctuation=*/false, words);
   }
 };
 
@@ -219,10 +216,8 @@ void lmopt::tokenizer::splitGpt2(StringRef text,
 static Expected<std::unique_ptr<PreTokenizer>> parseField(const Field &field) {
   if (field.isNull())
     return nullptr;
-  if (Expected<const llvm::json::Object *> o = asObject(field); !o)
-    return o.takeError();
   Field typeField = member(field, "type");
-  Expected<StringRef> type = asString(typeField);
+  Expected<StringRef> type = asTypedObject(field);
   if (!type)
     return type.takeError();
   if (*type == "BertPreTokenizer")
