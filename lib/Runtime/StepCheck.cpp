@@ -118,6 +118,32 @@ static bool parseInPlacePairs(const std::string &list,
   return !pairs.empty();
 }
 
+Status StepCheck::getInPlacePairs(
+    std::vector<std::pair<size_t, size_t>> &pairs) const {
+  pairs.clear();
+  if (!step.findAttr("in_place"))
+    return Status::ok();
+  std::string list;
+  if (Status st = step.getString("in_place", list); !st)
+    return withSource(st);
+  if (!parseInPlacePairs(list, pairs))
+    return error("has attribute 'in_place' = '" + list +
+                 "', which is not a list of result:operand numbers");
+  for (auto [r, o] : pairs) {
+    if (r >= step.results.size() || o >= step.operands.size())
+      return error("has attribute 'in_place' = '" + list +
+                   "', which names a result or operand it does not have");
+    const PlanTensor &a = plan.tensors[step.results[r]];
+    const PlanTensor &b = plan.tensors[step.operands[o]];
+    if (a.storage != TensorStorage::State || b.storage != a.storage ||
+        a.offset != b.offset || a.dims != b.dims || a.dtype != b.dtype)
+      return error("in-place result " + std::to_string(r) + " " +
+                   describe(a) + " is not the state view operand " +
+                   std::to_string(o) + " " + describe(b) + " is");
+  }
+  return Status::ok();
+}
+
 Status StepCheck::checkKernelStep(std::string &entry,
                                   std::vector<uint32_t> &ids,
                                   std::vector<int64_t> &sizes) const {
@@ -125,27 +151,9 @@ Status StepCheck::checkKernelStep(std::string &entry,
     return st;
   if (Status st = step.getString("entry", entry); !st)
     return withSource(st);
-  if (step.findAttr("in_place")) {
-    std::string list;
-    if (Status st = step.getString("in_place", list); !st)
-      return withSource(st);
-    std::vector<std::pair<size_t, size_t>> pairs;
-    if (!parseInPlacePairs(list, pairs))
-      return error("has attribute 'in_place' = '" + list +
-                   "', which is not a list of result:operand numbers");
-    for (auto [r, o] : pairs) {
-      if (r >= step.results.size() || o >= step.operands.size())
-        return error("has attribute 'in_place' = '" + list +
-                     "', which names a result or operand it does not have");
-      const PlanTensor &a = plan.tensors[step.results[r]];
-      const PlanTensor &b = plan.tensors[step.operands[o]];
-      if (a.storage != TensorStorage::State || b.storage != a.storage ||
-          a.offset != b.offset || a.dims != b.dims || a.dtype != b.dtype)
-        return error("in-place result " + std::to_string(r) + " " +
-                     describe(a) + " is not the state view operand " +
-                     std::to_string(o) + " " + describe(b) + " is");
-    }
-  }
+  std::vector<std::pair<size_t, size_t>> inPlace;
+  if (Status st = getInPlacePairs(inPlace); !st)
+    return st;
   ids = step.operands;
   ids.insert(ids.end(), step.results.begin(), step.results.end());
   sizes.clear();
@@ -197,34 +205,21 @@ Status StepCheck::checkAliasing() const {
     const PlanTensor &b = plan.tensors[step.results[result]];
     return a.offset == b.offset && a.byteSize() == b.byteSize();
   };
-  // An adamw step updates param, m and v (operands 0, 2, 3) elementwise:
-  // each result may be exactly the operand it replaces.
-  auto inPlaceUpdate = [&](size_t operand, size_t result) {
-    static const size_t kReplaced[] = {0, 2, 3};
-    if (step.kind != StepKind::AdamW || result >= 3 ||
-        kReplaced[result] != operand)
-      return false;
-    const PlanTensor &a = plan.tensors[step.operands[operand]];
-    const PlanTensor &b = plan.tensors[step.results[result]];
-    return a.storage == b.storage && a.offset == b.offset &&
-           a.byteSize() == b.byteSize();
-  };
-  // A kernel's elementwise state updates (checkKernelStep checked them).
-  std::vector<std::pair<size_t, size_t>> kernelInPlace;
-  if (std::string list; step.kind == StepKind::Kernel &&
-                        step.findAttr("in_place") &&
-                        step.getString("in_place", list))
-    parseInPlacePairs(list, kernelInPlace);
-  auto inPlaceKernel = [&](size_t operand, size_t result) {
-    return std::find(kernelInPlace.begin(), kernelInPlace.end(),
-                     std::make_pair(result, operand)) != kernelInPlace.end();
+  // States a step updates elementwise where they lie (the step's
+  // 'in_place' pairs, each one state view).
+  std::vector<std::pair<size_t, size_t>> inPlacePairs;
+  if (Status st = getInPlacePairs(inPlacePairs); !st)
+    return st;
+  auto inPlace = [&](size_t operand, size_t result) {
+    return std::find(inPlacePairs.begin(), inPlacePairs.end(),
+                     std::make_pair(result, operand)) != inPlacePairs.end();
   };
   for (size_t r = 0; r < step.results.size(); ++r) {
     const PlanTensor &result = plan.tensors[step.results[r]];
     for (size_t o = 0; o < step.operands.size(); ++o) {
       const PlanTensor &operand = plan.tensors[step.operands[o]];
       if (overlap(result, operand) && !inPlaceResidual(o, r) &&
-          !inPlaceUpdate(o, r) && !inPlaceKernel(o, r))
+          !inPlace(o, r))
         return error("result " + std::to_string(r) + " " + describe(result) +
                      " at arena offset " + std::to_string(result.offset) +
                      " overlaps operand " + std::to_string(o) + " " +
@@ -351,7 +346,8 @@ Status lmopt::runtime::checkAdamWStep(const StepCheck &c, int64_t &count,
                                      double &beta1, double &beta2,
                                      double &epsilon, double &weightDecay) {
   if (Status st =
-          c.expectAttrs({"beta1", "beta2", "epsilon", "weight_decay"});
+          c.expectAttrs(
+              {"beta1", "beta2", "epsilon", "weight_decay", "in_place"});
       !st)
     return st;
   if (Status st = c.expectCounts(9,

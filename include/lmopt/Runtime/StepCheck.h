@@ -80,6 +80,10 @@ public:
   /// Results share no bytes with operands or each other; a linear step's
   /// residual (plain or quantized) may be exactly its output.
   Status checkAliasing() const;
+  /// The step's 'in_place' pairs (result, operand): results written where
+  /// the operand, the same state view, lies; refuses a malformed list or a
+  /// pair that is not one state view. Empty without the attribute.
+  Status getInPlacePairs(std::vector<std::pair<size_t, size_t>> &pairs) const;
 
   const Program &program;
   const Plan &plan;

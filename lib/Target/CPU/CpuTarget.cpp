@@ -170,12 +170,28 @@ static LogicalResult emitAdamWStep(AdamWOp op, PlanEmitter &emitter) {
     return failure();
   std::string name = describeNode(op.getLoc());
   std::vector<uint32_t> results;
-  SmallVector<Value, 3> replaced{op.getParam(), op.getM(), op.getV()};
-  for (auto [result, replaces] : llvm::zip_equal(op->getResults(), replaced))
-    results.push_back(emitter.addInPlaceStateResult(result, replaces, name));
+  std::string inPlace;
+  // Results 0, 1, 2 replace operands 0 (param), 2 (m), 3 (v).
+  const unsigned replacedOperand[] = {0, 2, 3};
+  for (unsigned r = 0; r < 3; ++r) {
+    bool written = false;
+    results.push_back(emitter.addInPlaceStateResult(
+        op->getResult(r), op->getOperand(replacedOperand[r]), name,
+        &written));
+    if (written)
+      inPlace += (inPlace.empty() ? "" : ",") + std::to_string(r) + ":" +
+                 std::to_string(replacedOperand[r]);
+  }
   rt::PlanStep &step = emitter.addStep(rt::StepKind::AdamW, name);
   step.operands = std::move(*operands);
   step.results = std::move(results);
+  if (!inPlace.empty()) {
+    rt::PlanAttr attr;
+    attr.name = "in_place";
+    attr.kind = rt::PlanAttr::Kind::String;
+    attr.stringValue = inPlace;
+    step.attrs.push_back(std::move(attr));
+  }
   auto addFloat = [&](StringRef attrName, double value) {
     rt::PlanAttr attr;
     attr.name = attrName.str();

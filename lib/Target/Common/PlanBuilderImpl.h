@@ -39,7 +39,8 @@ public:
                                   Location loc) override;
   uint32_t addResult(Value value, std::string name) override;
   uint32_t addInPlaceStateResult(Value value, Value replaces,
-                                 std::string name) override;
+                                 std::string name,
+                                 bool *inPlace = nullptr) override;
   rt::PlanStep &addStep(rt::StepKind kind, std::string name) override;
 
 private:

@@ -42,7 +42,9 @@ mlir::lmopt::getResultState(func::FuncOp func, unsigned index,
 }
 
 uint32_t PlanBuilder::addInPlaceStateResult(Value value, Value replaces,
-                                            std::string name) {
+                                            std::string name, bool *inPlace) {
+  if (inPlace)
+    *inPlace = false;
   auto arg = llvm::dyn_cast<BlockArgument>(replaces);
   Operation *writer = value.getDefiningOp();
   std::optional<uint32_t> readState =
@@ -61,6 +63,8 @@ uint32_t PlanBuilder::addInPlaceStateResult(Value value, Value replaces,
   uint32_t id = addTensor(options.states[*readState].name, value,
                           rt::TensorStorage::State, *readState, ~0u);
   tensors[value] = id;
+  if (inPlace)
+    *inPlace = true;
   return id;
 }
 

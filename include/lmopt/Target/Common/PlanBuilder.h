@@ -85,9 +85,11 @@ public:
   /// For a step that updates a state in place: when the function returns
   /// `value` as the new value of the state that `replaces` (a state
   /// argument) reads, and nothing but `value`'s op reads `replaces`, the
-  /// state's tensor itself (no copy after the step); otherwise addResult.
+  /// state's tensor itself (no copy after the step; `*inPlace` set);
+  /// otherwise addResult.
   virtual uint32_t addInPlaceStateResult(Value value, Value replaces,
-                                         std::string name) = 0;
+                                         std::string name,
+                                         bool *inPlace = nullptr) = 0;
   /// Appends a step with no operands, results or attributes yet.
   virtual ::lmopt::runtime::PlanStep &addStep(::lmopt::runtime::StepKind kind,
                                               std::string name) = 0;
