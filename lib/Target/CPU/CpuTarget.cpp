@@ -185,24 +185,13 @@ static LogicalResult emitAdamWStep(AdamWOp op, PlanEmitter &emitter) {
   rt::PlanStep &step = emitter.addStep(rt::StepKind::AdamW, name);
   step.operands = std::move(*operands);
   step.results = std::move(results);
-  if (!inPlace.empty()) {
-    rt::PlanAttr attr;
-    attr.name = "in_place";
-    attr.kind = rt::PlanAttr::Kind::String;
-    attr.stringValue = inPlace;
-    step.attrs.push_back(std::move(attr));
-  }
-  auto addFloat = [&](StringRef attrName, double value) {
-    rt::PlanAttr attr;
-    attr.name = attrName.str();
-    attr.kind = rt::PlanAttr::Kind::Float;
-    attr.floatValue = value;
-    step.attrs.push_back(std::move(attr));
-  };
-  addFloat("beta1", op.getBeta1().convertToDouble());
-  addFloat("beta2", op.getBeta2().convertToDouble());
-  addFloat("epsilon", op.getEpsilon().convertToDouble());
-  addFloat("weight_decay", op.getWeightDecay().convertToDouble());
+  if (!inPlace.empty())
+    PlanEmitter::addStringAttr(step, "in_place", inPlace);
+  PlanEmitter::addFloatAttr(step, "beta1", op.getBeta1().convertToDouble());
+  PlanEmitter::addFloatAttr(step, "beta2", op.getBeta2().convertToDouble());
+  PlanEmitter::addFloatAttr(step, "epsilon", op.getEpsilon().convertToDouble());
+  PlanEmitter::addFloatAttr(step, "weight_decay",
+                            op.getWeightDecay().convertToDouble());
   return success();
 }
 

@@ -85,13 +85,28 @@ std::string mlir::lmopt::describeUnplannableType(Operation *op, bool symbolic,
 
 PlanEmitter::~PlanEmitter() = default;
 
+/// A new attribute `name` of `kind` at the end of `step`'s.
+static rt::PlanAttr &appendAttr(rt::PlanStep &step, StringRef name,
+                                rt::PlanAttr::Kind kind) {
+  rt::PlanAttr &attr = step.attrs.emplace_back();
+  attr.name = name.str();
+  attr.kind = kind;
+  return attr;
+}
+
 void PlanEmitter::addIntAttr(rt::PlanStep &step, StringRef name,
                              int64_t value) {
-  rt::PlanAttr attr;
-  attr.name = name.str();
-  attr.kind = rt::PlanAttr::Kind::Int;
-  attr.intValue = value;
-  step.attrs.push_back(std::move(attr));
+  appendAttr(step, name, rt::PlanAttr::Kind::Int).intValue = value;
+}
+
+void PlanEmitter::addFloatAttr(rt::PlanStep &step, StringRef name,
+                               double value) {
+  appendAttr(step, name, rt::PlanAttr::Kind::Float).floatValue = value;
+}
+
+void PlanEmitter::addStringAttr(rt::PlanStep &step, StringRef name,
+                                StringRef value) {
+  appendAttr(step, name, rt::PlanAttr::Kind::String).stringValue = value.str();
 }
 
 FailureOr<std::vector<uint32_t>> PlanEmitter::getTensors(ValueRange values) {
@@ -409,25 +424,11 @@ LogicalResult PlanBuilder::flushGroup() {
     tensors[value] = id;
     step.results.push_back(id);
   }
-  if (!inPlace.empty()) {
-    rt::PlanAttr attr;
-    attr.name = "in_place";
-    attr.kind = rt::PlanAttr::Kind::String;
-    attr.stringValue = inPlace;
-    step.attrs.push_back(std::move(attr));
-  }
-  rt::PlanAttr entryAttr;
-  entryAttr.name = "entry";
-  entryAttr.kind = rt::PlanAttr::Kind::String;
-  entryAttr.stringValue = entry;
-  step.attrs.push_back(std::move(entryAttr));
-  if (!dimsOnly->empty()) {
-    rt::PlanAttr attr;
-    attr.name = "dims_only";
-    attr.kind = rt::PlanAttr::Kind::String;
-    attr.stringValue = *dimsOnly;
-    step.attrs.push_back(std::move(attr));
-  }
+  if (!inPlace.empty())
+    addStringAttr(step, "in_place", inPlace);
+  addStringAttr(step, "entry", entry);
+  if (!dimsOnly->empty())
+    addStringAttr(step, "dims_only", *dimsOnly);
   return success();
 }
 

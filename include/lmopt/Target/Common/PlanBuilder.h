@@ -105,6 +105,10 @@ public:
 
   static void addIntAttr(::lmopt::runtime::PlanStep &step, StringRef name,
                          int64_t value);
+  static void addFloatAttr(::lmopt::runtime::PlanStep &step, StringRef name,
+                           double value);
+  static void addStringAttr(::lmopt::runtime::PlanStep &step, StringRef name,
+                            StringRef value);
 };
 
 /// The attribute of a function argument that reads a state, and of a
