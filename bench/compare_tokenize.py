@@ -42,12 +42,7 @@ def main():
     import messy_text
 
     work = tempfile.mkdtemp(prefix="lmopt-tokenize-bench-")
-    raw = messy_text.generate(args.lines, seed=11)
-    text_path = os.path.join(work, "text.txt")
-    with open(text_path, "wb") as f:
-        f.write(b"\n".join(raw) + b"\n")
-    texts = [(l[:-1] if l.endswith(b"\r") else l)
-             .decode("utf-8", errors="replace") for l in raw]
+    raw, text_path, texts = messy_text.write_corpus(args.lines, 11, work)
     nbytes = sum(len(l) for l in raw)
     print(f"{args.lines} messy lines, {nbytes / 1e6:.1f} MB, "
           f"{args.threads} threads, max length {args.max_length}")

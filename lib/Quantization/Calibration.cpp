@@ -3,6 +3,7 @@
 #include "lmopt/Quantization/Calibration.h"
 
 #include "lmopt/Dialect/Lmopt/IR/GraphNames.h"
+#include "lmopt/Format/TokenBatches.h"
 #include "lmopt/Target/Common/RuntimeTypes.h"
 
 #include "mlir/IR/BuiltinTypes.h"
@@ -94,9 +95,74 @@ splitSamples(const rt::NamedTensor &array, llvm::ArrayRef<int64_t> shape) {
   return mismatch();
 }
 
+/// The calibration samples of a token dataset (lmopt-tokenize --format
+/// dataset): batches of @main's batch dim, padded to its static length, or
+/// by length bucket to each batch's longest when the length is dynamic;
+/// longer examples are cut to the static length.
+static llvm::Expected<CalibrationSet>
+loadTokenCalibrationSet(llvm::StringRef path, func::FuncOp main) {
+  std::unique_ptr<rt::TokenDatasetReader> dataset;
+  if (rt::Status st = rt::openTokenDataset(path.str(), "", dataset); !st)
+    return makeError("calibration file: " + st.message());
+  SmallVector<std::string> names = mlir::lmopt::getGraphInputNames(main);
+  CalibrationSet set;
+  set.inputNames.assign(names.begin(), names.end());
+  std::vector<std::pair<std::string, rt::DType>> wanted;
+  std::optional<RankedTensorType> ids;
+  for (auto [i, name] : llvm::enumerate(names)) {
+    auto type = llvm::cast<RankedTensorType>(main.getArgumentTypes()[i]);
+    std::optional<rt::DType> dtype =
+        mlir::lmopt::getRuntimeDType(type.getElementType());
+    if (!dtype || type.getRank() > 2)
+      return makeError(llvm::formatv(
+          "calibration dataset '{0}': input '{1}' is not one a token "
+          "dataset gives ([batch, length] ids, masks, types or positions, "
+          "[batch] labels)",
+          path, name));
+    wanted.emplace_back(name, *dtype);
+    if (name == "input_ids" && type.getRank() == 2)
+      ids = type;
+  }
+  if (!ids)
+    return makeError(llvm::formatv(
+        "calibration dataset '{0}': the model takes no [batch, length] input "
+        "'input_ids'",
+        path));
+  std::vector<rt::TokenArraySpec> specs;
+  if (rt::Status st = rt::tokenArraySpecs(*dataset, wanted, "labels", specs);
+      !st)
+    return makeError("calibration file: " + st.message());
+  rt::TokenBatchOptions options;
+  options.batchSize = ids->isDynamicDim(0) ? 1 : ids->getDimSize(0);
+  bool dynamicLength = ids->isDynamicDim(1);
+  options.byLength = dynamicLength;
+  options.fixedLength = dynamicLength ? -1 : ids->getDimSize(1);
+  if (!dynamicLength)
+    options.maxLength = ids->getDimSize(1);
+  options.truncate = true;
+  std::vector<rt::TokenBatch> batches;
+  if (rt::Status st = rt::planTokenBatches(*dataset, options, batches); !st)
+    return makeError("calibration file: " + st.message());
+  for (const rt::TokenBatch &batch : batches) {
+    // A static batch dim takes only full batches.
+    if (int64_t(batch.rows.size()) != options.batchSize)
+      continue;
+    set.samples.push_back(
+        rt::tokenBatchArrays(*dataset, batch.rows, batch.length, specs));
+  }
+  if (set.samples.empty())
+    return makeError(llvm::formatv(
+        "calibration dataset '{0}' has {1} examples, fewer than one batch of "
+        "{2}",
+        path, dataset->size(), options.batchSize));
+  return set;
+}
+
 llvm::Expected<CalibrationSet>
 mlir::lmopt::quantization::loadCalibrationSet(llvm::StringRef path,
                                               func::FuncOp main) {
+  if (rt::isTokenDatasetPath(path.str()))
+    return loadTokenCalibrationSet(path, main);
   std::vector<rt::NamedTensor> arrays;
   rt::Status status = rt::readNpz(path.str(), arrays);
   if (!status.isOk())

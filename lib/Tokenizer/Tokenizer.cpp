@@ -3,11 +3,11 @@
 #include "lmopt/Tokenizer/Tokenizer.h"
 
 #include "JsonFields.h"
+#include "lmopt/Format/TokenDataset.h"
 #include "lmopt/Tokenizer/Unicode.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
-#include "llvm/Support/xxhash.h"
 
 using namespace lmopt::tokenizer;
 using llvm::Expected;
@@ -230,7 +230,7 @@ Expected<std::unique_ptr<Tokenizer>> Tokenizer::parse(StringRef json) {
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "expected a JSON object at the top level");
   auto tok = std::unique_ptr<Tokenizer>(new Tokenizer());
-  tok->hash = llvm::xxh3_64bits(llvm::arrayRefFromStringRef(json));
+  tok->hash = ::lmopt::runtime::tokenizerHash(json.data(), json.size());
 
   Expected<std::unique_ptr<Normalizer>> normalizer =
       parseNormalizer(member(top, "normalizer").value, "normalizer");

@@ -15,6 +15,7 @@ lists assigned long ago, so that the Unicode versions of utf8proc and of the
 """
 
 import argparse
+import os
 import random
 
 WORDS = [
@@ -78,6 +79,19 @@ def line(rng):
 def generate(lines, seed):
     rng = random.Random(seed)
     return [line(rng) for _ in range(lines)]
+
+
+def write_corpus(lines, seed, folder):
+    """Generates the text, writes it to folder/text.txt one line per example,
+    and returns (raw lines, the file's path, the lines as the decoded str a
+    Python tokenizer is given: a trailing CR dropped, bad UTF-8 replaced)."""
+    raw = generate(lines, seed)
+    path = os.path.join(folder, "text.txt")
+    with open(path, "wb") as f:
+        f.write(b"\n".join(raw) + b"\n")
+    texts = [(l[:-1] if l.endswith(b"\r") else l)
+             .decode("utf-8", errors="replace") for l in raw]
+    return raw, path, texts
 
 
 def main():

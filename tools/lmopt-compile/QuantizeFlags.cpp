@@ -29,9 +29,10 @@ static cl::opt<bool> quantizeEmbeddings(
     cl::cat(lmopt_compile::getQuantizeCategory()));
 static cl::opt<std::string> calibrationFile(
     "calibration",
-    cl::desc("Calibration inputs (.npz): ranges for int8-static, and the "
-             "samples the accuracy report and --sensitivity run"),
-    cl::value_desc("inputs.npz"),
+    cl::desc("Calibration inputs (.npz, or a token dataset PREFIX.idx): "
+             "ranges for int8-static, and the samples the accuracy report "
+             "and --sensitivity run"),
+    cl::value_desc("inputs.npz|PREFIX.idx"),
     cl::cat(lmopt_compile::getQuantizeCategory()));
 static cl::opt<std::string> calibrationMethodText(
     "calibration-method",

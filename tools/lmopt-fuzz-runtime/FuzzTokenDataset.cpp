@@ -4,7 +4,8 @@
 // little-endian; clamped to what follows), the .idx bytes, then the .bin
 // bytes. Both files are written next to each other and opened without a
 // hash, with the header's own hash and with another one, which must be
-// refused. What opens is read in full: every example, length and label.
+// refused. What opens is read in full: every example, length, label, source
+// and type id, and the batches readers cut from it.
 // The reader must refuse an inconsistent file with an error; any crash,
 // sanitizer report (reading past either mapping above all), leak or
 // allocation past -rss_limit_mb is a bug.
@@ -13,11 +14,12 @@
 
 #include "FuzzUtil.h"
 
-#include "lmopt/Tokenizer/TokenDataset.h"
+#include "lmopt/Format/TokenBatches.h"
 
+#include <algorithm>
 #include <cstring>
 
-using namespace lmopt::tokenizer;
+using namespace lmopt::runtime;
 using lmopt::fuzz::check;
 
 /// Reads everything `reader` holds and checks it against the header.
@@ -26,17 +28,44 @@ static void readAll(const TokenDatasetReader &reader) {
         "unknown dtype accepted");
   uint64_t tokens = 0;
   std::vector<int32_t> ids;
+  std::vector<uint8_t> types;
   for (uint64_t i = 0; i < reader.size(); ++i) {
     reader.example(i, ids);
     check(ids.size() == reader.length(i), "example length differs");
+    for (int32_t id : ids)
+      check(id >= 0, "negative id read back");
     if (reader.dtype() == TokenDType::U16)
       for (int32_t id : ids)
-        check(id >= 0 && id < 65536, "uint16 id out of range");
-    if (reader.hasLabels())
-      (void)reader.label(i);
+        check(id < 65536, "uint16 id out of range");
+    reader.typeIds(i, types);
+    check(types.size() == ids.size(), "type ids and ids differ in length");
+    (void)reader.label(i);
+    (void)reader.source(i);
     tokens += ids.size();
   }
   check(tokens == reader.tokenCount(), "examples and id count differ");
+  // The batches of lmopt-run --dataset, bounded and truncating.
+  TokenBatchOptions options;
+  options.batchSize = 2;
+  options.maxLength = 3;
+  options.truncate = true;
+  std::vector<TokenBatch> batches;
+  check(bool(planTokenBatches(reader, options, batches)),
+        "a truncating plan failed");
+  std::vector<TokenArraySpec> specs;
+  if (!tokenArraySpecs(reader,
+                       {{"input_ids", DType::I64},
+                        {"attention_mask", DType::I32},
+                        {"token_type_ids", DType::I64},
+                        {"position_ids", DType::I64}},
+                       "labels", specs))
+    return;
+  for (const TokenBatch &batch : batches) {
+    check(batch.length >= 1 && batch.length <= 3, "batch length off bounds");
+    std::vector<NamedTensor> arrays =
+        tokenBatchArrays(reader, batch.rows, batch.length, specs);
+    check(arrays.size() == specs.size(), "an array is missing");
+  }
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -58,21 +87,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     ownHash = header.tokenizerHash;
   }
   for (std::optional<uint64_t> hash : {std::optional<uint64_t>(), ownHash}) {
-    llvm::Expected<std::unique_ptr<TokenDatasetReader>> reader =
-        TokenDatasetReader::open(prefix, hash);
-    if (!reader) {
-      llvm::consumeError(reader.takeError());
+    std::unique_ptr<TokenDatasetReader> reader;
+    if (!TokenDatasetReader::open(prefix, hash, reader))
       continue;
-    }
     check(bool(ownHash), "an .idx without a header opened");
-    check((*reader)->tokenizerHash() == *ownHash, "hash differs from header");
-    readAll(**reader);
+    check(reader->tokenizerHash() == *ownHash, "hash differs from header");
+    readAll(*reader);
   }
   if (ownHash) {
-    llvm::Expected<std::unique_ptr<TokenDatasetReader>> other =
-        TokenDatasetReader::open(prefix, *ownHash + 1);
-    check(!other, "a dataset of another tokenizer opened");
-    llvm::consumeError(other.takeError());
+    std::unique_ptr<TokenDatasetReader> other;
+    check(!TokenDatasetReader::open(prefix, *ownHash + 1, other),
+          "a dataset of another tokenizer opened");
   }
   return 0;
 }

@@ -15,7 +15,7 @@
 #include "lmopt/Format/Bundle.h"
 #include "lmopt/Format/CudaKernels.h"
 #include "lmopt/Format/OmittedWeights.h"
-#include "lmopt/Tokenizer/TokenDataset.h"
+#include "lmopt/Format/TokenDataset.h"
 #include "lmopt/Tokenizer/Tokenizer.h"
 
 #include "llvm/Support/MemoryBuffer.h"
@@ -224,13 +224,12 @@ static bool writeTokenizer(const std::string &dir, const char *name,
 /// lmopt-fuzz-token-dataset input: the .idx size (u32), .idx, .bin.
 static bool writeDataset(const std::string &dir, const char *name,
                          int64_t vocabSize,
-                         const std::vector<std::vector<int32_t>> &examples,
-                         llvm::ArrayRef<int64_t> labels) {
+                         const lmopt::runtime::TokenDatasetContents &contents) {
   std::string prefix = dir + name;
-  if (llvm::Error err = lmopt::tokenizer::writeTokenDataset(
-          prefix, 0x1234abcd5678ef90, vocabSize, examples, labels)) {
-    std::fprintf(stderr, "lmopt-fuzz-make-seeds: %s\n",
-                 llvm::toString(std::move(err)).c_str());
+  if (lmopt::runtime::Status st = lmopt::runtime::writeTokenDataset(
+          prefix, 0x1234abcd5678ef90, vocabSize, contents);
+      !st) {
+    std::fprintf(stderr, "lmopt-fuzz-make-seeds: %s\n", st.message().c_str());
     return false;
   }
   std::vector<uint8_t> input(4);
@@ -301,14 +300,20 @@ int main(int argc, char **argv) {
     ok = ok && writeTokenizer(tokenizers, name, json);
 
   // uint16 and uint32 ids (a vocabulary past 65,536), labels or none, an
-  // empty example.
+  // empty example; type ids and sources (a reordered dataset).
   std::string datasets = root + "/lmopt-fuzz-token-dataset/";
-  std::vector<std::vector<int32_t>> examples = {{2, 7, 9, 3}, {}, {2, 3}};
-  ok = ok && writeDataset(datasets, "u16", 30522, examples, {}) &&
-       writeDataset(datasets, "u16-labels", 30522, examples, {1, 0, -1});
-  examples.push_back({70000, 5});
-  ok = ok &&
-       writeDataset(datasets, "u32-labels", 70001, examples, {0, 1, 2, 3}) &&
-       writeDataset(datasets, "u32", 70001, examples, {});
+  lmopt::runtime::TokenDatasetContents contents;
+  contents.ids = {{2, 7, 9, 3}, {}, {2, 3}};
+  ok = ok && writeDataset(datasets, "u16", 30522, contents);
+  contents.labels = {1, 0, -1};
+  ok = ok && writeDataset(datasets, "u16-labels", 30522, contents);
+  contents.typeIds = {{0, 0, 1, 1}, {}, {0, 1}};
+  contents.sources = {2, 0, 1};
+  ok = ok && writeDataset(datasets, "u16-pairs-sorted", 30522, contents);
+  contents = {};
+  contents.ids = {{2, 7, 9, 3}, {}, {2, 3}, {70000, 5}};
+  ok = ok && writeDataset(datasets, "u32", 70001, contents);
+  contents.labels = {0, 1, 2, 3};
+  ok = ok && writeDataset(datasets, "u32-labels", 70001, contents);
   return ok ? 0 : 1;
 }

@@ -10,10 +10,11 @@
 //===----------------------------------------------------------------------===//
 
 #include "lmopt/Format/Npy.h"
+#include "lmopt/Format/TokenDataset.h"
 #include "lmopt/Tokenizer/Batch.h"
-#include "lmopt/Tokenizer/TokenDataset.h"
 #include "lmopt/Tokenizer/Tokenizer.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
@@ -24,6 +25,9 @@
 #include <cstring>
 
 using namespace lmopt::tokenizer;
+using lmopt::runtime::TokenDatasetContents;
+using lmopt::runtime::TokenDatasetReader;
+using lmopt::runtime::TokenDType;
 namespace cl = llvm::cl;
 
 static cl::OptionCategory category("lmopt-tokenize options");
@@ -83,6 +87,12 @@ static cl::opt<bool>
               cl::cat(category));
 static cl::opt<bool> quiet("quiet", cl::desc("No progress line or report"),
                            cl::cat(category));
+static cl::opt<bool> sortByLength(
+    "sort-by-length",
+    cl::desc("dataset: store the examples sorted by length (stable), each "
+             "with its position in the input, so that readers' batches in "
+             "file order are length buckets"),
+    cl::cat(category));
 static cl::opt<std::string> inspectDataset(
     "inspect-dataset",
     cl::desc(
@@ -105,27 +115,79 @@ template <typename T> static T check(llvm::Expected<T> value) {
   return std::move(*value);
 }
 
+static void check(const lmopt::runtime::Status &status) {
+  if (!status)
+    fail(status.message());
+}
+
 static int inspect(const Tokenizer &tokenizer) {
-  std::unique_ptr<TokenDatasetReader> reader =
-      check(TokenDatasetReader::open(inspectDataset, tokenizer.fingerprint()));
+  std::unique_ptr<TokenDatasetReader> reader;
+  check(TokenDatasetReader::open(inspectDataset, tokenizer.fingerprint(),
+                                 reader));
   llvm::outs() << llvm::formatv(
       "examples: {0}\ntokens: {1}\ndtype: {2}\nlabels: {3}\n"
-      "tokenizer hash: {4:x16}\n",
+      "type ids: {4}\nsorted by length: {5}\ntokenizer hash: {6:x16}\n",
       reader->size(), reader->tokenCount(),
       reader->dtype() == TokenDType::U16 ? "uint16" : "uint32",
-      reader->hasLabels() ? "yes" : "no", reader->tokenizerHash());
+      reader->hasLabels() ? "yes" : "no", reader->hasTypeIds() ? "yes" : "no",
+      reader->hasSources() ? "yes" : "no", reader->tokenizerHash());
   std::vector<int32_t> ids;
+  std::vector<uint8_t> types;
   for (uint64_t i = 0; i < std::min<uint64_t>(dumpExamples, reader->size());
        ++i) {
     reader->example(i, ids);
     llvm::outs() << "example " << i << ":";
+    if (reader->hasSources())
+      llvm::outs() << " input " << reader->source(i) << ":";
     if (reader->hasLabels())
       llvm::outs() << " label " << reader->label(i) << ":";
     for (int32_t id : ids)
       llvm::outs() << " " << id;
+    if (reader->hasTypeIds()) {
+      reader->typeIds(i, types);
+      llvm::outs() << " | types";
+      for (uint8_t t : types)
+        llvm::outs() << " " << unsigned(t);
+    }
     llvm::outs() << "\n";
   }
   return 0;
+}
+
+/// The dataset's contents: the encodings (moved out), with type ids when
+/// `typeIds`, in input order or sorted by length.
+static TokenDatasetContents datasetContents(const Examples &examples,
+                                            std::vector<Encoding> &encodings,
+                                            bool typeIds) {
+  std::vector<uint64_t> order(encodings.size());
+  for (uint64_t i = 0; i < order.size(); ++i)
+    order[i] = i;
+  if (sortByLength)
+    std::stable_sort(order.begin(), order.end(), [&](uint64_t a, uint64_t b) {
+      return encodings[a].ids.size() < encodings[b].ids.size();
+    });
+  TokenDatasetContents c;
+  for (uint64_t i : order) {
+    Encoding &e = encodings[i];
+    if (typeIds) {
+      std::vector<uint8_t> types;
+      for (int32_t t : e.typeIds) {
+        if (t < 0 || t > 255)
+          fail(llvm::formatv("example {0} has the type id {1}; a token "
+                             "dataset stores type ids in [0, 255]",
+                             i, t)
+                   .str());
+        types.push_back(uint8_t(t));
+      }
+      c.typeIds.push_back(std::move(types));
+    }
+    c.ids.push_back(std::move(e.ids));
+    if (examples.hasLabels)
+      c.labels.push_back(examples.items[i].label);
+    if (sortByLength)
+      c.sources.push_back(i);
+  }
+  return c;
 }
 
 static lmopt::runtime::NamedTensor int64Matrix(std::string name, size_t rows,
@@ -220,10 +282,9 @@ int main(int argc, char **argv) {
   if (format == InputFormat::Text &&
       (!pairField.empty() || !labelField.empty()))
     fail("--pair-field and --label-field need JSON Lines or CSV input");
-  if (outputFormat == "dataset" && !pairField.empty())
-    fail("--format dataset stores one sequence per example; pairs "
-         "(--pair-field) "
-         "need --format npz");
+  if (sortByLength && outputFormat != "dataset")
+    fail("--sort-by-length orders a token dataset; it needs --format "
+         "dataset");
   bool addSpecial = !noSpecialTokens;
   size_t special =
       addSpecial ? tokenizer->addedTokenCount(!pairField.empty()) : 0;
@@ -271,18 +332,14 @@ int main(int argc, char **argv) {
     writeNpz(*tokenizer, examples, encodings,
              examples.hasPairs || tokenizer->usesTypeIds());
   } else {
-    std::vector<std::vector<int32_t>> ids;
-    ids.reserve(encodings.size());
-    for (Encoding &e : encodings)
-      ids.push_back(std::move(e.ids));
-    std::vector<int64_t> labels;
-    if (examples.hasLabels)
-      for (const Example &ex : examples.items)
-        labels.push_back(ex.label);
-    if (llvm::Error err =
-            writeTokenDataset(outputPath, tokenizer->fingerprint(),
-                              tokenizer->vocabSize(), ids, labels))
-      fail(llvm::toString(std::move(err)));
+    // A dataset stores type ids only when one is not 0 (readers give zeros
+    // otherwise).
+    bool typeIds = llvm::any_of(encodings, [](const Encoding &e) {
+      return llvm::any_of(e.typeIds, [](int32_t t) { return t != 0; });
+    });
+    check(lmopt::runtime::writeTokenDataset(
+        outputPath, tokenizer->fingerprint(), tokenizer->vocabSize(),
+        datasetContents(examples, encodings, typeIds)));
   }
 
   double seconds =

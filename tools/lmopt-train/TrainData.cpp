@@ -2,8 +2,7 @@
 
 #include "TrainData.h"
 
-#include "lmopt/Tokenizer/TokenDataset.h"
-#include "lmopt/Tokenizer/Tokenizer.h"
+#include "lmopt/Format/TokenBatches.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
@@ -31,87 +30,40 @@ void lmopt_train::check(const Status &status, const llvm::Twine &context) {
        status.message());
 }
 
-/// Whether `path` names a token dataset (lmopt-tokenize --format dataset).
-static bool isTokenDataset(llvm::StringRef path) {
-  return path.ends_with(".idx") || path.ends_with(".bin");
-}
-
 /// The arrays an .npz would hold for the token dataset at `path`: each
 /// example's ids padded with 0 to the entry's sequence length (its bound
-/// when symbolic), the attention mask, zero token types and the labels.
+/// when symbolic), the attention mask, token types, positions and labels.
 static std::vector<NamedTensor>
 readTokenDataset(const std::string &path, const EntryInfo &entry,
-                 const std::vector<std::string> &skip,
-                 const DataSpec &spec) {
-  std::optional<uint64_t> hash;
-  if (!spec.tokenizerPath.empty()) {
-    auto tokenizer = lmopt::tokenizer::Tokenizer::loadFile(spec.tokenizerPath);
-    if (!tokenizer)
-      fail("--tokenizer: " + llvm::toString(tokenizer.takeError()));
-    hash = (*tokenizer)->fingerprint();
-  }
-  auto reader = lmopt::tokenizer::TokenDatasetReader::open(path, hash);
-  if (!reader) // The reader's messages name the file.
-    fail(llvm::toString(reader.takeError()));
-  const lmopt::tokenizer::TokenDatasetReader &dataset = **reader;
-  auto n = int64_t(dataset.size());
+                 const std::vector<std::string> &skip, const DataSpec &spec) {
+  std::unique_ptr<TokenDatasetReader> dataset;
+  check(openTokenDataset(path, spec.tokenizerPath, dataset));
   int64_t seq = -1;
   for (const ValueInfo &input : entry.inputs)
     if (input.name == "input_ids" && input.dims.size() == 2)
       seq = input.dims[1] >= 0 ? input.dims[1] : input.maxDims[1];
   if (seq < 0)
-    fail("'" + path + "': a token dataset feeds an [examples, length] "
-         "input 'input_ids', which " + entry.name + " does not take");
-  std::vector<NamedTensor> arrays;
-  auto add = [&](const std::string &name, std::vector<int64_t> shape) {
-    NamedTensor t;
-    t.name = name;
-    t.tensor.dtype = DType::I64;
-    t.tensor.shape = std::move(shape);
-    t.tensor.data.assign(size_t(t.tensor.elementCount()) * sizeof(int64_t), 0);
-    arrays.push_back(std::move(t));
-    return arrays.size() - 1;
-  };
-  std::optional<size_t> ids, mask, labels;
-  for (const ValueInfo &input : entry.inputs) {
-    if (llvm::is_contained(skip, input.name))
-      continue;
-    if (input.name == "input_ids")
-      ids = add(input.name, {n, seq});
-    else if (input.name == "attention_mask")
-      mask = add(input.name, {n, seq});
-    else if (input.name == "token_type_ids")
-      add(input.name, {n, seq});
-    else if (input.name == spec.labels && input.dims.size() == 1)
-      labels = add(input.name, {n});
-    else
-      fail("'" + path + "': a token dataset gives input_ids, "
-           "attention_mask, token_type_ids and [examples] labels; " +
-           entry.name + " also takes '" + input.name + "' " +
-           formatDims(input.dims));
-  }
-  if (labels && !dataset.hasLabels())
-    fail("'" + path + "' has no labels, which " + entry.name +
-         " takes as '" + spec.labels +
-         "'; tokenize with --label-field");
-  std::vector<int32_t> example;
-  for (int64_t i = 0; i < n; ++i) {
-    dataset.example(uint64_t(i), example);
-    if (int64_t(example.size()) > seq)
-      fail("'" + path + "': example " + std::to_string(i) + " has " +
-           std::to_string(example.size()) + " tokens; the bundle takes at "
-           "most " + std::to_string(seq) + " (tokenize with --max-length " +
-           std::to_string(seq) + ")");
-    int64_t *row = arrays[*ids].tensor.as<int64_t>() + i * seq;
-    for (size_t j = 0; j < example.size(); ++j)
-      row[j] = example[j];
-    if (mask)
-      std::fill_n(arrays[*mask].tensor.as<int64_t>() + i * seq,
-                  example.size(), int64_t(1));
-    if (labels)
-      arrays[*labels].tensor.as<int64_t>()[i] = dataset.label(uint64_t(i));
-  }
-  return arrays;
+    fail("'" + path +
+         "': a token dataset feeds an [examples, length] "
+         "input 'input_ids', which " +
+         entry.name + " does not take");
+  std::vector<std::pair<std::string, DType>> names;
+  for (const ValueInfo &input : entry.inputs)
+    if (!llvm::is_contained(skip, input.name))
+      names.emplace_back(input.name, input.dtype);
+  std::vector<TokenArraySpec> specs;
+  check(tokenArraySpecs(*dataset, names, spec.labels, specs));
+  // One batch of every example in file order, refusing one over `seq`.
+  TokenBatchOptions options;
+  options.batchSize = std::max<int64_t>(1, int64_t(dataset->size()));
+  options.byLength = false;
+  options.fixedLength = seq;
+  options.maxLength = seq;
+  std::vector<TokenBatch> batches;
+  check(planTokenBatches(*dataset, options, batches));
+  return tokenBatchArrays(
+      *dataset, batches.empty() ? std::vector<uint64_t>() : batches[0].rows,
+      seq, specs);
 }
 
 Dataset lmopt_train::readDataset(const std::string &path,
@@ -120,7 +72,7 @@ Dataset lmopt_train::readDataset(const std::string &path,
                                  const DataSpec &spec) {
   Dataset data;
   data.path = path;
-  if (isTokenDataset(path))
+  if (isTokenDatasetPath(path))
     data.arrays = readTokenDataset(path, entry, skip, spec);
   else
     check(readNpz(path, data.arrays), "'" + path + "'");
@@ -186,9 +138,9 @@ Dataset lmopt_train::readDataset(const std::string &path,
     const int64_t *values = mask->tensor.as<int64_t>();
     data.lengths.resize(size_t(data.count));
     for (int64_t i = 0; i < data.count; ++i)
-      data.lengths[size_t(i)] = std::count_if(
-          values + i * width, values + (i + 1) * width,
-          [](int64_t v) { return v != 0; });
+      data.lengths[size_t(i)] =
+          std::count_if(values + i * width, values + (i + 1) * width,
+                        [](int64_t v) { return v != 0; });
   }
   return data;
 }
@@ -201,9 +153,8 @@ int64_t lmopt_train::trimPadding(std::vector<NamedTensor> &inputs,
         return &input;
     return nullptr;
   };
-  auto maskIt = llvm::find_if(inputs, [](const NamedTensor &t) {
-    return t.name == "attention_mask";
-  });
+  auto maskIt = llvm::find_if(
+      inputs, [](const NamedTensor &t) { return t.name == "attention_mask"; });
   const ValueInfo *maskInfo = info("attention_mask");
   if (maskIt == inputs.end() || !maskInfo || maskInfo->dims.size() != 2 ||
       maskInfo->dims[1] >= 0 || maskIt->tensor.shape.size() != 2 ||
@@ -256,9 +207,9 @@ std::vector<NamedTensor> lmopt_train::gather(const Dataset &data,
   return out;
 }
 
-std::vector<int64_t> lmopt_train::epochOrder(const Dataset &data,
-                                            int64_t epoch, int64_t batchSize,
-                                            const Ordering &ordering) {
+std::vector<int64_t> lmopt_train::epochOrder(const Dataset &data, int64_t epoch,
+                                             int64_t batchSize,
+                                             const Ordering &ordering) {
   std::vector<int64_t> order(static_cast<size_t>(data.count));
   std::iota(order.begin(), order.end(), 0);
   if (ordering.shuffle) {

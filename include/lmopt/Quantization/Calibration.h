@@ -37,7 +37,9 @@ struct CalibrationSet {
 /// rank whose first dim is a multiple of the input's, split along it; or one
 /// array per sample named `name_0`, `name_1`, ... Unknown or missing names,
 /// dtypes and shapes that do not fit, an empty set and NaN/Inf values are
-/// errors naming the array.
+/// errors naming the array. A token dataset (PREFIX.idx or PREFIX.bin, from
+/// lmopt-tokenize --format dataset) gives batches of @main's batch dim
+/// instead (docs/tokenizer.md, "Reading a dataset").
 llvm::Expected<CalibrationSet> loadCalibrationSet(llvm::StringRef path,
                                                   func::FuncOp main);
 

@@ -63,8 +63,8 @@ public:
   /// The model's ids of one sequence, without special tokens.
   void encodeSequence(llvm::StringRef text, std::vector<int32_t> &ids) const;
 
-  /// A 64-bit hash (XXH3) of the tokenizer.json bytes, which token datasets
-  /// record.
+  /// A 64-bit hash (XXH64) of the tokenizer.json bytes, which token datasets
+  /// record (lmopt::runtime::tokenizerHash).
   uint64_t fingerprint() const { return hash; }
   std::optional<int32_t> tokenToId(llvm::StringRef token) const;
   /// One more than the largest id of the model and the added tokens.
