@@ -213,7 +213,12 @@ static EvalResult evaluateLinear(LinearOp op, ArrayRef<Tensor> operands) {
                                       : dequantizeToF32(op, operands[1]);
   if (failed(linearInput) || failed(floatWeight))
     return failure();
-  const Tensor &input = *linearInput;
+  if (op.getTransposeInput() && linearInput->getRank() != 2)
+    return op.emitError() << "linear with transpose_input needs a rank-2 "
+                             "input, got "
+                          << formatShape(linearInput->getShape());
+  const Tensor &input =
+      op.getTransposeInput() ? transpose2D(*linearInput) : *linearInput;
   Tensor weight =
       op.getTransposeWeight() ? transpose2D(*floatWeight) : *floatWeight;
   int64_t k = input.getShape().back();

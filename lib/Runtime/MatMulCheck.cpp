@@ -10,10 +10,12 @@ using namespace lmopt::runtime;
 Status lmopt::runtime::checkLinearStep(const StepCheck &c, DTypeRule inputDType,
                                        LinearShape &out) {
   if (Status st = c.expectAttrs(
-          {"transpose_weight", "activation", "has_bias", "has_residual"});
+          {"transpose_weight", "activation", "has_bias", "has_residual",
+           "transpose_input"});
       !st)
     return st;
   if (Status st = c.getFlags({{"transpose_weight", &out.transpose},
+                              {"transpose_input", &out.transposeInput},
                               {"has_bias", &out.hasBias},
                               {"has_residual", &out.hasResidual}});
       !st)
@@ -47,10 +49,18 @@ Status lmopt::runtime::checkLinearStep(const StepCheck &c, DTypeRule inputDType,
   if (input.dims.empty())
     return c.error("input " + describe(input) + " is a scalar; expected " +
                    "[..., K]");
+  if (out.transposeInput && input.dims.size() != 2)
+    return c.error("input " + describe(input) +
+                   " is not rank 2; transpose_input reads a [K, M] input");
   if (Status st = c.expectRank("weight", weight, 2); !st)
     return st;
   const bool transpose = out.transpose;
-  out.k = input.dims.back();
+  // The input as the product reads it: [rows..., K], or the transpose of a
+  // stored [K, M].
+  std::vector<int64_t> inputDims = input.dims;
+  if (out.transposeInput)
+    std::swap(inputDims[0], inputDims[1]);
+  out.k = inputDims.back();
   int64_t weightK = weight.dims[transpose ? 1 : 0];
   out.n = weight.dims[transpose ? 0 : 1];
   if (weightK != out.k)
@@ -59,7 +69,7 @@ Status lmopt::runtime::checkLinearStep(const StepCheck &c, DTypeRule inputDType,
                    describe(weight) +
                    (transpose ? " ([N, K], transposed)" : " ([K, N])") +
                    " has K = " + std::to_string(weightK));
-  std::vector<int64_t> outDims = input.dims;
+  std::vector<int64_t> outDims = inputDims;
   outDims.back() = out.n;
   if (Status st = c.expectDims("output", output, outDims,
                                "the input's leading dims, then N");
@@ -87,8 +97,8 @@ Status lmopt::runtime::checkLinearStep(const StepCheck &c, DTypeRule inputDType,
     out.residual = next++;
   }
   out.rows = 1;
-  for (size_t i = 0; i + 1 < input.dims.size(); ++i)
-    out.rows *= input.dims[i];
+  for (size_t i = 0; i + 1 < inputDims.size(); ++i)
+    out.rows *= inputDims[i];
   return Status::ok();
 }
 

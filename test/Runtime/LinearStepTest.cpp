@@ -306,6 +306,52 @@ TEST(LinearStep, PackedRowsAreExact) {
   EXPECT_EQ(untouched, 42);
 }
 
+// A weight gradient x^T dy: the input stored [K, M] is read through its
+// strides. Small integers keep every product and sum exact in f32, so the
+// step must give the integer reference exactly, in both weight layouts.
+TEST(LinearStep, TransposedInputReadsStrides) {
+  std::unique_ptr<CpuContext> ctx = makeContext(2);
+  const int64_t m = 24, k = 40, n = 16;
+  std::vector<float> xt(size_t(k * m)), w(size_t(k * n)), b(static_cast<size_t>(n));
+  for (size_t i = 0; i < xt.size(); ++i)
+    xt[i] = float(int64_t(i * 7 % 9) - 4);
+  for (size_t i = 0; i < w.size(); ++i)
+    w[i] = float(int64_t(i * 5 % 7) - 3);
+  for (size_t i = 0; i < b.size(); ++i)
+    b[i] = float(int64_t(i % 5) - 2);
+  for (bool transposeWeight : {false, true}) {
+    // w as the step stores it: [K, N], or [N, K] transposed.
+    std::vector<float> stored(w.size());
+    for (int64_t r = 0; r < k; ++r)
+      for (int64_t c = 0; c < n; ++c)
+        stored[size_t(transposeWeight ? c * k + r : r * n + c)] =
+            w[size_t(r * n + c)];
+    LinearStepDesc d = makeDesc(k, n, transposeWeight, true,
+                                LinearActivation::None, false);
+    d.transposeInput = true;
+    std::unique_ptr<LinearStep> step;
+    ASSERT_TRUE(LinearStep::create(*ctx, d, m, step));
+    std::vector<float> out(size_t(m * n), -1.0f);
+    ASSERT_TRUE(step->run(xt.data(), m, stored.data(), b.data(), nullptr,
+                          out.data()));
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        int64_t want = int64_t(b[size_t(j)]);
+        for (int64_t c = 0; c < k; ++c)
+          want += int64_t(xt[size_t(c * m + i)]) * int64_t(w[size_t(c * n + j)]);
+        ASSERT_EQ(out[size_t(i * n + j)], float(want))
+            << "row " << i << " column " << j
+            << (transposeWeight ? " (transposed weight)" : "");
+      }
+    // The row stride is the row count: another count is refused.
+    EXPECT_STATUS(step->run(xt.data(), m - 1, stored.data(), b.data(),
+                            nullptr, out.data()),
+                  StatusCode::InvalidArgument,
+                  "linear step 'dense_0': 23 rows, but the step was built "
+                  "to read its input transposed for exactly 24");
+  }
+}
+
 TEST(LinearStep, PackedNeedsWeight) {
   std::unique_ptr<CpuContext> ctx = makeContext();
   std::unique_ptr<LinearStep> step;

@@ -13,6 +13,7 @@
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Program.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <google/protobuf/io/coded_stream.h>
@@ -90,5 +91,30 @@ llvm::Error exportTrainedOnnx(const std::string &sourcePath,
     llvm::sys::fs::remove(temp);
     return error("cannot write '" + outPath + "': " + ec.message());
   }
+  return llvm::Error::success();
+}
+
+llvm::Error compileInferenceBundle(const std::string &compiler,
+                                   const std::string &onnxPath,
+                                   const std::string &outPath,
+                                   const std::vector<BundleInput> &inputs) {
+  std::vector<std::string> args = {compiler, onnxPath, "-o", outPath};
+  for (const BundleInput &input : inputs) {
+    bool symbolic = llvm::is_contained(input.dims, int64_t(-1));
+    std::string shape;
+    for (int64_t dim : input.maxDims)
+      shape += (shape.empty() ? "" : "x") + std::to_string(dim);
+    args.push_back((symbolic ? "--max-shape=" : "--input-shape=") +
+                   input.name + ":" + shape);
+  }
+  std::vector<llvm::StringRef> argRefs(args.begin(), args.end());
+  std::string message;
+  int status = llvm::sys::ExecuteAndWait(compiler, argRefs, std::nullopt, {},
+                                         0, 0, &message);
+  if (status != 0)
+    return error("'" + compiler + "' " +
+                 (status < 0 ? "did not run: " + message
+                             : "failed with status " + std::to_string(status)) +
+                 " compiling '" + onnxPath + "'");
   return llvm::Error::success();
 }

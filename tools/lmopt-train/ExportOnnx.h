@@ -19,4 +19,20 @@ llvm::Error
 exportTrainedOnnx(const std::string &sourcePath, const std::string &outPath,
                   const std::vector<lmopt::runtime::NamedTensor> &parameters);
 
+/// An input of the inference bundle: its name, dims (-1 where symbolic)
+/// and the dims at the symbols' bounds.
+struct BundleInput {
+  std::string name;
+  std::vector<int64_t> dims, maxDims;
+};
+
+/// Compiles `onnxPath` into the inference bundle `outPath` with
+/// `compiler` (lmopt-compile), each input pinned to its static dims or
+/// bounded by its dims' bounds, as the training bundle's eval entry takes
+/// them. Fails, with lmopt-compile's status, when it cannot run or fails.
+llvm::Error compileInferenceBundle(const std::string &compiler,
+                                   const std::string &onnxPath,
+                                   const std::string &outPath,
+                                   const std::vector<BundleInput> &inputs);
+
 #endif // LMOPT_TOOLS_LMOPT_TRAIN_EXPORTONNX_H

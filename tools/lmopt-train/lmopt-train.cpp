@@ -143,6 +143,12 @@ static cl::opt<std::string> onnxModel(
     cl::desc("With --export-onnx: the source model (default: the path "
              "lmopt-compile recorded)"),
     cl::value_desc("model.onnx"), cl::cat(category));
+static cl::opt<std::string> exportBundle(
+    "export-bundle",
+    cl::desc("Compile the trained model (--export-onnx's model) into an "
+             "inference bundle, with lmopt-compile beside lmopt-train, at "
+             "the shapes the eval entry takes"),
+    cl::value_desc("trained.lmopt"), cl::cat(category));
 static cl::opt<int64_t> logEvery("log-every",
                                  cl::desc("Progress line every N optimizer "
                                           "steps (default 10)"),
@@ -166,6 +172,8 @@ struct Schedule {
   /// The model the bundle was compiled from, and its size then.
   std::string sourceModel;
   int64_t sourceModelBytes = -1;
+  /// The ONNX initializer of each parameter whose name was recovered.
+  std::map<std::string, std::string> initializers;
   /// Cross-entropy: labels lie in [0, classes) or equal ignoreIndex.
   int64_t classes = 0;
   int64_t ignoreIndex = -100;
@@ -195,6 +203,33 @@ struct Position {
 
 } // namespace
 
+/// --export-bundle: compiles the exported model at `onnxPath` with the
+/// lmopt-compile beside this program, at the eval entry's input shapes
+/// (the labels left out); a temporary model is removed after.
+static void writeInferenceBundle(const Session &session,
+                                 const Schedule &schedule,
+                                 const std::string &onnxPath) {
+  std::vector<BundleInput> inputs;
+  for (const EntryInfo &entry : session.entries())
+    if (entry.name == "eval")
+      for (const ValueInfo &input : entry.inputs)
+        if (input.name != schedule.labels)
+          inputs.push_back({input.name, input.dims, input.maxDims});
+  std::string self = llvm::sys::fs::getMainExecutable(
+      nullptr, reinterpret_cast<void *>(&writeInferenceBundle));
+  llvm::SmallString<256> compiler(llvm::sys::path::parent_path(self));
+  llvm::sys::path::append(compiler, "lmopt-compile");
+  llvm::Error error =
+      compileInferenceBundle(std::string(compiler), onnxPath, exportBundle,
+                             inputs);
+  if (exportOnnx.empty())
+    llvm::sys::fs::remove(onnxPath);
+  if (error)
+    fail("--export-bundle: " + llvm::toString(std::move(error)));
+  llvm::errs() << "wrote the trained model as an inference bundle to '"
+               << exportBundle << "'\n";
+}
+
 static Schedule readSchedule(const Session &session) {
   Schedule s;
   llvm::Expected<llvm::json::Value> meta = llvm::json::parse(session.meta());
@@ -218,6 +253,12 @@ static Schedule readSchedule(const Session &session) {
     s.sourceModel = source->str();
   s.sourceModelBytes =
       training->getInteger("source_model_bytes").value_or(-1);
+  if (const llvm::json::Array *params = training->getArray("parameters"))
+    for (const llvm::json::Value &param : *params)
+      if (const llvm::json::Object *p = param.getAsObject())
+        if (auto name = p->getString("name"))
+          if (auto initializer = p->getString("initializer"))
+            s.initializers[name->str()] = initializer->str();
   s.ignoreIndex = training->getInteger("ignore_index").value_or(s.ignoreIndex);
   s.beta1 = training->getNumber("beta1").value_or(s.beta1);
   s.beta2 = training->getNumber("beta2").value_or(s.beta2);
@@ -634,7 +675,12 @@ int main(int argc, char **argv) {
     writeCheckpoint(*session, at, lastCheckpoint);
   if (!saveStatesPath.empty())
     check(session->saveStates(saveStatesPath), "--save-states");
-  if (!exportOnnx.empty()) {
+  // The inference bundle compiles the exported model: --export-onnx's, or
+  // one written beside the bundle and removed after.
+  std::string onnxOut = exportOnnx.empty() && !exportBundle.empty()
+                            ? exportBundle + ".tmp.onnx"
+                            : std::string(exportOnnx);
+  if (!onnxOut.empty()) {
     std::string source = onnxModel.empty() ? schedule.sourceModel
                                            : std::string(onnxModel);
     if (source.empty())
@@ -652,16 +698,22 @@ int main(int argc, char **argv) {
       if (llvm::StringRef(state.name).contains('/'))
         continue;
       NamedTensor t;
-      t.name = state.name;
+      auto initializer = schedule.initializers.find(state.name);
+      t.name = initializer == schedule.initializers.end()
+                   ? state.name
+                   : initializer->second;
       check(session->readState(state.name, t.tensor), "--export-onnx");
       parameters.push_back(std::move(t));
     }
     if (llvm::Error error =
-            exportTrainedOnnx(source, exportOnnx, parameters))
+            exportTrainedOnnx(source, onnxOut, parameters))
       fail("--export-onnx: " + llvm::toString(std::move(error)));
-    llvm::errs() << "wrote the trained model to '" << exportOnnx << "' ("
-                 << parameters.size() << " parameters)\n";
+    if (!exportOnnx.empty())
+      llvm::errs() << "wrote the trained model to '" << exportOnnx << "' ("
+                   << parameters.size() << " parameters)\n";
   }
+  if (!exportBundle.empty())
+    writeInferenceBundle(*session, schedule, onnxOut);
   double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();

@@ -32,6 +32,12 @@ static llvm::cl::list<std::string> inputShapes(
                    "(repeatable; '?' keeps a dim dynamic)"),
     llvm::cl::value_desc("name:shape"));
 
+static llvm::cl::list<std::string> inputValues(
+    "input-value",
+    llvm::cl::desc("Bind an ONNX graph input to constant contents: "
+                   "name:1,-1 (repeatable; its shape must be static)"),
+    llvm::cl::value_desc("name:values"));
+
 static llvm::cl::opt<std::string>
     functionName("onnx-function-name",
                  llvm::cl::desc("Name of the function an ONNX graph becomes "
@@ -71,6 +77,12 @@ static FailureOr<lmopt::ImportOptions> getImportOptions(MLIRContext *ctx) {
   options.untieInitializerAliases = untieInitializerAliases;
   for (const std::string &spec : inputShapes) {
     if (llvm::Error error = lmopt::parseInputShape(spec, options)) {
+      emitError(UnknownLoc::get(ctx)) << llvm::toString(std::move(error));
+      return failure();
+    }
+  }
+  for (const std::string &spec : inputValues) {
+    if (llvm::Error error = lmopt::parseInputValue(spec, options)) {
       emitError(UnknownLoc::get(ctx)) << llvm::toString(std::move(error));
       return failure();
     }

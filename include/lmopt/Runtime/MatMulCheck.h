@@ -21,6 +21,8 @@ namespace lmopt::runtime {
 /// A linear step's attributes and sizes.
 struct LinearShape {
   bool transpose = false, hasBias = false, hasResidual = false;
+  /// The input is a stored [K, M], read transposed.
+  bool transposeInput = false;
   /// 0 none, 1 relu, 2 gelu, 3 gelu_tanh (LinearActivation).
   int64_t activation = 0;
   /// Input features, output features, and the input's leading dims'

@@ -180,6 +180,10 @@ FailureOr<std::string> LinearExporter::floatProduct() {
   } else {
     x = toF32(*input, inputType.getElementType());
   }
+  if (op.getTransposeInput())
+    x = ex.emit("Transpose", {x}, loc, [](onnx::NodeProto &node) {
+      setIntsAttr(node, "perm", {1, 0});
+    });
 
   std::string w;
   auto quantized = dyn_cast<quant::QuantizedType>(weightType.getElementType());

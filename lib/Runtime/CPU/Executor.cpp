@@ -173,6 +173,7 @@ static Status buildLinear(const StepChecker &c,
   desc.inputFeatures = shape.k;
   desc.weightShape = weight.dims;
   desc.transposeWeight = shape.transpose;
+  desc.transposeInput = shape.transposeInput;
   desc.hasBias = shape.hasBias;
   desc.activation = LinearActivation(shape.activation);
   desc.hasResidual = shape.hasResidual;
@@ -184,7 +185,8 @@ static Status buildLinear(const StepChecker &c,
   // stream the weight once and gain nothing from a packed copy: GPT-2
   // small's decode step took 21.5 ms packed and 18.2 ms plain (1 row, two
   // threads, docs/cpu-backend.md).
-  if (!bf16 && c.context.packLinearWeights && c.context.weights &&
+  if (!bf16 && !shape.transposeInput && c.context.packLinearWeights &&
+      c.context.weights &&
       weight.storage == TensorStorage::Weight && exec->rows >= kMinPackedRows &&
       LinearStep::createPacked(
           c.context.cpu, desc, exec->rows,

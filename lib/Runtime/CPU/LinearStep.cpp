@@ -116,18 +116,21 @@ static dnnl_status_t initMatrix(dnnl_memory_desc_t &md, int64_t rows,
 
 /// The four plain row-major descriptors of a linear with `rows` rows (a
 /// concrete count, or DNNL_RUNTIME_DIM_VAL when building the primitive); a
-/// [N, K] weight is read as [K, N] through its strides, so the primitive uses
-/// the stored bytes as they are.
+/// [N, K] weight is read as [K, N] through its strides, and a [K, rows]
+/// input (transposeInput) as [rows, K], so the primitive uses the stored
+/// bytes as they are.
 static dnnl_status_t
 initLinearDescs(dnnl_memory_desc_t &srcMd, dnnl_memory_desc_t &weightMd,
                 dnnl_memory_desc_t &biasMd, dnnl_memory_desc_t &dstMd,
-                int64_t rows, int64_t k, int64_t n, bool transposeWeight,
-                bool bf16Operands) {
-  dnnl_data_type_t type = bf16Operands ? dnnl_bf16 : dnnl_f32;
-  dnnl_status_t st = initMatrix(srcMd, rows, k, k, 1, type);
+                int64_t rows, int64_t k, int64_t n,
+                const LinearStepDesc &desc) {
+  dnnl_data_type_t type = desc.bf16Operands ? dnnl_bf16 : dnnl_f32;
+  dnnl_status_t st = desc.transposeInput
+                         ? initMatrix(srcMd, rows, k, 1, rows, type)
+                         : initMatrix(srcMd, rows, k, k, 1, type);
   if (st == dnnl_success)
-    st = transposeWeight ? initMatrix(weightMd, k, n, 1, k, type)
-                         : initMatrix(weightMd, k, n, n, 1, type);
+    st = desc.transposeWeight ? initMatrix(weightMd, k, n, 1, k, type)
+                              : initMatrix(weightMd, k, n, n, 1, type);
   if (st == dnnl_success)
     st = initMatrix(biasMd, 1, n, n, 1);
   if (st == dnnl_success)
@@ -367,10 +370,11 @@ Status LinearStep::build(const CpuContext &context, const LinearStepDesc &desc,
     return Status::error(StatusCode::Unsupported,
                          prefix + "packs f32 weights only, not bf16");
   dnnl_memory_desc_t srcMd, weightMd, biasMd, dstMd, anyWeightMd;
+  // A transposed input's row stride is the row count: fixed at build time.
+  bool fixedRows = packing || desc.transposeInput;
   dnnl_status_t st = initLinearDescs(srcMd, weightMd, biasMd, dstMd,
-                                     packing ? rows : DNNL_RUNTIME_DIM_VAL, k,
-                                     n, desc.transposeWeight,
-                                     desc.bf16Operands);
+                                     fixedRows ? rows : DNNL_RUNTIME_DIM_VAL,
+                                     k, n, desc);
   if (st == dnnl_success && packing) {
     dnnl_dims_t dims = {k, n};
     st = dnnl_memory_desc_init_by_tag(&anyWeightMd, 2, dims, dnnl_f32,
@@ -467,12 +471,13 @@ Status LinearStep::run(const void *input, int64_t rows, const void *weight,
         StatusCode::InvalidArgument,
         prefix + std::to_string(rows) + " rows is outside the bound [0, " +
             std::to_string(maxRows_) + "] the step was created for");
-  if (packed() && rows != 0 && rows != maxRows_)
+  if ((packed() || desc_.transposeInput) && rows != 0 && rows != maxRows_)
     return Status::error(StatusCode::InvalidArgument,
-                         prefix + std::to_string(rows) +
-                             " rows, but the step was built with packed "
-                             "weights for exactly " +
-                             std::to_string(maxRows_));
+                         prefix + std::to_string(rows) + " rows, but the step "
+                             "was built " +
+                             (packed() ? "with packed weights"
+                                       : "to read its input transposed") +
+                             " for exactly " + std::to_string(maxRows_));
   if (!input || (!weight && !packed()) || !output)
     return Status::error(StatusCode::InvalidArgument,
                          prefix + std::string("null ") +
@@ -509,9 +514,8 @@ Status LinearStep::run(const void *input, int64_t rows, const void *weight,
   }
 
   dnnl_memory_desc_t srcMd, weightMd, biasMd, dstMd;
-  dnnl_status_t st = initLinearDescs(srcMd, weightMd, biasMd, dstMd, rows, k_,
-                                     n_, desc_.transposeWeight,
-                                     desc_.bf16Operands);
+  dnnl_status_t st =
+      initLinearDescs(srcMd, weightMd, biasMd, dstMd, rows, k_, n_, desc_);
   if (Status s = check(st, prefix, "memory descriptor setup"); !s)
     return s;
 

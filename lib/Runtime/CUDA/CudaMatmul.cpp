@@ -346,6 +346,10 @@ lmopt::runtime::cuda::buildLinearStep(const CudaCheck &c,
   LinearShape shape;
   if (Status st = checkLinearStep(c, expectMatmulType, shape); !st)
     return st;
+  if (shape.transposeInput)
+    return c.error("reads its input transposed (transpose_input), which the "
+                   "cuda device does not run yet",
+                   StatusCode::Unsupported);
   const PlanTensor &input = c.operand(0), &weight = c.operand(1);
   const PlanTensor &output = c.result(0);
   const DType dtype = input.dtype;

@@ -80,6 +80,9 @@ static FailureOr<OpRole> classifyForCuda(Operation *op, bool symbolic) {
   if (isAttentionViewOp(op))
     return OpRole::View;
   if (auto linear = dyn_cast<LinearOp>(op)) {
+    if (linear.getTransposeInput())
+      return unsupported("a linear that reads its input transposed "
+                         "(transpose_input) runs on the CPU only so far");
     if (linear.getInputQuantization() != InputQuantization::none ||
         !shareGemmFloat({linear.getInput(), linear.getWeight(),
                          linear.getBias(), linear.getResidual(),

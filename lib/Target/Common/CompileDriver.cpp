@@ -159,6 +159,8 @@ FailureOr<BundlePlan> CompileDriver::plan(ModuleOp module) const {
     }
     pm.addPass(createCanonicalizerPass());
     pm.addPass(createCSEPass());
+    // Weight gradients read the activations in place, not a transposed copy.
+    pm.addPass(createFoldLinearTransposePass());
     if (failed(pm.run(module)))
       return failure();
   } else if (options.kvCache) {

@@ -42,6 +42,9 @@ LogicalResult mlir::lmopt::emitLinearStep(LinearOp op, PlanEmitter &emitter) {
                           static_cast<int64_t>(op.getActivation()));
   PlanEmitter::addIntAttr(step, "has_bias", op.getBias() != nullptr);
   PlanEmitter::addIntAttr(step, "has_residual", op.getResidual() != nullptr);
+  // Only when set: the plans of every other linear stay as they were.
+  if (op.getTransposeInput())
+    PlanEmitter::addIntAttr(step, "transpose_input", 1);
   return success();
 }
 

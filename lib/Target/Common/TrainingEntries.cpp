@@ -17,6 +17,7 @@
 #include "lmopt/Target/Common/PlanBuilder.h"
 #include "lmopt/Target/Common/PlanSymbols.h"
 #include "lmopt/Target/Common/RuntimeTypes.h"
+#include "lmopt/Target/Common/TrainingReport.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -25,6 +26,8 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/GlobPattern.h"
+
+#include <algorithm>
 
 using namespace mlir;
 using namespace mlir::lmopt;
@@ -39,6 +42,9 @@ namespace {
 
 struct Parameter {
   std::string name;
+  /// The name its constant carries (the ONNX initializer's) when `name`
+  /// was recovered from another, else empty.
+  std::string initializer;
   ElementsAttr value;
   RankedTensorType type;
   double weightDecay = 0.0;
@@ -218,6 +224,46 @@ static FailureOr<Value> appendLoss(func::FuncOp func, Value output,
   return build.sub(build.scalar(0.0), build.div(total, count));
 }
 
+/// The parameter name PyTorch's TorchScript exporter lost: it folds a
+/// Linear's transposed weight into an initializer `onnx::MatMul_<n>`, whose
+/// reader, the MatMul node `/bert/encoder/layer.0/attention/self/query/
+/// MatMul`, names the module: `bert.encoder.layer.0.attention.self.query.
+/// weight` (stored [in, out], the transpose of PyTorch's tensor). Once the
+/// MatMul is fused into a linear that carries its activation's node name,
+/// the linear's bias (`....query.bias`) names the module instead. Empty
+/// when `constant` is not such a weight or its readers name no single
+/// module.
+static std::string recoverParameterName(ConstantOp constant,
+                                        StringRef initializer) {
+  if (!initializer.starts_with("onnx::MatMul_"))
+    return "";
+  std::string module;
+  for (Operation *user : constant.getOutput().getUsers()) {
+    auto linear = llvm::dyn_cast<LinearOp>(user);
+    ConstantOp bias = linear && linear.getBias()
+                          ? linear.getBias().getDefiningOp<ConstantOp>()
+                          : ConstantOp();
+    if (std::string biasName = bias ? nodeNameOf(bias.getLoc()) : "";
+        StringRef(biasName).ends_with(".bias")) {
+      std::string path = StringRef(biasName).drop_back(5).str();
+      if (!module.empty() && module != path)
+        return "";
+      module = path;
+      continue;
+    }
+    std::string node = nodeNameOf(user->getLoc());
+    size_t slash = node.rfind('/');
+    if (slash == std::string::npos || slash == 0 || node.front() != '/')
+      return "";
+    std::string path = node.substr(1, slash - 1);
+    std::replace(path.begin(), path.end(), '/', '.');
+    if (!module.empty() && module != path)
+      return "";
+    module = path;
+  }
+  return module.empty() ? "" : module + ".weight";
+}
+
 /// The constants the loss depends on that are parameters: floating point,
 /// rank 1 or more.
 static FailureOr<std::vector<Parameter>>
@@ -249,14 +295,17 @@ findParameters(func::FuncOp func, Value loss, const TrainingOptions &options) {
     if (type.getElementType() != Float32Type::get(func.getContext()))
       return constant.emitError("parameter of type ")
              << type << ": training keeps f32 parameters";
-    std::string name = nodeNameOf(constant.getLoc());
-    if (name.empty())
-      name = "param" + std::to_string(params.size());
+    std::string source = nodeNameOf(constant.getLoc());
+    std::string recovered = recoverParameterName(constant, source);
+    std::string name = !recovered.empty() ? recovered
+                       : !source.empty()  ? source
+                                          : "param" + std::to_string(params.size());
     std::string unique = name;
     for (int n = 1; names.contains(unique); ++n)
       unique = name + "#" + std::to_string(n);
     names.insert(unique);
-    Parameter param{unique, constant.getValue(), type, options.weightDecay};
+    Parameter param{unique, recovered.empty() ? "" : source,
+                    constant.getValue(), type, options.weightDecay};
     for (const llvm::GlobPattern &pattern : noDecay)
       if (pattern.match(unique))
         param.weightDecay = 0.0;
@@ -294,10 +343,12 @@ bindParameters(func::FuncOp func, ArrayRef<Parameter> params, bool trainable) {
     auto type = llvm::cast<RankedTensorType>(op.getType());
     std::string name = nodeNameOf(op.getLoc());
     for (size_t i = 0; i < params.size(); ++i) {
+      StringRef paramName = params[i].initializer.empty()
+                                ? StringRef(params[i].name)
+                                : StringRef(params[i].initializer);
       if (used[i] || params[i].value != op.getValue() ||
           params[i].type != type ||
-          !(params[i].name == name ||
-            llvm::StringRef(params[i].name).starts_with(name + "#") ||
+          !(paramName == name || paramName.starts_with(name + "#") ||
             name.empty()))
         continue;
       used[i] = true;
@@ -401,6 +452,11 @@ mlir::lmopt::buildTrainingEntries(ModuleOp module,
       bindParameters(train, *params, /*trainable=*/true);
   if (failed(trainArgs))
     return failure();
+  // What the backward saves is reported against the forward as it stands.
+  llvm::DenseSet<Operation *> forwardOps;
+  for (Operation &op : train.getBody().front())
+    forwardOps.insert(&op);
+  unsigned forwardArgs = train.getNumArguments();
   AutodiffStats stats;
   FailureOr<SmallVector<Value>> grads =
       buildGradients(train, *loss, *trainArgs, &stats);
@@ -569,15 +625,20 @@ mlir::lmopt::buildTrainingEntries(ModuleOp module,
     }
   }
   main.erase();
+  result.meta["memory"] = reportSavedActivations(
+      train, forwardOps, forwardArgs, result.entries.front().maxShapes);
 
   llvm::json::Array paramList;
   int64_t count = 0;
   for (const Parameter &param : *params) {
     count += param.type.getNumElements();
-    paramList.push_back(llvm::json::Object{
+    llvm::json::Object entry{
         {"name", param.name},
         {"dims", llvm::json::Array(param.type.getShape())},
-        {"weight_decay", param.weightDecay}});
+        {"weight_decay", param.weightDecay}};
+    if (!param.initializer.empty())
+      entry["initializer"] = param.initializer;
+    paramList.push_back(std::move(entry));
   }
   result.meta["loss"] = options.loss == TrainingOptions::Loss::CrossEntropy
                             ? "cross-entropy"

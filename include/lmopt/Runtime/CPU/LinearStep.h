@@ -85,6 +85,10 @@ struct LinearStepDesc {
   /// The weight as stored: [K, N], or [N, K] when transposeWeight.
   std::vector<int64_t> weightShape;
   bool transposeWeight = false;
+  /// The input is stored [K, rows] and read transposed through its strides
+  /// (a weight gradient's x^T); the step runs exactly the rows it was built
+  /// for.
+  bool transposeInput = false;
   /// A bias [N] is passed to every run.
   bool hasBias = false;
   LinearActivation activation = LinearActivation::None;

@@ -29,7 +29,8 @@ LogicalResult reportNoLowering(Operation *op, StringRef target,
 FailureOr<OpRole> classifyAsKernel(Operation *op, StringRef target);
 
 /// A `linear` step: operands input, weight, [bias], [residual]; attributes
-/// transpose_weight, activation, has_bias, has_residual.
+/// transpose_weight, activation, has_bias, has_residual, and
+/// transpose_input when set.
 LogicalResult emitLinearStep(LinearOp op, PlanEmitter &emitter);
 
 /// An `attention` step with the operands and attributes of

@@ -44,6 +44,10 @@ static LogicalResult linearRule(LinearOp op, GradBuilder &gb,
       !llvm::isa<FloatType>(elementTypeOf(w)))
     return op.emitError("no gradient for a quantized 'lmopt.linear'; train "
                         "the float model and quantize after");
+  if (op.getTransposeInput())
+    return op.emitError("no gradient for an 'lmopt.linear' with "
+                        "transpose_input (lmopt-fold-linear-transpose runs "
+                        "after differentiation)");
   bool transposed = op.getTransposeWeight();
   int residual = operandIndex(op, 3);
   int bias = operandIndex(op, 2);

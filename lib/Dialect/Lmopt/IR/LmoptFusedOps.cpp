@@ -213,10 +213,21 @@ LogicalResult LinearOp::verify() {
            << formatShape(weight);
   int64_t k = getTransposeWeight() ? weight[1] : weight[0];
   int64_t n = getTransposeWeight() ? weight[0] : weight[1];
-  if (dimsDiffer(input.back(), k))
+  bool transposedInput = getTransposeInput();
+  if (transposedInput && input.size() != 2)
+    return emitOpError("with transpose_input, input must be rank 2 [K, M], "
+                       "got shape ")
+           << formatShape(input);
+  if (transposedInput &&
+      (getInputQuantization() != InputQuantization::none ||
+       !llvm::isa<FloatType>(elementTypeOf(getWeight()))))
+    return emitOpError("transpose_input is for unquantized linears only");
+  int64_t features = transposedInput ? input[0] : input.back();
+  if (dimsDiffer(features, k))
     return emitOpError("input feature dim ")
-           << input.back() << " does not match weight's contraction dim " << k;
-  SmallVector<int64_t> expected(input.drop_back());
+           << features << " does not match weight's contraction dim " << k;
+  SmallVector<int64_t> expected(transposedInput ? input.drop_front()
+                                                : input.drop_back());
   expected.push_back(n);
   if (Value bias = getBias()) {
     ArrayRef<int64_t> shape = shapeOf(bias);

@@ -69,7 +69,7 @@ static void rebuildLinear(PatternRewriter &rewriter, LinearOp linear,
   auto fused = LinearOp::create(
       rewriter, at->getLoc(), at->getResult(0).getType(), linear.getInput(),
       linear.getWeight(), bias, residual, linear.getTransposeWeight(),
-      activation, linear.getInputQuantization());
+      activation, linear.getInputQuantization(), linear.getTransposeInput());
   rewriter.replaceOp(at, fused.getOutput());
   if (at != linear.getOperation())
     rewriter.eraseOp(linear);

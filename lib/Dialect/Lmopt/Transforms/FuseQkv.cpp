@@ -79,6 +79,8 @@ static std::string rejectLinear(LinearOp linear, LinearOp first) {
     return "linear has a fused activation";
   if (linear.getResidual())
     return "linear has a fused residual";
+  if (linear.getTransposeInput())
+    return "linear reads its input transposed";
   if (!isConstant(linear.getWeight()) ||
       failed(getConstantBytes(linear.getWeight())))
     return "weight is not a constant";

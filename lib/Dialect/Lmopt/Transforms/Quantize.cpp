@@ -227,7 +227,7 @@ LogicalResult LinearQuantizer::quantize(LinearOp linear, StringRef name) {
            .getElementType()
            .isF32() ||
       linear.getInputQuantization() != InputQuantization::none ||
-      failed(values)) {
+      linear.getTransposeInput() || failed(values)) {
     ++summary.skippedNotConstant;
     linear.emitRemark() << "linear '" << name
                         << "' not quantized: its weight is not a constant f32";

@@ -434,6 +434,22 @@ func.func @linear_residual(%x: tensor<2x4xf32>, %w: tensor<4x8xf32>, %r: tensor<
 
 // -----
 
+func.func @linear_transpose_input_rank(%x: tensor<2x4x8xf32>, %w: tensor<2x5xf32>) -> tensor<8x5xf32> {
+  // expected-error @+1 {{with transpose_input, input must be rank 2 [K, M], got shape 2x4x8}}
+  %0 = lmopt.linear %x, %w {transpose_input = true} : (tensor<2x4x8xf32>, tensor<2x5xf32>) -> tensor<8x5xf32>
+  return %0 : tensor<8x5xf32>
+}
+
+// -----
+
+func.func @linear_transpose_input_contraction(%x: tensor<4x8xf32>, %w: tensor<8x5xf32>) -> tensor<8x5xf32> {
+  // expected-error @+1 {{input feature dim 4 does not match weight's contraction dim 8}}
+  %0 = lmopt.linear %x, %w {transpose_input = true} : (tensor<4x8xf32>, tensor<8x5xf32>) -> tensor<8x5xf32>
+  return %0 : tensor<8x5xf32>
+}
+
+// -----
+
 func.func @linear_result(%x: tensor<2x4xf32>, %w: tensor<4x8xf32>) -> tensor<2x4xf32> {
   // expected-error @+1 {{result shape 2x4 does not match expected shape 2x8}}
   %0 = lmopt.linear %x, %w : (tensor<2x4xf32>, tensor<4x8xf32>) -> tensor<2x4xf32>

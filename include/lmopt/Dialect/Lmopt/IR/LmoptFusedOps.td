@@ -21,6 +21,11 @@ def Lmopt_LinearOp : Lmopt_Op<"linear", [Pure, AttrSizedOperandSegments]> {
     `[N]`; `residual` has the output's shape. Produced by `lmopt-fuse-linear`
     from MatMul + Add and Gemm; lowered to one GEMM with post-ops.
 
+    With `transpose_input`, `input` is a rank-2 `[K, M]` and the product
+    reads its transpose (`output = input^T x W`, `[M, N]`): a weight
+    gradient `x^T dy` reads the activations as stored instead of a
+    transposed copy (`lmopt-fold-linear-transpose`). Unquantized only.
+
     ```mlir
     %y = lmopt.linear %x, %w bias %b {activation = #lmopt.activation<gelu>,
                                       transpose_weight = true}
@@ -55,7 +60,8 @@ def Lmopt_LinearOp : Lmopt_Op<"linear", [Pure, AttrSizedOperandSegments]> {
                        DefaultValuedAttr<Lmopt_ActivationAttr,
                                          "::mlir::lmopt::Activation::none">:$activation,
                        DefaultValuedAttr<Lmopt_InputQuantizationAttr,
-                           "::mlir::lmopt::InputQuantization::none">:$input_quantization);
+                           "::mlir::lmopt::InputQuantization::none">:$input_quantization,
+                       DefaultValuedAttr<BoolAttr, "false">:$transpose_input);
   let results = (outs Lmopt_Tensor:$output);
   let assemblyFormat = [{
     $input `,` $weight (`bias` $bias^)? (`residual` $residual^)? attr-dict

@@ -35,6 +35,10 @@ void populateFuseGeluPatterns(RewritePatternSet &patterns);
 /// lmopt.linear.
 void populateFuseLinearPatterns(RewritePatternSet &patterns);
 
+/// Rewrites products of a rank-2 transpose into linears that read the
+/// transpose's input in place (`transpose_input`).
+void populateFoldLinearTransposePatterns(RewritePatternSet &patterns);
+
 /// Rewrites decomposed layer norms to `lmopt.layer_norm` and RMS norms to
 /// `lmopt.rms_norm`; records each fusion in the fusion report.
 void populateFuseLayerNormPatterns(RewritePatternSet &patterns);

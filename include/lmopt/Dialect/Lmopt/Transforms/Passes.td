@@ -73,6 +73,26 @@ def FuseLinearPass : Pass<"lmopt-fuse-linear"> {
   let dependentDialects = ["::mlir::lmopt::LmoptDialect"];
 }
 
+def FoldLinearTransposePass : Pass<"lmopt-fold-linear-transpose"> {
+  let summary = "Let a matrix product read its transposed input in place";
+  let description = [{
+    Rewrites a product whose left operand is a rank-2 `transpose` (perm
+    `[1, 0]`) so that it reads the transpose's input as stored:
+    `matmul(transpose(x), W)` and `linear(transpose(x), W)` with a rank-2,
+    statically shaped `x` and `W` become `linear(x, W) {transpose_input}`.
+    The backward pass's weight gradients (`x^T dy`) have this form; the
+    library then reads `x` through its strides instead of a transposed copy
+    that a generated kernel would write. Quantized linears, integer
+    products, dynamic dims (the step needs the contraction length when it is
+    built) and other permutations are left alone. The transpose stays while
+    another op reads it.
+
+    `lmopt-compile --train` runs it after differentiation (and after the
+    bf16 narrowing). Fusion report kind: `linear_transposed_input`.
+  }];
+  let dependentDialects = ["::mlir::lmopt::LmoptDialect"];
+}
+
 def EmitReportPass : Pass<"lmopt-emit-report", "::mlir::ModuleOp"> {
   let summary = "Write the fusion report collected by the graph passes";
   let description = [{
