@@ -156,6 +156,46 @@ def crashed(tool, ran):
     return f"{tool} crashed ({how}): {detail}"
 
 
+# Inputs whose contents lmopt needs at compile time, by operator and input
+# index: those that set a result's shape or axes, and quantization
+# parameters (TensorRT likewise needs shape tensors' values and Q/DQ scales
+# at build time). A case that feeds one from a graph input gets its data
+# bound with --input-value, as a model's constant would be.
+COMPILE_TIME_INPUTS = {
+    **{op: (1,) for op in (
+        "ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd",
+        "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp",
+        "ReduceSumSquare", "Unsqueeze", "Squeeze", "Split", "CumSum",
+        "Reshape", "Expand", "Tile", "TopK")},
+    "Slice": (1, 2, 3, 4),
+    "Range": (0, 1, 2),
+    "ConstantOfShape": (0,),
+    "Pad": (1, 3),
+    "Dropout": (1, 2),
+    "QuantizeLinear": (1, 2),
+    "DequantizeLinear": (1, 2),
+}
+
+
+def compile_time_inputs(model, feeds):
+    """The graph inputs of `model` that COMPILE_TIME_INPUTS binds."""
+    bound = set()
+    for node in model.graph.node:
+        for index in COMPILE_TIME_INPUTS.get(node.op_type, ()):
+            if index < len(node.input) and node.input[index] in feeds:
+                bound.add(node.input[index])
+    return bound
+
+
+def value_spec(name, array):
+    flat = array.reshape(-1)
+    if array.dtype.kind in "biu":
+        numbers = [str(int(v)) for v in flat]
+    else:
+        numbers = [repr(float(v)) for v in flat]
+    return f"--input-value={name}:{','.join(numbers)}"
+
+
 def shape_spec(name, array):
     dims = "x".join(str(d) for d in array.shape) if array.ndim else "scalar"
     return f"--input-shape={name}:{dims}"
@@ -185,10 +225,12 @@ def compare_outputs(outputs, refs, rtol, atol):
     return None
 
 
-def run_cpu(build, tmp, data, rtol, atol, timeout):
+def run_cpu(build, tmp, model, data, rtol, atol, timeout):
     feeds = data[0] if data else {}
+    bound = compile_time_inputs(model, feeds)
     compile_cmd = [os.path.join(build, "bin", "lmopt-compile"), "model.onnx",
                    *(shape_spec(n, a) for n, a in feeds.items()),
+                   *(value_spec(n, feeds[n]) for n in sorted(bound)),
                    "-o", "case.lmopt"]
     compiled = subprocess.run(compile_cmd, cwd=tmp, capture_output=True,
                               text=True, timeout=timeout)
@@ -199,9 +241,11 @@ def run_cpu(build, tmp, data, rtol, atol, timeout):
     if not storable(data):
         return "run", ("compiled, not run: the case's data has no .npz form "
                        "(bfloat16, float8, string, sequence or optional)")
+    np.savez(os.path.join(tmp, "run.npz"),
+             **{n: a for n, a in feeds.items() if n not in bound})
     ran = subprocess.run(
         [os.path.join(build, "bin", "lmopt-run"), "case.lmopt",
-         "--inputs", "in.npz", "--output", "out.npz", "--threads", "1"],
+         "--inputs", "run.npz", "--output", "out.npz", "--threads", "1"],
         cwd=tmp, capture_output=True, text=True, timeout=timeout)
     if crash := crashed("lmopt-run", ran):
         return "run", crash
@@ -256,8 +300,8 @@ def run_case(case, args, cpu):
         if not cpu:
             return result, None
         try:
-            return result, run_cpu(args.build, tmp, data, args.rtol,
-                                   args.atol, args.timeout)
+            return result, run_cpu(args.build, tmp, case.model, data,
+                                   args.rtol, args.atol, args.timeout)
         except subprocess.TimeoutExpired as expired:
             tool = os.path.basename(expired.cmd[0])
             return result, ("compile" if tool == "lmopt-compile" else "run",
@@ -394,7 +438,11 @@ def main():
         if args.cpu:
             text += ("The CPU columns compile each case with `lmopt-compile` "
                      "(every input pinned to the shape of the case's data "
-                     "with `--input-shape`) and run the bundle with "
+                     "with `--input-shape`; inputs that set a shape or axes, "
+                     "and quantization parameters, bound to the case's data "
+                     "with `--input-value`, as a model's constants would be: "
+                     "`COMPILE_TIME_INPUTS` in the script lists them) and "
+                     "run the bundle with "
                      "`lmopt-run --output`; floating-point outputs must "
                      f"match within rtol {args.rtol} and atol {args.atol} "
                      "(2e-3 for both when the case has fp16 data), booleans "

@@ -36,23 +36,26 @@ static SmallVector<utils::IteratorType> getParallel(int64_t rank) {
   return SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel);
 }
 
-/// An `index` into a dim of static size `size` > 0 mapped into [0, size):
-/// negative counts from the end, and what is still outside is clamped into
-/// it (the evaluator rejects such an index; a kernel cannot report it and
-/// must not read out of bounds).
+/// An `index` into a dim of `size` > 0 (values of the index's type, with
+/// `last` = size - 1) mapped into [0, size): negative counts from the end,
+/// and what is still outside is clamped into it (the evaluator rejects such
+/// an index; a kernel cannot report it and must not read out of bounds).
 static Value buildClampedIndex(OpBuilder &b, Location loc, Value index,
-                               int64_t size) {
-  Type type = index.getType();
-  Value zero = intConstant(b, loc, type, 0);
+                               Value size, Value last) {
+  Value zero = intConstant(b, loc, index.getType(), 0);
   Value negative =
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, index, zero);
   index = arith::SelectOp::create(
-      b, loc, negative,
-      arith::AddIOp::create(b, loc, index, intConstant(b, loc, type, size)),
-      index);
+      b, loc, negative, arith::AddIOp::create(b, loc, index, size), index);
   index = arith::MaxSIOp::create(b, loc, index, zero);
-  return arith::MinSIOp::create(b, loc, index,
-                                intConstant(b, loc, type, size - 1));
+  return arith::MinSIOp::create(b, loc, index, last);
+}
+
+static Value buildClampedIndex(OpBuilder &b, Location loc, Value index,
+                               int64_t size) {
+  Type type = index.getType();
+  return buildClampedIndex(b, loc, index, intConstant(b, loc, type, size),
+                           intConstant(b, loc, type, size - 1));
 }
 
 //===----------------------------------------------------------------------===//
@@ -317,8 +320,9 @@ struct GatherElementsToLinalg : OpRewritePattern<GatherElementsOp> {
 /// entries of the index tuple with `tensor.extract` (indices at the output's
 /// leading position, then `k`), maps each into its data dim
 /// (`buildClampedIndex`), and extracts `data` at the batch dims, the tuple
-/// and the output's trailing dims. Static shapes only: batch dims must match
-/// and no indexed dim may be empty.
+/// and the output's trailing dims. Dims may be known only at run time
+/// (bounded shapes): sizes then come from `tensor.dim`; batch dims that are
+/// static on both sides must match and no static indexed dim may be empty.
 struct GatherNDToLinalg : OpRewritePattern<GatherNDOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -327,15 +331,16 @@ struct GatherNDToLinalg : OpRewritePattern<GatherNDOp> {
     auto dataType = llvm::cast<RankedTensorType>(op.getData().getType());
     auto indicesType = llvm::cast<RankedTensorType>(op.getIndices().getType());
     auto resultType = llvm::cast<RankedTensorType>(op.getType());
-    if (!dataType.hasStaticShape() || !indicesType.hasStaticShape() ||
-        !resultType.hasStaticShape())
-      return rewriter.notifyMatchFailure(op, "dynamic shapes");
     ArrayRef<int64_t> dataShape = dataType.getShape();
     ArrayRef<int64_t> indicesShape = indicesType.getShape();
     int64_t batchDims = op.getBatchDims();
     int64_t tuple = indicesShape.back();
+    if (ShapedType::isDynamic(tuple))
+      return rewriter.notifyMatchFailure(op, "dynamic index tuple length");
     for (int64_t d = 0; d < batchDims; ++d)
-      if (indicesShape[d] != dataShape[d])
+      if (!ShapedType::isDynamic(indicesShape[d]) &&
+          !ShapedType::isDynamic(dataShape[d]) &&
+          indicesShape[d] != dataShape[d])
         return rewriter.notifyMatchFailure(
             op, "batch dim " + std::to_string(d) + " differs: " +
                     std::to_string(indicesShape[d]) + " in indices, " +
@@ -350,9 +355,22 @@ struct GatherNDToLinalg : OpRewritePattern<GatherNDOp> {
     Value indices = op.getIndices();
     int64_t leading = indicesType.getRank() - 1;
     int64_t dataRank = dataType.getRank();
-    Value init = tensor::EmptyOp::create(rewriter, loc, resultType.getShape(),
-                                         resultType.getElementType());
     int64_t rank = resultType.getRank();
+    // The output's leading dims are the indices', its trailing ones data's.
+    SmallVector<OpFoldResult> sizes;
+    for (int64_t d = 0; d < rank; ++d) {
+      if (!resultType.isDynamicDim(d)) {
+        sizes.push_back(rewriter.getIndexAttr(resultType.getDimSize(d)));
+        continue;
+      }
+      bool fromIndices = d < leading;
+      sizes.push_back(tensor::DimOp::create(
+                          rewriter, loc, fromIndices ? indices : data,
+                          fromIndices ? d : d - leading + batchDims + tuple)
+                          .getResult());
+    }
+    Value init = tensor::EmptyOp::create(rewriter, loc, sizes,
+                                         resultType.getElementType());
     auto generic = linalg::GenericOp::create(
         rewriter, loc, TypeRange{resultType}, ValueRange{}, init,
         rewriter.getMultiDimIdentityMap(rank), getParallel(rank),
@@ -369,8 +387,18 @@ struct GatherNDToLinalg : OpRewritePattern<GatherNDOp> {
             tupleEntry.back() = arith::ConstantIndexOp::create(b, nestedLoc, k);
             Value index =
                 tensor::ExtractOp::create(b, nestedLoc, indices, tupleEntry);
-            index = buildClampedIndex(b, nestedLoc, index,
-                                      dataShape[batchDims + k]);
+            int64_t dim = dataShape[batchDims + k];
+            if (ShapedType::isDynamic(dim)) {
+              Type type = index.getType();
+              Value size = arith::IndexCastOp::create(
+                  b, nestedLoc, type,
+                  tensor::DimOp::create(b, nestedLoc, data, batchDims + k));
+              Value last = arith::SubIOp::create(
+                  b, nestedLoc, size, intConstant(b, nestedLoc, type, 1));
+              index = buildClampedIndex(b, nestedLoc, index, size, last);
+            } else {
+              index = buildClampedIndex(b, nestedLoc, index, dim);
+            }
             position.push_back(arith::IndexCastOp::create(
                 b, nestedLoc, b.getIndexType(), index));
           }
@@ -398,22 +426,24 @@ struct DropoutMaskToLinalg : OpRewritePattern<DropoutMaskOp> {
     for (int64_t d = 0; d < rank; ++d)
       sizes.push_back(
           resultType.isDynamicDim(d)
-              ? OpFoldResult(tensor::DimOp::create(rewriter, loc, op.getLike(), d)
-                                 .getResult())
+              ? OpFoldResult(
+                    tensor::DimOp::create(rewriter, loc, op.getLike(), d)
+                        .getResult())
               : OpFoldResult(rewriter.getIndexAttr(resultType.getDimSize(d))));
-    Value init = tensor::EmptyOp::create(rewriter, loc, sizes,
-                                         rewriter.getI1Type());
+    Value init =
+        tensor::EmptyOp::create(rewriter, loc, sizes, rewriter.getI1Type());
     Type i32 = rewriter.getI32Type(), i64 = rewriter.getI64Type();
-    Value seed = tensor::ExtractOp::create(rewriter, loc, op.getSeed(),
-                                           ValueRange{});
+    Value seed =
+        tensor::ExtractOp::create(rewriter, loc, op.getSeed(), ValueRange{});
     auto c32 = [&](OpBuilder &b, Location l, uint32_t v) -> Value {
       return arith::ConstantOp::create(b, l, b.getI32IntegerAttr(int32_t(v)));
     };
-    Value shift32 =
-        arith::ConstantOp::create(rewriter, loc, rewriter.getI64IntegerAttr(32));
+    Value shift32 = arith::ConstantOp::create(rewriter, loc,
+                                              rewriter.getI64IntegerAttr(32));
     Value key0 = arith::TruncIOp::create(rewriter, loc, i32, seed);
     Value key1 = arith::TruncIOp::create(
-        rewriter, loc, i32, arith::ShRUIOp::create(rewriter, loc, seed, shift32));
+        rewriter, loc, i32,
+        arith::ShRUIOp::create(rewriter, loc, seed, shift32));
     float ratio = op.getRatio().convertToFloat();
     auto stream = uint32_t(op.getStream());
     auto generic = linalg::GenericOp::create(
@@ -432,15 +462,15 @@ struct DropoutMaskToLinalg : OpRewritePattern<DropoutMaskOp> {
             linear = arith::AddIOp::create(
                 b, l, arith::MulIOp::create(b, l, linear, size), index);
           }
-          Value at = linear ? arith::IndexCastUIOp::create(b, l, i64, linear)
-                                  .getResult()
-                            : arith::ConstantOp::create(
-                                  b, l, b.getI64IntegerAttr(0))
-                                  .getResult();
+          Value at =
+              linear
+                  ? arith::IndexCastUIOp::create(b, l, i64, linear).getResult()
+                  : arith::ConstantOp::create(b, l, b.getI64IntegerAttr(0))
+                        .getResult();
           Value ctr[4] = {
               arith::TruncIOp::create(b, l, i32, at),
-              arith::TruncIOp::create(b, l, i32,
-                                      arith::ShRUIOp::create(b, l, at, shift32)),
+              arith::TruncIOp::create(
+                  b, l, i32, arith::ShRUIOp::create(b, l, at, shift32)),
               c32(b, l, stream), c32(b, l, 0)};
           Value key[2] = {key0, key1};
           Value m0 = c32(b, l, ::lmopt::philox::kMultiplier0);

@@ -10,7 +10,7 @@ ConverterTable::ConverterTable() {
        {getElementwiseConverters(), getMatMulConverters(),
         getNormalizationConverters(), getShapeConverters(),
         getDataMovementConverters(), getQuantizedConverters(),
-        getMicrosoftConverters()})
+        getMicrosoftConverters(), getPadConverters()})
     llvm::append_range(entries, family);
 }
 

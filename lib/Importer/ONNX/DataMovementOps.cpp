@@ -88,7 +88,7 @@ static LogicalResult convertGatherElements(NodeContext &ctx) {
                            << " is out of range for rank " << data.getRank();
   auto type = RankedTensorType::get(indices.getShape(), data.getElementType());
   ctx.setOutput(0, ctx.createOp<GatherElementsOp>(type, ctx.getInput(0),
-                                                ctx.getInput(1), *axis)
+                                                  ctx.getInput(1), *axis)
                        .getOutput());
   return success();
 }
@@ -117,7 +117,7 @@ static LogicalResult convertGatherND(NodeContext &ctx) {
   llvm::append_range(shape, data.getShape().drop_front(*batchDims + tuple));
   auto type = RankedTensorType::get(shape, data.getElementType());
   ctx.setOutput(0, ctx.createOp<GatherNDOp>(type, ctx.getInput(0),
-                                          ctx.getInput(1), *batchDims)
+                                            ctx.getInput(1), *batchDims)
                        .getOutput());
   return success();
 }
@@ -176,7 +176,6 @@ static FailureOr<SmallVector<int64_t>> getAxes(NodeContext &ctx,
   return ctx.getConstantInts(1, "axes");
 }
 
-
 static LogicalResult convertUnsqueeze(NodeContext &ctx) {
   if (failed(ctx.checkInputs(1, ctx.getOpset() < 13 ? 1 : 2)))
     return failure();
@@ -234,8 +233,9 @@ static LogicalResult convertSqueeze(NodeContext &ctx) {
     known = KnownInts{shape, data->values};
   setFoldedOutput(ctx, known, type.getElementType(), [&] {
     return ctx
-        .createOp<SqueezeOp>(RankedTensorType::get(shape, type.getElementType()),
-                           ctx.getInput(0), *axes)
+        .createOp<SqueezeOp>(
+            RankedTensorType::get(shape, type.getElementType()),
+            ctx.getInput(0), *axes)
         .getOutput();
   });
   return success();
@@ -378,7 +378,7 @@ static LogicalResult convertSlice(NodeContext &ctx) {
   setFoldedOutput(ctx, known, type.getElementType(), [&] {
     return ctx
         .createOp<SliceOp>(resultType, ctx.getInput(0), ctx.getInput(1),
-                         ctx.getInput(2), ctx.getInput(3), ctx.getInput(4))
+                           ctx.getInput(2), ctx.getInput(3), ctx.getInput(4))
         .getOutput();
   });
   return success();

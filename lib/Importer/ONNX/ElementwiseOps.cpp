@@ -131,8 +131,8 @@ static FailureOr<Value> buildBinary(NodeContext &ctx, Value lhs, Value rhs,
 }
 
 FailureOr<Value> mlir::lmopt::onnx_import::buildBroadcastAdd(NodeContext &ctx,
-                                                           Value lhs,
-                                                           Value rhs) {
+                                                             Value lhs,
+                                                             Value rhs) {
   return buildBinary<AddOp>(ctx, lhs, rhs, /*resultIsBool=*/false);
 }
 
@@ -253,12 +253,39 @@ template <typename OpTy> static LogicalResult convertUnary(NodeContext &ctx) {
   return success();
 }
 
+static int64_t notInts(int64_t a) { return a == 0; }
+static int64_t negInts(int64_t a) {
+  return a == INT64_MIN ? ShapedType::kDynamic : -a;
+}
+
+/// A unary op over known integers folds (Not and Neg in exporters' shape
+/// logic: conditions, counts of reduced axes).
+template <typename OpTy, int64_t (*Fn)(int64_t)>
+static LogicalResult convertFoldedUnary(NodeContext &ctx) {
+  if (failed(ctx.checkInputs(1, 1)))
+    return failure();
+  const KnownInts *known = ctx.getKnown(0);
+  if (known && known->isFullyKnown()) {
+    KnownInts folded = *known;
+    for (int64_t &v : folded.values)
+      v = Fn(v);
+    if (folded.isFullyKnown()) {
+      ctx.setOutput(
+          0, ctx.createConstant(folded, ctx.getInputType(0).getElementType()),
+          folded);
+      return success();
+    }
+  }
+  ctx.setOutput(0, ctx.createOp<OpTy>(ctx.getInput(0)).getOutput());
+  return success();
+}
+
 static LogicalResult convertIsNaN(NodeContext &ctx) {
   if (failed(ctx.checkInputs(1, 1)))
     return failure();
   auto inputType = llvm::cast<RankedTensorType>(ctx.getInput(0).getType());
-  auto type = RankedTensorType::get(inputType.getShape(),
-                                    IntegerType::get(inputType.getContext(), 1));
+  auto type = RankedTensorType::get(
+      inputType.getShape(), IntegerType::get(inputType.getContext(), 1));
   ctx.setOutput(0, ctx.createOp<IsNaNOp>(type, ctx.getInput(0)).getOutput());
   return success();
 }
@@ -285,10 +312,11 @@ static Value untieConstant(NodeContext &ctx, ConstantOp original,
   auto attr = DenseResourceElementsAttr::get(
       type, name,
       HeapAsmResourceBlob::allocateAndCopyWithAlign(bytes, alignof(uint64_t)));
-  return ConstantOp::create(ctx.getBuilder(),
-                            NameLoc::get(StringAttr::get(ctx.getContext(), name),
-                                         ctx.getLoc()),
-                            attr)
+  return ConstantOp::create(
+             ctx.getBuilder(),
+             NameLoc::get(StringAttr::get(ctx.getContext(), name),
+                          ctx.getLoc()),
+             attr)
       .getOutput();
 }
 
@@ -495,9 +523,9 @@ static LogicalResult convertDropout(NodeContext &ctx) {
   auto maskType =
       RankedTensorType::get(type.getShape(), ctx.getBuilder().getI1Type());
   OpBuilder &b = ctx.getBuilder();
-  auto op = ctx.createOp<DropoutOp>(type, maskType, input,
-                                  b.getF32FloatAttr(static_cast<float>(ratio)),
-                                  b.getBoolAttr(training), IntegerAttr());
+  auto op = ctx.createOp<DropoutOp>(
+      type, maskType, input, b.getF32FloatAttr(static_cast<float>(ratio)),
+      b.getBoolAttr(training), IntegerAttr());
   ctx.setOutput(0, op.getOutput());
   ctx.setOutput(1, op.getMask());
   return success();
@@ -523,7 +551,7 @@ static const ConverterEntry kElementwiseConverters[] = {
     {"", "Or", 7, kMax, convertBinary<OrOp, strict<orInts>, true>},
     {"", "Max", 8, kMax, convertVariadic<MaxOp, strict<maxInts>>},
     {"", "Min", 8, kMax, convertVariadic<MinOp, strict<minInts>>},
-    {"", "Neg", 6, kMax, convertUnary<NegOp>},
+    {"", "Neg", 6, kMax, convertFoldedUnary<NegOp, negInts>},
     {"", "Abs", 6, kMax, convertUnary<AbsOp>},
     {"", "Relu", 6, kMax, convertUnary<ReluOp>},
     {"", "Exp", 6, kMax, convertUnary<ExpOp>},
@@ -534,7 +562,7 @@ static const ConverterEntry kElementwiseConverters[] = {
     {"", "Erf", 9, kMax, convertUnary<ErfOp>},
     {"", "IsNaN", 9, kMax, convertIsNaN},
     {"", "Sigmoid", 6, kMax, convertUnary<SigmoidOp>},
-    {"", "Not", 1, kMax, convertUnary<NotOp>},
+    {"", "Not", 1, kMax, convertFoldedUnary<NotOp, notInts>},
     {"", "Identity", 1, kMax, convertIdentity},
     {"", "Cast", 6, kMax, convertCast},
     {"", "CastLike", 15, kMax, convertCastLike},

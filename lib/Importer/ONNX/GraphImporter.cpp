@@ -203,6 +203,64 @@ GraphImporter::getInputType(const onnx::ValueInfoProto &info) {
   return RankedTensorType::get(shape, elementType);
 }
 
+FailureOr<ElementsAttr> GraphImporter::getBoundValue(StringRef name,
+                                                     RankedTensorType type) {
+  ArrayRef<std::string> numbers = options.inputValues.find(name)->second;
+  if (!type.hasStaticShape() ||
+      type.getNumElements() != static_cast<int64_t>(numbers.size()))
+    return emitError(fileLoc)
+           << "--input-value gives " << numbers.size()
+           << " numbers for graph input '" << name << "' of type " << type
+           << "; it needs a static shape (--input-shape) of as many elements";
+  Type elementType = type.getElementType();
+  auto bad = [&](StringRef number) {
+    return emitError(fileLoc)
+           << "--input-value '" << number << "' for graph input '" << name
+           << "' is not a " << elementType << " number";
+  };
+  if (auto floatType = llvm::dyn_cast<FloatType>(elementType)) {
+    SmallVector<APFloat> elements;
+    for (StringRef number : numbers) {
+      APFloat value(floatType.getFloatSemantics());
+      auto status =
+          value.convertFromString(number, APFloat::rmNearestTiesToEven);
+      if (!status || number.empty()) {
+        llvm::consumeError(status.takeError());
+        return bad(number);
+      }
+      elements.push_back(value);
+    }
+    return ElementsAttr(DenseElementsAttr::get(type, elements));
+  }
+  auto intType = llvm::dyn_cast<IntegerType>(elementType);
+  if (!intType)
+    return emitError(fileLoc) << "--input-value cannot bind graph input '"
+                              << name << "' of element type " << elementType;
+  SmallVector<APInt> elements;
+  unsigned width = intType.getWidth();
+  for (StringRef number : numbers) {
+    int64_t value;
+    uint64_t unsignedValue;
+    bool fits;
+    if (!number.getAsInteger(10, value)) {
+      APInt bits(64, value, /*isSigned=*/true);
+      fits = width == 1 ? (value == 0 || value == 1)
+             : intType.isUnsigned()
+                 ? value >= 0 && bits.getActiveBits() <= width
+                 : bits.getSignificantBits() <= width;
+      unsignedValue = static_cast<uint64_t>(value);
+    } else if (!number.getAsInteger(10, unsignedValue)) {
+      fits = intType.isUnsigned() && width == 64;
+    } else {
+      fits = false;
+    }
+    if (!fits)
+      return bad(number);
+    elements.push_back(APInt(64, unsignedValue).trunc(width));
+  }
+  return ElementsAttr(DenseElementsAttr::get(type, elements));
+}
+
 LogicalResult GraphImporter::reportUnsupportedNodes() {
   bool ok = true;
   const ConverterTable &table = ConverterTable::get();
@@ -262,6 +320,7 @@ LogicalResult GraphImporter::importInto(ModuleOp module) {
 
   SmallVector<Type> argumentTypes;
   SmallVector<const onnx::ValueInfoProto *> arguments;
+  SmallVector<std::pair<StringRef, ElementsAttr>> bound;
   for (const onnx::ValueInfoProto &input : graph.input()) {
     // Inputs with an initializer are defaults (IR version < 4); they import
     // as constants.
@@ -270,14 +329,31 @@ LogicalResult GraphImporter::importInto(ModuleOp module) {
     FailureOr<RankedTensorType> type = getInputType(input);
     if (failed(type))
       return failure();
+    if (options.inputValues.count(input.name())) {
+      FailureOr<ElementsAttr> value = getBoundValue(input.name(), *type);
+      if (failed(value))
+        return failure();
+      bound.emplace_back(input.name(), *value);
+      continue;
+    }
     argumentTypes.push_back(*type);
     arguments.push_back(&input);
   }
+  auto isInput = [&](StringRef name) {
+    return llvm::any_of(arguments,
+                        [&](const onnx::ValueInfoProto *info) {
+                          return info->name() == name;
+                        }) ||
+           llvm::any_of(bound,
+                        [&](auto &value) { return value.first == name; });
+  };
   for (const auto &pinned : options.inputShapes)
-    if (llvm::none_of(arguments, [&](const onnx::ValueInfoProto *info) {
-          return info->name() == pinned.getKey();
-        }))
+    if (!isInput(pinned.getKey()))
       return emitError(fileLoc) << "--input-shape names '" << pinned.getKey()
+                                << "', which is not a graph input";
+  for (const auto &value : options.inputValues)
+    if (!isInput(value.getKey()))
+      return emitError(fileLoc) << "--input-value names '" << value.getKey()
                                 << "', which is not a graph input";
 
   builder.setInsertionPointToEnd(module.getBody());
@@ -289,6 +365,9 @@ LogicalResult GraphImporter::importInto(ModuleOp module) {
     values[info->name()] = argument;
   }
   builder.setInsertionPointToEnd(entry);
+  for (auto [name, value] : bound)
+    values[name] = createConstant(
+        value, NameLoc::get(StringAttr::get(ctx, name), fileLoc));
 
   FailureOr<SmallVector<size_t>> order = sortNodes();
   if (failed(order) || failed(reportUnsupportedNodes()))

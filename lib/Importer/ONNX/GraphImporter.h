@@ -50,6 +50,8 @@ private:
   LogicalResult checkNames();
   FailureOr<SmallVector<size_t>> sortNodes();
   FailureOr<RankedTensorType> getInputType(const onnx::ValueInfoProto &info);
+  /// The contents --input-value binds to graph input `name` of `type`.
+  FailureOr<ElementsAttr> getBoundValue(StringRef name, RankedTensorType type);
   LogicalResult reportUnsupportedNodes();
   LogicalResult convertNode(onnx::NodeProto &node);
   Location getNodeLoc(const onnx::NodeProto &node) const;

@@ -25,12 +25,23 @@ using namespace mlir;
 using namespace mlir::lmopt;
 using namespace mlir::lmopt::onnx_import;
 
+/// "name:rest" split at its last ':', or an error naming `what` and `form`.
+static llvm::Expected<std::pair<StringRef, StringRef>>
+splitSpec(StringRef spec, StringRef what, StringRef form) {
+  auto parts = spec.rsplit(':');
+  if (parts.first.empty() || spec.find(':') == StringRef::npos)
+    return llvm::createStringError("%s '%s' is not of the form %s",
+                                   what.str().c_str(), spec.str().c_str(),
+                                   form.str().c_str());
+  return parts;
+}
+
 llvm::Error mlir::lmopt::parseInputShape(StringRef spec,
                                          ImportOptions &options) {
-  auto [name, dims] = spec.rsplit(':');
-  if (name.empty() || spec.find(':') == StringRef::npos)
-    return llvm::createStringError(
-        "input shape '%s' is not of the form name:1x128", spec.str().c_str());
+  auto split = splitSpec(spec, "input shape", "name:1x128");
+  if (!split)
+    return split.takeError();
+  auto [name, dims] = *split;
   SmallVector<int64_t> shape;
   if (!dims.empty() && dims != "scalar") {
     SmallVector<StringRef> parts;
@@ -50,6 +61,25 @@ llvm::Error mlir::lmopt::parseInputShape(StringRef spec,
     }
   }
   options.inputShapes[name] = std::move(shape);
+  return llvm::Error::success();
+}
+
+llvm::Error mlir::lmopt::parseInputValue(StringRef spec,
+                                         ImportOptions &options) {
+  auto split = splitSpec(spec, "input value", "name:1,2");
+  if (!split)
+    return split.takeError();
+  auto [name, list] = *split;
+  // "name:" binds an empty tensor.
+  SmallVector<StringRef> parts;
+  if (!list.empty())
+    list.split(parts, ',');
+  SmallVector<std::string> numbers;
+  for (StringRef part : parts)
+    numbers.push_back(part.trim().str());
+  if (!options.inputValues.try_emplace(name, std::move(numbers)).second)
+    return llvm::createStringError("input '%s' is given two values",
+                                   name.str().c_str());
   return llvm::Error::success();
 }
 

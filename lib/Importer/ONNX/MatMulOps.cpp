@@ -23,9 +23,9 @@ static LogicalResult convertMatMul(NodeContext &ctx) {
                            << formatShape(lhs.getShape()) << " and "
                            << formatShape(rhs.getShape());
   auto type = RankedTensorType::get(*shape, lhs.getElementType());
-  ctx.setOutput(
-      0,
-      ctx.createOp<MatMulOp>(type, ctx.getInput(0), ctx.getInput(1)).getOutput());
+  ctx.setOutput(0,
+                ctx.createOp<MatMulOp>(type, ctx.getInput(0), ctx.getInput(1))
+                    .getOutput());
   return success();
 }
 
@@ -52,8 +52,8 @@ static LogicalResult convertGemm(NodeContext &ctx) {
                            << " differ";
   auto type = RankedTensorType::get({m, n}, a.getElementType());
   auto op = ctx.createOp<GemmOp>(type, ctx.getInput(0), ctx.getInput(1),
-                               ctx.getInput(2), APFloat(*alpha), APFloat(*beta),
-                               *transA != 0, *transB != 0);
+                                 ctx.getInput(2), APFloat(*alpha),
+                                 APFloat(*beta), *transA != 0, *transB != 0);
   ctx.setOutput(0, op.getOutput());
   return success();
 }

@@ -56,7 +56,8 @@ static LogicalResult convertGelu(NodeContext &ctx) {
     return ctx.emitError() << "input of type " << input.getType()
                            << " is not a float tensor";
   ctx.setOutput(
-      0, ctx.createOp<GeluOp>(input.getType(), input, Approximation).getOutput());
+      0,
+      ctx.createOp<GeluOp>(input.getType(), input, Approximation).getOutput());
   return success();
 }
 
@@ -84,8 +85,8 @@ static LogicalResult convertSkipLayerNorm(NodeContext &ctx) {
   if (type.getRank() < 1)
     return ctx.emitError() << "input must have rank 1 or more";
   auto op = ctx.createOp<SkipLayerNormOp>(type, type, input, ctx.getInput(1),
-                                        ctx.getInput(2), ctx.getInput(3),
-                                        APFloat(*epsilon));
+                                          ctx.getInput(2), ctx.getInput(3),
+                                          APFloat(*epsilon));
   ctx.setOutput(0, op.getOutput());
   ctx.setOutput(3, op.getSum());
   return success();
@@ -103,20 +104,20 @@ static Value createPositions(NodeContext &ctx, Value input) {
   Value limit;
   if (ShapedType::isDynamic(seq)) {
     Value dims = ctx.createOp<ShapeOp>(RankedTensorType::get({1}, i64), input,
-                                     static_cast<uint64_t>(1),
-                                     ctx.getBuilder().getI64IntegerAttr(2))
+                                       static_cast<uint64_t>(1),
+                                       ctx.getBuilder().getI64IntegerAttr(2))
                      .getOutput();
     Value scalarShape = ctx.createConstant(KnownInts{{0}, {}}, i64);
     limit = ctx.createOp<ReshapeOp>(RankedTensorType::get({}, i64), dims,
-                                  scalarShape, false)
+                                    scalarShape, false)
                 .getOutput();
   } else {
     limit = ctx.createConstant(KnownInts::scalar(seq), i64);
   }
   return ctx
       .createOp<RangeOp>(RankedTensorType::get({seq}, i64),
-                       ctx.createConstant(KnownInts::scalar(0), i64), limit,
-                       ctx.createConstant(KnownInts::scalar(1), i64))
+                         ctx.createConstant(KnownInts::scalar(0), i64), limit,
+                         ctx.createConstant(KnownInts::scalar(1), i64))
       .getOutput();
 }
 
@@ -145,19 +146,19 @@ static FailureOr<Value> convertMaskIndex(NodeContext &ctx, Value maskIndex) {
     auto i64 = IntegerType::get(context, 64);
     Value counts =
         ctx.createOp<CastOp>(RankedTensorType::get(type.getShape(), i64),
-                           maskIndex)
+                             maskIndex)
             .getOutput();
     counts = ctx.createOp<UnsqueezeOp>(
                     RankedTensorType::get({type.getDimSize(0), 1}, i64), counts,
                     ArrayRef<int64_t>{1})
                  .getOutput();
-    mask =
-        ctx.createOp<LessOp>(RankedTensorType::get({type.getDimSize(0), seq}, i1),
-                           createPositions(ctx, ctx.getInput(0)), counts)
-            .getOutput();
+    mask = ctx.createOp<LessOp>(
+                  RankedTensorType::get({type.getDimSize(0), seq}, i1),
+                  createPositions(ctx, ctx.getInput(0)), counts)
+               .getOutput();
   } else {
     mask = ctx.createOp<CastOp>(RankedTensorType::get(type.getShape(), i1),
-                              maskIndex)
+                                maskIndex)
                .getOutput();
   }
   auto maskType = llvm::cast<RankedTensorType>(mask.getType());
@@ -222,7 +223,7 @@ static LogicalResult convertAttention(NodeContext &ctx) {
   auto projected = RankedTensorType::get({batch, seq, total}, elementType);
   Value qkv =
       ctx.createOp<LinearOp>(projected, ctx.getInput(0), ctx.getInput(1),
-                           ctx.getInput(2), Value(), false, Activation::none)
+                             ctx.getInput(2), Value(), false, Activation::none)
           .getOutput();
   SmallVector<Type> partTypes;
   for (int64_t size : sizes)
@@ -355,7 +356,7 @@ static LogicalResult convertMatMulNBits(NodeContext &ctx) {
   auto int4 = IntegerType::get(context, 4);
   auto weightType = RankedTensorType::get({n, k}, int4);
   Value weight = ctx.createOp<ConstantOp>(DenseElementsAttr::getFromRawBuffer(
-                                            weightType, unpacked))
+                                              weightType, unpacked))
                      .getOutput();
 
   QuantLayout layout;
@@ -373,14 +374,14 @@ static LogicalResult convertMatMulNBits(NodeContext &ctx) {
                         .getResult();
   Value dequantized =
       ctx.createOp<DequantizeOp>(RankedTensorType::get({n, k}, floatType),
-                               quantized)
+                                 quantized)
           .getOutput();
 
   SmallVector<int64_t> resultShape(a.getShape().drop_back());
   resultShape.push_back(n);
-  auto op = ctx.createOp<LinearOp>(RankedTensorType::get(resultShape, floatType),
-                                 ctx.getInput(0), dequantized, ctx.getInput(5),
-                                 Value(), true, Activation::none);
+  auto op = ctx.createOp<LinearOp>(
+      RankedTensorType::get(resultShape, floatType), ctx.getInput(0),
+      dequantized, ctx.getInput(5), Value(), true, Activation::none);
   ctx.setOutput(0, op.getOutput());
   return success();
 }

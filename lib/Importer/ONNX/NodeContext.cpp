@@ -350,3 +350,15 @@ NodeContext::normalizeAxes(ArrayRef<int64_t> axes, int64_t rank) {
   }
   return result;
 }
+
+FailureOr<Type> NodeContext::getStashType() {
+  FailureOr<int64_t> stash = getInt("stash_type", 1);
+  if (failed(stash))
+    return failure();
+  if (*stash == 1)
+    return Type(getBuilder().getF32Type());
+  if (*stash == 11)
+    return Type(getBuilder().getF64Type());
+  return emitError() << "attribute 'stash_type' = " << *stash
+                     << " is not supported (1 for float or 11 for double)";
+}

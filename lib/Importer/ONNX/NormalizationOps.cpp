@@ -11,7 +11,6 @@ using namespace mlir;
 using namespace mlir::lmopt;
 using namespace mlir::lmopt::onnx_import;
 
-
 /// Reductions take `axes` as an attribute before `axesInputOpset` and as an
 /// optional constant input from then on.
 template <typename OpTy, int64_t AxesInputOpset>
@@ -51,7 +50,7 @@ static LogicalResult convertReduce(NodeContext &ctx) {
   }
   auto op =
       ctx.createOp<OpTy>(RankedTensorType::get(shape, type.getElementType()),
-                       input, *axes, *keepdims != 0);
+                         input, *axes, *keepdims != 0);
   ctx.setOutput(0, op.getOutput());
   return success();
 }
@@ -79,6 +78,44 @@ template <typename OpTy> static LogicalResult convertSoftmax(NodeContext &ctx) {
   return success();
 }
 
+/// LayerNormalization's optional outputs, in `stash_type` (float by
+/// default), over the axes from `axis` on with their dims kept:
+/// Mean = mean(x), InvStdDev = 1 / sqrt(mean((x - Mean)^2) + epsilon).
+static LogicalResult setStatisticsOutputs(NodeContext &ctx, int64_t axis,
+                                          float epsilon) {
+  FailureOr<Type> stash = ctx.getStashType();
+  if (failed(stash))
+    return failure();
+  Type stashType = *stash;
+  OpBuilder &b = ctx.getBuilder();
+  RankedTensorType type = ctx.getInputType(0);
+  Value x = ctx.getInput(0);
+  auto stashed = RankedTensorType::get(type.getShape(), stashType);
+  if (type.getElementType() != stashType)
+    x = ctx.createOp<CastOp>(stashed, x).getOutput();
+  SmallVector<int64_t> axes, shape(type.getShape());
+  for (int64_t i = axis; i < type.getRank(); ++i) {
+    axes.push_back(i);
+    shape[i] = 1;
+  }
+  auto statType = RankedTensorType::get(shape, stashType);
+  Value mean = ctx.createOp<ReduceMeanOp>(statType, x, axes, true).getOutput();
+  Value centered = ctx.createOp<SubOp>(stashed, x, mean).getOutput();
+  Value squared = ctx.createOp<MulOp>(stashed, centered, centered).getOutput();
+  Value variance =
+      ctx.createOp<ReduceMeanOp>(statType, squared, axes, true).getOutput();
+  auto scalar = RankedTensorType::get({}, stashType);
+  Value eps =
+      ctx.createOp<ConstantOp>(
+             DenseElementsAttr::get(scalar, b.getFloatAttr(stashType, epsilon)))
+          .getOutput();
+  Value shifted = ctx.createOp<AddOp>(statType, variance, eps).getOutput();
+  Value stdDev = ctx.createOp<SqrtOp>(shifted).getOutput();
+  ctx.setOutput(1, mean);
+  ctx.setOutput(2, ctx.createOp<ReciprocalOp>(stdDev).getOutput());
+  return success();
+}
+
 static LogicalResult convertLayerNorm(NodeContext &ctx) {
   if (failed(ctx.checkInputs(2, 3)))
     return failure();
@@ -86,16 +123,19 @@ static LogicalResult convertLayerNorm(NodeContext &ctx) {
   FailureOr<float> epsilon = ctx.getFloat("epsilon", 1e-5f);
   if (failed(axis) || failed(epsilon))
     return failure();
-  if (ctx.hasOutput(1) || ctx.hasOutput(2))
-    return ctx.emitError() << "outputs 'Mean' and 'InvStdDev' are not "
-                              "supported (training-only)";
   RankedTensorType type = ctx.getInputType(0);
-  if (!normalizeAxis(*axis, type.getRank()))
+  std::optional<int64_t> normalized = normalizeAxis(*axis, type.getRank());
+  if (!normalized)
     return ctx.emitError() << "axis " << *axis << " is out of range for rank "
                            << type.getRank();
-  auto op = ctx.createOp<LayerNormOp>(type, ctx.getInput(0), ctx.getInput(1),
-                                    ctx.getInput(2), *axis, APFloat(*epsilon));
+  auto op =
+      ctx.createOp<LayerNormOp>(type, ctx.getInput(0), ctx.getInput(1),
+                                ctx.getInput(2), *axis, APFloat(*epsilon));
   ctx.setOutput(0, op.getOutput());
+  // The training outputs are computed on their own, so that Y stays one
+  // fusable layer norm.
+  if (ctx.hasOutput(1) || ctx.hasOutput(2))
+    return setStatisticsOutputs(ctx, *normalized, *epsilon);
   return success();
 }
 
@@ -116,7 +156,7 @@ static LogicalResult convertCumSum(NodeContext &ctx) {
     return ctx.emitError() << "axis " << (*axis)[0]
                            << " is out of range for rank " << rank;
   ctx.setOutput(0, ctx.createOp<CumSumOp>(ctx.getInput(0), *normalized,
-                                        *exclusive != 0, *reverse != 0)
+                                          *exclusive != 0, *reverse != 0)
                        .getOutput());
   return success();
 }

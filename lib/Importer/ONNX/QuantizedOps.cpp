@@ -280,7 +280,8 @@ static LogicalResult convertDequantizeLinear(NodeContext &ctx) {
     // Different parameters on the two sides: reinterpret the stored integers.
     auto intType = RankedTensorType::get(
         type.getShape(), IntegerType::get(context, storage.getWidth()));
-    Value stored = ctx.createOp<quant::StorageCastOp>(intType, input).getResult();
+    Value stored =
+        ctx.createOp<quant::StorageCastOp>(intType, input).getResult();
     quantized =
         ctx.createOp<quant::StorageCastOp>(
                RankedTensorType::get(type.getShape(), quantType), stored)
@@ -295,7 +296,8 @@ static LogicalResult convertDequantizeLinear(NodeContext &ctx) {
     ctx.setOutput(0, *value);
     return success();
   }
-  ctx.setOutput(0, ctx.createOp<DequantizeOp>(resultType, quantized).getOutput());
+  ctx.setOutput(0,
+                ctx.createOp<DequantizeOp>(resultType, quantized).getOutput());
   return success();
 }
 
@@ -350,8 +352,8 @@ static LogicalResult convertMatMulInteger(NodeContext &ctx) {
                            << formatShape(b.getShape());
   auto type =
       RankedTensorType::get(*shape, IntegerType::get(ctx.getContext(), 32));
-  auto op = ctx.createOp<MatMulIntegerOp>(type, ctx.getInput(0), ctx.getInput(1),
-                                        ctx.getInput(2), ctx.getInput(3));
+  auto op = ctx.createOp<MatMulIntegerOp>(
+      type, ctx.getInput(0), ctx.getInput(1), ctx.getInput(2), ctx.getInput(3));
   ctx.setOutput(0, op.getOutput());
   return success();
 }

@@ -175,39 +175,59 @@ static LogicalResult convertConstantOfShape(NodeContext &ctx) {
     ctx.setOutput(0, ctx.createOp<ConstantOp>(attr).getOutput(), known);
     return success();
   }
-  ctx.setOutput(
-      0,
-      ctx.createOp<ConstantOfShapeOp>(type, ctx.getInput(0), value).getOutput());
+  ctx.setOutput(0, ctx.createOp<ConstantOfShapeOp>(type, ctx.getInput(0), value)
+                       .getOutput());
   return success();
+}
+
+/// A float scalar operand's value when it is a constant.
+static std::optional<double> getConstantFloatScalar(Value value) {
+  auto constant = value ? value.getDefiningOp<ConstantOp>() : ConstantOp();
+  auto dense = constant
+                   ? llvm::dyn_cast<DenseFPElementsAttr>(constant.getValue())
+                   : DenseFPElementsAttr();
+  if (!dense || dense.getNumElements() != 1)
+    return std::nullopt;
+  return (*dense.getValues<APFloat>().begin()).convertToDouble();
+}
+
+/// The length of a float Range whose operands are constants (ONNX's
+/// max(ceil((limit - start) / delta), 0)), else kDynamic.
+static FailureOr<int64_t> getFloatRangeLength(NodeContext &ctx) {
+  std::optional<double> start = getConstantFloatScalar(ctx.getInput(0)),
+                        limit = getConstantFloatScalar(ctx.getInput(1)),
+                        delta = getConstantFloatScalar(ctx.getInput(2));
+  if (!start || !limit || !delta)
+    return ShapedType::kDynamic;
+  double count = std::ceil((*limit - *start) / *delta);
+  if (!(std::isfinite(count) && count <= static_cast<double>(INT32_MAX)))
+    return ctx.emitError() << "range from " << *start << " to " << *limit
+                           << " by " << *delta
+                           << " does not have a finite length that fits";
+  return std::max<int64_t>(static_cast<int64_t>(count), 0);
 }
 
 /// Opset 27 Range on float16/bfloat16 computes in `stash_type` (float by
 /// default): the scalars are cast up, the sequence is made there and cast
 /// back, as the schema specifies.
 static LogicalResult convertStashedRange(NodeContext &ctx, Type elementType) {
-  FailureOr<int64_t> stash = ctx.getInt("stash_type", 1);
-  if (failed(stash))
+  FailureOr<Type> stashed = ctx.getStashType();
+  if (failed(stashed))
     return failure();
-  OpBuilder &builder = ctx.getBuilder();
-  Type stashType;
-  if (*stash == 1)
-    stashType = builder.getF32Type();
-  else if (*stash == 11)
-    stashType = builder.getF64Type();
-  else
-    return ctx.emitError() << "attribute 'stash_type' = " << *stash
-                           << " is not supported for " << elementType
-                           << " operands (1 for float or 11 for double)";
+  Type stashType = *stashed;
+  FailureOr<int64_t> length = getFloatRangeLength(ctx);
+  if (failed(length))
+    return failure();
   auto scalarType = RankedTensorType::get({}, stashType);
   SmallVector<Value, 3> operands;
   for (size_t i = 0; i < 3; ++i)
     operands.push_back(
         ctx.createOp<CastOp>(scalarType, ctx.getInput(i)).getOutput());
-  Value range = ctx.createOp<RangeOp>(
-                       RankedTensorType::get({ShapedType::kDynamic}, stashType),
-                       operands[0], operands[1], operands[2])
-                    .getOutput();
-  auto resultType = RankedTensorType::get({ShapedType::kDynamic}, elementType);
+  Value range =
+      ctx.createOp<RangeOp>(RankedTensorType::get({*length}, stashType),
+                            operands[0], operands[1], operands[2])
+          .getOutput();
+  auto resultType = RankedTensorType::get({*length}, elementType);
   ctx.setOutput(0, ctx.createOp<CastOp>(resultType, range).getOutput());
   return success();
 }
@@ -225,6 +245,12 @@ static LogicalResult convertRange(NodeContext &ctx) {
   if (ctx.getOpset() >= 27 && llvm::isa<Float16Type, BFloat16Type>(elementType))
     return convertStashedRange(ctx, elementType);
   int64_t length = ShapedType::kDynamic;
+  if (llvm::isa<FloatType>(elementType)) {
+    FailureOr<int64_t> floatLength = getFloatRangeLength(ctx);
+    if (failed(floatLength))
+      return failure();
+    length = *floatLength;
+  }
   const KnownInts *start = ctx.getKnown(0), *limit = ctx.getKnown(1),
                   *delta = ctx.getKnown(2);
   std::optional<KnownInts> known;
@@ -251,7 +277,7 @@ static LogicalResult convertRange(NodeContext &ctx) {
   setFoldedOutput(ctx, known, elementType, [&] {
     return ctx
         .createOp<RangeOp>(type, ctx.getInput(0), ctx.getInput(1),
-                         ctx.getInput(2))
+                           ctx.getInput(2))
         .getOutput();
   });
   return success();
@@ -316,7 +342,7 @@ static LogicalResult convertReshape(NodeContext &ctx) {
   setFoldedOutput(ctx, known, inputType.getElementType(), [&] {
     return ctx
         .createOp<ReshapeOp>(type, ctx.getInput(0), ctx.getInput(1),
-                           *allowZero != 0)
+                             *allowZero != 0)
         .getOutput();
   });
   return success();
@@ -337,9 +363,9 @@ static LogicalResult convertExpand(NodeContext &ctx) {
                            << " does not broadcast to "
                            << formatShape(*requested);
   auto type = RankedTensorType::get(*shape, inputType.getElementType());
-  ctx.setOutput(
-      0,
-      ctx.createOp<ExpandOp>(type, ctx.getInput(0), ctx.getInput(1)).getOutput());
+  ctx.setOutput(0,
+                ctx.createOp<ExpandOp>(type, ctx.getInput(0), ctx.getInput(1))
+                    .getOutput());
   return success();
 }
 

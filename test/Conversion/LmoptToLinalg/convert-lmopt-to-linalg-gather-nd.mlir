@@ -84,13 +84,21 @@ func.func @gather_nd_scalar(%data: tensor<3x4xi64>, %idx: tensor<2xi64>) -> tens
 
 // -----
 
-// Dynamic shapes are not lowered.
-// CHECK-LABEL: func.func @negative_gather_nd_dynamic
-// CHECK-NOT: linalg.generic
-// CHECK: lmopt.gather_nd
-func.func @negative_gather_nd_dynamic(%data: tensor<?x12xi1>, %idx: tensor<2x12x2xi64>) -> tensor<2x12xi1> {
-  %0 = lmopt.gather_nd %data, %idx : (tensor<?x12xi1>, tensor<2x12x2xi64>) -> tensor<2x12xi1>
-  return %0 : tensor<2x12xi1>
+// Run-time sizes (bounded shapes): the output's leading dim comes from the
+// indices, the tuple entry is clamped to the data dim read with tensor.dim.
+// CHECK-LABEL: func.func @gather_nd_dynamic
+// CHECK-SAME: (%[[DATA:.*]]: tensor<?x?xi1>, %[[IDX:.*]]: tensor<?x3x2xi64>)
+// CHECK: %[[N:.*]] = tensor.dim %[[IDX]], %{{.*}} : tensor<?x3x2xi64>
+// CHECK: %[[INIT:.*]] = tensor.empty(%[[N]]) : tensor<?x3xi1>
+// CHECK: linalg.generic
+// CHECK-SAME: outs(%[[INIT]] : tensor<?x3xi1>)
+// CHECK: tensor.dim %[[DATA]], %{{.*}} : tensor<?x?xi1>
+// CHECK: arith.minsi
+// CHECK: tensor.extract %[[DATA]]
+// CHECK-NOT: lmopt.gather_nd
+func.func @gather_nd_dynamic(%data: tensor<?x?xi1>, %idx: tensor<?x3x2xi64>) -> tensor<?x3xi1> {
+  %0 = lmopt.gather_nd %data, %idx : (tensor<?x?xi1>, tensor<?x3x2xi64>) -> tensor<?x3xi1>
+  return %0 : tensor<?x3xi1>
 }
 
 // -----

@@ -184,3 +184,62 @@ external_model("weights.bin", "external_past_end.onnx", offset=8, length=12)
 external_model("weights.bin", "external_wrong_length.onnx", offset=0,
                length=16)
 external_model("no_such_file.bin", "external_missing.onnx")
+
+
+# --- Node-test forms (conformance.test) -----------------------------------
+# Expand's shape picked by Where(Not(Equal(...))) over a dim of the input,
+# as the Attention function body computes its GQA interleave.
+save(model([
+    helper.make_node("Shape", ["x"], ["s"], start=0, end=1),
+    helper.make_node("Equal", ["s", "two"], ["eq"]),
+    helper.make_node("Not", ["eq"], ["ne"]),
+    helper.make_node("Where", ["ne", "three", "four"], ["d"]),
+    helper.make_node("Concat", ["s", "d"], ["shape"], axis=0),
+    helper.make_node("Expand", ["x", "shape"], ["y"], name="expand"),
+], [vi("x", F, ["n", 1])], [vi("y", F, None)],
+    [numpy_helper.from_array(np.array([v], np.int64), n)
+     for n, v in (("two", 2), ("three", 3), ("four", 4))], opset=18),
+    "conformance_not_fold.onnx")
+# ReduceSum whose axes come from a graph input (the node tests' form).
+save(model([helper.make_node("ReduceSum", ["x", "axes"], ["y"], name="sum",
+                             keepdims=0)],
+           [vi("x", F, [2, 3, 4]), vi("axes", I64, [1])], [vi("y", F, None)],
+           opset=18), "conformance_axes_input.onnx")
+# Range over float constants has a static length.
+save(model([helper.make_node("Range", ["start", "limit", "delta"], ["y"],
+                             name="range")], [], [vi("y", F, None)],
+           [numpy_helper.from_array(np.array(v, np.float32), n)
+            for n, v in (("start", 1.0), ("limit", 2.0), ("delta", 0.25))],
+           opset=18), "conformance_range_float.onnx")
+
+
+def pad_model(name, x_shape, pads, opset=18, **attrs):
+    save(model([helper.make_node("Pad", ["x", "pads"], ["y"], name="pad",
+                                 **attrs)],
+               [vi("x", F, x_shape)], [vi("y", F, None)],
+               [numpy_helper.from_array(np.array(pads, np.int64), "pads")],
+               opset=opset), name)
+
+
+# Pad: slices and concatenations; the diagnostics of what it refuses.
+pad_model("pad_reflect.onnx", [2, 3], [0, 1, 0, 2], mode="reflect")
+pad_model("pad_reflect_too_large.onnx", [2, 3], [0, 3, 0, 0], mode="reflect")
+pad_model("pad_dynamic.onnx", ["n", 3], [1, 0, 0, 0])
+pad_model("pad_bad_mode.onnx", [2, 3], [0, 1, 0, 0], mode="mirror")
+pad_model("pad_count.onnx", [2, 3], [0, 1, 0])
+pad_model("pad_crop_too_much.onnx", [2, 3], [0, -2, 0, -2])
+# Neg of a known shape entry folds: the Reshape target is known.
+save(model([
+    helper.make_node("Shape", ["x"], ["s"], start=0, end=1),
+    helper.make_node("Neg", ["c"], ["n"]),
+    helper.make_node("Concat", ["s", "n"], ["shape"], axis=0),
+    helper.make_node("Reshape", ["x", "shape"], ["y"], name="reshape"),
+], [vi("x", F, ["b", 3])], [vi("y", F, None)],
+    [numpy_helper.from_array(np.array([-3], np.int64), "c")], opset=18),
+    "conformance_neg_fold.onnx")
+# LayerNormalization with its Mean and InvStdDev outputs.
+save(model([helper.make_node("LayerNormalization", ["x", "w"],
+                             ["y", "mean", "inv"], name="ln", axis=-2)],
+           [vi("x", F, [2, 3, 4]), vi("w", F, [3, 4])],
+           [vi("y", F, None), vi("mean", F, None), vi("inv", F, None)],
+           opset=17), "conformance_layer_norm_stats.onnx")

@@ -28,6 +28,12 @@ struct ImportOptions {
   /// Shapes pinned for graph inputs, by input name. They replace symbolic dims
   /// and must agree with every static dim the model declares.
   llvm::StringMap<SmallVector<int64_t>> inputShapes;
+  /// Contents bound to graph inputs, by input name, as the numbers were
+  /// written ("1", "-2", "0.5"): each such input becomes a constant of its
+  /// (static) shape and is no longer an argument. For inputs that set
+  /// shapes or axes (ReduceSum's axes, Reshape's shape), which lmopt needs
+  /// at compile time, as TensorRT needs the values of its shape tensors.
+  llvm::StringMap<SmallVector<std::string>> inputValues;
   /// Name of the imported function.
   std::string functionName = "main";
   /// Initializers of more bytes than this become `dense_resource` blobs;
@@ -44,6 +50,10 @@ struct ImportOptions {
 
 /// Parses "name:1x128" (a `?` keeps a dim dynamic) and adds it to `options`.
 llvm::Error parseInputShape(llvm::StringRef spec, ImportOptions &options);
+
+/// Parses "name:1,-1" (a scalar is one number, "name:" an empty tensor)
+/// and adds it to `options`.
+llvm::Error parseInputValue(llvm::StringRef spec, ImportOptions &options);
 
 /// Registers the dialects that imported modules use.
 void registerONNXImportDialects(DialectRegistry &registry);

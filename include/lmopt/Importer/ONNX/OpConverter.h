@@ -120,6 +120,9 @@ public:
   FailureOr<ElementsAttr> getTensor(StringRef name);
   /// An attribute holding an ONNX element type code (Cast's `to`).
   FailureOr<Type> getElementType(StringRef name);
+  /// Attribute 'stash_type' (default 1): f32 for 1, f64 for 11, else an
+  /// error.
+  FailureOr<Type> getStashType();
   /// `axes` mapped into [0, rank), reporting out-of-range or repeated ones.
   FailureOr<SmallVector<int64_t>> normalizeAxes(ArrayRef<int64_t> axes,
                                                 int64_t rank);
@@ -168,6 +171,8 @@ ArrayRef<ConverterEntry> getNormalizationConverters();
 ArrayRef<ConverterEntry> getShapeConverters();
 ArrayRef<ConverterEntry> getDataMovementConverters();
 ArrayRef<ConverterEntry> getQuantizedConverters();
+/// Pad, as slices and concatenations (PadOps.cpp).
+ArrayRef<ConverterEntry> getPadConverters();
 /// ONNX Runtime's `com.microsoft` fused operators.
 ArrayRef<ConverterEntry> getMicrosoftConverters();
 

@@ -287,6 +287,11 @@ static void setLinear(LinearOp op, SymbolicShapes &shapes) {
   Exprs weight = allDims(shapes, op.getWeight());
   if (out.empty() || weight.size() != 2)
     return;
+  if (op.getTransposeInput()) {
+    if (out.size() != 2)
+      return;
+    std::swap(out[0], out[1]);
+  }
   out.back() = weight[op.getTransposeWeight() ? 0 : 1];
   shapes.setDims(op, out);
 }
@@ -577,6 +582,21 @@ static void setGatherElements(GatherElementsOp op, SymbolicShapes &shapes) {
   shapes.setDims(op, allDims(shapes, op.getIndices()));
 }
 
+/// indices.shape[:-1] + data.shape[batch_dims + r:], r the last dim of the
+/// indices, static by the verifier (the dynamo exporter's mask lookups).
+static void setGatherND(GatherNDOp op, SymbolicShapes &shapes) {
+  Exprs data = allDims(shapes, op.getData());
+  Exprs indices = allDims(shapes, op.getIndices());
+  int64_t tuple =
+      llvm::cast<RankedTensorType>(op.getIndices().getType()).getShape().back();
+  int64_t from = op.getBatchDims() + tuple;
+  if (indices.empty() || from > static_cast<int64_t>(data.size()))
+    return;
+  Exprs out(indices.begin(), indices.end() - 1);
+  out.append(data.begin() + from, data.end());
+  shapes.setDims(op, out);
+}
+
 namespace {
 /// The rules, keyed by op type; ops with a same-shape trait need no entry.
 class RuleTable {
@@ -597,6 +617,7 @@ public:
     addTyped<ReduceMinOp>(setReduce<ReduceMinOp>);
     addTyped<GatherOp>(setGather);
     addTyped<GatherElementsOp>(setGatherElements);
+    addTyped<GatherNDOp>(setGatherND);
     addTyped<ReshapeOp>(setReshape);
     addTyped<ExpandOp>(setExpand);
     addTyped<TransposeOp>(setTranspose);

@@ -256,7 +256,7 @@ func.func @negative_range_and_unknown(%ids: tensor<?xi64>, %nd: tensor<?x1xi64>)
   %n = lmopt.size %ids : tensor<?xi64> -> tensor<i64>
   // expected-remark @below {{dims [?0]}}
   %0 = lmopt.range %i0, %n, %i2 : (tensor<i64>, tensor<i64>, tensor<i64>) -> tensor<?xi64>
-  // expected-remark @below {{dims [?1, 5]}}
+  // expected-remark @below {{dims [nd.0, 5]}}
   %1 = lmopt.gather_nd %data, %nd : (tensor<4x5xf32>, tensor<?x1xi64>) -> tensor<?x5xf32>
   return %0 : tensor<?xi64>
 }
@@ -319,4 +319,15 @@ func.func @unnamed_inputs(%a: tensor<?x4xf32>, %b: tensor<?x4xf32>, %c: tensor<?
   // expected-remark @below {{dims [input2.0, 4]}}
   %2 = lmopt.gelu %c : tensor<?x4xf32>
   return %2 : tensor<?x4xf32>
+}
+
+// -----
+
+// GatherND: the indices' dims but the tuple, then the data's dims past the
+// batch dims and the tuple.
+func.func @gather_nd(%data: tensor<?x?x8xf32>, %nd: tensor<?x3x1xi64>) -> tensor<?x3x8xf32>
+    attributes {lmopt.input_names = ["data", "nd"]} {
+  // expected-remark @below {{dims [nd.0, 3, 8]}}
+  %0 = lmopt.gather_nd %data, %nd {batch_dims = 1 : i64} : (tensor<?x?x8xf32>, tensor<?x3x1xi64>) -> tensor<?x3x8xf32>
+  return %0 : tensor<?x3x8xf32>
 }
