@@ -21,6 +21,7 @@
 #include "lmopt/Quantization/QuantizeDriver.h"
 #include "lmopt/Support/DiagnosedError.h"
 #include "lmopt/Target/Common/CompileDriver.h"
+#include "lmopt/Target/Common/TrainingReport.h"
 #include "lmopt/Target/InitAllTargets.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -87,6 +88,13 @@ static cl::list<std::string>
                 cl::desc("For .onnx input: pin the shape of a graph input, "
                          "name:1x128 (repeatable)"),
                 cl::value_desc("name:shape"), cl::cat(category));
+static cl::list<std::string> inputValues(
+    "input-value",
+    cl::desc("For .onnx input: bind a graph input to constant contents, "
+             "name:1,-1 (repeatable; for inputs that set shapes or axes, "
+             "which lmopt needs at compile time; the input leaves the "
+             "bundle's inputs)"),
+    cl::value_desc("name:values"), cl::cat(category));
 static cl::list<std::string> maxShapes(
     "max-shape",
     cl::desc("Bound the dynamic dims of a model input, name:8x128 "
@@ -273,6 +281,11 @@ static FailureOr<OwningOpRef<ModuleOp>> importModel(MLIRContext &context,
         llvm::errs() << "error: " << llvm::toString(std::move(error)) << "\n";
         return failure();
       }
+    for (const std::string &spec : inputValues)
+      if (llvm::Error error = mlir::lmopt::parseInputValue(spec, options)) {
+        llvm::errs() << "error: " << llvm::toString(std::move(error)) << "\n";
+        return failure();
+      }
     if (!inputShapesFrom.empty()) {
       std::vector<::lmopt::runtime::NamedTensor> arrays;
       ::lmopt::runtime::Status status =
@@ -299,8 +312,10 @@ static FailureOr<OwningOpRef<ModuleOp>> importModel(MLIRContext &context,
     options.untieInitializerAliases = lmopt_compile::isTrainingRequested();
     return mlir::lmopt::importONNXModel(context, inputFile, options);
   }
-  if (!inputShapes.empty() || !inputShapesFrom.empty()) {
-    llvm::errs() << "error: --input-shape and --input-shapes-from apply to "
+  if (!inputShapes.empty() || !inputShapesFrom.empty() ||
+      !inputValues.empty()) {
+    llvm::errs() << "error: --input-shape, --input-shapes-from and "
+                    "--input-value apply to "
                     ".onnx models; a .mlir "
                     "model states its shapes in @main's signature\n";
     return failure();
@@ -469,6 +484,9 @@ public:
       llvm::errs() << "dropout: " << *dropouts
                    << " in training mode, masks from train_step's "
                       "'dropout_seed' (--disable-dropout removes them)\n";
+    if (const llvm::json::Object *memory =
+            bundle.training.getObject("memory"))
+      mlir::lmopt::printSavedActivations(llvm::errs(), *memory);
     for (const mlir::lmopt::TargetPlan &entry : bundle.entries) {
       printSymbols(entry.plan, named);
       if (!dumpPlan)
@@ -516,7 +534,7 @@ int main(int argc, char **argv) {
         mlir::lmopt::lookupTargetBackend(name)->getDescription().str() + ")";
   target.setDescription(targetHelp);
   cl::HideUnrelatedOptions({&category, &lmopt_compile::getQuantizeCategory(),
-                           &lmopt_compile::getTrainCategory()});
+                            &lmopt_compile::getTrainCategory()});
   cl::ParseCommandLineOptions(
       argc, argv,
       "lmopt-compile: compile a transformer model to a .lmopt bundle\n");
