@@ -12,7 +12,6 @@
 #include "lmopt/Dialect/Lmopt/Transforms/PatternUtils.h"
 #include "lmopt/Support/FusionReport.h"
 
-#include "mlir/IR/AsmState.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -194,15 +193,8 @@ static Value buildMergedWeight(PatternRewriter &rewriter, Location loc,
   SmallVector<int64_t> shape = transposed
                                    ? SmallVector<int64_t>{total, contraction}
                                    : SmallVector<int64_t>{contraction, total};
-  auto type = RankedTensorType::get(shape, elementType);
-  ElementsAttr value;
-  if (anyResource)
-    value = DenseResourceElementsAttr::get(
-        type, "qkv_weight",
-        HeapAsmResourceBlob::allocateAndCopyWithAlign(bytes, elementBytes));
-  else
-    value = DenseElementsAttr::getFromRawBuffer(type, bytes);
-  return ConstantOp::create(rewriter, loc, value);
+  return buildConstant(rewriter, loc, RankedTensorType::get(shape, elementType),
+                       bytes, "qkv_weight", anyResource);
 }
 
 /// Biases concatenated; a missing one contributes zeros. Null when none.
@@ -229,14 +221,7 @@ static Value buildMergedBias(PatternRewriter &rewriter, Location loc,
   }
   auto type = RankedTensorType::get(
       {static_cast<int64_t>(bytes.size()) / elementBytes}, elementType);
-  ElementsAttr value;
-  if (anyResource)
-    value = DenseResourceElementsAttr::get(
-        type, "qkv_bias",
-        HeapAsmResourceBlob::allocateAndCopyWithAlign(bytes, elementBytes));
-  else
-    value = DenseElementsAttr::getFromRawBuffer(type, bytes);
-  return ConstantOp::create(rewriter, loc, value);
+  return buildConstant(rewriter, loc, type, bytes, "qkv_bias", anyResource);
 }
 
 namespace {

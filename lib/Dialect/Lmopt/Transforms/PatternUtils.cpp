@@ -5,7 +5,9 @@
 #include "lmopt/Dialect/Lmopt/IR/LmoptOps.h"
 #include "lmopt/Dialect/Lmopt/IR/ShapeUtils.h"
 
+#include "mlir/IR/AsmState.h"
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 #include <cmath>
@@ -39,6 +41,21 @@ bool lmopt::isSplatNear(Value value, double expected, double tolerance) {
 
 bool lmopt::isConstant(Value value) {
   return static_cast<bool>(value.getDefiningOp<ConstantOp>());
+}
+
+Value lmopt::buildConstant(OpBuilder &builder, Location loc,
+                          RankedTensorType type, ArrayRef<char> bytes,
+                          StringRef resourceName, bool asResource) {
+  int64_t elementBytes =
+      std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
+  ElementsAttr value;
+  if (asResource)
+    value = DenseResourceElementsAttr::get(
+        type, resourceName,
+        HeapAsmResourceBlob::allocateAndCopyWithAlign(bytes, elementBytes));
+  else
+    value = DenseElementsAttr::getFromRawBuffer(type, bytes);
+  return ConstantOp::create(builder, loc, value);
 }
 
 using DimRef = std::pair<Value, int64_t>;

@@ -93,6 +93,53 @@ def FoldLinearTransposePass : Pass<"lmopt-fold-linear-transpose"> {
   let dependentDialects = ["::mlir::lmopt::LmoptDialect"];
 }
 
+def PrunePass : Pass<"lmopt-prune"> {
+  let summary = "Remove attention heads and FFN neurons, shrinking the matrices";
+  let description = [{
+    Structured pruning that makes the model smaller, not masked: the
+    weights of the removed units are cut out of the matrices, so every
+    product, the attention's head count and the bundle shrink.
+
+    * `ffn=R`: in each feed-forward pair `linear(linear(x, W1, b1,
+      act), W2, b2 [, residual])`, the inner linear's only reader being the
+      outer one and its activation elementwise (none, relu, gelu), removes
+      `floor(R * F)` of the `F` intermediate neurons: columns of `W1`
+      (rows when `transpose_weight`), entries of `b1`, rows of `W2`
+      (columns when transposed).
+    * `heads=R`: in each `lmopt.attention` whose query, key and value are
+      the three equal parts of one `lmopt.split` of a linear's output along
+      the last dim (`lmopt-fuse-qkv`'s form) and whose output only a linear
+      reads, removes `floor(R * H)` of the `H` heads: their columns in each
+      of the QKV linear's three parts and bias, their rows of the output
+      projection; `num_heads` drops. A mask with a head dim other than 1
+      is left alone (near miss).
+
+    Importance (`criterion=magnitude`, the only one so far): the L2 norm
+    of the weights that go away with the unit (a neuron's `W1` column and
+    `W2` row; a head's Q, K and V columns and output rows; biases not
+    counted). The most important units stay, ties to the lower index, in
+    their original order. `multiple=M` rounds the kept count up to a
+    multiple of `M` (at most the original count), for GEMM-friendly sizes.
+
+    The weights must be constant `f32` with static shapes: run it after
+    `lmopt-optimize-pipeline` and before quantization. Each pruned layer
+    gets a remark (units kept, parameters removed); fusion report kinds
+    `pruned_ffn` and `pruned_heads` count the layers, with near misses for
+    candidates left alone. Ratios outside [0, 1) are errors.
+  }];
+  let dependentDialects = ["::mlir::lmopt::LmoptDialect"];
+  let options = [
+    Option<"ffn", "ffn", "double", "0.0",
+           "Fraction of each FFN's intermediate neurons to remove, in [0, 1)">,
+    Option<"heads", "heads", "double", "0.0",
+           "Fraction of each attention's heads to remove, in [0, 1)">,
+    Option<"criterion", "criterion", "std::string", "\"magnitude\"",
+           "Importance of a unit: magnitude">,
+    Option<"multiple", "multiple", "int64_t", "1",
+           "Round each kept count up to a multiple of this">,
+  ];
+}
+
 def EmitReportPass : Pass<"lmopt-emit-report", "::mlir::ModuleOp"> {
   let summary = "Write the fusion report collected by the graph passes";
   let description = [{

@@ -8,6 +8,8 @@
 #ifndef LMOPT_DIALECT_LMOPT_TRANSFORMS_PATTERNUTILS_H
 #define LMOPT_DIALECT_LMOPT_TRANSFORMS_PATTERNUTILS_H
 
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Value.h"
 #include "mlir/Support/LogicalResult.h"
 #include "llvm/ADT/SmallVector.h"
@@ -31,6 +33,14 @@ bool isSplatNear(Value value, double expected, double tolerance = 1e-5);
 
 /// True when `value` is produced by a constant op (any contents).
 bool isConstant(Value value);
+
+/// A new `lmopt.constant` of `type` holding `bytes` (row-major): a
+/// `dense_resource` blob named after `resourceName` when `asResource` (what
+/// the weights it replaces were, so large ones stay out of printed IR),
+/// else `dense`.
+Value buildConstant(OpBuilder &builder, Location loc, RankedTensorType type,
+                    ArrayRef<char> bytes, llvm::StringRef resourceName,
+                    bool asResource);
 
 /// Why a fusion candidate did not match. An empty reason means the anchor is
 /// not a candidate at all (nothing to report); otherwise it is a near miss.

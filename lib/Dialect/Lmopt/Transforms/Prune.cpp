@@ -1,0 +1,445 @@
+//===- Prune.cpp - structured pruning of heads and FFN neurons ------------===//
+//
+// Cuts whole units out of the weight matrices, so the bundle and its
+// products shrink (docs/compression.md, "Structured pruning"):
+//
+//   linear(linear(x, W1, b1, act), W2, b2)   FFN neurons: W1 columns, b1
+//                                            entries, W2 rows
+//   attention(split(linear(x, Wqkv, bqkv)))  heads: Q, K and V columns and
+//     -> linear(., Wo, bo)                   bias entries, Wo rows
+//
+// (transposed weights: rows and columns swapped). Units are ranked by the
+// L2 norm of their weights; the kept ones stay in their original order.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lmopt/Dialect/Lmopt/Transforms/Passes.h"
+
+#include "QuantizeWeights.h"
+
+#include "lmopt/Dialect/Lmopt/IR/LmoptOps.h"
+#include "lmopt/Dialect/Lmopt/Transforms/PatternUtils.h"
+#include "lmopt/Dialect/Lmopt/Transforms/Quantize.h"
+#include "lmopt/Support/FusionReport.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+namespace mlir::lmopt {
+#define GEN_PASS_DEF_PRUNEPASS
+#include "lmopt/Dialect/Lmopt/Transforms/Passes.h.inc"
+} // namespace mlir::lmopt
+
+using namespace mlir;
+using namespace mlir::lmopt;
+
+static constexpr llvm::StringLiteral kFfnKind = "pruned_ffn";
+static constexpr llvm::StringLiteral kHeadsKind = "pruned_heads";
+
+namespace {
+
+/// A constant f32 matrix of a linear, in its stored layout, seen as
+/// [K, N] (N the linear's output width) whatever `transpose_weight` says.
+struct Matrix {
+  std::vector<float> values;
+  int64_t rows = 0, cols = 0;
+  bool transposed = false;
+  bool resource = false;
+
+  int64_t outWidth() const { return transposed ? rows : cols; }
+  int64_t inWidth() const { return transposed ? cols : rows; }
+  /// Element (k, n) of the [K, N] view.
+  float at(int64_t k, int64_t n) const {
+    return transposed ? values[n * cols + k] : values[k * cols + n];
+  }
+};
+
+} // namespace
+
+/// The weight (or a rank-1 bias, as one row) of a linear, or why not.
+static FailureOr<Matrix> readMatrix(Value value, bool transposed,
+                                    std::string &why) {
+  FailureOr<std::vector<float>> values = readF32Constant(value);
+  if (failed(values)) {
+    why = "its weight or bias is not a constant f32 with static dims";
+    return failure();
+  }
+  auto type = llvm::cast<ShapedType>(value.getType());
+  Matrix matrix;
+  matrix.values = std::move(*values);
+  matrix.rows = type.getRank() == 2 ? type.getDimSize(0) : 1;
+  matrix.cols = type.getDimSize(type.getRank() - 1);
+  matrix.transposed = transposed;
+  if (auto constant = value.getDefiningOp<ConstantOp>())
+    matrix.resource = llvm::isa<DenseResourceElementsAttr>(constant.getValue());
+  return matrix;
+}
+
+/// Why `linear` cannot have its weight cut, or nothing.
+static std::optional<std::string> unprunable(LinearOp linear) {
+  if (linear.getTransposeInput())
+    return "a linear reads a transposed input";
+  if (linear.getInputQuantization() != InputQuantization::none ||
+      !getElementTypeOrSelf(linear.getWeight().getType()).isF32() ||
+      !getElementTypeOrSelf(linear.getInput().getType()).isF32())
+    return "a linear is not f32 (prune before quantizing)";
+  if (llvm::cast<ShapedType>(linear.getWeight().getType()).getRank() != 2)
+    return "a linear's weight is not rank 2";
+  return std::nullopt;
+}
+
+/// The `keep` most important of `scores.size()` units (ties to the lower
+/// index), in ascending order.
+static SmallVector<int64_t> selectUnits(ArrayRef<double> scores,
+                                        int64_t keep) {
+  SmallVector<int64_t> order(scores.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+    return scores[a] > scores[b];
+  });
+  order.resize(keep);
+  llvm::sort(order);
+  return order;
+}
+
+/// How many of `total` units stay when `ratio` of them go.
+static int64_t keptCount(int64_t total, double ratio, int64_t multiple) {
+  int64_t removed = int64_t(std::floor(double(total) * ratio + 1e-9));
+  int64_t keep = std::max<int64_t>(total - removed, 1);
+  if (multiple > 1)
+    keep = std::min(total, (keep + multiple - 1) / multiple * multiple);
+  return keep;
+}
+
+/// `matrix` with only the output columns `cols` of its [K, N] view (a bias:
+/// its entries), in its own layout.
+static SmallVector<char> keepOutputs(const Matrix &matrix,
+                                     ArrayRef<int64_t> cols) {
+  SmallVector<float> out;
+  int64_t k = matrix.inWidth();
+  out.reserve(k * cols.size());
+  if (matrix.transposed) {
+    for (int64_t n : cols)
+      for (int64_t i = 0; i < k; ++i)
+        out.push_back(matrix.at(i, n));
+  } else {
+    for (int64_t i = 0; i < k; ++i)
+      for (int64_t n : cols)
+        out.push_back(matrix.at(i, n));
+  }
+  const char *bytes = reinterpret_cast<const char *>(out.data());
+  return SmallVector<char>(bytes, bytes + out.size() * sizeof(float));
+}
+
+/// `matrix` with only the input rows `rows` of its [K, N] view.
+static SmallVector<char> keepInputs(const Matrix &matrix,
+                                    ArrayRef<int64_t> rows) {
+  SmallVector<float> out;
+  int64_t n = matrix.outWidth();
+  out.reserve(n * rows.size());
+  if (matrix.transposed) {
+    for (int64_t j = 0; j < n; ++j)
+      for (int64_t k : rows)
+        out.push_back(matrix.at(k, j));
+  } else {
+    for (int64_t k : rows)
+      for (int64_t j = 0; j < n; ++j)
+        out.push_back(matrix.at(k, j));
+  }
+  const char *bytes = reinterpret_cast<const char *>(out.data());
+  return SmallVector<char>(bytes, bytes + out.size() * sizeof(float));
+}
+
+/// A new constant for a cut matrix: `[K', N']` in the layout of `like`.
+static Value cutConstant(OpBuilder &builder, Value like, const Matrix &matrix,
+                         int64_t inWidth, int64_t outWidth,
+                         ArrayRef<char> bytes, StringRef name) {
+  auto type = llvm::cast<ShapedType>(like.getType());
+  SmallVector<int64_t> shape;
+  if (type.getRank() == 1)
+    shape = {outWidth};
+  else if (matrix.transposed)
+    shape = {outWidth, inWidth};
+  else
+    shape = {inWidth, outWidth};
+  return buildConstant(builder, like.getLoc(),
+                       RankedTensorType::get(shape, type.getElementType()),
+                       bytes, name, matrix.resource);
+}
+
+/// `type` with its last dim set to `width`.
+static RankedTensorType withLastDim(Type type, int64_t width) {
+  auto ranked = llvm::cast<RankedTensorType>(type);
+  SmallVector<int64_t> shape(ranked.getShape());
+  shape.back() = width;
+  return RankedTensorType::get(shape, ranked.getElementType());
+}
+
+/// A copy of `linear` reading `input` and the given weight and bias, its
+/// result `width` wide.
+static LinearOp rebuildLinear(OpBuilder &builder, LinearOp linear, Value input,
+                              Value weight, Value bias, int64_t width) {
+  builder.setInsertionPoint(linear);
+  auto rebuilt = LinearOp::create(
+      builder, linear.getLoc(), withLastDim(linear.getOutput().getType(), width),
+      input, weight, bias, linear.getResidual(), linear.getTransposeWeight(),
+      linear.getActivation(), linear.getInputQuantization(),
+      linear.getTransposeInput());
+  rebuilt->setDiscardableAttrs(linear->getDiscardableAttrDictionary());
+  return rebuilt;
+}
+
+namespace {
+
+struct PrunePass : lmopt::impl::PrunePassBase<PrunePass> {
+  using PrunePassBase::PrunePassBase;
+
+  void runOnOperation() override {
+    FusionReport &report = getFusionReport(&getContext());
+    for (auto [name, ratio] : {std::pair<StringRef, double>{"ffn", ffn},
+                               {"heads", heads}})
+      if (!(ratio >= 0.0 && ratio < 1.0)) {
+        getOperation()->emitError()
+            << "lmopt-prune: " << name << "=" << llvm::formatv("{0}", ratio).str()
+            << " is not a fraction in [0, 1)";
+        return signalPassFailure();
+      }
+    if (criterion != "magnitude") {
+      getOperation()->emitError()
+          << "lmopt-prune: unknown criterion '" << criterion
+          << "' (known: magnitude)";
+      return signalPassFailure();
+    }
+    if (multiple < 1) {
+      getOperation()->emitError()
+          << "lmopt-prune: multiple=" << multiple << " must be at least 1";
+      return signalPassFailure();
+    }
+    if (ffn > 0.0) {
+      report.registerKind(kFfnKind);
+      SmallVector<LinearOp> downs;
+      getOperation()->walk([&](LinearOp op) { downs.push_back(op); });
+      for (LinearOp down : downs)
+        pruneFfn(down, report);
+    }
+    if (heads > 0.0) {
+      report.registerKind(kHeadsKind);
+      SmallVector<AttentionOp> attentions;
+      getOperation()->walk([&](AttentionOp op) { attentions.push_back(op); });
+      for (AttentionOp attention : attentions)
+        pruneHeads(attention, report);
+    }
+    // The uncut matrices, once nothing reads them.
+    for (Operation *constant : replaced)
+      if (constant->use_empty())
+        constant->erase();
+  }
+
+  /// Remembers the constant behind `value` (if any) for removal.
+  void retire(Value value) {
+    if (value)
+      if (auto constant = value.getDefiningOp<ConstantOp>())
+        replaced.insert(constant);
+  }
+
+  llvm::SetVector<Operation *> replaced;
+
+  /// `down` is the FFN's second linear when its input is a linear that
+  /// only it reads.
+  void pruneFfn(LinearOp down, FusionReport &report) {
+    auto up = down.getInput().getDefiningOp<LinearOp>();
+    if (!up)
+      return;
+    auto nearMiss = [&](const Twine &why) {
+      report.recordNearMiss(kFfnKind, up.getLoc(), why);
+    };
+    if (!up.getOutput().hasOneUse())
+      return nearMiss("the inner linear's output has another reader");
+    if (up.getResidual())
+      return nearMiss("the inner linear adds a residual");
+    for (LinearOp linear : {up, down})
+      if (std::optional<std::string> why = unprunable(linear))
+        return nearMiss(*why);
+    std::string why;
+    FailureOr<Matrix> w1 =
+        readMatrix(up.getWeight(), up.getTransposeWeight(), why);
+    FailureOr<Matrix> w2 =
+        readMatrix(down.getWeight(), down.getTransposeWeight(), why);
+    FailureOr<Matrix> b1 = Matrix{};
+    if (up.getBias())
+      b1 = readMatrix(up.getBias(), false, why);
+    if (failed(w1) || failed(w2) || failed(b1))
+      return nearMiss(why);
+    int64_t width = w1->outWidth();
+    if (w2->inWidth() != width)
+      return nearMiss("the linears' widths disagree");
+    int64_t keep = keptCount(width, ffn, multiple);
+    if (keep == width)
+      return;
+
+    SmallVector<double> scores(width, 0.0);
+    for (int64_t j = 0; j < width; ++j) {
+      for (int64_t k = 0; k < w1->inWidth(); ++k)
+        scores[j] += double(w1->at(k, j)) * w1->at(k, j);
+      for (int64_t n = 0; n < w2->outWidth(); ++n)
+        scores[j] += double(w2->at(j, n)) * w2->at(j, n);
+    }
+    SmallVector<int64_t> kept = selectUnits(scores, keep);
+
+    OpBuilder builder(up);
+    Value weight1 = cutConstant(builder, up.getWeight(), *w1, w1->inWidth(),
+                                keep, keepOutputs(*w1, kept), "pruned_weight");
+    Value bias1;
+    if (up.getBias())
+      bias1 = cutConstant(builder, up.getBias(), *b1, 1, keep,
+                          keepOutputs(*b1, kept), "pruned_bias");
+    Value weight2 = cutConstant(builder, down.getWeight(), *w2, keep,
+                                w2->outWidth(), keepInputs(*w2, kept),
+                                "pruned_weight");
+    LinearOp newUp =
+        rebuildLinear(builder, up, up.getInput(), weight1, bias1, keep);
+    LinearOp newDown = rebuildLinear(builder, down, newUp.getOutput(), weight2,
+                                     down.getBias(), w2->outWidth());
+    for (Value value : {up.getWeight(), up.getBias(), down.getWeight()})
+      retire(value);
+    down.getOutput().replaceAllUsesWith(newDown.getOutput());
+    down.erase();
+    up.erase();
+    int64_t removed = (width - keep) * (w1->inWidth() + w2->outWidth() +
+                                        (bias1 ? 1 : 0));
+    newUp.emitRemark() << "pruned FFN: " << keep << " of " << width
+                       << " neurons kept, " << removed
+                       << " parameters removed";
+    report.recordFused(kFfnKind, newUp.getLoc());
+  }
+
+  void pruneHeads(AttentionOp attention, FusionReport &report) {
+    auto nearMiss = [&](const Twine &why) {
+      report.recordNearMiss(kHeadsKind, attention.getLoc(), why);
+    };
+    if (attention.getKvHeadsSplit())
+      return nearMiss("key and value are split into heads already");
+    auto split = attention.getQuery().getDefiningOp<SplitOp>();
+    int64_t rank =
+        llvm::cast<ShapedType>(attention.getQuery().getType()).getRank();
+    if (!split || split->getNumResults() != 3 ||
+        attention.getQuery() != split->getResult(0) ||
+        attention.getKey() != split->getResult(1) ||
+        attention.getValue() != split->getResult(2) ||
+        (int64_t(split.getAxis()) != rank - 1 && int64_t(split.getAxis()) != -1))
+      return nearMiss("query, key and value are not the three parts of one "
+                      "split of a QKV linear (lmopt-fuse-qkv)");
+    auto qkv = split.getInput().getDefiningOp<LinearOp>();
+    if (!qkv || !qkv.getOutput().hasOneUse() ||
+        llvm::any_of(split->getResults(),
+                     [](Value part) { return !part.hasOneUse(); }))
+      return nearMiss("the QKV linear or its parts have other readers");
+    if (!attention.getOutput().hasOneUse())
+      return nearMiss("the attention's output has another reader");
+    auto out = llvm::dyn_cast<LinearOp>(*attention.getOutput().user_begin());
+    if (!out || out.getInput() != attention.getOutput())
+      return nearMiss("no output projection reads the attention");
+    if (Value mask = attention.getMask()) {
+      auto type = llvm::cast<ShapedType>(mask.getType());
+      if (type.getRank() >= 3 && type.getDimSize(type.getRank() - 3) != 1)
+        return nearMiss("the mask has a head dim");
+    }
+    for (LinearOp linear : {qkv, out})
+      if (std::optional<std::string> why = unprunable(linear))
+        return nearMiss(*why);
+    std::string why;
+    FailureOr<Matrix> wqkv =
+        readMatrix(qkv.getWeight(), qkv.getTransposeWeight(), why);
+    FailureOr<Matrix> wo =
+        readMatrix(out.getWeight(), out.getTransposeWeight(), why);
+    FailureOr<Matrix> bqkv = Matrix{};
+    if (qkv.getBias())
+      bqkv = readMatrix(qkv.getBias(), false, why);
+    if (failed(wqkv) || failed(wo) || failed(bqkv))
+      return nearMiss(why);
+    ArrayRef<int64_t> sizes = split.getSplitSizes();
+    int64_t numHeads = attention.getNumHeads();
+    int64_t hidden = sizes[0];
+    if (sizes[1] != hidden || sizes[2] != hidden ||
+        wqkv->outWidth() != 3 * hidden || wo->inWidth() != hidden ||
+        hidden % numHeads != 0)
+      return nearMiss("the QKV parts are not three equal widths of whole heads");
+    int64_t headDim = hidden / numHeads;
+    int64_t keep = keptCount(numHeads, heads, multiple);
+    if (keep == numHeads)
+      return;
+
+    SmallVector<double> scores(numHeads, 0.0);
+    for (int64_t h = 0; h < numHeads; ++h)
+      for (int64_t d = h * headDim; d < (h + 1) * headDim; ++d) {
+        for (int64_t part = 0; part < 3; ++part)
+          for (int64_t k = 0; k < wqkv->inWidth(); ++k) {
+            double x = wqkv->at(k, part * hidden + d);
+            scores[h] += x * x;
+          }
+        for (int64_t n = 0; n < wo->outWidth(); ++n)
+          scores[h] += double(wo->at(d, n)) * wo->at(d, n);
+      }
+    SmallVector<int64_t> keptHeads = selectUnits(scores, keep);
+    SmallVector<int64_t> rows, cols;
+    for (int64_t h : keptHeads)
+      for (int64_t d = h * headDim; d < (h + 1) * headDim; ++d)
+        rows.push_back(d);
+    for (int64_t part = 0; part < 3; ++part)
+      for (int64_t d : rows)
+        cols.push_back(part * hidden + d);
+    int64_t newHidden = keep * headDim;
+
+    OpBuilder builder(qkv);
+    Value weight = cutConstant(builder, qkv.getWeight(), *wqkv,
+                               wqkv->inWidth(), 3 * newHidden,
+                               keepOutputs(*wqkv, cols), "pruned_weight");
+    Value bias;
+    if (qkv.getBias())
+      bias = cutConstant(builder, qkv.getBias(), *bqkv, 1, 3 * newHidden,
+                         keepOutputs(*bqkv, cols), "pruned_bias");
+    Value outWeight = cutConstant(builder, out.getWeight(), *wo, newHidden,
+                                  wo->outWidth(), keepInputs(*wo, rows),
+                                  "pruned_weight");
+    LinearOp newQkv = rebuildLinear(builder, qkv, qkv.getInput(), weight,
+                                    bias, 3 * newHidden);
+    auto partType = withLastDim(split->getResult(0).getType(), newHidden);
+    auto newSplit = SplitOp::create(
+        builder, split.getLoc(), TypeRange{partType, partType, partType},
+        newQkv.getOutput(), split.getAxisAttr(),
+        builder.getDenseI64ArrayAttr({newHidden, newHidden, newHidden}));
+    builder.setInsertionPoint(attention);
+    auto newAttention = AttentionOp::create(
+        builder, attention.getLoc(),
+        withLastDim(attention.getOutput().getType(), newHidden),
+        newSplit->getResult(0), newSplit->getResult(1), newSplit->getResult(2),
+        attention.getMask(), builder.getI64IntegerAttr(keep),
+        attention.getScaleAttr(), attention.getCausalAttr(),
+        attention.getKvHeadsSplitAttr(), attention.getZeroMaskedRowsAttr());
+    // Without an explicit scale, 1/sqrt(D) is unchanged: D stays.
+    LinearOp newOut = rebuildLinear(builder, out, newAttention.getOutput(),
+                                    outWeight, out.getBias(), wo->outWidth());
+    for (Value value : {qkv.getWeight(), qkv.getBias(), out.getWeight()})
+      retire(value);
+    out.getOutput().replaceAllUsesWith(newOut.getOutput());
+    out.erase();
+    attention.erase();
+    split.erase();
+    qkv.erase();
+    int64_t removed = (numHeads - keep) * headDim *
+                      (3 * wqkv->inWidth() + wo->outWidth() +
+                       (bias ? 3 : 0));
+    newAttention.emitRemark()
+        << "pruned attention: " << keep << " of " << numHeads
+        << " heads kept, " << removed << " parameters removed";
+    report.recordFused(kHeadsKind, newAttention.getLoc());
+  }
+};
+
+} // namespace
