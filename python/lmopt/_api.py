@@ -150,6 +150,7 @@ def compile(model, target: str = "cpu", *, quantize: Optional[str] = None,
     they come, a callable receives them. Failures raise lmopt.Error with
     the compiler's diagnostics."""
     folder = tempfile.TemporaryDirectory(prefix="lmopt-")
+    existed = output is not None and os.path.exists(output)
     try:
         model_path = _model_path(model, folder.name)
         out = os.fspath(output) if output is not None else os.path.join(
@@ -164,6 +165,10 @@ def compile(model, target: str = "cpu", *, quantize: Optional[str] = None,
             calibration_method, list(exclude), bool(quantize_embeddings),
             _progress_callback(progress))
     except BaseException:
+        # A progress callback that raised stops the call, not the compile:
+        # its bundle is not handed out.
+        if output is not None and not existed and os.path.exists(out):
+            os.remove(out)
         folder.cleanup()
         raise
     if output is not None:

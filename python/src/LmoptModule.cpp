@@ -24,22 +24,29 @@ using namespace lmopt::python;
 void bindSession(nb::module_ &m);
 
 namespace {
-/// Keeps the log and hands each finished line to a Python callable.
+/// Keeps the log and hands each finished line to a Python callable. The
+/// compiler has no exceptions: a callable that raises is not called again
+/// and its exception is raised once the compile returns.
 class LineStream : public llvm::raw_ostream {
 public:
   explicit LineStream(nb::object callback) : callback(std::move(callback)) {
     SetUnbuffered();
   }
   std::string text;
+  std::optional<nb::python_error> raised;
 
 private:
   void write_impl(const char *ptr, size_t size) override {
     text.append(ptr, size);
-    if (callback.is_none())
-      return;
     size_t end;
-    while ((end = text.find('\n', sent)) != std::string::npos) {
-      callback(text.substr(sent, end - sent));
+    while (!callback.is_none() &&
+           (end = text.find('\n', sent)) != std::string::npos) {
+      try {
+        callback(text.substr(sent, end - sent));
+      } catch (nb::python_error &error) {
+        raised.emplace(std::move(error));
+        callback = nb::none();
+      }
       sent = end + 1;
     }
   }
@@ -110,6 +117,11 @@ compile(const std::string &input, const std::string &output,
   llvm::raw_string_ostream listingStream(listing);
   llvm::Expected<mlir::lmopt::ModelCompileResult> result =
       mlir::lmopt::compileModel(options, stream, listingStream);
+  if (stream.raised) {
+    if (!result)
+      llvm::consumeError(result.takeError());
+    throw std::move(*stream.raised);
+  }
   if (!result) {
     mlir::lmopt::printErrors(result.takeError(), stream);
     throw Error(errorLines(stream.text));

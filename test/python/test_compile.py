@@ -86,3 +86,17 @@ def test_missing_and_malformed_models(tmp_path):
     with pytest.raises(lmopt.Error):
         lmopt.compile(bad, output=out)
     assert not out.exists()
+
+
+def test_progress_callback_that_raises(tmp_path):
+    def fail(line):
+        raise KeyError("stop")
+    out = tmp_path / "raised.lmopt"
+    with pytest.raises(KeyError, match="stop"):
+        lmopt.compile(BERT, input_shapes={"input_ids": (1, 7),
+                                          "attention_mask": (1, 7),
+                                          "token_type_ids": (1, 7)},
+                      output=out, progress=fail)
+    assert not out.exists()
+    with pytest.raises(TypeError, match="progress"):
+        lmopt.compile(BERT, progress="yes")
