@@ -121,11 +121,35 @@ def _calibration_path(calibration, folder: str) -> str:
                     "or a dict of arrays")
 
 
+class _PhaseBar:
+    """progress=True with tqdm installed: a bar over the compile's phases
+    ("[2/5] optimize ..." lines), the other lines written above it."""
+
+    def __init__(self, tqdm):
+        self.bar = tqdm(total=5, desc="lmopt compile", unit="phase",
+                        file=sys.stderr)
+        self.write = tqdm.write
+
+    def __call__(self, line: str):
+        if line.startswith("[") and "/" in line[:6]:
+            self.bar.set_postfix_str(line.split("]", 1)[1].split()[0])
+            self.bar.update(1)
+        else:
+            self.write(line, file=sys.stderr)
+
+    def close(self):
+        self.bar.close()
+
+
 def _progress_callback(progress):
     if progress is None or progress is False:
         return None
     if progress is True:
-        return lambda line: print(line, file=sys.stderr, flush=True)
+        try:
+            from tqdm import tqdm
+        except ImportError:
+            return lambda line: print(line, file=sys.stderr, flush=True)
+        return _PhaseBar(tqdm)
     if callable(progress):
         return progress
     raise TypeError("progress is a bool or a callable taking a line")
@@ -147,14 +171,16 @@ def compile(model, target: str = "cpu", *, quantize: Optional[str] = None,
     The keyword arguments are lmopt-compile's flags (docs/python.md). With
     `output` the bundle is written there; otherwise to a temporary file that
     Bundle.save() copies. `progress=True` prints the compile log's lines as
-    they come, a callable receives them. Failures raise lmopt.Error with
+    they come (a phase bar with the other lines above it when tqdm is
+    installed), a callable receives them. Failures raise lmopt.Error with
     the compiler's diagnostics."""
+    callback = _progress_callback(progress)
     folder = tempfile.TemporaryDirectory(prefix="lmopt-")
-    existed = output is not None and os.path.exists(output)
+    out = os.fspath(output) if output is not None else os.path.join(
+        folder.name, "model.lmopt")
+    existed = output is not None and os.path.exists(out)
     try:
         model_path = _model_path(model, folder.name)
-        out = os.fspath(output) if output is not None else os.path.join(
-            folder.name, "model.lmopt")
         result = _lmopt.compile(
             model_path, out, target, int(opt_level), cpu, cuda_arch,
             precision, _shape_specs(input_shapes, "input_shapes"),
@@ -163,7 +189,7 @@ def compile(model, target: str = "cpu", *, quantize: Optional[str] = None,
             bool(omit_weights), quantize,
             os.fspath(_calibration_path(calibration, folder.name)),
             calibration_method, list(exclude), bool(quantize_embeddings),
-            _progress_callback(progress))
+            callback)
     except BaseException:
         # A progress callback that raised stops the call, not the compile:
         # its bundle is not handed out.
@@ -171,6 +197,9 @@ def compile(model, target: str = "cpu", *, quantize: Optional[str] = None,
             os.remove(out)
         folder.cleanup()
         raise
+    finally:
+        if isinstance(callback, _PhaseBar):
+            callback.close()
     if output is not None:
         folder.cleanup()
         folder = None

@@ -100,3 +100,16 @@ def test_progress_callback_that_raises(tmp_path):
     assert not out.exists()
     with pytest.raises(TypeError, match="progress"):
         lmopt.compile(BERT, progress="yes")
+
+
+def test_progress_true_prints_the_phases(capfd, tmp_path):
+    lmopt.compile(BERT, input_shapes={"input_ids": (1, 7),
+                                      "attention_mask": (1, 7),
+                                      "token_type_ids": (1, 7)},
+                  progress=True)
+    err = capfd.readouterr().err
+    # A tqdm bar over the five phases, or the log lines without tqdm.
+    assert "lmopt compile" in err or "[5/5] write" in err
+    assert "fusions:" in err
+    with pytest.raises(lmopt.Error, match="no such file"):
+        lmopt.compile(tmp_path / "absent.onnx", output=tmp_path / "x.lmopt")
