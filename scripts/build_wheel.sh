@@ -3,8 +3,9 @@
 # scripts/setup.sh installs nanobind, scikit-build-core and the Debian
 # packages; scikit-build-core then configures CMake (pyproject.toml) and
 # builds the extension in build/pip-<tag>, reusing ccache. Install with
-# `pip install dist/lmopt-*.whl`. The wheel links the system's oneDNN,
-# protobuf and utf8proc, so it runs where those are installed (docs/python.md).
+# `pip install dist/lmopt-*.whl`. The wheel links the system's LLVM/MLIR 22
+# shared libraries, oneDNN and protobuf, so it runs where the README's Debian
+# packages are installed (docs/python.md).
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
