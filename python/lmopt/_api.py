@@ -155,6 +155,34 @@ def _progress_callback(progress):
     raise TypeError("progress is a bool or a callable taking a line")
 
 
+_TRAIN_KEYS = ("loss", "optimizer", "lr", "weight_decay", "no_decay", "betas",
+               "adam_epsilon", "clip_norm", "lr_schedule", "warmup_steps",
+               "grad_accum", "disable_dropout")
+
+
+def _train_options(train):
+    """train=True or a dict of lmopt-compile's training flags (snake_case;
+    betas and no_decay as sequences or the flags' text)."""
+    if train is None or train is False:
+        return None
+    if train is True:
+        return {}
+    if not isinstance(train, Mapping):
+        raise TypeError("train is True or a dict of training options")
+    unknown = sorted(set(train) - set(_TRAIN_KEYS))
+    if unknown:
+        raise TypeError(f"unknown training option(s) {unknown}; known: "
+                        f"{list(_TRAIN_KEYS)}")
+    options = dict(train)
+    for key in ("betas", "no_decay"):
+        if key in options and not isinstance(options[key], str):
+            options[key] = ",".join(str(v) for v in options[key])
+    for key in ("lr", "weight_decay", "adam_epsilon", "clip_norm"):
+        if key in options:
+            options[key] = float(options[key])
+    return options
+
+
 def compile(model, target: str = "cpu", *, quantize: Optional[str] = None,
             max_shapes: Optional[Mapping[str, Shape]] = None,
             input_shapes: Optional[Mapping[str, Shape]] = None,
@@ -163,12 +191,15 @@ def compile(model, target: str = "cpu", *, quantize: Optional[str] = None,
             exclude: Sequence[str] = (), quantize_embeddings: bool = False,
             precision: str = "fp32", opt_level: int = 2, cpu: str = "host",
             cuda_arch: str = "sm_90", kv_cache: int = 0,
-            omit_weights: bool = False, output: Optional[PathLike] = None,
+            omit_weights: bool = False, train=None,
+            output: Optional[PathLike] = None,
             progress: Union[bool, Callable[[str], None], None] = None
             ) -> Bundle:
     """Compiles `model` (a path or an onnx.ModelProto) into a Bundle.
 
-    The keyword arguments are lmopt-compile's flags (docs/python.md). With
+    The keyword arguments are lmopt-compile's flags (docs/python.md);
+    `train=True` or `train={"lr": 1e-4, ...}` compiles a training bundle
+    (train_step, optimizer_step and eval entries). With
     `output` the bundle is written there; otherwise to a temporary file that
     Bundle.save() copies. `progress=True` prints the compile log's lines as
     they come (a phase bar with the other lines above it when tqdm is
@@ -189,7 +220,7 @@ def compile(model, target: str = "cpu", *, quantize: Optional[str] = None,
             bool(omit_weights), quantize,
             os.fspath(_calibration_path(calibration, folder.name)),
             calibration_method, list(exclude), bool(quantize_embeddings),
-            callback)
+            _train_options(train), callback)
     except BaseException:
         # A progress callback that raised stops the call, not the compile:
         # its bundle is not handed out.

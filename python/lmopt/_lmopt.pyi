@@ -10,6 +10,7 @@ def compile(input: str, output: str, target: str, opt_level: int, cpu: str,
             kv_cache: int, omit_weights: bool, quantize: Optional[str],
             calibration: str, calibration_method: str,
             exclude: Sequence[str], quantize_embeddings: bool,
+            train: Optional[dict[str, Any]],
             log: Optional[Callable[[str], None]]) -> dict[str, Any]: ...
 
 def targets() -> str: ...

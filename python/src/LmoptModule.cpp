@@ -10,6 +10,7 @@
 #include "Tensors.h"
 
 #include "lmopt/Driver/ModelCompiler.h"
+#include "lmopt/Driver/TrainingSpec.h"
 #include "lmopt/Support/DiagnosedError.h"
 
 #include <nanobind/stl/optional.h>
@@ -78,6 +79,28 @@ static std::string toJSONText(llvm::json::Object object) {
   return text;
 }
 
+/// compile(train={...}) (keys checked by the package) as a TrainingSpec.
+static mlir::lmopt::TrainingSpec trainingSpec(const nb::dict &train) {
+  mlir::lmopt::TrainingSpec spec;
+  auto read = [&](const char *key, auto &field) {
+    if (train.contains(key))
+      field = nb::cast<std::decay_t<decltype(field)>>(train[key]);
+  };
+  read("loss", spec.loss);
+  read("optimizer", spec.optimizer);
+  read("lr", spec.lr);
+  read("weight_decay", spec.weightDecay);
+  read("no_decay", spec.noDecay);
+  read("betas", spec.betas);
+  read("adam_epsilon", spec.adamEpsilon);
+  read("clip_norm", spec.clipNorm);
+  read("lr_schedule", spec.schedule);
+  read("warmup_steps", spec.warmupSteps);
+  read("grad_accum", spec.gradAccum);
+  read("disable_dropout", spec.disableDropout);
+  return spec;
+}
+
 static nb::dict
 compile(const std::string &input, const std::string &output,
         const std::string &target, unsigned optLevel, const std::string &cpu,
@@ -88,7 +111,7 @@ compile(const std::string &input, const std::string &output,
         bool omitWeights, std::optional<std::string> quantize,
         const std::string &calibration, const std::string &calibrationMethod,
         const std::vector<std::string> &exclude, bool quantizeEmbeddings,
-        nb::object log) {
+        std::optional<nb::dict> train, nb::object log) {
   mlir::lmopt::ModelCompilerOptions options;
   options.inputPath = input;
   options.outputPath = output;
@@ -113,6 +136,15 @@ compile(const std::string &input, const std::string &output,
     options.quantize = std::move(q);
   }
   LineStream stream(log);
+  if (train) {
+    mlir::lmopt::TrainingSpec spec = trainingSpec(*train);
+    options.disableDropout = spec.disableDropout;
+    llvm::Expected<mlir::lmopt::TrainingOptions> training =
+        mlir::lmopt::parseTrainingSpec(spec);
+    if (!training)
+      throw Error("error: " + llvm::toString(training.takeError()));
+    options.training = std::move(*training);
+  }
   std::string listing;
   llvm::raw_string_ostream listingStream(listing);
   llvm::Expected<mlir::lmopt::ModelCompileResult> result =
@@ -148,7 +180,7 @@ NB_MODULE(_lmopt, m) {
         nb::arg("omit_weights"), nb::arg("quantize").none(),
         nb::arg("calibration"), nb::arg("calibration_method"),
         nb::arg("exclude"), nb::arg("quantize_embeddings"),
-        nb::arg("log").none());
+        nb::arg("train").none(), nb::arg("log").none());
   m.def("targets", &mlir::lmopt::getModelCompilerTargets);
   bindSession(m);
 }

@@ -186,7 +186,6 @@ int main(int argc, char **argv) {
       return EXIT_FAILURE;
     }
     options.training = std::move(*training);
-    options.training->schedule = lmopt_compile::getTrainingSchedule();
   }
 
   llvm::Expected<mlir::lmopt::ModelCompileResult> result =
