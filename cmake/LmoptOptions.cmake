@@ -23,3 +23,8 @@ set(CMAKE_ARCHIVE_OUTPUT_DIRECTORY "${CMAKE_BINARY_DIR}/lib")
 option(LMOPT_SANITIZE "Build LmoptRuntime and its tests with ASan and UBSan" OFF)
 set(LMOPT_SANITIZE_FLAGS -fsanitize=address,undefined -fno-sanitize-recover=all
     -fno-omit-frame-pointer)
+
+# The Python package (python/, docs/python.md): AUTO builds it when Python's
+# headers and nanobind are found, ON requires them, OFF skips it.
+set(LMOPT_BUILD_PYTHON AUTO CACHE STRING "Build the Python package: AUTO, ON or OFF")
+set_property(CACHE LMOPT_BUILD_PYTHON PROPERTY STRINGS AUTO ON OFF)

@@ -35,7 +35,7 @@ apt_packages=(
   cmake ninja-build ccache gcc g++ libc6-dev python3
   llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools clang-22
   libprotobuf-dev protobuf-compiler libdnnl-dev libfmt-dev
-  libgtest-dev zlib1g-dev libutf8proc-dev
+  libgtest-dev zlib1g-dev libutf8proc-dev python3-dev
 )
 # The fuzz build: clang finds no OpenMP (which the runtime's oneDNN steps
 # use) without libomp, and -fsanitize=fuzzer,address links clang's runtimes.
@@ -53,11 +53,14 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-# Python packages for reference numerics in the tests (PyPI).
+# Python packages for reference numerics in the tests, and for the Python
+# package: nanobind and scikit-build-core build it, pytest runs its tests
+# (PyPI; module:package where the names differ).
 python=${PYTHON:-python3}
 py_missing=()
-for mod in onnx onnxruntime numpy tokenizers; do
-  "$python" -c "import $mod" 2>/dev/null || py_missing+=("$mod")
+for spec in onnx onnxruntime numpy tokenizers nanobind \
+  scikit_build_core:scikit-build-core pytest; do
+  "$python" -c "import ${spec%%:*}" 2>/dev/null || py_missing+=("${spec#*:}")
 done
 if ((${#py_missing[@]})); then
   log "installing Python packages: ${py_missing[*]}"

@@ -8,7 +8,7 @@
 #ifndef LMOPT_TOOLS_LMOPT_COMPILE_TRAINFLAGS_H
 #define LMOPT_TOOLS_LMOPT_COMPILE_TRAINFLAGS_H
 
-#include "lmopt/Target/Common/TrainingEntries.h"
+#include "lmopt/Driver/TrainingSpec.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Error.h"
@@ -30,7 +30,6 @@ llvm::Expected<mlir::lmopt::TrainingOptions> getTrainingOptions();
 
 /// What lmopt-train runs by default, for the bundle's meta: learning rate,
 /// schedule, warm-up and accumulation.
-llvm::json::Object getTrainingSchedule();
 
 } // namespace lmopt_compile
 
