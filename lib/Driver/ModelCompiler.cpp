@@ -29,6 +29,7 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 #include <mutex>
@@ -285,6 +286,19 @@ static llvm::Error checkOptions(const ModelCompilerOptions &o,
   options.outputPath = o.outputPath;
   options.modelName = llvm::sys::path::stem(o.inputPath).str();
   options.omitWeights = o.omitWeights;
+  if (!o.prune.empty()) {
+    std::string spec = o.prune;
+    std::replace(spec.begin(), spec.end(), ',', ' ');
+    std::string problem;
+    std::unique_ptr<Pass> prune = createPrunePass();
+    if (failed(prune->initializeOptions(spec, [&](const Twine &msg) {
+          problem = llvm::StringRef(msg.str()).trim().str();
+          return failure();
+        })))
+      return fail("--prune='" + o.prune + "': " + problem +
+                  " (keys: ffn, heads, multiple, criterion)");
+    options.prune = spec;
+  }
   return llvm::Error::success();
 }
 

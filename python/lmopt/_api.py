@@ -183,6 +183,19 @@ def _train_options(train):
     return options
 
 
+def _prune_spec(prune) -> str:
+    """`prune` as lmopt-compile's --prune value: a string as is, a mapping
+    ({"ffn": 0.5, "heads": 0.5}) joined as key=value pairs."""
+    if prune is None:
+        return ""
+    if isinstance(prune, str):
+        return prune
+    if isinstance(prune, Mapping):
+        return ",".join(f"{key}={value}" for key, value in prune.items())
+    raise TypeError("prune: expected a string like 'ffn=0.5,heads=0.5' or a "
+                    f"dict, got {type(prune).__name__}")
+
+
 def compile(model, target: str = "cpu", *, quantize: Optional[str] = None,
             max_shapes: Optional[Mapping[str, Shape]] = None,
             input_shapes: Optional[Mapping[str, Shape]] = None,
@@ -191,7 +204,8 @@ def compile(model, target: str = "cpu", *, quantize: Optional[str] = None,
             exclude: Sequence[str] = (), quantize_embeddings: bool = False,
             precision: str = "fp32", opt_level: int = 2, cpu: str = "host",
             cuda_arch: str = "sm_90", kv_cache: int = 0,
-            omit_weights: bool = False, train=None,
+            omit_weights: bool = False,
+            prune: Union[str, Mapping[str, Any], None] = None, train=None,
             output: Optional[PathLike] = None,
             progress: Union[bool, Callable[[str], None], None] = None
             ) -> Bundle:
@@ -217,7 +231,7 @@ def compile(model, target: str = "cpu", *, quantize: Optional[str] = None,
             precision, _shape_specs(input_shapes, "input_shapes"),
             _value_specs(input_values),
             _shape_specs(max_shapes, "max_shapes"), int(kv_cache),
-            bool(omit_weights), quantize,
+            bool(omit_weights), _prune_spec(prune), quantize,
             os.fspath(_calibration_path(calibration, folder.name)),
             calibration_method, list(exclude), bool(quantize_embeddings),
             _train_options(train), callback)

@@ -113,3 +113,23 @@ def test_progress_true_prints_the_phases(capfd, tmp_path):
     assert "fusions:" in err
     with pytest.raises(lmopt.Error, match="no such file"):
         lmopt.compile(tmp_path / "absent.onnx", output=tmp_path / "x.lmopt")
+
+
+def test_prune_matches_pytorch():
+    # scripts/make_prune_fixtures.py: PyTorch with the same units sliced out.
+    inputs = load_npz("bert.inputs.npz")
+    shapes = {k: v.shape for k, v in inputs.items()}
+    full = lmopt.compile(BERT, input_shapes=shapes)
+    pruned = lmopt.compile(BERT, input_shapes=shapes,
+                           prune={"ffn": 0.5, "heads": 0.5})
+    assert pruned.fusions["pruned_ffn"]["fused"] == 2
+    assert pruned.fusions["pruned_heads"]["fused"] == 2
+    assert (pruned.report["plan"]["weights_bytes"] <
+            0.75 * full.report["plan"]["weights_bytes"])
+    outputs = lmopt.Session(pruned).run(inputs)
+    ref = load_npz("bert.pruned.ref.npz")
+    for name, expected in ref.items():
+        np.testing.assert_allclose(outputs[name], expected, rtol=1e-4,
+                                   atol=1e-5)
+    with pytest.raises(lmopt.Error, match="no such option fnn"):
+        lmopt.compile(BERT, input_shapes=shapes, prune="fnn=0.5")

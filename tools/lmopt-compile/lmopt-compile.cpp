@@ -105,6 +105,13 @@ static cl::opt<bool> noFuseRowQuantization(
              "per-token int8 linear (by default the producer writes it "
              "quantized)"),
     cl::cat(category));
+static cl::opt<std::string> prune(
+    "prune",
+    cl::desc("Structured pruning: remove a fraction of each FFN's neurons "
+             "and of each attention's heads, ffn=0.5,heads=0.5 (also "
+             "multiple=N to round kept counts, criterion=magnitude); the "
+             "matrices shrink"),
+    cl::value_desc("ffn=R,heads=R"), cl::cat(category));
 static cl::opt<bool> omitWeights(
     "omit-weights",
     cl::desc("Leave the f32/f16/bf16 weights of 1024 elements or more out of "
@@ -174,6 +181,7 @@ int main(int argc, char **argv) {
   options.dumpKernels = dumpKernels;
   options.fuseRowQuantization = !noFuseRowQuantization;
   options.omitWeights = omitWeights;
+  options.prune = prune;
   // Quantization flags (QuantizeFlags.cpp), training flags (TrainFlags.cpp).
   if (lmopt_compile::isQuantizationRequested())
     options.quantize = lmopt_compile::getQuantizeDriverOptions();

@@ -49,6 +49,9 @@ struct ModelCompilerOptions {
   bool dumpKernels = false;
   bool fuseRowQuantization = true;
   bool omitWeights = false;
+  /// "ffn=0.5,heads=0.5": structured pruning (lmopt-prune's options,
+  /// comma-separated); empty: none.
+  std::string prune;
   /// Set: the quantization step runs between optimization and planning.
   std::optional<quantization::QuantizeDriverOptions> quantize;
   /// Set: compile training entries (checked against the other options).

@@ -122,6 +122,14 @@ LogicalResult CompileDriver::optimize(ModuleOp module) const {
     buildLmoptTrainingPipeline(pm);
   else
     buildLmoptOptimizePipeline(pm);
+  if (!options.prune.empty()) {
+    std::unique_ptr<Pass> prune = createPrunePass();
+    if (failed(prune->initializeOptions(options.prune, [&](const Twine &msg) {
+          return module.emitError("--prune: ") << msg;
+        })))
+      return failure();
+    pm.addPass(std::move(prune));
+  }
   // Training narrows after differentiating (plan()).
   if (options.target.precision != Precision::FP32 && !options.training) {
     NarrowPrecisionPassOptions narrow;

@@ -94,6 +94,9 @@ struct CompileOptions {
   /// (lmopt/Format/OmittedWeights.h): it runs only with random weights, to
   /// be timed.
   bool omitWeights = false;
+  /// Set: `lmopt-prune`'s options ("ffn=0.5 heads=0.5"), run after the
+  /// graph pipeline, before narrowing and quantization.
+  std::string prune;
 };
 
 /// How many phases lmopt-compile counts; import is the first, the caller's.

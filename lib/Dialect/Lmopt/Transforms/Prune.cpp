@@ -313,7 +313,7 @@ struct PrunePass : lmopt::impl::PrunePassBase<PrunePass> {
     up.erase();
     int64_t removed = (width - keep) * (w1->inWidth() + w2->outWidth() +
                                         (bias1 ? 1 : 0));
-    newUp.emitRemark() << "pruned FFN: " << keep << " of " << width
+    newUp.emitRemark() << "pruned FFN '" << getLayerName(newUp) << "': " << keep << " of " << width
                        << " neurons kept, " << removed
                        << " parameters removed";
     report.recordFused(kFfnKind, newUp.getLoc());
@@ -436,7 +436,7 @@ struct PrunePass : lmopt::impl::PrunePassBase<PrunePass> {
                       (3 * wqkv->inWidth() + wo->outWidth() +
                        (bias ? 3 : 0));
     newAttention.emitRemark()
-        << "pruned attention: " << keep << " of " << numHeads
+        << "pruned attention '" << getLayerName(newAttention) << "': " << keep << " of " << numHeads
         << " heads kept, " << removed << " parameters removed";
     report.recordFused(kHeadsKind, newAttention.getLoc());
   }

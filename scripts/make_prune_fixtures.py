@@ -1,0 +1,127 @@
+#!/usr/bin/env python3
+"""Reference outputs of the bundled BERT fixture after structured pruning,
+computed in PyTorch: the units lmopt-prune's magnitude criterion keeps
+(docs/compression.md) are chosen here with numpy from the PyTorch weights,
+and the model is cut by slicing its nn.Linear layers (a head's rows of
+the query, key and value projections and columns of the attention's
+output projection; a neuron's row of the FFN's first layer and column of
+its second).
+
+    python3 scripts/make_prune_fixtures.py [--out test/models/onnx]
+
+Writes bert.pruned.ref.npz (ffn=0.5, heads=0.5) for test/e2e/prune.test.
+The unpruned model is first checked against bert.ref.npz, so the weights
+are the fixture's own.
+"""
+
+import argparse
+import os
+import sys
+
+import numpy as np
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import make_fixtures  # noqa: E402
+
+
+def kept(scores: np.ndarray, ratio: float) -> list:
+    """The units that stay: floor(ratio * n) removed, the highest scores
+    kept (ties to the lower index), in ascending order."""
+    n = len(scores)
+    keep = max(n - int(np.floor(n * ratio + 1e-9)), 1)
+    order = sorted(range(n), key=lambda i: (-scores[i], i))
+    return sorted(order[:keep])
+
+
+def prune_ffn(layer, ratio: float) -> None:
+    up, down = layer.intermediate.dense, layer.output.dense
+    w1 = up.weight.detach().double().numpy()      # [F, K]
+    w2 = down.weight.detach().double().numpy()    # [N, F]
+    scores = (w1 ** 2).sum(axis=1) + (w2 ** 2).sum(axis=0)
+    index = torch.tensor(kept(scores, ratio))
+    layer.intermediate.dense = sliced(up, rows=index)
+    layer.output.dense = sliced(down, cols=index)
+
+
+def sliced(linear, rows=None, cols=None) -> torch.nn.Linear:
+    """`linear` keeping output features `rows` and input features `cols`."""
+    weight, bias = linear.weight.data, linear.bias.data
+    if rows is not None:
+        weight, bias = weight[rows], bias[rows]
+    if cols is not None:
+        weight = weight[:, cols]
+    new = torch.nn.Linear(weight.shape[1], weight.shape[0])
+    new.weight.data, new.bias.data = weight.clone(), bias.clone()
+    return new
+
+
+def prune_heads(layer, keep: list, num_heads: int) -> None:
+    attn = layer.attention
+    head_dim = attn.self.query.out_features // num_heads
+    index = torch.tensor([h * head_dim + d for h in keep
+                          for d in range(head_dim)])
+    for name in ("query", "key", "value"):
+        setattr(attn.self, name, sliced(getattr(attn.self, name), rows=index))
+    attn.output.dense = sliced(attn.output.dense, cols=index)
+    attn.self.num_attention_heads = len(keep)
+    attn.self.all_head_size = len(index)
+
+
+def head_scores(layer, num_heads: int) -> np.ndarray:
+    attn = layer.attention
+    head_dim = attn.self.query.out_features // num_heads
+    scores = np.zeros(num_heads)
+    for h in range(num_heads):
+        rows = slice(h * head_dim, (h + 1) * head_dim)
+        for proj in (attn.self.query, attn.self.key, attn.self.value):
+            scores[h] += (proj.weight.detach().double().numpy()[rows] ** 2).sum()
+        scores[h] += (attn.output.dense.weight.detach().double().numpy()[:, rows] ** 2).sum()
+    return scores
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--out", default=make_fixtures.DEFAULT_OUT)
+    parser.add_argument("--ffn", type=float, default=0.5)
+    parser.add_argument("--heads", type=float, default=0.5)
+    args = parser.parse_args()
+
+    wrapper = make_fixtures.build_bert()
+    inputs = dict(np.load(os.path.join(args.out, "bert.inputs.npz")))
+    names = ["input_ids", "attention_mask", "token_type_ids"]
+    outputs = ["last_hidden_state", "pooler_output"]
+    ref = dict(np.load(os.path.join(args.out, "bert.ref.npz")))
+
+    def run() -> dict:
+        with torch.no_grad():
+            got = wrapper(*(torch.from_numpy(inputs[n]) for n in names))
+        return {n: t.numpy() for n, t in zip(outputs, got)}
+
+    before = run()
+    for name in outputs:
+        diff = np.abs(before[name] - ref[name]).max()
+        if diff > 1e-4:
+            sys.exit(f"the rebuilt BERT differs from bert.ref.npz ({name}: "
+                     f"{diff}); regenerate the fixtures first")
+
+    bert = wrapper.model
+    num_heads = bert.config.num_attention_heads
+    heads_to_prune = {}
+    for i, layer in enumerate(bert.encoder.layer):
+        keep = kept(head_scores(layer, num_heads), args.heads)
+        heads_to_prune[i] = [h for h in range(num_heads) if h not in keep]
+        prune_heads(layer, keep, num_heads)
+        prune_ffn(layer, args.ffn)
+    after = run()
+    path = os.path.join(args.out, "bert.pruned.ref.npz")
+    np.savez(path, **after)
+    change = max(np.abs(after[n] - before[n]).max() for n in outputs)
+    print(f"wrote {path}: heads removed {heads_to_prune}, FFN "
+          f"{bert.config.intermediate_size} -> "
+          f"{bert.encoder.layer[0].intermediate.dense.out_features}; "
+          f"max change from the unpruned outputs {change:.3g}")
+
+
+if __name__ == "__main__":
+    main()
