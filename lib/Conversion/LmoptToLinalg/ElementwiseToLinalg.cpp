@@ -345,6 +345,10 @@ static void addUnaryPatterns(RewritePatternSet &patterns) {
                    [](TanhOp) { return UnaryFns{buildMath<math::TanhOp>}; });
   addUnary<ErfOp>(patterns,
                   [](ErfOp) { return UnaryFns{buildMath<math::ErfOp>}; });
+  addUnary<CosOp>(patterns,
+                  [](CosOp) { return UnaryFns{buildMath<math::CosOp>}; });
+  addUnary<SinOp>(patterns,
+                  [](SinOp) { return UnaryFns{buildMath<math::SinOp>}; });
   addUnary<ReciprocalOp>(patterns, [](ReciprocalOp) {
     return UnaryFns{[](OpBuilder &b, Location loc, Value x) -> Value {
       return arith::DivFOp::create(b, loc,

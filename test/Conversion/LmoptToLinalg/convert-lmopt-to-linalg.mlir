@@ -69,7 +69,9 @@ func.func @unary_relu_float(%x: tensor<4xf32>) -> tensor<4xf32> {
 // CHECK: arith.divf
 // CHECK: math.exp
 // CHECK: arith.divf
-func.func @unary_math_f16(%x: tensor<4xf16>) -> (tensor<4xf16>, tensor<4xf16>, tensor<4xf16>, tensor<4xf16>, tensor<4xf16>, tensor<4xf16>, tensor<4xf16>) {
+// CHECK: math.cos
+// CHECK: math.sin
+func.func @unary_math_f16(%x: tensor<4xf16>) -> (tensor<4xf16>, tensor<4xf16>, tensor<4xf16>, tensor<4xf16>, tensor<4xf16>, tensor<4xf16>, tensor<4xf16>, tensor<4xf16>, tensor<4xf16>) {
   %0 = lmopt.exp %x : tensor<4xf16>
   %1 = lmopt.log %x : tensor<4xf16>
   %2 = lmopt.sqrt %x : tensor<4xf16>
@@ -77,7 +79,9 @@ func.func @unary_math_f16(%x: tensor<4xf16>) -> (tensor<4xf16>, tensor<4xf16>, t
   %4 = lmopt.erf %x : tensor<4xf16>
   %5 = lmopt.reciprocal %x : tensor<4xf16>
   %6 = lmopt.sigmoid %x : tensor<4xf16>
-  return %0, %1, %2, %3, %4, %5, %6 : tensor<4xf16>, tensor<4xf16>, tensor<4xf16>, tensor<4xf16>, tensor<4xf16>, tensor<4xf16>, tensor<4xf16>
+  %7 = lmopt.cos %x : tensor<4xf16>
+  %8 = lmopt.sin %x : tensor<4xf16>
+  return %0, %1, %2, %3, %4, %5, %6, %7, %8 : tensor<4xf16>, tensor<4xf16>, tensor<4xf16>, tensor<4xf16>, tensor<4xf16>, tensor<4xf16>, tensor<4xf16>, tensor<4xf16>, tensor<4xf16>
 }
 
 // -----

@@ -180,3 +180,21 @@ func.func @dropout(%x: tensor<4x6xf64> {lmopt.trainable = "x"},
   %4 = lmopt.reduce_sum %3 {keepdims = false} : tensor<4x6xf64> -> tensor<f64>
   return %4 : tensor<f64>
 }
+
+// -----
+
+// Cos and Sin as rotary embeddings use them: x * cos(a) + y * sin(a), with the
+// angles trainable too.
+// CHECK: gradient check @trig: 15 elements, max error {{.*}}: PASS
+func.func @trig(%x: tensor<2x3xf64> {lmopt.trainable = "x"},
+                %y: tensor<2x3xf64> {lmopt.trainable = "y"},
+                %a: tensor<3xf64> {lmopt.trainable = "a"}) -> tensor<f64> {
+  %c = lmopt.cos %a : tensor<3xf64>
+  %s = lmopt.sin %a : tensor<3xf64>
+  %0 = lmopt.mul %x, %c : (tensor<2x3xf64>, tensor<3xf64>) -> tensor<2x3xf64>
+  %1 = lmopt.mul %y, %s : (tensor<2x3xf64>, tensor<3xf64>) -> tensor<2x3xf64>
+  %2 = lmopt.add %0, %1 : (tensor<2x3xf64>, tensor<2x3xf64>) -> tensor<2x3xf64>
+  %3 = lmopt.mul %2, %2 : (tensor<2x3xf64>, tensor<2x3xf64>) -> tensor<2x3xf64>
+  %4 = lmopt.reduce_sum %3 {keepdims = false} : tensor<2x3xf64> -> tensor<f64>
+  return %4 : tensor<f64>
+}
