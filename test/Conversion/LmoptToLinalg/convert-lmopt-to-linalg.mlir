@@ -492,3 +492,25 @@ func.func @negative_layer_norm_dynamic_scale(%x: tensor<2x8xf32>, %s: tensor<?xf
   %0 = lmopt.layer_norm %x, %s : (tensor<2x8xf32>, tensor<?xf32>) -> tensor<2x8xf32>
   return %0 : tensor<2x8xf32>
 }
+
+// -----
+
+// Rotary: the halves swapped by two slice copies, then one generic reading
+// the input, the swapped copy and the broadcast tables, negating the first
+// half of the swapped copy by its column index.
+// CHECK-LABEL: func.func @rotary
+// CHECK-SAME: (%[[X:.*]]: tensor<?x6x16xf32>, %[[C:.*]]: tensor<6x16xf32>, %[[S:.*]]: tensor<6x16xf32>)
+// CHECK: %[[HI:.*]] = tensor.extract_slice %[[X]][0, 0, 8] [%{{.*}}, 6, 8] [1, 1, 1]
+// CHECK: %[[A:.*]] = tensor.insert_slice %[[HI]] into %{{.*}}[0, 0, 0] [%{{.*}}, 6, 8] [1, 1, 1]
+// CHECK: %[[LO:.*]] = tensor.extract_slice %[[X]][0, 0, 0] [%{{.*}}, 6, 8] [1, 1, 1]
+// CHECK: %[[SW:.*]] = tensor.insert_slice %[[LO]] into %[[A]][0, 0, 8]
+// CHECK-NOT: tensor.cast
+// CHECK: linalg.generic {{.*}} ins(%[[X]], %[[SW]], %[[C]], %[[S]] :
+// CHECK: %[[D:.*]] = linalg.index 2 : index
+// CHECK: %[[FIRST:.*]] = arith.cmpi ult, %[[D]], %{{.*}} : index
+// CHECK: arith.negf
+// CHECK: arith.select %[[FIRST]]
+func.func @rotary(%x: tensor<?x6x16xf32>, %c: tensor<6x16xf32>, %s: tensor<6x16xf32>) -> tensor<?x6x16xf32> {
+  %0 = lmopt.rotary %x, %c, %s : (tensor<?x6x16xf32>, tensor<6x16xf32>, tensor<6x16xf32>) -> tensor<?x6x16xf32>
+  return %0 : tensor<?x6x16xf32>
+}
