@@ -198,3 +198,19 @@ func.func @trig(%x: tensor<2x3xf64> {lmopt.trainable = "x"},
   %4 = lmopt.reduce_sum %3 {keepdims = false} : tensor<2x3xf64> -> tensor<f64>
   return %4 : tensor<f64>
 }
+
+// -----
+
+// Rotary embedding: the input and both tables (broadcast over the batch)
+// trainable.
+// CHECK: gradient check @rotary: 32 elements, max error {{.*}}: PASS
+func.func @rotary(%x: tensor<2x3x4xf64> {lmopt.trainable = "x"},
+                  %c: tensor<4xf64> {lmopt.trainable = "c"},
+                  %s: tensor<4xf64> {lmopt.trainable = "s"}) -> tensor<f64> {
+  %0 = lmopt.rotary %x, %c, %s : (tensor<2x3x4xf64>, tensor<4xf64>, tensor<4xf64>) -> tensor<2x3x4xf64>
+  %w = lmopt.constant dense<[1.0, -2.0, 0.5, 3.0]> : tensor<4xf64>
+  %1 = lmopt.mul %0, %w : (tensor<2x3x4xf64>, tensor<4xf64>) -> tensor<2x3x4xf64>
+  %2 = lmopt.mul %1, %0 : (tensor<2x3x4xf64>, tensor<2x3x4xf64>) -> tensor<2x3x4xf64>
+  %3 = lmopt.reduce_sum %2 {keepdims = false} : tensor<2x3x4xf64> -> tensor<f64>
+  return %3 : tensor<f64>
+}
