@@ -171,6 +171,7 @@ COMPILE_TIME_INPUTS = {
     "Range": (0, 1, 2),
     "ConstantOfShape": (0,),
     "Pad": (1, 3),
+    "Trilu": (1,),
     "Dropout": (1, 2),
     "QuantizeLinear": (1, 2),
     "DequantizeLinear": (1, 2),

@@ -13,6 +13,9 @@
 // `zero_masked_rows` it is zeros whatever hid it, as the probabilities'
 // where(isnan(p), 0, p) guard of SDPA exports makes it.
 //
+// `lmopt.rotary`: x * cos + rotate_half(x) * sin, rotate_half([x1, x2]) =
+// [-x2, x1] over the last dim.
+//
 //===----------------------------------------------------------------------===//
 
 #include "OpEvaluators.h"
@@ -121,7 +124,27 @@ static EvalResult evaluateAttention(AttentionOp op, ArrayRef<Tensor> operands) {
   return single(std::move(output));
 }
 
+static EvalResult evaluateRotary(RotaryOp op, ArrayRef<Tensor> operands) {
+  const Tensor &input = operands[0];
+  FailureOr<Tensor> cos = broadcastTo(op, operands[1], input.getShape(), "cos");
+  FailureOr<Tensor> sin = broadcastTo(op, operands[2], input.getShape(), "sin");
+  if (failed(cos) || failed(sin))
+    return failure();
+  Tensor output(getResultElementType(op), input.getShape());
+  int64_t width = input.getShape().back(), half = width / 2;
+  for (int64_t i = 0, e = input.getNumElements(); i < e; ++i) {
+    int64_t d = i % width;
+    double rotated =
+        d < half ? -input.getDouble(i + half) : input.getDouble(i - half);
+    output.setDouble(i, input.getDouble(i) * cos->getDouble(i) +
+                            rotated * sin->getDouble(i));
+  }
+  output.roundToElementType();
+  return single(std::move(output));
+}
+
 void mlir::lmopt::reference::registerAttentionEvaluators(
     EvaluatorTable &table) {
   table.add<AttentionOp>(evaluateAttention);
+  table.add<RotaryOp>(evaluateRotary);
 }

@@ -268,6 +268,8 @@ void mlir::lmopt::reference::registerElementwiseEvaluators(
   addUnary<ReciprocalOp>(table, [](double x) { return 1.0 / x; });
   addUnary<TanhOp>(table, [](double x) { return std::tanh(x); });
   addUnary<ErfOp>(table, [](double x) { return std::erf(x); });
+  addUnary<CosOp>(table, [](double x) { return std::cos(x); });
+  addUnary<SinOp>(table, [](double x) { return std::sin(x); });
   addUnary<SigmoidOp>(table,
                       [](double x) { return 1.0 / (1.0 + std::exp(-x)); });
   addUnary<NotOp>(table, nullptr, [](int64_t x) { return int64_t(x == 0); });

@@ -13,7 +13,9 @@
 #include "lmopt/Dialect/Lmopt/IR/LmoptOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
 
 #include <cmath>
@@ -284,6 +286,64 @@ struct WhereToLinalg : OpRewritePattern<WhereOp> {
   }
 };
 
+/// `lmopt.rotary` as one generic over the input, its halves swapped, cos
+/// and sin: out = x * cos + (d < half ? -swapped : swapped) * sin. The swap
+/// is two slice copies, so the generic reads every operand in place.
+struct RotaryToLinalg : OpRewritePattern<RotaryOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(RotaryOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto resultType = llvm::cast<RankedTensorType>(op.getType());
+    std::string reason = checkElementwise(resultType, op->getOperands());
+    if (!reason.empty())
+      return rewriter.notifyMatchFailure(op, reason);
+    Value input = op.getInput();
+    int64_t rank = resultType.getRank();
+    int64_t half = resultType.getShape().back() / 2;
+    SmallVector<OpFoldResult> sizes =
+        tensor::getMixedSizes(rewriter, loc, input);
+    SmallVector<OpFoldResult> offsets(rank, rewriter.getIndexAttr(0));
+    SmallVector<OpFoldResult> strides(rank, rewriter.getIndexAttr(1));
+    sizes.back() = rewriter.getIndexAttr(half);
+    Value swapped = tensor::EmptyOp::create(
+        rewriter, loc, tensor::getMixedSizes(rewriter, loc, input),
+        resultType.getElementType());
+    for (auto [from, to] :
+         {std::pair(half, int64_t(0)), std::pair(int64_t(0), half)}) {
+      offsets.back() = rewriter.getIndexAttr(from);
+      Value part = tensor::ExtractSliceOp::create(rewriter, loc, input, offsets,
+                                                  sizes, strides);
+      offsets.back() = rewriter.getIndexAttr(to);
+      swapped = tensor::InsertSliceOp::create(rewriter, loc, part, swapped,
+                                              offsets, sizes, strides);
+    }
+    Type elementType = resultType.getElementType();
+    Value result = buildElementwise(
+        rewriter, loc, resultType, {input, swapped, op.getCos(), op.getSin()},
+        [&](OpBuilder &b, Location nestedLoc, ValueRange args) -> Value {
+          Type compute = getComputeType(elementType);
+          SmallVector<Value> v;
+          for (Value arg : args)
+            v.push_back(convertFloat(b, nestedLoc, arg, compute));
+          Value d = linalg::IndexOp::create(b, nestedLoc, rank - 1);
+          Value firstHalf = arith::CmpIOp::create(
+              b, nestedLoc, arith::CmpIPredicate::ult, d,
+              arith::ConstantIndexOp::create(b, nestedLoc, half));
+          Value negated = arith::NegFOp::create(b, nestedLoc, v[1]);
+          Value rotated =
+              arith::SelectOp::create(b, nestedLoc, firstHalf, negated, v[1]);
+          Value sum = arith::AddFOp::create(
+              b, nestedLoc, arith::MulFOp::create(b, nestedLoc, v[0], v[2]),
+              arith::MulFOp::create(b, nestedLoc, rotated, v[3]));
+          return convertFloat(b, nestedLoc, sum, elementType);
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
 } // namespace
 
 //===----------------------------------------------------------------------===//
@@ -345,6 +405,10 @@ static void addUnaryPatterns(RewritePatternSet &patterns) {
                    [](TanhOp) { return UnaryFns{buildMath<math::TanhOp>}; });
   addUnary<ErfOp>(patterns,
                   [](ErfOp) { return UnaryFns{buildMath<math::ErfOp>}; });
+  addUnary<CosOp>(patterns,
+                  [](CosOp) { return UnaryFns{buildMath<math::CosOp>}; });
+  addUnary<SinOp>(patterns,
+                  [](SinOp) { return UnaryFns{buildMath<math::SinOp>}; });
   addUnary<ReciprocalOp>(patterns, [](ReciprocalOp) {
     return UnaryFns{[](OpBuilder &b, Location loc, Value x) -> Value {
       return arith::DivFOp::create(b, loc,
@@ -398,5 +462,6 @@ void mlir::lmopt::populateLmoptElementwiseToLinalgPatterns(
     RewritePatternSet &patterns) {
   addUnaryPatterns(patterns);
   addBinaryPatterns(patterns);
-  patterns.add<CastToLinalg, WhereToLinalg>(patterns.getContext());
+  patterns.add<CastToLinalg, WhereToLinalg, RotaryToLinalg>(
+      patterns.getContext());
 }

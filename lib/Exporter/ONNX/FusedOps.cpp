@@ -310,6 +310,36 @@ static LogicalResult exportAttention(GraphExporter &ex, Operation *op,
   return AttentionExporter(ex, cast<AttentionOp>(op)).run();
 }
 
+/// x * cos + concat(-x[..., half:], x[..., :half]) * sin, as the Llama
+/// exports spell it.
+static LogicalResult exportRotary(GraphExporter &ex, Operation *op,
+                                  const ExportEntry &) {
+  auto rotary = cast<RotaryOp>(op);
+  Location loc = op->getLoc();
+  FailureOr<SmallVector<std::string>> inputs =
+      ex.getNames({rotary.getInput(), rotary.getCos(), rotary.getSin()});
+  if (failed(inputs))
+    return failure();
+  std::string x = (*inputs)[0];
+  int64_t half =
+      cast<RankedTensorType>(rotary.getInput().getType()).getShape().back() / 2;
+  std::string base = getLocName(loc, "rotary");
+  std::string axis = ex.addInt64s(base + "/axis", {-1});
+  std::string zero = ex.addInt64s(base + "/zero", {0});
+  std::string middle = ex.addInt64s(base + "/half", {half});
+  std::string end = ex.addInt64s(base + "/end", {2 * half});
+  std::string low = ex.emit("Slice", {x, zero, middle, axis}, loc);
+  std::string high = ex.emit("Slice", {x, middle, end, axis}, loc);
+  std::string rotated =
+      ex.emit("Concat", {ex.emit("Neg", {high}, loc), low}, loc,
+              [](onnx::NodeProto &node) { setIntAttr(node, "axis", -1); });
+  ex.addNode("Add",
+             {ex.emit("Mul", {x, (*inputs)[1]}, loc),
+              ex.emit("Mul", {rotated, (*inputs)[2]}, loc)},
+             {ex.defineResult(rotary.getOutput())}, loc);
+  return success();
+}
+
 template <typename OpTy> static TypeID id() { return TypeID::get<OpTy>(); }
 
 SmallVector<ExportEntry> mlir::lmopt::onnx_export::getFusedOpExporters() {
@@ -317,6 +347,7 @@ SmallVector<ExportEntry> mlir::lmopt::onnx_export::getFusedOpExporters() {
       {id<GeluOp>(), "", exportGelu},
       {id<SkipLayerNormOp>(), "", exportSkipLayerNorm},
       {id<RmsNormOp>(), "", exportRmsNorm},
+      {id<RotaryOp>(), "", exportRotary},
       {id<DropoutOp>(), "Dropout", exportDropout},
       {id<AttentionOp>(), "", exportAttention},
   };

@@ -259,6 +259,8 @@ SmallVector<ExportEntry> mlir::lmopt::onnx_export::getOnnxOpExporters() {
       {id<TanhOp>(), "Tanh", exportDirect},
       {id<ErfOp>(), "Erf", exportDirect},
       {id<SigmoidOp>(), "Sigmoid", exportDirect},
+      {id<CosOp>(), "Cos", exportDirect},
+      {id<SinOp>(), "Sin", exportDirect},
       {id<NotOp>(), "Not", exportDirect},
       {id<IsNaNOp>(), "IsNaN", exportDirect},
       {id<IdentityOp>(), "Identity", exportDirect},

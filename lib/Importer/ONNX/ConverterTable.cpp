@@ -10,7 +10,7 @@ ConverterTable::ConverterTable() {
        {getElementwiseConverters(), getMatMulConverters(),
         getNormalizationConverters(), getShapeConverters(),
         getDataMovementConverters(), getQuantizedConverters(),
-        getMicrosoftConverters(), getPadConverters()})
+        getMicrosoftConverters(), getPadConverters(), getMaskConverters()})
     llvm::append_range(entries, family);
 }
 

@@ -562,6 +562,8 @@ static const ConverterEntry kElementwiseConverters[] = {
     {"", "Erf", 9, kMax, convertUnary<ErfOp>},
     {"", "IsNaN", 9, kMax, convertIsNaN},
     {"", "Sigmoid", 6, kMax, convertUnary<SigmoidOp>},
+    {"", "Cos", 7, kMax, convertUnary<CosOp>},
+    {"", "Sin", 7, kMax, convertUnary<SinOp>},
     {"", "Not", 1, kMax, convertFoldedUnary<NotOp, notInts>},
     {"", "Identity", 1, kMax, convertIdentity},
     {"", "Cast", 6, kMax, convertCast},

@@ -69,7 +69,9 @@ func.func @unary_relu_float(%x: tensor<4xf32>) -> tensor<4xf32> {
 // CHECK: arith.divf
 // CHECK: math.exp
 // CHECK: arith.divf
-func.func @unary_math_f16(%x: tensor<4xf16>) -> (tensor<4xf16>, tensor<4xf16>, tensor<4xf16>, tensor<4xf16>, tensor<4xf16>, tensor<4xf16>, tensor<4xf16>) {
+// CHECK: math.cos
+// CHECK: math.sin
+func.func @unary_math_f16(%x: tensor<4xf16>) -> (tensor<4xf16>, tensor<4xf16>, tensor<4xf16>, tensor<4xf16>, tensor<4xf16>, tensor<4xf16>, tensor<4xf16>, tensor<4xf16>, tensor<4xf16>) {
   %0 = lmopt.exp %x : tensor<4xf16>
   %1 = lmopt.log %x : tensor<4xf16>
   %2 = lmopt.sqrt %x : tensor<4xf16>
@@ -77,7 +79,9 @@ func.func @unary_math_f16(%x: tensor<4xf16>) -> (tensor<4xf16>, tensor<4xf16>, t
   %4 = lmopt.erf %x : tensor<4xf16>
   %5 = lmopt.reciprocal %x : tensor<4xf16>
   %6 = lmopt.sigmoid %x : tensor<4xf16>
-  return %0, %1, %2, %3, %4, %5, %6 : tensor<4xf16>, tensor<4xf16>, tensor<4xf16>, tensor<4xf16>, tensor<4xf16>, tensor<4xf16>, tensor<4xf16>
+  %7 = lmopt.cos %x : tensor<4xf16>
+  %8 = lmopt.sin %x : tensor<4xf16>
+  return %0, %1, %2, %3, %4, %5, %6, %7, %8 : tensor<4xf16>, tensor<4xf16>, tensor<4xf16>, tensor<4xf16>, tensor<4xf16>, tensor<4xf16>, tensor<4xf16>, tensor<4xf16>, tensor<4xf16>
 }
 
 // -----
@@ -487,4 +491,26 @@ func.func @negative_bool_arithmetic(%a: tensor<4xi1>, %b: tensor<4xi1>) -> (tens
 func.func @negative_layer_norm_dynamic_scale(%x: tensor<2x8xf32>, %s: tensor<?xf32>) -> tensor<2x8xf32> {
   %0 = lmopt.layer_norm %x, %s : (tensor<2x8xf32>, tensor<?xf32>) -> tensor<2x8xf32>
   return %0 : tensor<2x8xf32>
+}
+
+// -----
+
+// Rotary: the halves swapped by two slice copies, then one generic reading
+// the input, the swapped copy and the broadcast tables, negating the first
+// half of the swapped copy by its column index.
+// CHECK-LABEL: func.func @rotary
+// CHECK-SAME: (%[[X:.*]]: tensor<?x6x16xf32>, %[[C:.*]]: tensor<6x16xf32>, %[[S:.*]]: tensor<6x16xf32>)
+// CHECK: %[[HI:.*]] = tensor.extract_slice %[[X]][0, 0, 8] [%{{.*}}, 6, 8] [1, 1, 1]
+// CHECK: %[[A:.*]] = tensor.insert_slice %[[HI]] into %{{.*}}[0, 0, 0] [%{{.*}}, 6, 8] [1, 1, 1]
+// CHECK: %[[LO:.*]] = tensor.extract_slice %[[X]][0, 0, 0] [%{{.*}}, 6, 8] [1, 1, 1]
+// CHECK: %[[SW:.*]] = tensor.insert_slice %[[LO]] into %[[A]][0, 0, 8]
+// CHECK-NOT: tensor.cast
+// CHECK: linalg.generic {{.*}} ins(%[[X]], %[[SW]], %[[C]], %[[S]] :
+// CHECK: %[[D:.*]] = linalg.index 2 : index
+// CHECK: %[[FIRST:.*]] = arith.cmpi ult, %[[D]], %{{.*}} : index
+// CHECK: arith.negf
+// CHECK: arith.select %[[FIRST]]
+func.func @rotary(%x: tensor<?x6x16xf32>, %c: tensor<6x16xf32>, %s: tensor<6x16xf32>) -> tensor<?x6x16xf32> {
+  %0 = lmopt.rotary %x, %c, %s : (tensor<?x6x16xf32>, tensor<6x16xf32>, tensor<6x16xf32>) -> tensor<?x6x16xf32>
+  return %0 : tensor<?x6x16xf32>
 }

@@ -228,6 +228,28 @@ pad_model("pad_dynamic.onnx", ["n", 3], [1, 0, 0, 0])
 pad_model("pad_bad_mode.onnx", [2, 3], [0, 1, 0, 0], mode="mirror")
 pad_model("pad_count.onnx", [2, 3], [0, 1, 0])
 pad_model("pad_crop_too_much.onnx", [2, 3], [0, -2, 0, -2])
+
+
+def trilu_model(name, x_shape, k=None, k_input=False, **attrs):
+    inputs = [vi("x", F, x_shape)]
+    inits = []
+    if k is not None:
+        inits.append(numpy_helper.from_array(np.array([k], np.int64), "k"))
+    if k_input:
+        inputs.append(vi("k", I64, [1]))
+    names = ["x", "k"] if k is not None or k_input else ["x"]
+    save(model([helper.make_node("Trilu", names, ["y"], name="trilu", **attrs)],
+               inputs, [vi("y", F, None)], inits, opset=18), name)
+
+
+# Trilu: a mask over static or symbolic dims; an empty tensor passes
+# through; the diagnostics of what it refuses.
+trilu_model("trilu_static.onnx", [2, 3, 4], k=1)
+trilu_model("trilu_symbolic.onnx", ["b", "s", "s"], upper=0)
+trilu_model("trilu_zero.onnx", [3, 0, 5], k=6, upper=0)
+trilu_model("trilu_rank1.onnx", [4])
+trilu_model("trilu_k_input.onnx", [3, 3], k_input=True)
+trilu_model("trilu_bad_upper.onnx", [3, 3], upper=1.5)
 # Neg of a known shape entry folds: the Reshape target is known.
 save(model([
     helper.make_node("Shape", ["x"], ["s"], start=0, end=1),

@@ -7,6 +7,8 @@
 // RUN: lmopt-kernel-test %s --kernel=transcendental --inputs=%t.npz --compare=%t.tr.npz | FileCheck %s --check-prefix=TR
 // RUN: lmopt-interpret %s --function=broadcast_add --inputs=%t.npz --output=%t.add.npz
 // RUN: lmopt-kernel-test %s --kernel=broadcast_add --inputs=%t.npz --compare=%t.add.npz | FileCheck %s --check-prefix=ADD
+// RUN: lmopt-interpret %s --function=rotary --inputs=%t.npz --output=%t.rotary.npz
+// RUN: lmopt-kernel-test %s --kernel=rotary --inputs=%t.npz --compare=%t.rotary.npz | FileCheck %s --check-prefix=ROTARY
 
 // GELU: output0: shape [5, 80], {{.*}}: PASS
 // GELU-NEXT: output1: shape [5, 80], {{.*}}: PASS
@@ -35,4 +37,14 @@ func.func @broadcast_add(%x: tensor<5x80xf32>, %row: tensor<80xf32>, %col: tenso
   %0 = lmopt.add %x, %row : (tensor<5x80xf32>, tensor<80xf32>) -> tensor<5x80xf32>
   %1 = lmopt.add %col, %row : (tensor<5x1xf32>, tensor<80xf32>) -> tensor<5x80xf32>
   return %0, %1 : tensor<5x80xf32>, tensor<5x80xf32>
+}
+
+// Rotary embedding with tables computed in the kernel (cos, sin of the
+// broadcast row), rotate-half over the 80 columns.
+// ROTARY: output0: shape [5, 80], {{.*}}: PASS
+func.func @rotary(%x: tensor<5x80xf32>, %angles: tensor<80xf32>, %unused: tensor<5x1xf32>) -> tensor<5x80xf32> {
+  %c = lmopt.cos %angles : tensor<80xf32>
+  %s = lmopt.sin %angles : tensor<80xf32>
+  %0 = lmopt.rotary %x, %c, %s : (tensor<5x80xf32>, tensor<80xf32>, tensor<80xf32>) -> tensor<5x80xf32>
+  return %0 : tensor<5x80xf32>
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Regenerate the models of conformance.test in test/e2e/ops/Inputs (Pad,
-LayerNormalization's Mean and InvStdDev), with ONNX Runtime's outputs as
+LayerNormalization's Mean and InvStdDev, Trilu, Cos and Sin), with ONNX Runtime's outputs as
 references (see make_op_models.py):
 
     python3 test/e2e/ops/make_conformance_models.py
@@ -31,6 +31,21 @@ def main():
          [node("LayerNormalization", ["x", "w", "b"], ["y", "mean", "inv"],
                axis=1, epsilon=1e-3)],
          {"x": x, "w": randn(3, 4), "b": randn(3, 4)}, ["y", "mean", "inv"])
+
+    # Trilu: upper with k above the diagonal, lower with k below it, on
+    # wide and tall matrices; then a causal mask over a symbolic sequence
+    # length, built as a model exports it (Trilu of a filled square).
+    save("trilu_upper", [node("Trilu", ["x", "k"], ["y"])],
+         {"x": randn(2, 3, 5)}, ["y"], initializers=[const_i64("k", [1])])
+    save("trilu_lower", [node("Trilu", ["x", "k"], ["y"], upper=0)],
+         {"x": randn(2, 5, 3)}, ["y"], initializers=[const_i64("k", [-1])])
+    save("trilu_dynamic", [node("Trilu", ["x"], ["y"], upper=0)],
+         {"x": randn(6, 6)}, ["y"], dims={"x": ["s", "s"]})
+
+    # Cos and Sin over the angles rotary embeddings reach (positions times
+    # frequencies, tens of radians).
+    save("trig", [node("Cos", ["x"], ["cos"]), node("Sin", ["x"], ["sin"])],
+         {"x": randn(4, 8) * 20.0}, ["cos", "sin"])
 
 
 if __name__ == "__main__":

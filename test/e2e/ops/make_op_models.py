@@ -32,16 +32,20 @@ def randn(*shape):
     return RNG.standard_normal(shape).astype(np.float32)
 
 
-def value_info(name, array):
+def value_info(name, array, dims=None):
+    """`dims` replaces the array's shape (names for symbolic dims)."""
     return helper.make_tensor_value_info(
-        name, NP_TO_ONNX[array.dtype.type], list(array.shape))
+        name, NP_TO_ONNX[array.dtype.type],
+        list(array.shape) if dims is None else dims)
 
 
-def save(name, nodes, inputs, outputs, opset=18, initializers=()):
-    """Builds the model, runs ONNX Runtime and writes the three files."""
+def save(name, nodes, inputs, outputs, opset=18, initializers=(), dims=None):
+    """Builds the model, runs ONNX Runtime and writes the three files;
+    `dims` maps input names to declared shapes with symbolic dims."""
     def make_model(output_infos):
         graph = helper.make_graph(
-            nodes, name, [value_info(k, v) for k, v in inputs.items()],
+            nodes, name,
+            [value_info(k, v, (dims or {}).get(k)) for k, v in inputs.items()],
             output_infos, initializer=list(initializers))
         model = helper.make_model(
             graph, opset_imports=[helper.make_opsetid("", opset)],
@@ -118,10 +122,11 @@ def main():
           node("Log", ["abs"], ["log"]), node("Sqrt", ["abs"], ["sqrt"]),
           node("Reciprocal", ["x"], ["reciprocal"]),
           node("Tanh", ["x"], ["tanh"]), node("Erf", ["x"], ["erf"]),
-          node("Sigmoid", ["x"], ["sigmoid"])],
+          node("Sigmoid", ["x"], ["sigmoid"]), node("Cos", ["x"], ["cos"]),
+          node("Sin", ["x"], ["sin"])],
          {"x": x},
          ["neg", "abs", "relu", "exp", "log", "sqrt", "reciprocal", "tanh",
-          "erf", "sigmoid"])
+          "erf", "sigmoid", "cos", "sin"])
 
     # Cast: truncation toward zero, nonzero to true, rounding through f16.
     save("cast",

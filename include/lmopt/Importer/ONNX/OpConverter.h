@@ -173,6 +173,8 @@ ArrayRef<ConverterEntry> getDataMovementConverters();
 ArrayRef<ConverterEntry> getQuantizedConverters();
 /// Pad, as slices and concatenations (PadOps.cpp).
 ArrayRef<ConverterEntry> getPadConverters();
+/// Trilu, as an index comparison selecting the input or zero (MaskOps.cpp).
+ArrayRef<ConverterEntry> getMaskConverters();
 /// ONNX Runtime's `com.microsoft` fused operators.
 ArrayRef<ConverterEntry> getMicrosoftConverters();
 

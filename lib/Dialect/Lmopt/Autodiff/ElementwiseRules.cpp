@@ -125,6 +125,18 @@ static LogicalResult erfRule(ErfOp op, GradBuilder &gb, ArrayRef<Value> rg,
   return success();
 }
 
+static LogicalResult cosRule(CosOp op, GradBuilder &gb, ArrayRef<Value> rg,
+                             MutableArrayRef<Value> og) {
+  og[0] = gb.neg(gb.mul(rg[0], gb.sin(op.getInput())));
+  return success();
+}
+
+static LogicalResult sinRule(SinOp op, GradBuilder &gb, ArrayRef<Value> rg,
+                             MutableArrayRef<Value> og) {
+  og[0] = gb.mul(rg[0], gb.cos(op.getInput()));
+  return success();
+}
+
 static LogicalResult sigmoidRule(SigmoidOp op, GradBuilder &gb,
                                  ArrayRef<Value> rg,
                                  MutableArrayRef<Value> og) {
@@ -218,6 +230,8 @@ void mlir::lmopt::attachElementwiseRules(MLIRContext &context) {
   attachRule<TanhOp, tanhRule>(context);
   attachRule<ErfOp, erfRule>(context);
   attachRule<SigmoidOp, sigmoidRule>(context);
+  attachRule<CosOp, cosRule>(context);
+  attachRule<SinOp, sinRule>(context);
   attachRule<ReluOp, reluRule>(context);
   attachRule<IdentityOp, identityRule>(context);
   attachRule<CastOp, castRule>(context);

@@ -86,6 +86,8 @@ Value GradBuilder::neg(Value x) { return NegOp::create(b, loc, x); }
 Value GradBuilder::exp(Value x) { return ExpOp::create(b, loc, x); }
 Value GradBuilder::erf(Value x) { return ErfOp::create(b, loc, x); }
 Value GradBuilder::tanh(Value x) { return TanhOp::create(b, loc, x); }
+Value GradBuilder::cos(Value x) { return CosOp::create(b, loc, x); }
+Value GradBuilder::sin(Value x) { return SinOp::create(b, loc, x); }
 Value GradBuilder::sqrt(Value x) { return SqrtOp::create(b, loc, x); }
 Value GradBuilder::reciprocal(Value x) {
   return ReciprocalOp::create(b, loc, x);

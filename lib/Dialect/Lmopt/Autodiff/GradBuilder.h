@@ -39,6 +39,8 @@ public:
   Value exp(Value x);
   Value erf(Value x);
   Value tanh(Value x);
+  Value cos(Value x);
+  Value sin(Value x);
   Value sqrt(Value x);
   Value reciprocal(Value x);
   /// `x * factor` for a compile-time factor.

@@ -170,6 +170,27 @@ static LogicalResult rmsNormRule(RmsNormOp op, GradBuilder &gb,
   return success();
 }
 
+/// rotate_half(y) = [-y2, y1], as a rotary with cos 0 and sin 1.
+static Value rotateHalf(GradBuilder &gb, Value y) {
+  Value zero = gb.scalarLike(0.0, y), one = gb.scalarLike(1.0, y);
+  return RotaryOp::create(gb.getBuilder(), gb.getLoc(), y.getType(), y, zero,
+                          one);
+}
+
+/// y = x cos + R(x) sin with R = rotate_half, whose transpose is -R: dx =
+/// dy cos - R(dy sin); the tables get dy x and dy R(x), summed over the
+/// dims they broadcast.
+static LogicalResult rotaryRule(RotaryOp op, GradBuilder &gb,
+                                ArrayRef<Value> rg,
+                                MutableArrayRef<Value> og) {
+  Value x = op.getInput(), dy = rg[0];
+  og[0] = gb.sub(gb.mul(dy, op.getCos()),
+                 rotateHalf(gb, gb.mul(dy, op.getSin())));
+  og[1] = gb.reduceToShape(gb.mul(dy, x), op.getCos());
+  og[2] = gb.reduceToShape(gb.mul(dy, rotateHalf(gb, x)), op.getSin());
+  return success();
+}
+
 static LogicalResult dropoutRule(DropoutOp op, GradBuilder &gb,
                                  ArrayRef<Value> rg,
                                  MutableArrayRef<Value> og) {
@@ -285,6 +306,7 @@ void mlir::lmopt::attachLayerRules(MLIRContext &context) {
   attachRule<LayerNormOp, layerNormRule>(context);
   attachRule<SkipLayerNormOp, skipLayerNormRule>(context);
   attachRule<RmsNormOp, rmsNormRule>(context);
+  attachRule<RotaryOp, rotaryRule>(context);
   attachRule<DropoutOp, dropoutRule>(context);
   attachRule<AttentionOp, attentionRule>(context);
 }

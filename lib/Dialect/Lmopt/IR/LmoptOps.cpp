@@ -319,6 +319,29 @@ LogicalResult RmsNormOp::verify() {
   return verifyNorm(*this, getAxis(), Value());
 }
 
+LogicalResult RotaryOp::verify() {
+  ArrayRef<int64_t> shape = shapeOf(getInput());
+  if (shape.empty() || ShapedType::isDynamic(shape.back()) ||
+      shape.back() % 2 != 0)
+    return emitOpError("input's last dim must be static and even, got ")
+           << getInput().getType();
+  if (getCos().getType() != getSin().getType())
+    return emitOpError("cos and sin types ")
+           << getCos().getType() << " and " << getSin().getType() << " differ";
+  if (shapeOf(getCos()).size() > shape.size())
+    return emitOpError("cos and sin have rank ")
+           << shapeOf(getCos()).size() << ", above the input's "
+           << shape.size();
+  if (failed(verifyBroadcast(*this, {getInput(), getCos(), getSin()},
+                             getOutput(), /*resultIsBool=*/false)))
+    return failure();
+  if (getOutput().getType() != getInput().getType())
+    return emitOpError("result type ")
+           << getOutput().getType() << " differs from the input type "
+           << getInput().getType();
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Data movement
 //===----------------------------------------------------------------------===//

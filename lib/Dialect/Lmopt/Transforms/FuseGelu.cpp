@@ -44,16 +44,6 @@ struct Rejected {
 using GeluMatchResult = std::variant<GeluMatch, NotCandidate, Rejected>;
 } // namespace
 
-/// The operand of a binary op other than `value`, or null.
-template <typename OpTy>
-static Value otherOperand(OpTy op, Value value) {
-  if (op.getLhs() == value)
-    return op.getRhs();
-  if (op.getRhs() == value)
-    return op.getLhs();
-  return {};
-}
-
 /// The single user of `value` when it is an `OpTy`.
 template <typename OpTy>
 static OpTy singleUser(Value value) {

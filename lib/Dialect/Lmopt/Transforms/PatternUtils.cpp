@@ -255,7 +255,7 @@ static SmallVector<DimRef> traceDim(Value value, int64_t dim) {
             push(s.getInput(), d);
         })
         .Case<LayerNormOp, SkipLayerNormOp, RmsNormOp, SoftmaxOp, CastOp,
-              IdentityOp, GeluOp, DropoutOp>(
+              IdentityOp, GeluOp, DropoutOp, RotaryOp>(
             [&](Operation *same) { push(same->getOperand(0), d); })
         .Case([&](ReshapeOp r) {
           std::optional<ShapeElement> element =

@@ -20,6 +20,9 @@ void lmopt::buildLmoptOptimizePipeline(OpPassManager &pm) {
   pm.addPass(createFuseSkipLayerNormPass());
   // GELU before the products, so it can land in the linear's epilogue.
   pm.addPass(createFuseGeluPass());
+  // Rotary embeddings before attention: the attention then reads the
+  // rotated queries and keys from one op each.
+  pm.addPass(createFuseRotaryPass());
   // Attention matches on the raw projections' results, whether or not they
   // are linears yet; the QKV merge needs the linears.
   pm.addPass(createFuseAttentionPass());

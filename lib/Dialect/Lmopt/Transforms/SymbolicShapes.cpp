@@ -633,7 +633,7 @@ public:
     // Results shaped like the first operand (the attention query, the
     // normalized input, the quantized tensor).
     add<LayerNormOp, SkipLayerNormOp, RmsNormOp, DropoutOp, AttentionOp,
-        QuantizeOp, DequantizeOp, DynamicQuantizeLinearOp>(
+        RotaryOp, QuantizeOp, DequantizeOp, DynamicQuantizeLinearOp>(
         setSameAsFirstOperand);
   }
 

@@ -180,3 +180,37 @@ func.func @dropout(%x: tensor<4x6xf64> {lmopt.trainable = "x"},
   %4 = lmopt.reduce_sum %3 {keepdims = false} : tensor<4x6xf64> -> tensor<f64>
   return %4 : tensor<f64>
 }
+
+// -----
+
+// Cos and Sin as rotary embeddings use them: x * cos(a) + y * sin(a), with the
+// angles trainable too.
+// CHECK: gradient check @trig: 15 elements, max error {{.*}}: PASS
+func.func @trig(%x: tensor<2x3xf64> {lmopt.trainable = "x"},
+                %y: tensor<2x3xf64> {lmopt.trainable = "y"},
+                %a: tensor<3xf64> {lmopt.trainable = "a"}) -> tensor<f64> {
+  %c = lmopt.cos %a : tensor<3xf64>
+  %s = lmopt.sin %a : tensor<3xf64>
+  %0 = lmopt.mul %x, %c : (tensor<2x3xf64>, tensor<3xf64>) -> tensor<2x3xf64>
+  %1 = lmopt.mul %y, %s : (tensor<2x3xf64>, tensor<3xf64>) -> tensor<2x3xf64>
+  %2 = lmopt.add %0, %1 : (tensor<2x3xf64>, tensor<2x3xf64>) -> tensor<2x3xf64>
+  %3 = lmopt.mul %2, %2 : (tensor<2x3xf64>, tensor<2x3xf64>) -> tensor<2x3xf64>
+  %4 = lmopt.reduce_sum %3 {keepdims = false} : tensor<2x3xf64> -> tensor<f64>
+  return %4 : tensor<f64>
+}
+
+// -----
+
+// Rotary embedding: the input and both tables (broadcast over the batch)
+// trainable.
+// CHECK: gradient check @rotary: 32 elements, max error {{.*}}: PASS
+func.func @rotary(%x: tensor<2x3x4xf64> {lmopt.trainable = "x"},
+                  %c: tensor<4xf64> {lmopt.trainable = "c"},
+                  %s: tensor<4xf64> {lmopt.trainable = "s"}) -> tensor<f64> {
+  %0 = lmopt.rotary %x, %c, %s : (tensor<2x3x4xf64>, tensor<4xf64>, tensor<4xf64>) -> tensor<2x3x4xf64>
+  %w = lmopt.constant dense<[1.0, -2.0, 0.5, 3.0]> : tensor<4xf64>
+  %1 = lmopt.mul %0, %w : (tensor<2x3x4xf64>, tensor<4xf64>) -> tensor<2x3x4xf64>
+  %2 = lmopt.mul %1, %0 : (tensor<2x3x4xf64>, tensor<2x3x4xf64>) -> tensor<2x3x4xf64>
+  %3 = lmopt.reduce_sum %2 {keepdims = false} : tensor<2x3x4xf64> -> tensor<f64>
+  return %3 : tensor<f64>
+}

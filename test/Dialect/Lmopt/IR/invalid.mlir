@@ -799,3 +799,43 @@ func.func @adamw_types(%p: tensor<4xf32>, %g: tensor<5xf32>, %s: tensor<f32>) ->
   %0:3 = "lmopt.adamw"(%p, %g, %p, %p, %s, %s, %s, %s, %s) {beta1 = 0.9 : f64, beta2 = 0.999 : f64, epsilon = 1.0e-8 : f64, weight_decay = 0.0 : f64} : (tensor<4xf32>, tensor<5xf32>, tensor<4xf32>, tensor<4xf32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>)
   return %0#0 : tensor<4xf32>
 }
+
+// -----
+
+func.func @rotary_odd(%x: tensor<2x4x6x15xf32>, %t: tensor<6x15xf32>) -> tensor<2x4x6x15xf32> {
+  // expected-error @+1 {{'lmopt.rotary' op input's last dim must be static and even, got 'tensor<2x4x6x15xf32>'}}
+  %0 = lmopt.rotary %x, %t, %t : (tensor<2x4x6x15xf32>, tensor<6x15xf32>, tensor<6x15xf32>) -> tensor<2x4x6x15xf32>
+  return %0 : tensor<2x4x6x15xf32>
+}
+
+// -----
+
+func.func @rotary_tables(%x: tensor<2x6x16xf32>, %c: tensor<6x16xf32>, %s: tensor<1x16xf32>) -> tensor<2x6x16xf32> {
+  // expected-error @+1 {{'lmopt.rotary' op cos and sin types 'tensor<6x16xf32>' and 'tensor<1x16xf32>' differ}}
+  %0 = lmopt.rotary %x, %c, %s : (tensor<2x6x16xf32>, tensor<6x16xf32>, tensor<1x16xf32>) -> tensor<2x6x16xf32>
+  return %0 : tensor<2x6x16xf32>
+}
+
+// -----
+
+func.func @rotary_rank(%x: tensor<6x16xf32>, %t: tensor<1x6x16xf32>) -> tensor<6x16xf32> {
+  // expected-error @+1 {{'lmopt.rotary' op cos and sin have rank 3, above the input's 2}}
+  %0 = lmopt.rotary %x, %t, %t : (tensor<6x16xf32>, tensor<1x6x16xf32>, tensor<1x6x16xf32>) -> tensor<6x16xf32>
+  return %0 : tensor<6x16xf32>
+}
+
+// -----
+
+func.func @rotary_broadcast(%x: tensor<2x6x16xf32>, %t: tensor<5x16xf32>) -> tensor<2x6x16xf32> {
+  // expected-error @+1 {{'lmopt.rotary' op operand shapes 2x6x16 and 5x16 are not broadcast-compatible}}
+  %0 = lmopt.rotary %x, %t, %t : (tensor<2x6x16xf32>, tensor<5x16xf32>, tensor<5x16xf32>) -> tensor<2x6x16xf32>
+  return %0 : tensor<2x6x16xf32>
+}
+
+// -----
+
+func.func @rotary_result(%x: tensor<?x6x16xf32>, %t: tensor<6x16xf32>) -> tensor<2x6x16xf32> {
+  // expected-error @+1 {{'lmopt.rotary' op result type 'tensor<2x6x16xf32>' differs from the input type 'tensor<?x6x16xf32>'}}
+  %0 = lmopt.rotary %x, %t, %t : (tensor<?x6x16xf32>, tensor<6x16xf32>, tensor<6x16xf32>) -> tensor<2x6x16xf32>
+  return %0 : tensor<2x6x16xf32>
+}

@@ -159,6 +159,29 @@ def Lmopt_RmsNormOp : Lmopt_Op<"rms_norm", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Lmopt_RotaryOp : Lmopt_Op<"rotary", [Pure]> {
+  let summary = "rotary position embedding, rotate-half form";
+  let description = [{
+    `input * cos + rotate_half(input) * sin`, where `rotate_half` of the last
+    dim `[x1, x2]` (two halves) is `[-x2, x1]`: the form of Llama, Mistral,
+    Qwen2 and GPT-NeoX in Hugging Face transformers. `cos` and `sin` share
+    one type and broadcast (numpy rules) to `input`, whose last dim is
+    static and even; the result has the input's type.
+    `lmopt-fuse-rotary` produces it.
+
+    ```mlir
+    %q = lmopt.rotary %x, %cos, %sin : (tensor<?x4x?x16xf32>, tensor<1x1x?x16xf32>, tensor<1x1x?x16xf32>) -> tensor<?x4x?x16xf32>
+    ```
+  }];
+  let arguments = (ins Lmopt_FloatTensor:$input, Lmopt_FloatTensor:$cos,
+                       Lmopt_FloatTensor:$sin);
+  let results = (outs Lmopt_FloatTensor:$output);
+  let assemblyFormat = [{
+    $input `,` $cos `,` $sin attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 def Lmopt_DropoutOp : Lmopt_Op<"dropout"> {
   let summary = "dropout (ONNX Dropout, opset 12+)";
   let description = [{

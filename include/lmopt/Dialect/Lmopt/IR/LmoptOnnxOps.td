@@ -112,6 +112,9 @@ def Lmopt_ReciprocalOp : Lmopt_FloatUnaryOp<"reciprocal", "Reciprocal">;
 def Lmopt_TanhOp : Lmopt_FloatUnaryOp<"tanh", "Tanh">;
 def Lmopt_ErfOp : Lmopt_FloatUnaryOp<"erf", "Erf">;
 def Lmopt_SigmoidOp : Lmopt_FloatUnaryOp<"sigmoid", "Sigmoid">;
+// Rotary position embeddings (Llama and its kin) compute their tables with these.
+def Lmopt_CosOp : Lmopt_FloatUnaryOp<"cos", "Cos">;
+def Lmopt_SinOp : Lmopt_FloatUnaryOp<"sin", "Sin">;
 
 def Lmopt_NotOp : Lmopt_Op<"not", [Pure, SameOperandsAndResultType]> {
   let summary = "logical not (ONNX Not)";

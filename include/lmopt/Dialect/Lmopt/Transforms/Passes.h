@@ -31,6 +31,10 @@ void populateFuseQkvPatterns(RewritePatternSet &patterns);
 /// Rewrites decomposed GELU subgraphs (erf and tanh forms) to lmopt.gelu.
 void populateFuseGeluPatterns(RewritePatternSet &patterns);
 
+/// Rewrites rotate-half rotary embeddings `x * cos + rotate_half(x) * sin` to
+/// lmopt.rotary.
+void populateFuseRotaryPatterns(RewritePatternSet &patterns);
+
 /// Rewrites matmul/gemm and their bias, activation and residual epilogues to
 /// lmopt.linear.
 void populateFuseLinearPatterns(RewritePatternSet &patterns);

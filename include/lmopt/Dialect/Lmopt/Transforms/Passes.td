@@ -55,6 +55,24 @@ def FuseGeluPass : Pass<"lmopt-fuse-gelu"> {
   let dependentDialects = ["::mlir::lmopt::LmoptDialect"];
 }
 
+def FuseRotaryPass : Pass<"lmopt-fuse-rotary"> {
+  let summary = "Fuse rotate-half rotary position embeddings into lmopt.rotary";
+  let description = [{
+    Recognizes `x * cos + rotate_half(x) * sin` with
+    `rotate_half(x) = concat(-x[..., D/2:], x[..., :D/2])` along the last dim
+    (static and even), as Hugging Face's Llama, Mistral, Qwen2 and GPT-NeoX
+    apply rotary embeddings to the queries and keys of each layer. The
+    products and the sum may take their operands in either order; the halves
+    must be unit-step slices with constant bounds, and the tables must
+    broadcast to `x` without widening it. Run after canonicalization, which
+    folds the exporters' shape arithmetic into those constants.
+
+    Records each fusion as `rotary` in the fusion report, and each
+    rotate_half that does not complete the pattern as a near miss.
+  }];
+  let dependentDialects = ["::mlir::lmopt::LmoptDialect"];
+}
+
 def FuseLinearPass : Pass<"lmopt-fuse-linear"> {
   let summary = "Fuse matrix products and their epilogues into lmopt.linear";
   let description = [{

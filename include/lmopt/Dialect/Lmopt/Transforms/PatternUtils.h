@@ -87,6 +87,15 @@ private:
   FusionMismatch mismatch;
 };
 
+/// The operand of the binary `op` other than `value`, or null.
+template <typename OpTy> Value otherOperand(OpTy op, Value value) {
+  if (op.getLhs() == value)
+    return op.getRhs();
+  if (op.getRhs() == value)
+    return op.getLhs();
+  return {};
+}
+
 class ReshapeOp;
 
 /// One element of a shape operand: a constant, or dim `dim` of `source` read
