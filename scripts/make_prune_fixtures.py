@@ -9,7 +9,9 @@ its second).
 
     python3 scripts/make_prune_fixtures.py [--out test/models/onnx]
 
-Writes bert.pruned.ref.npz (ffn=0.5, heads=0.5) for test/e2e/prune.test.
+Writes bert.pruned.ref.npz (ffn=0.5, heads=0.5) and bert.keep_layer1.ref.npz
+(keep-layers=1: the encoder without its first layer) for
+test/e2e/prune.test.
 The unpruned model is first checked against bert.ref.npz, so the weights
 are the fixture's own.
 """
@@ -106,6 +108,15 @@ def main() -> None:
                      f"{diff}); regenerate the fixtures first")
 
     bert = wrapper.model
+    # Layer reduction first, on its own: the encoder keeps layer 1 only.
+    layers = bert.encoder.layer
+    bert.encoder.layer = torch.nn.ModuleList([layers[1]])
+    reduced = run()
+    bert.encoder.layer = layers
+    path = os.path.join(args.out, "bert.keep_layer1.ref.npz")
+    np.savez(path, **reduced)
+    print(f"wrote {path}")
+
     num_heads = bert.config.num_attention_heads
     heads_to_prune = {}
     for i, layer in enumerate(bert.encoder.layer):

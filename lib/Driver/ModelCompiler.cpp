@@ -29,7 +29,6 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
 
-#include <algorithm>
 #include <chrono>
 #include <map>
 #include <mutex>
@@ -287,16 +286,22 @@ static llvm::Error checkOptions(const ModelCompilerOptions &o,
   options.modelName = llvm::sys::path::stem(o.inputPath).str();
   options.omitWeights = o.omitWeights;
   if (!o.prune.empty()) {
-    std::string spec = o.prune;
-    std::replace(spec.begin(), spec.end(), ',', ' ');
+    // "ffn=0.5,keep-layers=0,2,heads=0.5": a comma before a key starts
+    // the next option; the others separate a list's items.
+    std::string spec;
+    llvm::SmallVector<llvm::StringRef> items;
+    llvm::StringRef(o.prune).split(items, ',');
+    for (auto [i, item] : llvm::enumerate(items))
+      spec += (i == 0 ? "" : item.contains('=') ? " " : ",") + item.str();
     std::string problem;
     std::unique_ptr<Pass> prune = createPrunePass();
     if (failed(prune->initializeOptions(spec, [&](const Twine &msg) {
           problem = llvm::StringRef(msg.str()).trim().str();
           return failure();
         })))
-      return fail("--prune='" + o.prune + "': " + problem +
-                  " (keys: ffn, heads, multiple, criterion)");
+      return fail("--prune='" + o.prune + "': " +
+                  (problem.empty() ? "a value does not parse" : problem) +
+                  " (keys: ffn, heads, keep-layers, multiple, criterion)");
     options.prune = spec;
   }
   return llvm::Error::success();

@@ -24,6 +24,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -41,6 +42,7 @@ using namespace mlir::lmopt;
 
 static constexpr llvm::StringLiteral kFfnKind = "pruned_ffn";
 static constexpr llvm::StringLiteral kHeadsKind = "pruned_heads";
+static constexpr llvm::StringLiteral kLayersKind = "dropped_layers";
 
 namespace {
 
@@ -197,6 +199,84 @@ static LinearOp rebuildLinear(OpBuilder &builder, LinearOp linear, Value input,
 
 namespace {
 
+/// A post-norm encoder layer: `output` is what it makes of `input`.
+struct EncoderLayer {
+  Value input, output;
+};
+
+} // namespace
+
+/// The single reader of `value` when it is an `OpTy`, else null.
+template <typename OpTy> static OpTy soleReader(Value value) {
+  if (!value.hasOneUse())
+    return nullptr;
+  return llvm::dyn_cast<OpTy>(*value.user_begin());
+}
+
+/// The skip_layer_norm that adds `residual` to `value`, its only reader.
+static SkipLayerNormOp residualNorm(Value value, Value residual) {
+  auto norm = soleReader<SkipLayerNormOp>(value);
+  if (!norm || norm.getInput() != value || norm.getSkip() != residual ||
+      !norm.getSum().use_empty())
+    return nullptr;
+  return norm;
+}
+
+/// The post-norm encoder layer around `attention`, or why not.
+static FailureOr<EncoderLayer> matchEncoderLayer(AttentionOp attention,
+                                                 std::string &why) {
+  Operation *source = attention.getQuery().getDefiningOp();
+  if (auto split = llvm::dyn_cast_or_null<SplitOp>(source))
+    source = split.getInput().getDefiningOp();
+  auto projection = llvm::dyn_cast_or_null<LinearOp>(source);
+  if (!projection) {
+    why = "its query is not a linear projection";
+    return failure();
+  }
+  Value input = projection.getInput();
+  auto out = soleReader<LinearOp>(attention.getOutput());
+  SkipLayerNormOp first =
+      out && !out.getResidual() ? residualNorm(out.getOutput(), input)
+                                : nullptr;
+  if (!first) {
+    why = "the attention's output projection is not added to the layer "
+          "input by a skip_layer_norm";
+    return failure();
+  }
+  LinearOp up, down;
+  for (Operation *user : first.getOutput().getUsers())
+    if (auto linear = llvm::dyn_cast<LinearOp>(user))
+      if (!up && !linear.getResidual())
+        up = linear;
+  if (up)
+    down = soleReader<LinearOp>(up.getOutput());
+  SkipLayerNormOp second =
+      down && !down.getResidual()
+          ? residualNorm(down.getOutput(), first.getOutput())
+          : nullptr;
+  if (!second || !llvm::hasNItems(first.getOutput().getUsers(), 2)) {
+    why = "no two-linear FFN whose output a skip_layer_norm adds to the "
+          "attention block's output";
+    return failure();
+  }
+  return EncoderLayer{input, second.getOutput()};
+}
+
+/// Erases the region-free ops under `root` that no longer have a reader,
+/// readers first.
+static void eraseDeadOps(Operation *root) {
+  SmallVector<Operation *> ops;
+  root->walk([&](Operation *op) {
+    if (op->getNumRegions() == 0)
+      ops.push_back(op);
+  });
+  for (Operation *op : llvm::reverse(ops))
+    if (isOpTriviallyDead(op))
+      op->erase();
+}
+
+namespace {
+
 struct PrunePass : lmopt::impl::PrunePassBase<PrunePass> {
   using PrunePassBase::PrunePassBase;
 
@@ -221,6 +301,8 @@ struct PrunePass : lmopt::impl::PrunePassBase<PrunePass> {
           << "lmopt-prune: multiple=" << multiple << " must be at least 1";
       return signalPassFailure();
     }
+    if (!keepLayers.empty() && failed(dropLayers(report)))
+      return signalPassFailure();
     if (ffn > 0.0) {
       report.registerKind(kFfnKind);
       SmallVector<LinearOp> downs;
@@ -239,6 +321,50 @@ struct PrunePass : lmopt::impl::PrunePassBase<PrunePass> {
     for (Operation *constant : replaced)
       if (constant->use_empty())
         constant->erase();
+  }
+
+  /// Drops the layers `keep-layers` does not list.
+  LogicalResult dropLayers(FusionReport &report) {
+    report.registerKind(kLayersKind);
+    SmallVector<AttentionOp> attentions;
+    getOperation()->walk([&](AttentionOp op) { attentions.push_back(op); });
+    int64_t count = int64_t(attentions.size());
+    for (auto [i, index] : llvm::enumerate(keepLayers)) {
+      if (index < 0 || index >= count) {
+        InFlightDiagnostic diag = getOperation()->emitError()
+                                  << "lmopt-prune: keep-layers names layer "
+                                  << index << "; the model has ";
+        if (count == 0)
+          return diag << "no encoder layers";
+        return diag << count << " layers (0 to " << count - 1 << ")";
+      }
+      if (i > 0 && index <= keepLayers[i - 1])
+        return getOperation()->emitError()
+               << "lmopt-prune: keep-layers must list layers once each, in "
+                  "ascending order ("
+               << keepLayers[i - 1] << " then " << index << ")";
+    }
+    SmallVector<EncoderLayer> dropped;
+    for (auto [index, attention] : llvm::enumerate(attentions)) {
+      if (llvm::is_contained(keepLayers, int64_t(index)))
+        continue;
+      std::string why;
+      FailureOr<EncoderLayer> layer = matchEncoderLayer(attention, why);
+      if (failed(layer))
+        return attention.emitError()
+               << "lmopt-prune: cannot drop layer " << index << " ('"
+               << getLayerName(attention) << "'): " << why;
+      dropped.push_back(*layer);
+      report.recordFused(kLayersKind, attention.getLoc());
+    }
+    // The last first: a dropped layer's input may be the next one's output.
+    for (EncoderLayer &layer : llvm::reverse(dropped))
+      layer.output.replaceAllUsesWith(layer.input);
+    eraseDeadOps(getOperation());
+    getOperation()->emitRemark()
+        << "kept " << keepLayers.size() << " of " << count
+        << " encoder layers";
+    return success();
   }
 
   /// Remembers the constant behind `value` (if any) for removal.

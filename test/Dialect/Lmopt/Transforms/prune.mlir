@@ -4,6 +4,10 @@
 // RUN: not lmopt-opt %s -split-input-file -lmopt-prune="heads=-0.25" 2>&1 | FileCheck %s --check-prefix=NEGATIVE
 // RUN: not lmopt-opt %s -split-input-file -lmopt-prune="ffn=0.5 criterion=random" 2>&1 | FileCheck %s --check-prefix=CRITERION
 // RUN: lmopt-opt %s -split-input-file -lmopt-prune="ffn=0.25 multiple=4" | FileCheck %s --check-prefix=MULTIPLE
+// RUN: not lmopt-opt %s -split-input-file -lmopt-prune="keep-layers=0" 2>&1 | FileCheck %s --check-prefix=LAYERS
+
+// Layer reduction (keep-layers) on whole encoders: test/e2e/prune.test.
+// LAYERS: error: lmopt-prune: keep-layers names layer 0; the model has no encoder layers
 
 // RATIO: error: lmopt-prune: ffn=1.00 is not a fraction in [0, 1)
 // NEGATIVE: error: lmopt-prune: heads=-0.25 is not a fraction in [0, 1)

@@ -132,6 +132,16 @@ def PrunePass : Pass<"lmopt-prune"> {
       projection; `num_heads` drops. A mask with a head dim other than 1
       is left alone (near miss).
 
+    * `keep-layers=i,j,...`: keeps only these encoder layers (numbered from
+      0 in the order of their attentions) and drops the others whole, the
+      layer reduction a DistilBERT-style student starts from. A dropped
+      layer must be a post-norm encoder layer: `attention` on projections
+      of the layer input `x`, an output linear, `skip_layer_norm` with
+      residual `x`, a two-linear FFN and a second `skip_layer_norm` with the
+      first's output as residual; its output's readers then read `x`. An
+      index out of range, a repeated or unsorted list, or a layer of
+      another shape is an error naming it.
+
     Importance (`criterion=magnitude`, the only one so far): the L2 norm
     of the weights that go away with the unit (a neuron's `W1` column and
     `W2` row; a head's Q, K and V columns and output rows; biases not
@@ -142,7 +152,8 @@ def PrunePass : Pass<"lmopt-prune"> {
     The weights must be constant `f32` with static shapes: run it after
     `lmopt-optimize-pipeline` and before quantization. Each pruned layer
     gets a remark (units kept, parameters removed); fusion report kinds
-    `pruned_ffn` and `pruned_heads` count the layers, with near misses for
+    `pruned_ffn` and `pruned_heads` count the layers (`dropped_layers` the
+    dropped ones), with near misses for
     candidates left alone. Ratios outside [0, 1) are errors.
   }];
   let dependentDialects = ["::mlir::lmopt::LmoptDialect"];
@@ -155,6 +166,8 @@ def PrunePass : Pass<"lmopt-prune"> {
            "Importance of a unit: magnitude">,
     Option<"multiple", "multiple", "int64_t", "1",
            "Round each kept count up to a multiple of this">,
+    ListOption<"keepLayers", "keep-layers", "int64_t",
+               "Encoder layers to keep, ascending (default: all)">,
   ];
 }
 
