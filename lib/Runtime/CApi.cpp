@@ -378,6 +378,9 @@ static lmoptStatus runEntry(const char *fn, lmoptSession session,
     views[i].tensor.data = t.data;
     views[i].tensor.byteSize = t.byteSize;
   }
+  // Held until the outputs are copied: they live in the session's arena,
+  // which another thread's run of this session would overwrite.
+  auto lock = s.lockRuns();
   if (Status st = s.execute(entry, views.data(), views.size()); !st)
     return wrap(st);
 

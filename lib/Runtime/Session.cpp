@@ -579,6 +579,7 @@ Status Session::bindShapes(Entry &entry,
 
 Status Session::execute(size_t index, const NamedTensorView *inputs,
                         size_t count) {
+  auto lock = lockRuns();
   if (index >= entries_.size())
     return Status::error(StatusCode::InvalidArgument,
                          "session run: entry " + std::to_string(index) +
@@ -700,6 +701,9 @@ const PlanTensor &Session::outputTensor(size_t index) const {
 Status Session::run(size_t entry, const std::vector<NamedTensorView> &inputs,
                     std::vector<NamedTensor> &outputs) {
   outputs.clear();
+  // Held until the outputs are copied out: another thread's run would
+  // overwrite the arena they live in.
+  auto lock = lockRuns();
   if (Status st = execute(entry, inputs.data(), inputs.size()); !st)
     return st;
   const std::vector<ValueInfo> &infos = entryInfos_[entry].outputs;
@@ -751,6 +755,7 @@ Status Session::run(std::string_view entry,
 }
 
 void Session::resetProfile() {
+  auto lock = lockRuns();
   for (StepProfile &p : profile_) {
     p.calls = 0;
     p.seconds = 0;
