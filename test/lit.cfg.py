@@ -39,6 +39,7 @@ llvm_config.add_tool_substitutions(
 # lmopt-run, and the generator of the bundles its tests run.
 llvm_config.add_tool_substitutions(
     [ToolSubst("lmopt-run", unresolved="fatal"),
+     ToolSubst("lmopt-soak", unresolved="fatal"),
      ToolSubst("lmopt-train", unresolved="fatal"),
      ToolSubst("lmopt-make-test-bundles", unresolved="fatal")], tool_dirs)
 # Without -DPython3_EXECUTABLE, the first python3 on PATH (several tests

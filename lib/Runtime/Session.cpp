@@ -416,6 +416,17 @@ long Session::findEntry(std::string_view name) const {
   return -1;
 }
 
+Status Session::findEntry(std::string_view name, size_t &out) const {
+  long index = findEntry(name);
+  if (index < 0)
+    return Status::error(StatusCode::InvalidArgument,
+                         "bundle '" + path_ + "' has no entry '" +
+                             std::string(name) + "'; its entries are " +
+                             entryNames());
+  out = size_t(index);
+  return Status::ok();
+}
+
 Status Session::bindInputs(Entry &entry, const NamedTensorView *inputs,
                            size_t count) {
   auto invalid = [](const std::string &message) {
@@ -743,15 +754,11 @@ Status Session::run(const std::vector<NamedTensor> &inputs,
 Status Session::run(std::string_view entry,
                     const std::vector<NamedTensor> &inputs,
                     std::vector<NamedTensor> &outputs) {
-  long index = findEntry(entry);
-  if (index < 0) {
-    outputs.clear();
-    return Status::error(StatusCode::InvalidArgument,
-                         "bundle '" + path_ + "' has no entry '" +
-                             std::string(entry) + "'; its entries are " +
-                             entryNames());
-  }
-  return run(size_t(index), viewsOf(inputs), outputs);
+  outputs.clear();
+  size_t index = 0;
+  if (Status st = findEntry(entry, index); !st)
+    return st;
+  return run(index, viewsOf(inputs), outputs);
 }
 
 void Session::resetProfile() {

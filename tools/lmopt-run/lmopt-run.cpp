@@ -13,6 +13,7 @@
 #include "lmopt/Format/Float16.h"
 #include "lmopt/Format/Npy.h"
 #include "lmopt/Runtime/Generate.h"
+#include "lmopt/Runtime/ProcessMemory.h"
 #include "lmopt/Runtime/Session.h"
 
 #include <sys/resource.h>
@@ -200,19 +201,6 @@ static Status compareOutputs(const std::vector<NamedTensor> &outputs,
 //===----------------------------------------------------------------------===//
 // Benchmarking and profiling
 //===----------------------------------------------------------------------===//
-
-/// The process's resident set now, from /proc (0 where it cannot be read).
-static double residentMiB() {
-  FILE *f = std::fopen("/proc/self/statm", "r");
-  if (!f)
-    return 0;
-  unsigned long size = 0, resident = 0;
-  int read = std::fscanf(f, "%lu %lu", &size, &resident);
-  std::fclose(f);
-  return read == 2 ? double(resident) * double(sysconf(_SC_PAGESIZE)) /
-                         (1024.0 * 1024.0)
-                   : 0;
-}
 
 static Status bench(Session &session, size_t entry,
                     const std::vector<NamedTensorView> &views,
@@ -429,14 +417,9 @@ static Status runTool(const Options &o, bool &pass) {
     return finishRun(*session, o);
   }
   size_t entry = 0;
-  if (!o.entry.empty()) {
-    long index = session->findEntry(o.entry);
-    if (index < 0)
-      return Status::error(StatusCode::InvalidArgument,
-                           "'" + o.model + "' has no entry '" + o.entry +
-                               "'; its entries are " + session->entryNames());
-    entry = size_t(index);
-  }
+  if (!o.entry.empty())
+    if (Status st = session->findEntry(o.entry, entry); !st)
+      return st;
 
   if (!o.dataset.dataset.empty()) {
     lmopt_run::DatasetRunOptions dataset = o.dataset;

@@ -144,6 +144,9 @@ public:
   const std::vector<EntryInfo> &entries() const { return entryInfos_; }
   /// The index of the entry named `name`, or -1.
   long findEntry(std::string_view name) const;
+  /// The index of the entry named `name` in `out`, or an error naming the
+  /// bundle and listing its entries.
+  Status findEntry(std::string_view name, size_t &out) const;
   /// The entries' names for messages: "'prefill', 'decode'".
   std::string entryNames() const;
 
