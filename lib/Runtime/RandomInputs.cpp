@@ -30,8 +30,7 @@ Status RandomInputs::create(const Plan &plan, const RandomInputOptions &options,
   for (const PlanSymbol &symbol : plan.symbols)
     if (symbol.source != PlanSymbol::Source::Input)
       return Status::error(StatusCode::Unsupported,
-                           "entry '" + plan.name + "': symbol '" +
-                               symbol.name +
+                           "entry '" + plan.name + "': symbol '" + symbol.name +
                                "' is a dim of a state; random inputs draw "
                                "only the inputs' dims");
   std::vector<size_t> parent(n);
@@ -40,7 +39,8 @@ Status RandomInputs::create(const Plan &plan, const RandomInputOptions &options,
     parent[findRoot(parent, a)] = findRoot(parent, b);
   };
   for (const PlanAssumption &a : plan.assumptions) {
-    long lhs = soleSymbol(plan.exprs[a.lhs]), rhs = soleSymbol(plan.exprs[a.rhs]);
+    long lhs = soleSymbol(plan.exprs[a.lhs]),
+         rhs = soleSymbol(plan.exprs[a.rhs]);
     if (a.kind == PlanAssumption::Kind::Equal && lhs >= 0 && rhs >= 0)
       unite(size_t(lhs), size_t(rhs));
   }
@@ -111,8 +111,8 @@ Status RandomInputs::draw(std::vector<NamedTensor> &inputs) {
       uint64_t bits = next();
       // Uniform in [-1, 1) for floats; [0, intLimit) for the rest.
       float real = float(double(bits >> 11) * 0x1.0p-52 - 1.0);
-      int64_t integer = int64_t(bits % uint64_t(std::max<int64_t>(
-                                           options_.intLimit, 1)));
+      int64_t integer =
+          int64_t(bits % uint64_t(std::max<int64_t>(options_.intLimit, 1)));
       switch (t.dtype) {
       case DType::F32:
         put(data, e, real);

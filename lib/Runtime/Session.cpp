@@ -138,7 +138,7 @@ Status Session::loadWeights(const SessionOptions &options) {
       bytes ? std::aligned_alloc(size_t(page), size_t(bytes)) : nullptr;
   if (bytes && !buffer)
     return Status::error(StatusCode::DeviceError,
-                         "bundle '" + path_ + "' needs " +
+                         "out of memory: bundle '" + path_ + "' needs " +
                              std::to_string(omitted.fullSize) +
                              " bytes of host memory for its random weights");
   ownedWeights_ = {static_cast<uint8_t *>(buffer), freeWeights};

@@ -162,8 +162,8 @@ TEST_F(SessionTest, CApiThreadsSharingASession) {
         input = {LMOPT_DTYPE_F32, 2, dims, data, sizeof(data)};
       size_t count = 0;
       lmoptTensor *outputs = nullptr;
-      Result r = take(
-          lmoptSessionRun(session, 2, names, inputs, &count, &outputs));
+      Result r =
+          take(lmoptSessionRun(session, 2, names, inputs, &count, &outputs));
       if (r.first != LMOPT_STATUS_OK) {
         failure = r.second;
         return;

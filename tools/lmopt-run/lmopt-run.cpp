@@ -27,6 +27,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <new>
 #include <optional>
 #include <string>
 #include <vector>
@@ -472,7 +473,14 @@ int main(int argc, char **argv) {
     return 0;
   }
   bool pass = true;
-  Status st = runTool(options, pass);
+  Status st;
+  // The runtime returns a status for every allocation it checks; a vector
+  // or string that cannot grow throws, and ends here as the same error.
+  try {
+    st = runTool(options, pass);
+  } catch (const std::bad_alloc &) {
+    st = Status::error(StatusCode::IoError, "out of memory");
+  }
   std::fflush(stdout);
   if (!st) {
     std::fprintf(stderr, "lmopt-run: error: %s\n", st.message().c_str());

@@ -115,8 +115,8 @@ static bool parseArgs(int argc, char **argv, Options &o, std::string &error,
                                           : nullptr;
     if (number) {
       if (!parseLong(value, *number)) {
-        error = "'" + arg + "' takes a non-negative integer, not '" + value +
-                "'";
+        error =
+            "'" + arg + "' takes a non-negative integer, not '" + value + "'";
         return false;
       }
       o.warmupGiven |= arg == "--warmup";
@@ -214,9 +214,9 @@ static Status soak(const Options &o, bool &pass) {
       shapes.insert(formatDims(inputs));
   }
   double end = residentMiB();
-  double seconds = std::chrono::duration<double>(
-                       std::chrono::steady_clock::now() - began)
-                       .count();
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - began)
+          .count();
   double growth = warm > 0 ? (end - warm) / warm * 100 : 0;
   std::printf("  %zu distinct input shapes, %.1f runs/s\n", shapes.size(),
               double(o.runs) / seconds);

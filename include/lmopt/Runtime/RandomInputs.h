@@ -1,4 +1,5 @@
-//===- RandomInputs.h - Seeded inputs of random dims within bounds -*- C++ -*-===//
+//===- RandomInputs.h - Seeded inputs of random dims within bounds -*- C++
+//-*-===//
 //
 // Inputs for an entry of a bundle compiled with bounded dynamic shapes, each
 // draw at dims chosen at random within the symbols' bounds, for soak runs
