@@ -21,8 +21,22 @@ set(CMAKE_ARCHIVE_OUTPUT_DIRECTORY "${CMAKE_BINARY_DIR}/lib")
 # AddressSanitizer and UndefinedBehaviorSanitizer for the runtime library and
 # its unit tests; use a separate build folder (docs/bundle-format.md).
 option(LMOPT_SANITIZE "Build LmoptRuntime and its tests with ASan and UBSan" OFF)
-set(LMOPT_SANITIZE_FLAGS -fsanitize=address,undefined -fno-sanitize-recover=all
-    -fno-omit-frame-pointer)
+# ThreadSanitizer for the same targets, in a folder of its own (TSan and ASan
+# exclude each other); run with test/Runtime/tsan.supp (docs/testing.md).
+option(LMOPT_SANITIZE_THREAD
+       "Build LmoptRuntime and its tests with ThreadSanitizer" OFF)
+if(LMOPT_SANITIZE AND LMOPT_SANITIZE_THREAD)
+  message(FATAL_ERROR "LMOPT_SANITIZE and LMOPT_SANITIZE_THREAD exclude each "
+                      "other; configure one build folder for each")
+endif()
+# Empty unless one of the two is on; lib/Format and lib/Runtime add them.
+set(LMOPT_SANITIZE_FLAGS)
+if(LMOPT_SANITIZE)
+  set(LMOPT_SANITIZE_FLAGS -fsanitize=address,undefined
+      -fno-sanitize-recover=all -fno-omit-frame-pointer)
+elseif(LMOPT_SANITIZE_THREAD)
+  set(LMOPT_SANITIZE_FLAGS -fsanitize=thread -fno-omit-frame-pointer)
+endif()
 
 # The Python package (python/, docs/python.md): AUTO builds it when Python's
 # headers and nanobind are found, ON requires them, OFF skips it.

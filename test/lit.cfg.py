@@ -39,6 +39,7 @@ llvm_config.add_tool_substitutions(
 # lmopt-run, and the generator of the bundles its tests run.
 llvm_config.add_tool_substitutions(
     [ToolSubst("lmopt-run", unresolved="fatal"),
+     ToolSubst("lmopt-soak", unresolved="fatal"),
      ToolSubst("lmopt-train", unresolved="fatal"),
      ToolSubst("lmopt-make-test-bundles", unresolved="fatal")], tool_dirs)
 # Without -DPython3_EXECUTABLE, the first python3 on PATH (several tests
@@ -109,3 +110,31 @@ if os.access(os.path.join(_cuda_home, "bin", "ptxas"), os.X_OK) or \
     config.available_features.add("cuda-toolkit")
 if "CUDA_HOME" in os.environ:
     config.environment["CUDA_HOME"] = os.environ["CUDA_HOME"]
+
+# A small size-limited file system for the full-disk tests (test/Reliability):
+# only where this runner may mount a tmpfs (root, or CAP_SYS_ADMIN); elsewhere
+# those tests are reported as unsupported, never passed without running.
+def _can_mount_tmpfs():
+    import subprocess
+    import tempfile
+    if not shutil.which("mount") or not shutil.which("umount"):
+        return False
+    folder = tempfile.mkdtemp(prefix="lmopt-lit-mount-")
+    try:
+        mounted = subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", folder],
+            capture_output=True, timeout=30).returncode == 0
+        if mounted:
+            subprocess.run(["umount", folder], capture_output=True, timeout=30)
+        return mounted
+    except (OSError, subprocess.SubprocessError):
+        return False
+    finally:
+        try:
+            os.rmdir(folder)
+        except OSError:
+            pass
+
+
+if _can_mount_tmpfs():
+    config.available_features.add("size-limited-fs")

@@ -107,6 +107,7 @@ Status MappedFile::open(const std::string &path, MappedFile &out) {
 AtomicFile::~AtomicFile() { discard(); }
 
 void AtomicFile::discard() {
+  flushed_ = false;
   if (fd_ >= 0)
     ::close(fd_);
   fd_ = -1;
@@ -121,6 +122,23 @@ Status AtomicFile::open(const std::string &path) {
     return Status::error(StatusCode::InvalidArgument, "empty output path");
   path_ = path;
   offset_ = 0;
+  direct_ = false;
+  flushed_ = false;
+  // A device, pipe or socket (/dev/null, /dev/stdout, /dev/full) is written
+  // in place: renaming a temporary over it would replace the node with a
+  // regular file. A folder is refused before anything is written.
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+    if (S_ISDIR(st.st_mode))
+      return Status::error(StatusCode::IoError,
+                           "cannot write " + quote(path) + ": it is a folder");
+    int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0)
+      return ioError("cannot open", path, errno);
+    fd_ = fd;
+    direct_ = true;
+    return Status::ok();
+  }
   // The temporary lives in the destination's folder so rename() is atomic.
   std::vector<char> name(path.begin(), path.end());
   const char suffix[] = ".tmp.XXXXXX";
@@ -170,22 +188,36 @@ Status AtomicFile::writeZeros(size_t count) {
   return Status::ok();
 }
 
-Status AtomicFile::commit() {
+Status AtomicFile::flush() {
+  if (flushed_)
+    return Status::ok();
   if (fd_ < 0)
     return Status::error(StatusCode::IoError,
                          "commit of " + quote(path_) + " after a failure");
-  if (::fsync(fd_) != 0) {
+  // fsync of a device or pipe may be refused (EINVAL, EROFS) and means
+  // nothing there; a failed write to it has already been reported.
+  if (::fsync(fd_) != 0 && !(direct_ && (errno == EINVAL || errno == EROFS))) {
     int err = errno;
     discard();
     return ioError("cannot flush", path_, err);
   }
-  if (::close(fd_) != 0) {
-    fd_ = -1;
+  int closed = ::close(fd_);
+  fd_ = -1;
+  if (closed != 0) {
     int err = errno;
     discard();
     return ioError("cannot close", path_, err);
   }
-  fd_ = -1;
+  flushed_ = true;
+  return Status::ok();
+}
+
+Status AtomicFile::commit() {
+  if (Status st = flush(); !st)
+    return st;
+  flushed_ = false;
+  if (direct_)
+    return Status::ok();
   if (::rename(tempPath_.c_str(), path_.c_str()) != 0) {
     int err = errno;
     discard();

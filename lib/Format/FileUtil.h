@@ -46,7 +46,9 @@ private:
 
 /// Writes a file atomically: bytes go to a temporary file beside `path`;
 /// commit() flushes it and renames it to `path`. Destroying an uncommitted
-/// AtomicFile removes the temporary file.
+/// AtomicFile removes the temporary file. An existing `path` that is not a
+/// regular file (a device such as /dev/null or /dev/full, a pipe) is written
+/// in place instead, so that it stays what it is; a folder is refused.
 class AtomicFile {
 public:
   AtomicFile() = default;
@@ -59,6 +61,11 @@ public:
   Status writeZeros(size_t count);
   /// Bytes written so far.
   uint64_t offset() const { return offset_; }
+  /// Writes the bytes through to the disk and closes the file, which stays
+  /// temporary: a writer of several files flushes each before committing
+  /// any, so that a full disk leaves all of them as they were.
+  Status flush();
+  /// flush(), then the rename.
   Status commit();
 
 private:
@@ -68,6 +75,10 @@ private:
   std::string tempPath_;
   int fd_ = -1;
   uint64_t offset_ = 0;
+  /// Writing `path` itself (not a regular file): no temporary, no rename.
+  bool direct_ = false;
+  /// flush() succeeded; commit() only renames.
+  bool flushed_ = false;
 };
 
 } // namespace lmopt::runtime

@@ -10,6 +10,8 @@
 
 #include "lmopt/Format/Npy.h"
 
+#include "lmopt/Format/AtomicWrite.h"
+
 #include "FileUtil.h"
 
 #include <cstring>
@@ -481,10 +483,7 @@ Status lmopt::runtime::writeNpy(const std::string &path, const Tensor &tensor) {
   std::vector<uint8_t> bytes;
   if (Status st = serializeNpy(tensor, "tensor for " + quote(path), bytes); !st)
     return st;
-  AtomicFile file;
-  if (Status st = file.open(path); !st)
-    return st;
-  if (Status st = file.write(bytes.data(), bytes.size()); !st)
-    return st;
-  return file.commit();
+  return writeFileAtomically(
+      path, std::string_view(reinterpret_cast<const char *>(bytes.data()),
+                             bytes.size()));
 }

@@ -172,6 +172,12 @@ Status lmopt::runtime::writeTokenDataset(const std::string &prefix,
     return st;
   if (Status st = idx.write(buffer.data(), buffer.size()); !st)
     return st;
+  // Both on disk before either replaces an older dataset, so that a full
+  // disk leaves the old pair whole (and no temporary file).
+  if (Status st = bin.flush(); !st)
+    return st;
+  if (Status st = idx.flush(); !st)
+    return st;
   if (Status st = bin.commit(); !st)
     return st;
   return idx.commit();

@@ -47,6 +47,17 @@ static lmoptStatus invalidArgument(const std::string &message) {
   return wrap(Status::error(StatusCode::InvalidArgument, message));
 }
 
+/// Calls `body`, turning an allocation that fails by exception (a vector or
+/// string in the runtime) into the out-of-memory status: no exception
+/// crosses the C boundary.
+template <typename Body> static lmoptStatus guarded(Body body) {
+  try {
+    return body();
+  } catch (const std::bad_alloc &) {
+    return &outOfMemoryStatus;
+  }
+}
+
 extern "C" {
 
 lmoptStatusCode lmoptStatusGetCode(lmoptStatus status) {
@@ -63,19 +74,21 @@ void lmoptStatusDestroy(lmoptStatus status) {
 }
 
 lmoptStatus lmoptBundleOpen(const char *path, lmoptBundle *outBundle) {
-  if (!outBundle)
-    return invalidArgument("lmoptBundleOpen: 'outBundle' is null");
-  *outBundle = nullptr;
-  if (!path)
-    return invalidArgument("lmoptBundleOpen: 'path' is null");
-  std::unique_ptr<BundleReader> reader;
-  if (Status st = BundleReader::open(path, reader); !st)
-    return wrap(st);
-  auto *bundle = new (std::nothrow) lmoptBundleImpl{std::move(reader)};
-  if (!bundle)
-    return &outOfMemoryStatus;
-  *outBundle = bundle;
-  return nullptr;
+  return guarded([&]() -> lmoptStatus {
+    if (!outBundle)
+      return invalidArgument("lmoptBundleOpen: 'outBundle' is null");
+    *outBundle = nullptr;
+    if (!path)
+      return invalidArgument("lmoptBundleOpen: 'path' is null");
+    std::unique_ptr<BundleReader> reader;
+    if (Status st = BundleReader::open(path, reader); !st)
+      return wrap(st);
+    auto *bundle = new (std::nothrow) lmoptBundleImpl{std::move(reader)};
+    if (!bundle)
+      return &outOfMemoryStatus;
+    *outBundle = bundle;
+    return nullptr;
+  });
 }
 
 lmoptStatus lmoptBundleClose(lmoptBundle bundle) {
@@ -152,77 +165,82 @@ size_t lmoptDTypeSize(int32_t dtype) { return dtypeSize(DType(dtype)); }
 const char *lmoptDTypeName(int32_t dtype) { return dtypeName(DType(dtype)); }
 
 lmoptStatus lmoptTensorReadNpy(const char *path, lmoptTensor **outTensor) {
-  if (!outTensor)
-    return invalidArgument("lmoptTensorReadNpy: 'outTensor' is null");
-  *outTensor = nullptr;
-  if (!path)
-    return invalidArgument("lmoptTensorReadNpy: 'path' is null");
-  Tensor tensor;
-  if (Status st = readNpy(path, tensor); !st)
-    return wrap(st);
-  // One allocation: the struct, the dims, then the data at a 64-byte offset.
-  size_t dimsOffset = sizeof(lmoptTensor);
-  size_t dataOffset = dimsOffset + tensor.shape.size() * sizeof(int64_t);
-  dataOffset = (dataOffset + 63) & ~size_t(63);
-  size_t total = (dataOffset + tensor.data.size() + 63) & ~size_t(63);
-  void *block = std::aligned_alloc(64, total);
-  if (!block)
-    return &outOfMemoryStatus;
-  auto *bytes = static_cast<uint8_t *>(block);
-  auto *t = new (block) lmoptTensor();
-  t->dtype = int32_t(tensor.dtype);
-  t->rank = int32_t(tensor.shape.size());
-  t->dims = reinterpret_cast<int64_t *>(bytes + dimsOffset);
-  if (!tensor.shape.empty())
-    std::memcpy(t->dims, tensor.shape.data(),
-                tensor.shape.size() * sizeof(int64_t));
-  t->data = bytes + dataOffset;
-  if (!tensor.data.empty())
-    std::memcpy(t->data, tensor.data.data(), tensor.data.size());
-  t->byteSize = tensor.data.size();
-  *outTensor = t;
-  return nullptr;
+  return guarded([&]() -> lmoptStatus {
+    if (!outTensor)
+      return invalidArgument("lmoptTensorReadNpy: 'outTensor' is null");
+    *outTensor = nullptr;
+    if (!path)
+      return invalidArgument("lmoptTensorReadNpy: 'path' is null");
+    Tensor tensor;
+    if (Status st = readNpy(path, tensor); !st)
+      return wrap(st);
+    // One allocation: the struct, the dims, then the data at a 64-byte offset.
+    size_t dimsOffset = sizeof(lmoptTensor);
+    size_t dataOffset = dimsOffset + tensor.shape.size() * sizeof(int64_t);
+    dataOffset = (dataOffset + 63) & ~size_t(63);
+    size_t total = (dataOffset + tensor.data.size() + 63) & ~size_t(63);
+    void *block = std::aligned_alloc(64, total);
+    if (!block)
+      return &outOfMemoryStatus;
+    auto *bytes = static_cast<uint8_t *>(block);
+    auto *t = new (block) lmoptTensor();
+    t->dtype = int32_t(tensor.dtype);
+    t->rank = int32_t(tensor.shape.size());
+    t->dims = reinterpret_cast<int64_t *>(bytes + dimsOffset);
+    if (!tensor.shape.empty())
+      std::memcpy(t->dims, tensor.shape.data(),
+                  tensor.shape.size() * sizeof(int64_t));
+    t->data = bytes + dataOffset;
+    if (!tensor.data.empty())
+      std::memcpy(t->data, tensor.data.data(), tensor.data.size());
+    t->byteSize = tensor.data.size();
+    *outTensor = t;
+    return nullptr;
+  });
 }
 
 lmoptStatus lmoptTensorWriteNpy(const char *path, const lmoptTensor *tensor) {
-  if (!path || !tensor)
-    return invalidArgument("lmoptTensorWriteNpy: a pointer argument is null");
-  if (!isValidDType(int(tensor->dtype)))
-    return invalidArgument("lmoptTensorWriteNpy: invalid dtype " +
-                           std::to_string(int(tensor->dtype)));
-  if (tensor->rank < 0 || size_t(tensor->rank) > kMaxRank)
-    return invalidArgument("lmoptTensorWriteNpy: rank " +
-                           std::to_string(tensor->rank) + " is outside [0, " +
-                           std::to_string(kMaxRank) + "]");
-  if (tensor->rank > 0 && !tensor->dims)
-    return invalidArgument("lmoptTensorWriteNpy: 'dims' is null for rank " +
-                           std::to_string(tensor->rank));
-  if (tensor->byteSize > 0 && !tensor->data)
-    return invalidArgument("lmoptTensorWriteNpy: 'data' is null for " +
-                           std::to_string(tensor->byteSize) + " bytes");
-  Tensor t;
-  t.dtype = DType(tensor->dtype);
-  t.shape.assign(tensor->dims, tensor->dims + tensor->rank);
-  // Check the shape against byteSize before copying the caller's bytes.
-  uint64_t expected = dtypeSize(t.dtype);
-  for (size_t i = 0; i < t.shape.size(); ++i) {
-    if (t.shape[i] < 0)
-      return invalidArgument("lmoptTensorWriteNpy: negative dim " +
-                             std::to_string(t.shape[i]) + " at index " +
-                             std::to_string(i));
-    if (__builtin_mul_overflow(expected, uint64_t(t.shape[i]), &expected))
-      return invalidArgument("lmoptTensorWriteNpy: the byte size of the "
-                             "shape overflows 64 bits");
-  }
-  if (expected != tensor->byteSize)
-    return invalidArgument("lmoptTensorWriteNpy: a tensor of dtype '" +
-                           std::string(dtypeName(t.dtype)) + "' and rank " +
-                           std::to_string(t.shape.size()) + " needs " +
-                           std::to_string(expected) + " bytes; 'byteSize' is " +
-                           std::to_string(tensor->byteSize));
-  const auto *data = static_cast<const uint8_t *>(tensor->data);
-  t.data.assign(data, data + tensor->byteSize);
-  return wrap(writeNpy(path, t));
+  return guarded([&]() -> lmoptStatus {
+    if (!path || !tensor)
+      return invalidArgument("lmoptTensorWriteNpy: a pointer argument is null");
+    if (!isValidDType(int(tensor->dtype)))
+      return invalidArgument("lmoptTensorWriteNpy: invalid dtype " +
+                             std::to_string(int(tensor->dtype)));
+    if (tensor->rank < 0 || size_t(tensor->rank) > kMaxRank)
+      return invalidArgument("lmoptTensorWriteNpy: rank " +
+                             std::to_string(tensor->rank) + " is outside [0, " +
+                             std::to_string(kMaxRank) + "]");
+    if (tensor->rank > 0 && !tensor->dims)
+      return invalidArgument("lmoptTensorWriteNpy: 'dims' is null for rank " +
+                             std::to_string(tensor->rank));
+    if (tensor->byteSize > 0 && !tensor->data)
+      return invalidArgument("lmoptTensorWriteNpy: 'data' is null for " +
+                             std::to_string(tensor->byteSize) + " bytes");
+    Tensor t;
+    t.dtype = DType(tensor->dtype);
+    t.shape.assign(tensor->dims, tensor->dims + tensor->rank);
+    // Check the shape against byteSize before copying the caller's bytes.
+    uint64_t expected = dtypeSize(t.dtype);
+    for (size_t i = 0; i < t.shape.size(); ++i) {
+      if (t.shape[i] < 0)
+        return invalidArgument("lmoptTensorWriteNpy: negative dim " +
+                               std::to_string(t.shape[i]) + " at index " +
+                               std::to_string(i));
+      if (__builtin_mul_overflow(expected, uint64_t(t.shape[i]), &expected))
+        return invalidArgument("lmoptTensorWriteNpy: the byte size of the "
+                               "shape overflows 64 bits");
+    }
+    if (expected != tensor->byteSize)
+      return invalidArgument("lmoptTensorWriteNpy: a tensor of dtype '" +
+                             std::string(dtypeName(t.dtype)) + "' and rank " +
+                             std::to_string(t.shape.size()) + " needs " +
+                             std::to_string(expected) +
+                             " bytes; 'byteSize' is " +
+                             std::to_string(tensor->byteSize));
+    const auto *data = static_cast<const uint8_t *>(tensor->data);
+    t.data.assign(data, data + tensor->byteSize);
+    return wrap(writeNpy(path, t));
+  });
 }
 
 void lmoptTensorDestroy(lmoptTensor *tensor) {
@@ -239,22 +257,24 @@ void lmoptTensorDestroy(lmoptTensor *tensor) {
 lmoptStatus lmoptSessionCreate(const char *path,
                                const lmoptSessionOptions *options,
                                lmoptSession *outSession) {
-  if (!outSession)
-    return invalidArgument("lmoptSessionCreate: 'outSession' is null");
-  *outSession = nullptr;
-  if (!path)
-    return invalidArgument("lmoptSessionCreate: 'path' is null");
-  SessionOptions sessionOptions;
-  if (options)
-    sessionOptions.threads = options->threads;
-  std::unique_ptr<Session> session;
-  if (Status st = Session::create(path, sessionOptions, session); !st)
-    return wrap(st);
-  auto *impl = new (std::nothrow) lmoptSessionImpl{std::move(session)};
-  if (!impl)
-    return &outOfMemoryStatus;
-  *outSession = impl;
-  return nullptr;
+  return guarded([&]() -> lmoptStatus {
+    if (!outSession)
+      return invalidArgument("lmoptSessionCreate: 'outSession' is null");
+    *outSession = nullptr;
+    if (!path)
+      return invalidArgument("lmoptSessionCreate: 'path' is null");
+    SessionOptions sessionOptions;
+    if (options)
+      sessionOptions.threads = options->threads;
+    std::unique_ptr<Session> session;
+    if (Status st = Session::create(path, sessionOptions, session); !st)
+      return wrap(st);
+    auto *impl = new (std::nothrow) lmoptSessionImpl{std::move(session)};
+    if (!impl)
+      return &outOfMemoryStatus;
+    *outSession = impl;
+    return nullptr;
+  });
 }
 
 lmoptStatus lmoptSessionDestroy(lmoptSession session) {
@@ -378,6 +398,9 @@ static lmoptStatus runEntry(const char *fn, lmoptSession session,
     views[i].tensor.data = t.data;
     views[i].tensor.byteSize = t.byteSize;
   }
+  // Held until the outputs are copied: they live in the session's arena,
+  // which another thread's run of this session would overwrite.
+  auto lock = s.lockRuns();
   if (Status st = s.execute(entry, views.data(), views.size()); !st)
     return wrap(st);
 
@@ -423,8 +446,10 @@ static lmoptStatus runEntry(const char *fn, lmoptSession session,
 lmoptStatus lmoptSessionRun(lmoptSession session, size_t numInputs,
                             const char *const *names, const lmoptTensor *inputs,
                             size_t *outNumOutputs, lmoptTensor **outOutputs) {
-  return runEntry("lmoptSessionRun", session, nullptr, numInputs, names, inputs,
-                  outNumOutputs, outOutputs);
+  return guarded([&]() -> lmoptStatus {
+    return runEntry("lmoptSessionRun", session, nullptr, numInputs, names,
+                    inputs, outNumOutputs, outOutputs);
+  });
 }
 
 lmoptStatus lmoptSessionRunEntry(lmoptSession session, const char *entry,
@@ -432,32 +457,40 @@ lmoptStatus lmoptSessionRunEntry(lmoptSession session, const char *entry,
                                  const lmoptTensor *inputs,
                                  size_t *outNumOutputs,
                                  lmoptTensor **outOutputs) {
-  if (!entry)
-    return invalidArgument("lmoptSessionRunEntry: 'entry' is null");
-  return runEntry("lmoptSessionRunEntry", session, entry, numInputs, names,
-                  inputs, outNumOutputs, outOutputs);
+  return guarded([&]() -> lmoptStatus {
+    if (!entry)
+      return invalidArgument("lmoptSessionRunEntry: 'entry' is null");
+    return runEntry("lmoptSessionRunEntry", session, entry, numInputs, names,
+                    inputs, outNumOutputs, outOutputs);
+  });
 }
 
 void lmoptTensorArrayDestroy(lmoptTensor *tensors) { std::free(tensors); }
 
 lmoptStatus lmoptSessionResetStates(lmoptSession session) {
-  if (!session)
-    return invalidArgument("lmoptSessionResetStates: 'session' is null");
-  return wrap(session->session->resetStates());
+  return guarded([&]() -> lmoptStatus {
+    if (!session)
+      return invalidArgument("lmoptSessionResetStates: 'session' is null");
+    return wrap(session->session->resetStates());
+  });
 }
 
 lmoptStatus lmoptSessionSaveStates(lmoptSession session, const char *path) {
-  if (!session || !path)
-    return invalidArgument("lmoptSessionSaveStates: a pointer argument is "
-                           "null");
-  return wrap(session->session->saveStates(path));
+  return guarded([&]() -> lmoptStatus {
+    if (!session || !path)
+      return invalidArgument("lmoptSessionSaveStates: a pointer argument is "
+                             "null");
+    return wrap(session->session->saveStates(path));
+  });
 }
 
 lmoptStatus lmoptSessionLoadStates(lmoptSession session, const char *path) {
-  if (!session || !path)
-    return invalidArgument("lmoptSessionLoadStates: a pointer argument is "
-                           "null");
-  return wrap(session->session->loadStates(path));
+  return guarded([&]() -> lmoptStatus {
+    if (!session || !path)
+      return invalidArgument("lmoptSessionLoadStates: a pointer argument is "
+                             "null");
+    return wrap(session->session->loadStates(path));
+  });
 }
 
 } // extern "C"

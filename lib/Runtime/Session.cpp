@@ -138,7 +138,7 @@ Status Session::loadWeights(const SessionOptions &options) {
       bytes ? std::aligned_alloc(size_t(page), size_t(bytes)) : nullptr;
   if (bytes && !buffer)
     return Status::error(StatusCode::DeviceError,
-                         "bundle '" + path_ + "' needs " +
+                         "out of memory: bundle '" + path_ + "' needs " +
                              std::to_string(omitted.fullSize) +
                              " bytes of host memory for its random weights");
   ownedWeights_ = {static_cast<uint8_t *>(buffer), freeWeights};
@@ -416,6 +416,17 @@ long Session::findEntry(std::string_view name) const {
   return -1;
 }
 
+Status Session::findEntry(std::string_view name, size_t &out) const {
+  long index = findEntry(name);
+  if (index < 0)
+    return Status::error(StatusCode::InvalidArgument,
+                         "bundle '" + path_ + "' has no entry '" +
+                             std::string(name) + "'; its entries are " +
+                             entryNames());
+  out = size_t(index);
+  return Status::ok();
+}
+
 Status Session::bindInputs(Entry &entry, const NamedTensorView *inputs,
                            size_t count) {
   auto invalid = [](const std::string &message) {
@@ -579,6 +590,7 @@ Status Session::bindShapes(Entry &entry,
 
 Status Session::execute(size_t index, const NamedTensorView *inputs,
                         size_t count) {
+  auto lock = lockRuns();
   if (index >= entries_.size())
     return Status::error(StatusCode::InvalidArgument,
                          "session run: entry " + std::to_string(index) +
@@ -700,6 +712,9 @@ const PlanTensor &Session::outputTensor(size_t index) const {
 Status Session::run(size_t entry, const std::vector<NamedTensorView> &inputs,
                     std::vector<NamedTensor> &outputs) {
   outputs.clear();
+  // Held until the outputs are copied out: another thread's run would
+  // overwrite the arena they live in.
+  auto lock = lockRuns();
   if (Status st = execute(entry, inputs.data(), inputs.size()); !st)
     return st;
   const std::vector<ValueInfo> &infos = entryInfos_[entry].outputs;
@@ -739,18 +754,15 @@ Status Session::run(const std::vector<NamedTensor> &inputs,
 Status Session::run(std::string_view entry,
                     const std::vector<NamedTensor> &inputs,
                     std::vector<NamedTensor> &outputs) {
-  long index = findEntry(entry);
-  if (index < 0) {
-    outputs.clear();
-    return Status::error(StatusCode::InvalidArgument,
-                         "bundle '" + path_ + "' has no entry '" +
-                             std::string(entry) + "'; its entries are " +
-                             entryNames());
-  }
-  return run(size_t(index), viewsOf(inputs), outputs);
+  outputs.clear();
+  size_t index = 0;
+  if (Status st = findEntry(entry, index); !st)
+    return st;
+  return run(index, viewsOf(inputs), outputs);
 }
 
 void Session::resetProfile() {
+  auto lock = lockRuns();
   for (StepProfile &p : profile_) {
     p.calls = 0;
     p.seconds = 0;

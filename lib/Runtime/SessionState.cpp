@@ -29,6 +29,7 @@ Status Session::createStates() {
 }
 
 Status Session::resetStates() {
+  auto lock = lockRuns();
   for (size_t s = 0; s < states_.size(); ++s) {
     const PlanState &plan = program_.states[s];
     State &state = *states_[s];
@@ -116,6 +117,7 @@ Status Session::checkStateReads(const Entry &entry) const {
 }
 
 std::vector<StateInfo> Session::states() const {
+  auto lock = lockRuns();
   std::vector<StateInfo> infos;
   for (size_t s = 0; s < states_.size(); ++s) {
     const PlanState &plan = program_.states[s];
@@ -127,6 +129,7 @@ std::vector<StateInfo> Session::states() const {
 }
 
 Status Session::readState(std::string_view name, Tensor &out) const {
+  auto lock = lockRuns();
   size_t s = 0;
   if (Status st = findState(name, s); !st)
     return st;
@@ -215,6 +218,7 @@ Status Session::setStateValue(size_t s, const TensorView &value) {
 }
 
 Status Session::writeState(std::string_view name, const TensorView &value) {
+  auto lock = lockRuns();
   size_t s = 0;
   if (Status st = findState(name, s); !st)
     return st;
@@ -224,6 +228,7 @@ Status Session::writeState(std::string_view name, const TensorView &value) {
 }
 
 Status Session::saveStates(const std::string &path) const {
+  auto lock = lockRuns();
   std::vector<NamedTensor> values;
   for (size_t s = 0; s < states_.size(); ++s) {
     if (!states_[s]->hasValue)
@@ -241,6 +246,7 @@ Status Session::loadStates(const std::string &path) {
   std::vector<NamedTensor> values;
   if (Status st = readNpz(path, values); !st)
     return st;
+  auto lock = lockRuns();
   std::vector<size_t> indices;
   for (const NamedTensor &value : values) {
     size_t s = 0;

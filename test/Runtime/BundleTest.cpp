@@ -220,12 +220,12 @@ TEST_F(BundleTest, WriteIsAtomic) {
                 "cannot create a temporary file for '" + missing +
                     "': No such file or directory");
 
-  // Renaming over a folder fails: the folder stays, no temporary is left.
+  // A folder is refused before anything is written: it stays, and no
+  // temporary is left.
   std::string folder = dir.file("taken");
   ASSERT_EQ(::mkdir(folder.c_str(), 0755), 0);
   EXPECT_STATUS(w.write(folder), StatusCode::IoError,
-                "cannot rename the temporary file to '" + folder +
-                    "': Is a directory");
+                "cannot write '" + folder + "': it is a folder");
   EXPECT_EQ(listDir(dir.path()),
             (std::vector<std::string>{"good.lmopt", "taken"}));
 

@@ -468,15 +468,9 @@ TEST_F(SessionTest, LibrariesWithTheSameEntryNamesStayApart) {
 }
 
 TEST_F(SessionTest, SessionsRunOnTwoThreadsAtOnce) {
-  // A linear and a kernel step; each thread has its own session and inputs.
-  BundleBuilder b = kernelModel();
-  uint32_t x = b.input("x", DType::F32, {2, 3});
-  uint32_t w =
-      b.weight<float>("w2", DType::F32, {3, 1}, std::vector<float>{1, 1, 1});
-  uint32_t sum = b.arena("sum", DType::F32, {2, 1});
-  b.step(StepKind::Linear, "row_sum", {x, w}, {sum});
-  b.output("sum", sum);
-  std::string path = write(b);
+  // A linear and a kernel step; each thread has its own session and inputs
+  // (ConcurrencyTest.cpp runs more threads, and threads sharing a session).
+  std::string path = write(kernelAndLinearModel());
   auto work = [&](float base, std::string &failure) {
     SessionOptions options;
     options.threads = 1;
@@ -488,18 +482,10 @@ TEST_F(SessionTest, SessionsRunOnTwoThreadsAtOnce) {
     std::vector<NamedTensor> outputs;
     for (int i = 0; i < 50 && failure.empty(); ++i) {
       float v = base + float(i);
-      // out = max(a + [1, 1, 1, -5, -5, -5], 0); sum = 3 v per row.
-      Status st = session->run({{"a", f32({2, 3}, {v, v, v, v, v, v})},
-                                {"x", f32({2, 3}, {v, v, v, v, v, v})}},
-                               outputs);
-      if (!st)
+      if (Status st = session->run(kernelAndLinearInputs(v), outputs); !st)
         failure = st.toString();
-      else if (values<float>(outputs[0].tensor) !=
-                   std::vector<float>{v + 1, v + 1, v + 1, v > 5 ? v - 5 : 0,
-                                      v > 5 ? v - 5 : 0, v > 5 ? v - 5 : 0} ||
-               values<float>(outputs[1].tensor) !=
-                   std::vector<float>{3 * v, 3 * v})
-        failure = "wrong values at run " + std::to_string(i);
+      else
+        failure = checkKernelAndLinearOutputs(v, outputs);
     }
   };
   std::string failure1, failure2;

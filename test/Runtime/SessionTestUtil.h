@@ -117,6 +117,42 @@ inline BundleBuilder kernelModel(bool alt = false) {
   return b;
 }
 
+/// kernelModel plus a linear step: sum [2, 1] = x [2, 3] times a weight of
+/// ones, so that a run exercises a generated kernel and a oneDNN product.
+inline BundleBuilder kernelAndLinearModel() {
+  BundleBuilder b = kernelModel();
+  uint32_t x = b.input("x", DType::F32, {2, 3});
+  uint32_t w =
+      b.weight<float>("w2", DType::F32, {3, 1}, std::vector<float>{1, 1, 1});
+  uint32_t sum = b.arena("sum", DType::F32, {2, 1});
+  b.step(StepKind::Linear, "row_sum", {x, w}, {sum});
+  b.output("sum", sum);
+  return b;
+}
+
+/// Inputs of kernelAndLinearModel with every element `v`.
+inline std::vector<NamedTensor> kernelAndLinearInputs(float v) {
+  return {{"a", f32({2, 3}, {v, v, v, v, v, v})},
+          {"x", f32({2, 3}, {v, v, v, v, v, v})}};
+}
+
+/// "" when `outputs` are kernelAndLinearModel's for kernelAndLinearInputs(v):
+/// out = max(a + [1, 1, 1, -5, -5, -5], 0) and sum = 3 v per row; else what
+/// differs.
+inline std::string checkKernelAndLinearOutputs(
+    float v, const std::vector<NamedTensor> &outputs) {
+  if (outputs.size() != 2)
+    return std::to_string(outputs.size()) + " outputs for input " +
+           std::to_string(v);
+  float low = v > 5 ? v - 5 : 0;
+  if (values<float>(outputs[0].tensor) !=
+      std::vector<float>{v + 1, v + 1, v + 1, low, low, low})
+    return "wrong 'out' for input " + std::to_string(v);
+  if (values<float>(outputs[1].tensor) != std::vector<float>{3 * v, 3 * v})
+    return "wrong 'sum' for input " + std::to_string(v);
+  return "";
+}
+
 /// q, k, v -> attention with `heads` heads, as the compiler emits it.
 inline BundleBuilder attentionModel(std::vector<int64_t> qDims,
                                     std::vector<int64_t> kvDims, int64_t heads,

@@ -13,6 +13,7 @@
 #include "lmopt/Format/Float16.h"
 #include "lmopt/Format/Npy.h"
 #include "lmopt/Runtime/Generate.h"
+#include "lmopt/Runtime/ProcessMemory.h"
 #include "lmopt/Runtime/Session.h"
 
 #include <sys/resource.h>
@@ -26,6 +27,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <new>
 #include <optional>
 #include <string>
 #include <vector>
@@ -200,19 +202,6 @@ static Status compareOutputs(const std::vector<NamedTensor> &outputs,
 //===----------------------------------------------------------------------===//
 // Benchmarking and profiling
 //===----------------------------------------------------------------------===//
-
-/// The process's resident set now, from /proc (0 where it cannot be read).
-static double residentMiB() {
-  FILE *f = std::fopen("/proc/self/statm", "r");
-  if (!f)
-    return 0;
-  unsigned long size = 0, resident = 0;
-  int read = std::fscanf(f, "%lu %lu", &size, &resident);
-  std::fclose(f);
-  return read == 2 ? double(resident) * double(sysconf(_SC_PAGESIZE)) /
-                         (1024.0 * 1024.0)
-                   : 0;
-}
 
 static Status bench(Session &session, size_t entry,
                     const std::vector<NamedTensorView> &views,
@@ -429,14 +418,9 @@ static Status runTool(const Options &o, bool &pass) {
     return finishRun(*session, o);
   }
   size_t entry = 0;
-  if (!o.entry.empty()) {
-    long index = session->findEntry(o.entry);
-    if (index < 0)
-      return Status::error(StatusCode::InvalidArgument,
-                           "'" + o.model + "' has no entry '" + o.entry +
-                               "'; its entries are " + session->entryNames());
-    entry = size_t(index);
-  }
+  if (!o.entry.empty())
+    if (Status st = session->findEntry(o.entry, entry); !st)
+      return st;
 
   if (!o.dataset.dataset.empty()) {
     lmopt_run::DatasetRunOptions dataset = o.dataset;
@@ -489,7 +473,14 @@ int main(int argc, char **argv) {
     return 0;
   }
   bool pass = true;
-  Status st = runTool(options, pass);
+  Status st;
+  // The runtime returns a status for every allocation it checks; a vector
+  // or string that cannot grow throws, and ends here as the same error.
+  try {
+    st = runTool(options, pass);
+  } catch (const std::bad_alloc &) {
+    st = Status::error(StatusCode::IoError, "out of memory");
+  }
   std::fflush(stdout);
   if (!st) {
     std::fprintf(stderr, "lmopt-run: error: %s\n", st.message().c_str());

@@ -8,6 +8,8 @@
 
 #include "ExportOnnx.h"
 
+#include "lmopt/Format/AtomicWrite.h"
+
 #include "onnx/onnx.pb.h"
 
 #include "llvm/ADT/StringMap.h"
@@ -73,24 +75,10 @@ llvm::Error exportTrainedOnnx(const std::string &sourcePath,
   std::string bytes;
   if (!model.SerializeToString(&bytes))
     return error("cannot serialize the trained model");
-  std::string temp = outPath + ".tmp";
-  {
-    std::error_code ec;
-    llvm::raw_fd_ostream out(temp, ec);
-    if (ec)
-      return error("cannot write '" + temp + "': " + ec.message());
-    out << bytes;
-    out.close();
-    if (out.has_error()) {
-      out.clear_error();
-      llvm::sys::fs::remove(temp);
-      return error("cannot write '" + temp + "'");
-    }
-  }
-  if (std::error_code ec = llvm::sys::fs::rename(temp, outPath)) {
-    llvm::sys::fs::remove(temp);
-    return error("cannot write '" + outPath + "': " + ec.message());
-  }
+  if (lmopt::runtime::Status st =
+          lmopt::runtime::writeFileAtomically(outPath, bytes);
+      !st)
+    return error(st.message());
   return llvm::Error::success();
 }
 

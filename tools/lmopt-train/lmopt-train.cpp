@@ -17,6 +17,7 @@
 #include "ExportOnnx.h"
 #include "TrainData.h"
 
+#include "lmopt/Format/AtomicWrite.h"
 #include "lmopt/Format/Npy.h"
 #include "lmopt/Runtime/Session.h"
 
@@ -354,17 +355,11 @@ static void writeCheckpoint(Session &session, const Position &at,
   std::string json;
   llvm::raw_string_ostream os(json);
   os << llvm::json::Value(std::move(trainer)) << "\n";
-  std::string target = checkpointFile("trainer.json");
-  std::string temp = target + ".tmp";
-  {
-    std::error_code ec;
-    llvm::raw_fd_ostream out(temp, ec);
-    if (ec)
-      fail("cannot write '" + temp + "': " + ec.message());
-    out << json;
-  }
-  if (std::error_code ec = llvm::sys::fs::rename(temp, target))
-    fail("cannot write '" + target + "': " + ec.message());
+  // Checked write by write; on a full disk no temporary is left and the
+  // previous trainer file still names the previous states.
+  check(lmopt::runtime::writeFileAtomically(checkpointFile("trainer.json"),
+                                            json),
+        "checkpoint");
   if (!previous.empty() && previous != states)
     llvm::sys::fs::remove(checkpointFile(previous));
 }
@@ -642,8 +637,17 @@ int main(int argc, char **argv) {
     if (!firstStepDone)
       firstStepDone = std::chrono::steady_clock::now();
     double loss = lossSum / double(schedule.gradAccum);
-    if (lossLog)
+    if (lossLog) {
+      // Checked line by line: a full disk is an error now, not an abort
+      // when the stream is closed.
       *lossLog << llvm::format("%.8g", loss) << "\n";
+      lossLog->flush();
+      if (std::error_code ec = lossLog->error()) {
+        lossLog->clear_error();
+        fail("--log-losses: cannot write '" + logLosses + "': " +
+             ec.message());
+      }
+    }
     if (at.step == totalSteps || (logEvery > 0 && at.step % logEvery == 0)) {
       double seconds = std::chrono::duration<double>(
                            std::chrono::steady_clock::now() - start)

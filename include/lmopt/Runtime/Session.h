@@ -9,7 +9,8 @@
 // outputs out. States keep their values from one run to the next (a
 // key/value cache, parameters) and can be read, written, saved and loaded.
 // Sessions share nothing but the read-only mapping of their bundle, so any
-// number can live in one process; one session serves one thread at a time.
+// number can live in one process. Several threads may call one session: its
+// runs and state calls take turns on the session's lock (lockRuns()).
 // docs/cpu-backend.md, "Runtime sessions and lmopt-run".
 //
 //===----------------------------------------------------------------------===//
@@ -24,6 +25,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -142,6 +144,9 @@ public:
   const std::vector<EntryInfo> &entries() const { return entryInfos_; }
   /// The index of the entry named `name`, or -1.
   long findEntry(std::string_view name) const;
+  /// The index of the entry named `name` in `out`, or an error naming the
+  /// bundle and listing its entries.
+  Status findEntry(std::string_view name, size_t &out) const;
   /// The entries' names for messages: "'prefill', 'decode'".
   std::string entryNames() const;
 
@@ -157,6 +162,17 @@ public:
   const Program &program() const { return program_; }
   /// The default entry's plan.
   const Plan &plan() const { return program_.entries.front(); }
+
+  /// Runs, execute() and the state calls take this per-session lock, so
+  /// that threads sharing a session take turns rather than race. A caller
+  /// reading outputs in place (execute() then outputData()/outputTensor())
+  /// from a shared session holds it across both, as the C API does:
+  ///   auto lock = session.lockRuns();
+  /// The lock is recursive: the session's own calls may run under it.
+  /// profile() hands out a reference and takes no lock.
+  std::unique_lock<std::recursive_mutex> lockRuns() const {
+    return std::unique_lock<std::recursive_mutex>(runMutex_);
+  }
 
   /// Runs entry `entry` (the default one in the overloads without it).
   /// Every input must be given exactly once, by name, with the plan's dtype
@@ -242,6 +258,8 @@ private:
   Status findState(std::string_view name, size_t &out) const;
   Status setStateValue(size_t index, const TensorView &value);
 
+  /// Held by every run and state call (lockRuns()).
+  mutable std::recursive_mutex runMutex_;
   std::string path_;
   std::unique_ptr<BundleReader> reader_;
   Program program_;

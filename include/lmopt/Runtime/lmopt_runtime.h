@@ -125,8 +125,11 @@ void lmoptTensorDestroy(lmoptTensor *tensor);
 /*===-- Sessions ----------------------------------------------------------===*/
 
 /* A compiled model ready to run (docs/cpu-backend.md, "Runtime sessions and
- * lmopt-run"). A session is used by one thread at a time; any number of
- * sessions can live in one process. */
+ * lmopt-run"). Any number of sessions can live in one process and run at
+ * once. Several threads may call one session: its runs and state calls take
+ * turns on a lock of the session (each run is whole, its outputs are that
+ * run's); only lmoptSessionDestroy must come after every other call on the
+ * session has returned. */
 typedef struct lmoptSessionImpl *lmoptSession;
 
 typedef struct lmoptSessionOptions {

@@ -85,9 +85,9 @@ Status lmopt::runtime::allocateHostBuffer(uint64_t bytes,
                                           std::unique_ptr<DeviceBuffer> &out) {
   auto buffer = std::make_unique<HostBuffer>();
   if (!buffer->allocate(bytes))
-    return Status::error(StatusCode::IoError, "cannot allocate " +
-                                                  std::to_string(bytes) +
-                                                  " bytes of host memory");
+    return Status::error(StatusCode::IoError,
+                         "out of memory: cannot allocate " +
+                             std::to_string(bytes) + " bytes of host memory");
   out = std::move(buffer);
   return Status::ok();
 }

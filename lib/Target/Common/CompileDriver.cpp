@@ -321,10 +321,15 @@ CompileDriver::run(ModuleOp module, CompileObserver &observer) const {
   llvm::Expected<uint64_t> bundleBytes =
       writeBundle(options.outputPath, *planned, *kernels, meta,
                   omitted ? &*omitted : nullptr);
-  if (!bundleBytes)
-    return llvm::createStringError(
-        "cannot write '" + options.outputPath +
-        "': " + llvm::toString(bundleBytes.takeError()));
+  if (!bundleBytes) {
+    // A failed write says so already ("cannot write 'out.lmopt': No space
+    // left on device"); the other messages get the path here.
+    std::string message = llvm::toString(bundleBytes.takeError());
+    std::string quoted = "'" + options.outputPath + "'";
+    if (llvm::StringRef(message).starts_with("cannot write " + quoted))
+      return llvm::createStringError(message);
+    return llvm::createStringError("cannot write " + quoted + ": " + message);
+  }
   observer.phaseDone(5, "write", clock.lap(), "");
   summary.bundleBytes = *bundleBytes;
   return summary;
