@@ -35,7 +35,7 @@ apt_packages=(
   cmake ninja-build ccache gcc g++ libc6-dev python3
   llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools clang-22
   libprotobuf-dev protobuf-compiler libdnnl-dev libfmt-dev
-  libgtest-dev zlib1g-dev libutf8proc-dev python3-dev
+  libgtest-dev zlib1g-dev libutf8proc-dev libxxhash-dev python3-dev
 )
 # The fuzz build: clang finds no OpenMP (which the runtime's oneDNN steps
 # use) without libomp, and -fsanitize=fuzzer,address links clang's runtimes.

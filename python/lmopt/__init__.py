@@ -8,7 +8,7 @@
 See docs/python.md for the whole API.
 """
 
-from ._api import Bundle, Error, Session, compile, targets
+from ._api import Bundle, Error, Session, Trainer, compile, targets
 
-__all__ = ["Bundle", "Error", "Session", "compile", "targets"]
+__all__ = ["Bundle", "Error", "Session", "Trainer", "compile", "targets"]
 __version__ = "0.1.0"

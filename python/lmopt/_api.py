@@ -306,3 +306,123 @@ class Session(_lmopt._Session):
         if return_logits:
             return result["tokens"], result["logits"]
         return result["tokens"]
+
+
+def _data_path(data, folder: str, what: str) -> str:
+    """A training or evaluation set: a path (.npz or token dataset
+    PREFIX.idx) or a dict of arrays with one row per example."""
+    if isinstance(data, (str, os.PathLike)):
+        return os.fspath(data)
+    if isinstance(data, Mapping):
+        import numpy
+        path = os.path.join(folder, what + ".npz")
+        numpy.savez(path, **{k: numpy.asarray(v) for k, v in data.items()})
+        return path
+    raise TypeError(f"{what} is a .npz path, a token dataset PREFIX.idx or a "
+                    f"dict of arrays, not {type(data).__name__}")
+
+
+class Trainer:
+    """Trains with a training bundle (compile(..., train=...)): the loop
+    lmopt-train runs, with its options as fit()'s keyword arguments.
+
+        bundle = lmopt.compile("model.onnx", train={"lr": 1e-3},
+                               input_shapes={...})
+        trainer = lmopt.Trainer(bundle)
+        history = trainer.fit(data, eval=val, epochs=3)
+        trainer.session.read_state("classifier.weight")
+    """
+
+    def __init__(self, bundle: Union[Bundle, PathLike],
+                 threads: Optional[int] = None):
+        self.session = Session(bundle, threads=threads)
+        self._name = "'" + (bundle.path if isinstance(bundle, Bundle)
+                            else os.fspath(bundle)) + "'"
+
+    def fit(self, data, *, eval=None, epochs: int = 1,
+            steps: Optional[int] = None, batch: Optional[int] = None,
+            shuffle: bool = True, seed: int = 0,
+            group_by_length: bool = False, lr: Optional[float] = None,
+            lr_schedule: Optional[str] = None,
+            warmup_steps: Optional[int] = None,
+            schedule_steps: Optional[int] = None,
+            grad_accum: Optional[int] = None,
+            checkpoint_dir: Optional[PathLike] = None,
+            checkpoint_every: int = 0, resume: bool = False,
+            log_losses: Optional[PathLike] = None,
+            save_states: Optional[PathLike] = None,
+            export_onnx: Optional[PathLike] = None,
+            onnx_model: Optional[PathLike] = None,
+            export_bundle: Optional[PathLike] = None,
+            tokenizer: Optional[PathLike] = None, log_every: int = 10,
+            progress: Union[bool, Callable[[str], None], None] = True,
+            on_step: Optional[Callable[[dict], None]] = None) -> dict:
+        """Trains on `data` (a path or a dict of arrays, one row per
+        example). Returns the history: "steps" (one dict per optimizer
+        step: step, epoch, loss, lr, grad_norm, samples_per_second,
+        eta_seconds), "losses" (each step's loss) and "eval" (one dict per
+        evaluation: epoch, loss, accuracy). `progress=True` prints the
+        report's lines to stderr, a callable receives them; `on_step` is
+        called after each optimizer step and may raise to stop the run
+        (the exception propagates). Failures raise lmopt.Error."""
+        if progress is True:
+            log = lambda line: print(line, file=sys.stderr, flush=True)
+        elif progress is None or progress is False:
+            log = None
+        elif callable(progress):
+            log = progress
+        else:
+            raise TypeError("progress is a bool or a callable taking a line")
+        history: Dict[str, list] = {"steps": [], "losses": [], "eval": []}
+
+        def step(record):
+            history["steps"].append(record)
+            history["losses"].append(record["loss"])
+            if on_step is not None:
+                on_step(record)
+
+        def compile_bundle(onnx_path, bundle_path, inputs):
+            pinned = {n: d for n, d, _ in inputs if -1 not in d}
+            bounded = {n: m for n, d, m in inputs if -1 in d}
+            compile(onnx_path, input_shapes=pinned or None,
+                    max_shapes=bounded or None, output=bundle_path)
+
+        def text(path):
+            return None if path is None else os.fspath(path)
+
+        with tempfile.TemporaryDirectory(prefix="lmopt-train-") as folder:
+            options = {
+                "data": _data_path(data, folder, "data"),
+                "eval": (None if eval is None
+                         else _data_path(eval, folder, "eval")),
+                "epochs": int(epochs), "steps": steps, "batch": batch,
+                "shuffle": bool(shuffle), "seed": int(seed),
+                "group_by_length": bool(group_by_length),
+                "lr": None if lr is None else float(lr),
+                "lr_schedule": lr_schedule, "warmup_steps": warmup_steps,
+                "schedule_steps": schedule_steps, "grad_accum": grad_accum,
+                "checkpoint_dir": text(checkpoint_dir),
+                "checkpoint_every": int(checkpoint_every),
+                "resume": bool(resume), "log_losses": text(log_losses),
+                "save_states": text(save_states),
+                "export_onnx": text(export_onnx),
+                "onnx_model": text(onnx_model),
+                "export_bundle": text(export_bundle),
+                "tokenizer": text(tokenizer), "log_every": int(log_every),
+                "bundle_name": self._name}
+            self.session._train(options, log, step,
+                                history["eval"].append, compile_bundle)
+        return history
+
+    def evaluate(self, data, batch: Optional[int] = None) -> dict:
+        """The eval entry over `data` (a path or a dict of arrays): mean
+        loss and, for cross-entropy, accuracy (None otherwise)."""
+        with tempfile.TemporaryDirectory(prefix="lmopt-eval-") as folder:
+            return self.session._evaluate(_data_path(data, folder, "eval"),
+                                          int(batch or 0))
+
+    def parameters(self) -> dict:
+        """The trained parameters (the states without a '/' in their name)
+        as numpy arrays, by name."""
+        return {s["name"]: self.session.read_state(s["name"])
+                for s in self.session.states if "/" not in s["name"]}

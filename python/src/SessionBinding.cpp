@@ -229,6 +229,12 @@ static nb::dict generate(PySession &self, InputArray prompt, int64_t newTokens,
   return result;
 }
 
+// TrainerBinding.cpp
+void trainSession(Session &session, const nb::dict &options, nb::object log,
+                  nb::object step, nb::object eval, nb::object compileBundle);
+nb::dict evaluateSession(Session &session, const std::string &data,
+                         int64_t batch);
+
 void bindSession(nb::module_ &m) {
   nb::class_<PySession>(m, "_Session")
       .def(
@@ -282,5 +288,19 @@ void bindSession(nb::module_ &m) {
              check(self.session->loadStates(path));
            })
       .def("_generate", &generate, nb::arg("prompt"), nb::arg("new_tokens"),
-           nb::arg("keep_logits"), nb::arg("prefill"), nb::arg("decode"));
+           nb::arg("keep_logits"), nb::arg("prefill"), nb::arg("decode"))
+      .def(
+          "_train",
+          [](PySession &self, const nb::dict &options, nb::object log,
+             nb::object step, nb::object eval, nb::object compileBundle) {
+            trainSession(*self.session, options, std::move(log),
+                         std::move(step), std::move(eval),
+                         std::move(compileBundle));
+          },
+          nb::arg("options"), nb::arg("log").none(), nb::arg("step").none(),
+          nb::arg("eval").none(), nb::arg("compile_bundle").none())
+      .def("_evaluate", [](PySession &self, const std::string &data,
+                           int64_t batch) {
+        return evaluateSession(*self.session, data, batch);
+      });
 }

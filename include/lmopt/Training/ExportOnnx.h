@@ -1,7 +1,7 @@
 //===- ExportOnnx.h - trained weights into the source ONNX model -*- C++ -*-===//
 
-#ifndef LMOPT_TOOLS_LMOPT_TRAIN_EXPORTONNX_H
-#define LMOPT_TOOLS_LMOPT_TRAIN_EXPORTONNX_H
+#ifndef LMOPT_TRAINING_EXPORTONNX_H
+#define LMOPT_TRAINING_EXPORTONNX_H
 
 #include "lmopt/Format/Npy.h"
 
@@ -9,6 +9,8 @@
 
 #include <string>
 #include <vector>
+
+namespace lmopt::training {
 
 /// Writes `outPath` (atomically): the ONNX model at `sourcePath` with each
 /// initializer named like one of `parameters` holding its value. Fails,
@@ -35,4 +37,6 @@ llvm::Error compileInferenceBundle(const std::string &compiler,
                                    const std::string &outPath,
                                    const std::vector<BundleInput> &inputs);
 
-#endif // LMOPT_TOOLS_LMOPT_TRAIN_EXPORTONNX_H
+} // namespace lmopt::training
+
+#endif // LMOPT_TRAINING_EXPORTONNX_H

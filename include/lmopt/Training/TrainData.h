@@ -1,31 +1,32 @@
-//===- TrainData.h - lmopt-train's examples and batches ---------*- C++ -*-===//
+//===- TrainData.h - Training examples and batches --------------*- C++ -*-===//
 //
-// The training and evaluation data of lmopt-train: an .npz of arrays with
+// The training and evaluation data of the trainer (Trainer.h, run by
+// lmopt-train and the Python package's Trainer): an .npz of arrays with
 // one row per example, or a token dataset of lmopt-tokenize read into the
 // same arrays; each epoch's order, and the micro-batches cut from it.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef LMOPT_TOOLS_LMOPT_TRAIN_TRAINDATA_H
-#define LMOPT_TOOLS_LMOPT_TRAIN_TRAINDATA_H
+#ifndef LMOPT_TRAINING_TRAINDATA_H
+#define LMOPT_TRAINING_TRAINDATA_H
 
 #include "lmopt/Format/Npy.h"
 #include "lmopt/Runtime/Session.h"
 
 #include "llvm/ADT/ArrayRef.h"
-#include "llvm/ADT/Twine.h"
+#include "llvm/Support/Error.h"
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
-namespace lmopt_train {
+namespace lmopt::training {
 
-/// Reports "lmopt-train: error: <message>" and exits with status 1.
-[[noreturn]] void fail(const llvm::Twine &message);
-/// fail() with `context` when `status` is an error.
-void check(const lmopt::runtime::Status &status,
-           const llvm::Twine &context = "");
+/// An llvm::Error carrying `message`.
+llvm::Error trainError(const llvm::Twine &message);
+/// `status` as an llvm::Error ("<context>: <message>"), success when ok.
+llvm::Error toError(const lmopt::runtime::Status &status,
+                    const llvm::Twine &context = "");
 
 /// Examples as arrays of one row each.
 struct Dataset {
@@ -58,7 +59,7 @@ struct DataSpec {
 /// Reads `path` (an .npz, or a token dataset PREFIX.idx) as the inputs of
 /// `entry` but `skip`, checking names, dtypes, dims and labels; fails naming
 /// the problem. At least `batchSize` examples.
-Dataset readDataset(const std::string &path,
+llvm::Expected<Dataset> readDataset(const std::string &path,
                     const lmopt::runtime::EntryInfo &entry, int64_t batchSize,
                     const std::vector<std::string> &skip,
                     const DataSpec &spec);
@@ -88,6 +89,6 @@ struct Ordering {
 std::vector<int64_t> epochOrder(const Dataset &data, int64_t epoch,
                                 int64_t batchSize, const Ordering &ordering);
 
-} // namespace lmopt_train
+} // namespace lmopt::training
 
-#endif // LMOPT_TOOLS_LMOPT_TRAIN_TRAINDATA_H
+#endif // LMOPT_TRAINING_TRAINDATA_H

@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "ExportOnnx.h"
+#include "lmopt/Training/ExportOnnx.h"
 
 #include "lmopt/Format/AtomicWrite.h"
 
@@ -24,12 +24,13 @@
 
 using lmopt::runtime::DType;
 using lmopt::runtime::NamedTensor;
+using namespace lmopt::training;
 
 static llvm::Error error(const llvm::Twine &message) {
   return llvm::createStringError(message);
 }
 
-llvm::Error exportTrainedOnnx(const std::string &sourcePath,
+llvm::Error lmopt::training::exportTrainedOnnx(const std::string &sourcePath,
                               const std::string &outPath,
                               const std::vector<NamedTensor> &parameters) {
   llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
@@ -82,7 +83,7 @@ llvm::Error exportTrainedOnnx(const std::string &sourcePath,
   return llvm::Error::success();
 }
 
-llvm::Error compileInferenceBundle(const std::string &compiler,
+llvm::Error lmopt::training::compileInferenceBundle(const std::string &compiler,
                                    const std::string &onnxPath,
                                    const std::string &outPath,
                                    const std::vector<BundleInput> &inputs) {

@@ -1,6 +1,6 @@
-//===- TrainData.cpp - lmopt-train's examples and batches -----------------===//
+//===- TrainData.cpp - Training examples and batches ----------------------===//
 
-#include "TrainData.h"
+#include "lmopt/Training/TrainData.h"
 
 #include "lmopt/Format/TokenBatches.h"
 
@@ -16,34 +16,40 @@
 #include <random>
 
 using namespace lmopt::runtime;
-using namespace lmopt_train;
+using namespace lmopt::training;
 
-void lmopt_train::fail(const llvm::Twine &message) {
-  llvm::errs() << "lmopt-train: error: " << message << "\n";
-  std::exit(1);
+llvm::Error lmopt::training::trainError(const llvm::Twine &message) {
+  return llvm::createStringError(message);
 }
 
-void lmopt_train::check(const Status &status, const llvm::Twine &context) {
+llvm::Error lmopt::training::toError(const Status &status,
+                                     const llvm::Twine &context) {
   if (status)
-    return;
-  fail((context.isTriviallyEmpty() ? llvm::Twine("") : context + ": ") +
-       status.message());
+    return llvm::Error::success();
+  return trainError(
+      (context.isTriviallyEmpty() ? llvm::Twine("") : context + ": ") +
+      status.message());
 }
+
+/// Returns from the enclosing function with `status`'s error, if any.
+#define TRY_STATUS(status, ...)                                                \
+  if (llvm::Error error = toError(status, ##__VA_ARGS__))                      \
+    return std::move(error);
 
 /// The arrays an .npz would hold for the token dataset at `path`: each
 /// example's ids padded with 0 to the entry's sequence length (its bound
 /// when symbolic), the attention mask, token types, positions and labels.
-static std::vector<NamedTensor>
+static llvm::Expected<std::vector<NamedTensor>>
 readTokenDataset(const std::string &path, const EntryInfo &entry,
                  const std::vector<std::string> &skip, const DataSpec &spec) {
   std::unique_ptr<TokenDatasetReader> dataset;
-  check(openTokenDataset(path, spec.tokenizerPath, dataset));
+  TRY_STATUS(openTokenDataset(path, spec.tokenizerPath, dataset));
   int64_t seq = -1;
   for (const ValueInfo &input : entry.inputs)
     if (input.name == "input_ids" && input.dims.size() == 2)
       seq = input.dims[1] >= 0 ? input.dims[1] : input.maxDims[1];
   if (seq < 0)
-    fail("'" + path +
+    return trainError("'" + path +
          "': a token dataset feeds an [examples, length] "
          "input 'input_ids', which " +
          entry.name + " does not take");
@@ -52,7 +58,7 @@ readTokenDataset(const std::string &path, const EntryInfo &entry,
     if (!llvm::is_contained(skip, input.name))
       names.emplace_back(input.name, input.dtype);
   std::vector<TokenArraySpec> specs;
-  check(tokenArraySpecs(*dataset, names, spec.labels, specs));
+  TRY_STATUS(tokenArraySpecs(*dataset, names, spec.labels, specs));
   // One batch of every example in file order, refusing one over `seq`.
   TokenBatchOptions options;
   options.batchSize = std::max<int64_t>(1, int64_t(dataset->size()));
@@ -60,57 +66,62 @@ readTokenDataset(const std::string &path, const EntryInfo &entry,
   options.fixedLength = seq;
   options.maxLength = seq;
   std::vector<TokenBatch> batches;
-  check(planTokenBatches(*dataset, options, batches));
+  TRY_STATUS(planTokenBatches(*dataset, options, batches));
   return tokenBatchArrays(
       *dataset, batches.empty() ? std::vector<uint64_t>() : batches[0].rows,
       seq, specs);
 }
 
-Dataset lmopt_train::readDataset(const std::string &path,
+llvm::Expected<Dataset> lmopt::training::readDataset(const std::string &path,
                                  const EntryInfo &entry, int64_t batchSize,
                                  const std::vector<std::string> &skip,
                                  const DataSpec &spec) {
   Dataset data;
   data.path = path;
-  if (isTokenDatasetPath(path))
-    data.arrays = readTokenDataset(path, entry, skip, spec);
-  else
-    check(readNpz(path, data.arrays), "'" + path + "'");
+  if (isTokenDatasetPath(path)) {
+    llvm::Expected<std::vector<NamedTensor>> arrays =
+        readTokenDataset(path, entry, skip, spec);
+    if (!arrays)
+      return arrays.takeError();
+    data.arrays = std::move(*arrays);
+  } else {
+    TRY_STATUS(readNpz(path, data.arrays), "'" + path + "'");
+  }
   std::vector<std::string> wanted;
   for (const ValueInfo &input : entry.inputs)
     if (!llvm::is_contained(skip, input.name))
       wanted.push_back(input.name);
   for (const NamedTensor &t : data.arrays)
     if (!llvm::is_contained(wanted, t.name))
-      fail("'" + path + "': member '" + t.name + "' is not an input of " +
+      return trainError("'" + path + "': member '" + t.name + "' is not an input of " +
            entry.name + "; it takes " + llvm::join(wanted, ", "));
   for (const ValueInfo &input : entry.inputs) {
     if (llvm::is_contained(skip, input.name))
       continue;
     const NamedTensor *t = data.find(input.name);
     if (!t)
-      fail("'" + path + "' has no member '" + input.name + "', an input of " +
+      return trainError("'" + path + "' has no member '" + input.name + "', an input of " +
            entry.name);
     if (t->tensor.dtype != input.dtype)
-      fail("'" + path + "': '" + input.name + "' has dtype " +
+      return trainError("'" + path + "': '" + input.name + "' has dtype " +
            dtypeName(t->tensor.dtype) + "; " + entry.name + " takes " +
            dtypeName(input.dtype));
     const std::vector<int64_t> &shape = t->tensor.shape;
     if (shape.size() != input.dims.size() || shape.empty())
-      fail("'" + path + "': '" + input.name + "' has dims " +
+      return trainError("'" + path + "': '" + input.name + "' has dims " +
            formatDims(shape) + "; " + entry.name + " takes " +
            formatDims(input.dims) + " per batch, one row per example");
     for (size_t d = 1; d < shape.size(); ++d)
       if ((input.dims[d] >= 0 && shape[d] != input.dims[d]) ||
           shape[d] > input.maxDims[d])
-        fail("'" + path + "': '" + input.name + "' has rows of " +
+        return trainError("'" + path + "': '" + input.name + "' has rows of " +
              formatDims(std::vector<int64_t>(shape.begin() + 1, shape.end())) +
              "; " + entry.name + " takes " + formatDims(input.dims) +
              (input.dims == input.maxDims
                   ? std::string()
                   : " (at most " + formatDims(input.maxDims) + ")"));
     if (data.count && shape[0] != data.count)
-      fail("'" + path + "': '" + input.name + "' has " +
+      return trainError("'" + path + "': '" + input.name + "' has " +
            std::to_string(shape[0]) + " rows, other members " +
            std::to_string(data.count));
     data.count = shape[0];
@@ -122,14 +133,14 @@ Dataset lmopt_train::readDataset(const std::string &path,
     for (uint64_t i = 0; i < labels->tensor.elementCount(); ++i)
       if ((values[i] < 0 || values[i] >= spec.classes) &&
           values[i] != spec.ignoreIndex)
-        fail("'" + path + "': label " + std::to_string(values[i]) +
+        return trainError("'" + path + "': label " + std::to_string(values[i]) +
              " (element " + std::to_string(i) + " of '" + spec.labels +
              "') is outside [0, " + std::to_string(spec.classes) +
              ") and is not the ignore index " +
              std::to_string(spec.ignoreIndex));
   }
   if (data.count < batchSize)
-    fail("'" + path + "' has " + std::to_string(data.count) +
+    return trainError("'" + path + "' has " + std::to_string(data.count) +
          " examples, fewer than one batch of " + std::to_string(batchSize));
   if (const NamedTensor *mask = data.find("attention_mask");
       mask && mask->tensor.dtype == DType::I64 &&
@@ -145,7 +156,7 @@ Dataset lmopt_train::readDataset(const std::string &path,
   return data;
 }
 
-int64_t lmopt_train::trimPadding(std::vector<NamedTensor> &inputs,
+int64_t lmopt::training::trimPadding(std::vector<NamedTensor> &inputs,
                                  const EntryInfo &entry) {
   auto info = [&](const std::string &name) -> const ValueInfo * {
     for (const ValueInfo &input : entry.inputs)
@@ -188,7 +199,7 @@ int64_t lmopt_train::trimPadding(std::vector<NamedTensor> &inputs,
   return longest;
 }
 
-std::vector<NamedTensor> lmopt_train::gather(const Dataset &data,
+std::vector<NamedTensor> lmopt::training::gather(const Dataset &data,
                                              llvm::ArrayRef<int64_t> rows) {
   std::vector<NamedTensor> out;
   for (const NamedTensor &t : data.arrays) {
@@ -207,7 +218,7 @@ std::vector<NamedTensor> lmopt_train::gather(const Dataset &data,
   return out;
 }
 
-std::vector<int64_t> lmopt_train::epochOrder(const Dataset &data, int64_t epoch,
+std::vector<int64_t> lmopt::training::epochOrder(const Dataset &data, int64_t epoch,
                                              int64_t batchSize,
                                              const Ordering &ordering) {
   std::vector<int64_t> order(static_cast<size_t>(data.count));
