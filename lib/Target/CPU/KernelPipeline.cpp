@@ -297,14 +297,45 @@ static LogicalResult lowerDynamicExpand(ExpandOp op) {
   return success();
 }
 
+/// ONNX ConstantOfShape: each dynamic dim read from the shape operand
+/// (negative sizes as 0), every element the value attribute.
+static LogicalResult lowerConstantOfShape(ConstantOfShapeOp op) {
+  auto type = llvm::cast<RankedTensorType>(op.getType());
+  TypedAttr value = llvm::cast<TypedAttr>(op.getValueAttr());
+  if (auto dense = llvm::dyn_cast<DenseElementsAttr>(value)) {
+    if (dense.getNumElements() != 1)
+      return failure();
+    value = dense.getSplatValue<TypedAttr>();
+  }
+  if (!value || value.getType() != type.getElementType())
+    return failure();
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  Value zero = constantIndex(b, loc, 0);
+  SmallVector<Value> extents;
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    if (type.isDynamicDim(d))
+      extents.push_back(arith::MaxSIOp::create(
+          b, loc, extractIndex(b, loc, op.getShape(), d), zero));
+  auto generate = tensor::GenerateOp::create(
+      b, loc, type, extents, [&](OpBuilder &nb, Location nloc, ValueRange) {
+        tensor::YieldOp::create(nb, nloc,
+                                arith::ConstantOp::create(nb, nloc, value));
+      });
+  op.replaceAllUsesWith(generate.getResult());
+  op.erase();
+  return success();
+}
+
 /// Shape arithmetic on dynamic dims, which folds away when they are static:
-/// `lmopt.shape` reads the sizes the kernel was given; range, slice and
-/// expand compute their result sizes from their operands. What does not
+/// `lmopt.shape` reads the sizes the kernel was given; range, slice,
+/// expand and constant_of_shape compute their result sizes from their
+/// operands. What does not
 /// match is left for convert-lmopt-to-linalg, which reports it.
 static void lowerDynamicShapeOps(ModuleOp module) {
   SmallVector<Operation *> ops;
   module.walk([&](Operation *op) {
-    if (isa<RangeOp, SliceOp, ExpandOp>(op))
+    if (isa<RangeOp, SliceOp, ExpandOp, ConstantOfShapeOp>(op))
       ops.push_back(op);
   });
   for (Operation *op : ops) {
@@ -314,6 +345,8 @@ static void lowerDynamicShapeOps(ModuleOp module) {
       (void)lowerDynamicSlice(slice);
     else if (auto expand = dyn_cast<ExpandOp>(op))
       (void)lowerDynamicExpand(expand);
+    else if (auto fill = dyn_cast<ConstantOfShapeOp>(op))
+      (void)lowerConstantOfShape(fill);
   }
   SmallVector<ShapeOp> shapeOps;
   module.walk([&](ShapeOp op) { shapeOps.push_back(op); });

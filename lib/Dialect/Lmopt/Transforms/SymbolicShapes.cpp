@@ -388,6 +388,18 @@ static void setReshape(ReshapeOp op, SymbolicShapes &shapes) {
           shapes.assumeEqual(input[i], out[i], op);
     }
     out[*inferred] = quotient ? *quotient : shapes.fresh();
+  } else {
+    // Every target dim given: the element counts must agree. Where they
+    // differ only for some sizes within the bounds (a length the exporter
+    // baked in as a constant), they are assumed equal, so that a run with
+    // other sizes is refused instead of reading the tensor as another shape.
+    SymExpr total = SymExpr::constant(1), known = SymExpr::constant(1);
+    for (const SymExpr &dim : input)
+      total = total * dim;
+    for (const SymExpr &dim : out)
+      known = known * dim;
+    if (total != known && !(total.getConstant() && known.getConstant()))
+      shapes.assumeEqual(total, known, op);
   }
   shapes.setDims(op, out);
   if (isTrackableInteger(op))
