@@ -4,9 +4,9 @@
 
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
-#include "llvm/Support/FormatVariadic.h"
 
 #include <cmath>
+#include <cstdio>
 
 using namespace mlir::lmopt;
 
@@ -64,10 +64,12 @@ static llvm::Error parseDistill(const TrainingSpec &spec,
   if (distill.alpha == 0 && distill.beta == 0 && distill.gamma == 0)
     return flagError("--loss-weights: alpha, beta and gamma are all 0: "
                      "nothing to train");
-  if (!(spec.temperature > 0) || !std::isfinite(spec.temperature))
-    return flagError("--temperature " +
-                     llvm::formatv("{0}", spec.temperature).str() +
+  if (!(spec.temperature > 0) || !std::isfinite(spec.temperature)) {
+    char shown[32];
+    std::snprintf(shown, sizeof shown, "%g", spec.temperature);
+    return flagError("--temperature " + llvm::Twine(shown) +
                      ": the temperature must be positive");
+  }
   distill.temperature = spec.temperature;
   if (distill.gamma > 0 && spec.distillOutput.empty())
     return flagError("--loss-weights: gamma is " + parts[2] +
