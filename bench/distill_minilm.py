@@ -20,8 +20,8 @@ sentences (onnxruntime runs all three), one-shot (pruned, not trained) and
 after distillation, and the share of the one-shot loss (1 - cosine) that
 distillation closes.
 
-usage: bench/distill_minilm.py [--train 2048] [--test 512] [--epochs 2]
-                               [--ffn 0.5] [--lr 1e-4] [--threads 2]
+usage: bench/distill_minilm.py [--train 2048] [--test 512] [--epochs 3]
+                               [--ffn 0.5] [--lr 2e-4] [--threads 2]
 """
 import argparse
 import os
@@ -109,9 +109,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--train", type=int, default=2048)
     parser.add_argument("--test", type=int, default=512)
-    parser.add_argument("--epochs", type=int, default=2)
+    parser.add_argument("--epochs", type=int, default=3)
     parser.add_argument("--ffn", type=float, default=0.5)
-    parser.add_argument("--lr", type=float, default=1e-4)
+    parser.add_argument("--lr", type=float, default=2e-4)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--build", default=os.path.join(ROOT, "build"))
     args = parser.parse_args()
