@@ -201,6 +201,22 @@ def main() -> int:
         facts[key] = {"weighting": dict(zip(("alpha", "beta", "gamma", "T"), weighting)),
                       "loss": loss64, "f32_grad_error": err}
 
+    # The teacher's first layer alone as the student (what lmopt-compile
+    # teacher.onnx --prune=keep-layers=0 --distill-from teacher.onnx trains).
+    layers = copy.deepcopy(teacher)
+    layers.bert.encoder.layer = torch.nn.ModuleList(layers.bert.encoder.layer[:1])
+    teacher_bindings, _ = mt.bind_initializers(modules["teacher"][1], teacher)
+    kept = dict(layers.named_parameters())
+    layer_bindings = {k: b for k, b in teacher_bindings.items() if b.param in kept}
+    loss64, grads64 = gradients(layers, teacher, layer_bindings, batch,
+                                WEIGHTINGS["pure"], torch.float64)
+    print(f"keep-layers=0 student, pure: loss {loss64:.6f}, "
+          f"{len(grads64)} parameters")
+    mf.save_npz(os.path.join(args.out, "layers.grads.npz"),
+                {"loss": np.float32(loss64),
+                 **{k: v.astype(np.float32) for k, v in grads64.items()}})
+    facts["layers"] = {"weighting": facts["pure"]["weighting"], "loss": loss64}
+
     trained = mt.without_padding_idx(copy.deepcopy(student))
     task = KdTask(teacher, bindings, WEIGHTINGS[CURVE_WEIGHTING])
     named = dict(trained.named_parameters())
@@ -234,6 +250,7 @@ sequence, 64], exported by the TorchScript exporter:
 | `data.npz` | 64 examples (`input_ids`, `attention_mask`, `token_type_ids`, `labels`) |
 | `mixed.grads.npz`, `pure.grads.npz` | the first 8 examples' loss and float64 autograd gradient of every student initializer (stored float32), teacher frozen |
 | `kd.adamw.json` | 30 AdamW steps on the `mixed` objective in file order, batch 8 |
+| `layers.grads.npz` | the `pure` objective's gradients for the teacher's first layer alone as the student (keyed by the teacher's initializers) |
 
 Objective: alpha CE(student logits, labels) + beta T^2
 KL(softmax(teacher / T) || softmax(student / T)) (batchmean) + gamma

@@ -256,6 +256,8 @@ static llvm::Error importTeacher(const ModelCompilerOptions &o,
     return fail("--distill-from: '" + path + "' has no graph to compile");
   main->remove();
   main.setSymName(kTeacherFuncName);
+  // --prune cuts the student only.
+  main->setAttr(kFrozenAttrName, UnitAttr::get(module.getContext()));
   module.getBody()->push_back(main);
   return llvm::Error::success();
 }
