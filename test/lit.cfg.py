@@ -59,6 +59,10 @@ config.substitutions.append(
 config.substitutions.append(
     ("%lmopt_train_refs",
      os.path.join(config.lmopt_src_root, "test", "models", "train")))
+# The distillation references (teacher, student, PyTorch's KD loss).
+config.substitutions.append(
+    ("%lmopt_distill_refs",
+     os.path.join(config.lmopt_src_root, "test", "models", "distill")))
 # Upstream MLIR tools that lower and run what convert-lmopt-to-linalg
 # produces, and the runner's printing libraries.
 llvm_config.add_tool_substitutions(

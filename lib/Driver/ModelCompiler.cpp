@@ -234,6 +234,34 @@ importModel(const ModelCompilerOptions &o, MLIRContext &context,
   return std::move(module);
 }
 
+/// Imports --distill-from's teacher with the student's input shapes and
+/// values (by name) and moves its @main into `module` as the teacher
+/// function the training entries inline (Distillation.h).
+static llvm::Error importTeacher(const ModelCompilerOptions &o,
+                                 ModuleOp module, const Failer &fail) {
+  const std::string &path = o.training->distill->teacherPath;
+  if (!llvm::StringRef(path).ends_with(".onnx"))
+    return fail("--distill-from: '" + path + "' is not an .onnx model");
+  ImportOptions options;
+  if (llvm::Error error = addImportOptions(o, options, fail))
+    return std::move(error);
+  options.untieInitializerAliases = true;
+  options.ignoreUnknownInputs = true;
+  FailureOr<OwningOpRef<ModuleOp>> teacher =
+      importONNXModel(*module.getContext(), path, options);
+  if (failed(teacher))
+    return makeDiagnosedError();
+  auto main = (*teacher)->lookupSymbol<func::FuncOp>("main");
+  if (!main || main.isExternal())
+    return fail("--distill-from: '" + path + "' has no graph to compile");
+  main->remove();
+  main.setSymName(kTeacherFuncName);
+  // --prune cuts the student only.
+  main->setAttr(kFrozenAttrName, UnitAttr::get(module.getContext()));
+  module.getBody()->push_back(main);
+  return llvm::Error::success();
+}
+
 /// The option checks that need no model; fills the driver's options.
 static llvm::Error checkOptions(const ModelCompilerOptions &o,
                                 CompileOptions &options, const Failer &fail) {
@@ -364,6 +392,9 @@ mlir::lmopt::compileModel(const ModelCompilerOptions &o, llvm::raw_ostream &log,
   auto main = module.lookupSymbol<func::FuncOp>("main");
   if (!main || main.isExternal())
     return fail("'" + o.inputPath + "' has no func.func @main to compile");
+  if (o.training && o.training->distill)
+    if (llvm::Error error = importTeacher(o, module, fail))
+      return std::move(error);
   llvm::Expected<MaxShapes> bounds = parseMaxShapes(o, fail);
   if (!bounds)
     return bounds.takeError();

@@ -5,6 +5,9 @@
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
 
+#include <cmath>
+#include <cstdio>
+
 using namespace mlir::lmopt;
 
 static llvm::Error flagError(const llvm::Twine &message) {
@@ -29,6 +32,57 @@ static llvm::Error parseLoss(llvm::StringRef spec, TrainingOptions &options) {
     if (!labels.empty())
       options.labels = labels.str();
   }
+  return llvm::Error::success();
+}
+
+/// The distillation flags into the options' distill.
+static llvm::Error parseDistill(const TrainingSpec &spec,
+                               TrainingOptions &options) {
+  if (spec.distillFrom.empty()) {
+    if (!spec.distillOutput.empty())
+      return flagError("--distill-output applies with --distill-from");
+    return llvm::Error::success();
+  }
+  DistillOptions distill;
+  distill.teacherPath = spec.distillFrom;
+  llvm::SmallVector<llvm::StringRef> parts;
+  llvm::StringRef(spec.lossWeights).split(parts, ',');
+  double *weights[] = {&distill.alpha, &distill.beta, &distill.gamma};
+  const char *names[] = {"alpha", "beta", "gamma"};
+  if (parts.size() != 3)
+    return flagError("--loss-weights: '" + spec.lossWeights +
+                     "' is not three numbers alpha,beta,gamma (the "
+                     "cross-entropy, KL and MSE terms), e.g. 0.5,0.5,0");
+  for (int i = 0; i < 3; ++i) {
+    if (parts[i].trim().getAsDouble(*weights[i]) || !std::isfinite(*weights[i]))
+      return flagError("--loss-weights: " + llvm::Twine(names[i]) + " '" +
+                       parts[i] + "' is not a number");
+    if (*weights[i] < 0)
+      return flagError("--loss-weights: " + llvm::Twine(names[i]) + " is " +
+                       parts[i] + "; the weights must not be negative");
+  }
+  if (distill.alpha == 0 && distill.beta == 0 && distill.gamma == 0)
+    return flagError("--loss-weights: alpha, beta and gamma are all 0: "
+                     "nothing to train");
+  if (!(spec.temperature > 0) || !std::isfinite(spec.temperature)) {
+    char shown[32];
+    std::snprintf(shown, sizeof shown, "%g", spec.temperature);
+    return flagError("--temperature " + llvm::Twine(shown) +
+                     ": the temperature must be positive");
+  }
+  distill.temperature = spec.temperature;
+  if (distill.gamma > 0 && spec.distillOutput.empty())
+    return flagError("--loss-weights: gamma is " + parts[2] +
+                     " but no --distill-output names the outputs the MSE "
+                     "term compares");
+  if (distill.gamma == 0 && !spec.distillOutput.empty())
+    return flagError("--distill-output names '" + spec.distillOutput +
+                     "' but gamma (--loss-weights' third) is 0");
+  auto [student, teacher] = llvm::StringRef(spec.distillOutput).split(',');
+  distill.studentOutput = student.trim().str();
+  distill.teacherOutput =
+      teacher.empty() ? distill.studentOutput : teacher.trim().str();
+  options.distill = std::move(distill);
   return llvm::Error::success();
 }
 
@@ -71,6 +125,8 @@ mlir::lmopt::parseTrainingSpec(const TrainingSpec &spec) {
   for (llvm::StringRef glob : parts)
     options.noDecay.push_back(glob.trim().str());
   options.disableDropout = spec.disableDropout;
+  if (llvm::Error error = parseDistill(spec, options))
+    return std::move(error);
   options.schedule = llvm::json::Object{
       {"lr", spec.lr},
       {"lr_schedule", spec.schedule},

@@ -157,7 +157,8 @@ def _progress_callback(progress):
 
 _TRAIN_KEYS = ("loss", "optimizer", "lr", "weight_decay", "no_decay", "betas",
                "adam_epsilon", "clip_norm", "lr_schedule", "warmup_steps",
-               "grad_accum", "disable_dropout")
+               "grad_accum", "disable_dropout", "distill_from", "loss_weights",
+               "temperature", "distill_output")
 
 
 def _train_options(train):
@@ -174,10 +175,13 @@ def _train_options(train):
         raise TypeError(f"unknown training option(s) {unknown}; known: "
                         f"{list(_TRAIN_KEYS)}")
     options = dict(train)
-    for key in ("betas", "no_decay"):
+    if "distill_from" in options:
+        options["distill_from"] = os.fspath(options["distill_from"])
+    for key in ("betas", "no_decay", "loss_weights", "distill_output"):
         if key in options and not isinstance(options[key], str):
             options[key] = ",".join(str(v) for v in options[key])
-    for key in ("lr", "weight_decay", "adam_epsilon", "clip_norm"):
+    for key in ("lr", "weight_decay", "adam_epsilon", "clip_norm",
+                "temperature"):
         if key in options:
             options[key] = float(options[key])
     return options

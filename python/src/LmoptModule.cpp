@@ -98,6 +98,10 @@ static mlir::lmopt::TrainingSpec trainingSpec(const nb::dict &train) {
   read("warmup_steps", spec.warmupSteps);
   read("grad_accum", spec.gradAccum);
   read("disable_dropout", spec.disableDropout);
+  read("distill_from", spec.distillFrom);
+  read("loss_weights", spec.lossWeights);
+  read("temperature", spec.temperature);
+  read("distill_output", spec.distillOutput);
   return spec;
 }
 

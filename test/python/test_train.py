@@ -37,3 +37,21 @@ def test_training_option_errors():
                       quantize="int8-dynamic")
     with pytest.raises(TypeError, match="unknown training option"):
         lmopt.compile(BERT_CLS, input_shapes=SHAPES, train={"epochs": 3})
+
+
+DISTILL = os.path.join(os.path.dirname(__file__), "..", "models", "distill")
+
+
+def test_distillation_options():
+    bundle = lmopt.compile(os.path.join(DISTILL, "student.onnx"),
+                           input_shapes=SHAPES,
+                           train={"distill_from": os.path.join(DISTILL, "teacher.onnx"),
+                                  "loss_weights": (0, 1, 1), "temperature": 2,
+                                  "distill_output": "hidden"})
+    session = lmopt.Session(bundle)
+    inputs = [v["name"] for v in session.entries[0]["inputs"]]
+    assert "labels" not in inputs  # alpha 0: pure distillation
+    with pytest.raises(lmopt.Error, match="--temperature -1: the temperature must be positive"):
+        lmopt.compile(os.path.join(DISTILL, "student.onnx"), input_shapes=SHAPES,
+                      train={"distill_from": os.path.join(DISTILL, "teacher.onnx"),
+                             "temperature": -1})

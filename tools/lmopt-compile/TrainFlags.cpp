@@ -67,6 +67,30 @@ static cl::opt<bool> disableDropout(
     cl::desc("Remove dropout (p = 0) instead of training with it"),
     cl::cat(lmopt_compile::getTrainCategory()));
 
+static cl::opt<std::string> distillFrom(
+    "distill-from",
+    cl::desc("Distillation: compile this teacher model's forward into the "
+             "training step (same inputs, by name; its weights frozen) and "
+             "train on the distillation objective"),
+    cl::value_desc("teacher.onnx"), cl::cat(lmopt_compile::getTrainCategory()));
+static cl::opt<std::string> lossWeights(
+    "loss-weights",
+    cl::desc("Distillation: alpha,beta,gamma, the weights of CE(student, "
+             "labels), T^2 KL(teacher || student) and MSE(student output, "
+             "teacher output) (default 1,1,0; alpha 0: no labels input)"),
+    cl::value_desc("a,b,g"), cl::init("1,1,0"),
+    cl::cat(lmopt_compile::getTrainCategory()));
+static cl::opt<double> temperature(
+    "temperature",
+    cl::desc("Distillation: the softmax temperature T of the KL term "
+             "(default 1)"),
+    cl::init(1.0), cl::cat(lmopt_compile::getTrainCategory()));
+static cl::opt<std::string> distillOutput(
+    "distill-output",
+    cl::desc("Distillation: the outputs the MSE term compares, NAME in both "
+             "models or STUDENT,TEACHER"),
+    cl::value_desc("name"), cl::cat(lmopt_compile::getTrainCategory()));
+
 bool lmopt_compile::isTrainingRequested() { return train; }
 bool lmopt_compile::isDropoutDisabled() { return disableDropout; }
 
@@ -85,5 +109,9 @@ lmopt_compile::getTrainingOptions() {
   spec.warmupSteps = warmupSteps;
   spec.gradAccum = gradAccum;
   spec.disableDropout = disableDropout;
+  spec.distillFrom = distillFrom;
+  spec.lossWeights = lossWeights;
+  spec.temperature = temperature;
+  spec.distillOutput = distillOutput;
   return mlir::lmopt::parseTrainingSpec(spec);
 }

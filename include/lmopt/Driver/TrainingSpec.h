@@ -37,6 +37,14 @@ struct TrainingSpec {
   int64_t warmupSteps = 0;
   int64_t gradAccum = 1;
   bool disableDropout = false;
+  /// Distillation (docs/training.md): the teacher model; empty for none.
+  std::string distillFrom;
+  /// alpha,beta,gamma: the weights of the cross-entropy, KL and MSE terms.
+  std::string lossWeights = "1,1,0";
+  double temperature = 1.0;
+  /// The output pair of the MSE term: NAME (both models) or
+  /// STUDENT,TEACHER.
+  std::string distillOutput;
 };
 
 /// The checked options, their schedule and dropout choice included; the

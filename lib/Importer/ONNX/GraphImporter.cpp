@@ -348,11 +348,11 @@ LogicalResult GraphImporter::importInto(ModuleOp module) {
                         [&](auto &value) { return value.first == name; });
   };
   for (const auto &pinned : options.inputShapes)
-    if (!isInput(pinned.getKey()))
+    if (!options.ignoreUnknownInputs && !isInput(pinned.getKey()))
       return emitError(fileLoc) << "--input-shape names '" << pinned.getKey()
                                 << "', which is not a graph input";
   for (const auto &value : options.inputValues)
-    if (!isInput(value.getKey()))
+    if (!options.ignoreUnknownInputs && !isInput(value.getKey()))
       return emitError(fileLoc) << "--input-value names '" << value.getKey()
                                 << "', which is not a graph input";
 

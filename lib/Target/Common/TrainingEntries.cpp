@@ -224,6 +224,26 @@ static FailureOr<Value> appendLoss(func::FuncOp func, Value output,
   return build.sub(build.scalar(0.0), build.div(total, count));
 }
 
+/// The training objective over `func`'s results `ret`: the loss of the
+/// output at `outputIndex` against a new labels argument, or with a
+/// teacher the distillation objective (no labels argument when alpha is 0).
+static FailureOr<Value> appendObjective(func::FuncOp func, Operation *ret,
+                                        unsigned outputIndex,
+                                        const TrainingOptions &options,
+                                        const InlinedTeacher &teacher) {
+  Value ce;
+  if (!options.distill || options.distill->alpha > 0) {
+    FailureOr<Value> loss =
+        appendLoss(func, ret->getOperand(outputIndex), options);
+    if (failed(loss))
+      return failure();
+    ce = *loss;
+  }
+  if (!options.distill)
+    return ce;
+  return appendDistillationLoss(func, ret, ce, teacher, *options.distill);
+}
+
 /// The parameter name PyTorch's TorchScript exporter lost: it folds a
 /// Linear's transposed weight into an initializer `onnx::MatMul_<n>`, whose
 /// reader, the MatMul node `/bert/encoder/layer.0/attention/self/query/
@@ -265,7 +285,7 @@ static std::string recoverParameterName(ConstantOp constant,
 }
 
 /// The constants the loss depends on that are parameters: floating point,
-/// rank 1 or more.
+/// rank 1 or more, not a distillation teacher's (frozen).
 static FailureOr<std::vector<Parameter>>
 findParameters(func::FuncOp func, Value loss, const TrainingOptions &options) {
   Block &block = func.getBody().front();
@@ -287,7 +307,8 @@ findParameters(func::FuncOp func, Value loss, const TrainingOptions &options) {
   llvm::StringSet<> names;
   for (Operation &op : block.without_terminator()) {
     auto constant = llvm::dyn_cast<ConstantOp>(op);
-    if (!constant || !useful.contains(constant.getOutput()))
+    if (!constant || !useful.contains(constant.getOutput()) ||
+        constant->hasAttr(kFrozenAttrName))
       continue;
     auto type = llvm::cast<RankedTensorType>(constant.getType());
     if (!llvm::isa<FloatType>(type.getElementType()) || type.getRank() < 1)
@@ -340,6 +361,11 @@ bindParameters(func::FuncOp func, ArrayRef<Parameter> params, bool trainable) {
   // Match constants to parameters by name and value, in order.
   std::vector<bool> used(params.size(), false);
   for (ConstantOp op : constants) {
+    // A teacher's weight stays a constant, even one equal to a parameter.
+    if (op->hasAttr(kFrozenAttrName)) {
+      op->removeAttr(kFrozenAttrName);
+      continue;
+    }
     auto type = llvm::cast<RankedTensorType>(op.getType());
     std::string name = nodeNameOf(op.getLoc());
     for (size_t i = 0; i < params.size(); ++i) {
@@ -415,6 +441,15 @@ mlir::lmopt::buildTrainingEntries(ModuleOp module,
   FailureOr<unsigned> outputIndex = findOutput(main, options);
   if (failed(outputIndex))
     return failure();
+  InlinedTeacher teacher;
+  if (options.distill) {
+    FailureOr<InlinedTeacher> inlined =
+        inlineTeacher(module, main, *outputIndex, *options.distill);
+    if (failed(inlined))
+      return failure();
+    teacher = *inlined;
+  }
+  bool hasLabels = !options.distill || options.distill->alpha > 0;
   splitLinearActivations(main);
   // With bounded dims, make static what the bounds prove (a position
   // embedding's batch of 1), so that the backward sums a broadcast operand's
@@ -429,6 +464,9 @@ mlir::lmopt::buildTrainingEntries(ModuleOp module,
   }
   SmallVector<std::string> inputNames = getGraphInputNames(main);
   SmallVector<std::string> outputNames = getGraphOutputNames(main);
+  // The teacher's outputs feed the loss only.
+  if (options.distill)
+    outputNames.resize(teacher.studentOutputs);
   unsigned numInputs = main.getNumArguments();
   OpBuilder top(module.getBody(), module.getBody()->end());
 
@@ -438,7 +476,7 @@ mlir::lmopt::buildTrainingEntries(ModuleOp module,
   auto trainRet =
       llvm::cast<func::ReturnOp>(train.getBody().front().getTerminator());
   FailureOr<Value> loss =
-      appendLoss(train, trainRet.getOperand(*outputIndex), options);
+      appendObjective(train, trainRet, *outputIndex, options, teacher);
   if (failed(loss))
     return failure();
   FailureOr<unsigned> dropouts = expandDropouts(train);
@@ -505,7 +543,8 @@ mlir::lmopt::buildTrainingEntries(ModuleOp module,
       train.setResultAttr(1 + index, kStateWriteAttrName,
                           b.getStringAttr("grad/" + param.name));
     SmallVector<std::string> names(inputNames);
-    names.push_back(options.labels);
+    if (hasLabels)
+      names.push_back(options.labels);
     if (*dropouts)
       names.push_back("dropout_seed");
     while (names.size() < accIndex)
@@ -524,15 +563,17 @@ mlir::lmopt::buildTrainingEntries(ModuleOp module,
     auto ret =
         llvm::cast<func::ReturnOp>(eval.getBody().front().getTerminator());
     FailureOr<Value> evalLoss =
-        appendLoss(eval, ret.getOperand(*outputIndex), options);
+        appendObjective(eval, ret, *outputIndex, options, teacher);
     if (failed(evalLoss) ||
         failed(bindParameters(eval, *params, /*trainable=*/false)))
       return failure();
     SmallVector<Value> results{*evalLoss};
-    llvm::append_range(results, ret.getOperands());
+    llvm::append_range(results,
+                       ret.getOperands().take_front(outputNames.size()));
     setReturn(eval, results);
     SmallVector<std::string> names(inputNames);
-    names.push_back(options.labels);
+    if (hasLabels)
+      names.push_back(options.labels);
     SmallVector<std::string> outputs{"loss"};
     llvm::append_range(outputs, outputNames);
     setNames(eval, names, outputs);
@@ -614,7 +655,8 @@ mlir::lmopt::buildTrainingEntries(ModuleOp module,
     if (spec.name == "optimizer_step")
       continue;
     spec.maxShapes = options.maxShapes;
-    if (!options.maxShapes.count(options.labels) && numInputs > 0) {
+    if (hasLabels && !options.maxShapes.count(options.labels) &&
+        numInputs > 0) {
       auto it = options.maxShapes.find(inputNames.front());
       auto labelType = llvm::cast<RankedTensorType>(
           spec.func.getArgument(numInputs).getType());
@@ -640,11 +682,26 @@ mlir::lmopt::buildTrainingEntries(ModuleOp module,
       entry["initializer"] = param.initializer;
     paramList.push_back(std::move(entry));
   }
-  result.meta["loss"] = options.loss == TrainingOptions::Loss::CrossEntropy
+  result.meta["loss"] = !hasLabels ? "distillation"
+                        : options.loss == TrainingOptions::Loss::CrossEntropy
                             ? "cross-entropy"
                             : "mse";
-  result.meta["labels"] = options.labels;
-  if (options.loss == TrainingOptions::Loss::CrossEntropy) {
+  if (hasLabels)
+    result.meta["labels"] = options.labels;
+  if (options.distill) {
+    const DistillOptions &d = *options.distill;
+    llvm::json::Object distill{{"teacher", d.teacherPath},
+                               {"alpha", d.alpha},
+                               {"beta", d.beta},
+                               {"gamma", d.gamma},
+                               {"temperature", d.temperature}};
+    if (d.gamma > 0) {
+      distill["student_output"] = d.studentOutput;
+      distill["teacher_output"] = d.teacherOutput;
+    }
+    result.meta["distill"] = std::move(distill);
+  }
+  if (hasLabels && options.loss == TrainingOptions::Loss::CrossEntropy) {
     auto outputType = llvm::cast<RankedTensorType>(
         eval.getFunctionType().getResult(1 + *outputIndex));
     result.meta["classes"] = outputType.getShape().back();

@@ -46,6 +46,10 @@ struct ImportOptions {
   /// training must keep each source parameter its own (lmopt-compile
   /// --train).
   bool untieInitializerAliases = false;
+  /// Pinned shapes and bound values of names that are not graph inputs are
+  /// ignored instead of refused (a distillation teacher imported with the
+  /// student's input shapes).
+  bool ignoreUnknownInputs = false;
 };
 
 /// Parses "name:1x128" (a `?` keeps a dim dynamic) and adds it to `options`.

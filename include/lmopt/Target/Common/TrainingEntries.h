@@ -30,11 +30,13 @@
 #ifndef LMOPT_TARGET_COMMON_TRAININGENTRIES_H
 #define LMOPT_TARGET_COMMON_TRAININGENTRIES_H
 
+#include "lmopt/Target/Common/Distillation.h"
 #include "lmopt/Target/Common/KvCacheEntries.h"
 #include "lmopt/Target/Common/WeightsBuilder.h"
 
 #include "llvm/Support/JSON.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -69,6 +71,10 @@ struct TrainingOptions {
   /// What the trainer runs by default (learning rate, schedule, warm-up,
   /// accumulation), copied to the meta's "schedule".
   llvm::json::Object schedule;
+  /// Set: the module holds a teacher (kTeacherFuncName) whose forward the
+  /// entries compute too, and the loss is the distillation objective
+  /// (Distillation.h); with alpha 0 the entries take no labels.
+  std::optional<DistillOptions> distill;
 };
 
 struct TrainingEntries {

@@ -280,6 +280,17 @@ namespace {
 struct PrunePass : lmopt::impl::PrunePassBase<PrunePass> {
   using PrunePassBase::PrunePassBase;
 
+  /// True for an op of a function marked `lmopt.frozen`: a distillation
+  /// teacher compiled beside the student (Target/Common/Distillation.h),
+  /// which keeps every unit.
+  static bool isFrozen(Operation *op) {
+    for (Operation *parent = op->getParentOp(); parent;
+         parent = parent->getParentOp())
+      if (parent->hasAttr("lmopt.frozen"))
+        return true;
+    return false;
+  }
+
   void runOnOperation() override {
     FusionReport &report = getFusionReport(&getContext());
     for (auto [name, ratio] : {std::pair<StringRef, double>{"ffn", ffn},
@@ -306,14 +317,20 @@ struct PrunePass : lmopt::impl::PrunePassBase<PrunePass> {
     if (ffn > 0.0) {
       report.registerKind(kFfnKind);
       SmallVector<LinearOp> downs;
-      getOperation()->walk([&](LinearOp op) { downs.push_back(op); });
+      getOperation()->walk([&](LinearOp op) {
+        if (!isFrozen(op))
+          downs.push_back(op);
+      });
       for (LinearOp down : downs)
         pruneFfn(down, report);
     }
     if (heads > 0.0) {
       report.registerKind(kHeadsKind);
       SmallVector<AttentionOp> attentions;
-      getOperation()->walk([&](AttentionOp op) { attentions.push_back(op); });
+      getOperation()->walk([&](AttentionOp op) {
+        if (!isFrozen(op))
+          attentions.push_back(op);
+      });
       for (AttentionOp attention : attentions)
         pruneHeads(attention, report);
     }
@@ -327,7 +344,10 @@ struct PrunePass : lmopt::impl::PrunePassBase<PrunePass> {
   LogicalResult dropLayers(FusionReport &report) {
     report.registerKind(kLayersKind);
     SmallVector<AttentionOp> attentions;
-    getOperation()->walk([&](AttentionOp op) { attentions.push_back(op); });
+    getOperation()->walk([&](AttentionOp op) {
+      if (!isFrozen(op))
+        attentions.push_back(op);
+    });
     int64_t count = int64_t(attentions.size());
     for (auto [i, index] : llvm::enumerate(keepLayers)) {
       if (index < 0 || index >= count) {

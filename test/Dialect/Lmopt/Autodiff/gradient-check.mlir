@@ -214,3 +214,27 @@ func.func @rotary(%x: tensor<2x3x4xf64> {lmopt.trainable = "x"},
   %3 = lmopt.reduce_sum %2 {keepdims = false} : tensor<2x3x4xf64> -> tensor<f64>
   return %3 : tensor<f64>
 }
+
+// -----
+
+// The distillation objective's KL term as lmopt-compile --distill-from
+// builds it (Distillation.cpp): T^2 * sum(p_t * (log p_t - log p_s)) over
+// the batch, with p = softmax(logits / T), T = 2; the teacher's logits are
+// a constant.
+// CHECK: gradient check @distill_kl: 8 elements, max error {{.*}}: PASS
+func.func @distill_kl(%s: tensor<2x4xf64> {lmopt.trainable = "s"}) -> tensor<f64> {
+  %t = lmopt.constant dense<[[0.5, -1.0, 2.0, 0.25], [1.5, 0.0, -0.5, -2.0]]> : tensor<2x4xf64>
+  %inv = lmopt.constant dense<0.5> : tensor<f64>
+  %t2 = lmopt.constant dense<4.0> : tensor<f64>
+  %0 = lmopt.mul %s, %inv : (tensor<2x4xf64>, tensor<f64>) -> tensor<2x4xf64>
+  %1 = lmopt.mul %t, %inv : (tensor<2x4xf64>, tensor<f64>) -> tensor<2x4xf64>
+  %2 = lmopt.log_softmax %0 {axis = -1 : i64} : tensor<2x4xf64>
+  %3 = lmopt.log_softmax %1 {axis = -1 : i64} : tensor<2x4xf64>
+  %4 = lmopt.exp %3 : tensor<2x4xf64>
+  %5 = lmopt.sub %3, %2 : (tensor<2x4xf64>, tensor<2x4xf64>) -> tensor<2x4xf64>
+  %6 = lmopt.mul %4, %5 : (tensor<2x4xf64>, tensor<2x4xf64>) -> tensor<2x4xf64>
+  %7 = lmopt.reduce_sum %6 {axes = array<i64: 1>, keepdims = false} : tensor<2x4xf64> -> tensor<2xf64>
+  %8 = lmopt.reduce_mean %7 {keepdims = false} : tensor<2xf64> -> tensor<f64>
+  %9 = lmopt.mul %8, %t2 : (tensor<f64>, tensor<f64>) -> tensor<f64>
+  return %9 : tensor<f64>
+}

@@ -121,3 +121,19 @@ func.func @heads_unmerged(%q: tensor<1x5x2xf32>, %k: tensor<1x5x2xf32>, %v: tens
   %a = lmopt.attention %q, %k, %v {num_heads = 2 : i64} : (tensor<1x5x2xf32>, tensor<1x5x2xf32>, tensor<1x5x2xf32>) -> tensor<1x5x2xf32>
   return %a : tensor<1x5x2xf32>
 }
+
+// -----
+
+// A function marked lmopt.frozen (a distillation teacher compiled beside
+// its student, lmopt-compile --distill-from) keeps every unit.
+// CHECK-LABEL: func @frozen_ffn
+// CHECK: lmopt.constant {{.*}} : tensor<2x4xf32>
+// CHECK: lmopt.linear {{.*}} -> tensor<3x4xf32>
+func.func @frozen_ffn(%x: tensor<3x2xf32>) -> tensor<3x2xf32> attributes {lmopt.frozen} {
+  %w1 = lmopt.constant dense<[[5.0, 0.1, 3.0, 0.2], [0.0, 0.1, 4.0, 0.2]]> : tensor<2x4xf32>
+  %b1 = lmopt.constant dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>
+  %w2 = lmopt.constant dense<[[1.0, 2.0], [0.0, 0.0], [5.0, 6.0], [0.0, 0.0]]> : tensor<4x2xf32>
+  %h = lmopt.linear %x, %w1 bias %b1 {activation = #lmopt.activation<gelu>} : (tensor<3x2xf32>, tensor<2x4xf32>, tensor<4xf32>) -> tensor<3x4xf32>
+  %y = lmopt.linear %h, %w2 residual %x : (tensor<3x4xf32>, tensor<4x2xf32>, tensor<3x2xf32>) -> tensor<3x2xf32>
+  return %y : tensor<3x2xf32>
+}
