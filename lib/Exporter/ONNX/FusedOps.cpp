@@ -230,6 +230,10 @@ LogicalResult AttentionExporter::run() {
   Type elementType = queryType.getElementType();
   int64_t hidden = queryType.getShape().back();
   numHeads = op.getNumHeads();
+  if (op.getKvHeads() != numHeads)
+    return op.emitError() << "cannot export grouped-query attention ("
+                          << numHeads << " query heads, " << op.getKvHeads()
+                          << " key/value heads)";
   if (ShapedType::isDynamic(hidden) || hidden % numHeads != 0)
     return op.emitError() << "cannot export attention whose query has "
                              "a dynamic or indivisible last dim ("

@@ -483,7 +483,7 @@ func.func @attention_batch(%q: tensor<2x8x64xf32>, %k: tensor<3x8x64xf32>) -> te
 // -----
 
 func.func @attention_key_hidden(%q: tensor<2x8x64xf32>, %k: tensor<2x8x32xf32>) -> tensor<2x8x64xf32> {
-  // expected-error @+1 {{query hidden size 64 does not match key hidden size 32}}
+  // expected-error @+1 {{key hidden size 32 is not 4 heads of query head size 16 (query hidden size 64, num_heads 4)}}
   %0 = lmopt.attention %q, %k, %q {num_heads = 4 : i64} : (tensor<2x8x64xf32>, tensor<2x8x32xf32>, tensor<2x8x64xf32>) -> tensor<2x8x64xf32>
   return %0 : tensor<2x8x64xf32>
 }
@@ -525,6 +525,30 @@ func.func @attention_result(%q: tensor<2x8x64xf32>) -> tensor<2x8x32xf32> {
 func.func @attention_kv_heads_split_rank(%q: tensor<2x8x64xf32>) -> tensor<2x8x64xf32> {
   // expected-error @+1 {{with kv_heads_split, key and value must be rank 4 [batch, heads, seq, head_dim], got 2x8x64 and 2x8x64}}
   %0 = lmopt.attention %q, %q, %q {num_heads = 4 : i64, kv_heads_split = true} : (tensor<2x8x64xf32>, tensor<2x8x64xf32>, tensor<2x8x64xf32>) -> tensor<2x8x64xf32>
+  return %0 : tensor<2x8x64xf32>
+}
+
+// -----
+
+func.func @attention_gqa_groups(%q: tensor<2x8x64xf32>, %k: tensor<2x8x48xf32>) -> tensor<2x8x64xf32> {
+  // expected-error @+1 {{num_heads 4 is not a multiple of num_kv_heads 3: each key/value head must serve a whole group of query heads}}
+  %0 = lmopt.attention %q, %k, %k {num_heads = 4 : i64, num_kv_heads = 3 : i64} : (tensor<2x8x64xf32>, tensor<2x8x48xf32>, tensor<2x8x48xf32>) -> tensor<2x8x64xf32>
+  return %0 : tensor<2x8x64xf32>
+}
+
+// -----
+
+func.func @attention_gqa_key_width(%q: tensor<2x8x64xf32>) -> tensor<2x8x64xf32> {
+  // expected-error @+1 {{key hidden size 64 is not 2 heads of query head size 16 (query hidden size 64, num_heads 4)}}
+  %0 = lmopt.attention %q, %q, %q {num_heads = 4 : i64, num_kv_heads = 2 : i64} : (tensor<2x8x64xf32>, tensor<2x8x64xf32>, tensor<2x8x64xf32>) -> tensor<2x8x64xf32>
+  return %0 : tensor<2x8x64xf32>
+}
+
+// -----
+
+func.func @attention_gqa_split_heads(%q: tensor<2x8x64xf32>, %k: tensor<2x4x9x16xf32>) -> tensor<2x8x64xf32> {
+  // expected-error @+1 {{key and value head count 4 does not match num_kv_heads 2}}
+  %0 = lmopt.attention %q, %k, %k {num_heads = 4 : i64, num_kv_heads = 2 : i64, kv_heads_split = true} : (tensor<2x8x64xf32>, tensor<2x4x9x16xf32>, tensor<2x4x9x16xf32>) -> tensor<2x8x64xf32>
   return %0 : tensor<2x8x64xf32>
 }
 
