@@ -18,10 +18,10 @@ holds PyTorch's greedy `generate` for a fixed prompt (tokens, and each
 step's last logits), checked against ONNX Runtime decoding the export step
 by step (scripts/make_generation_reference.py).
 
-Needs torch and transformers (regeneration only; the tests read the committed
-files):
+Needs torch, transformers and onnxscript (regeneration only; the tests read
+the committed files):
 
-    pip install torch transformers
+    pip install torch transformers onnxscript
     python3 scripts/make_llama_fixtures.py [--out test/models/onnx]
 """
 
@@ -132,6 +132,11 @@ LLAMA_LM_PAST = fixtures.Fixture(
 )
 
 
+# The same decoder through the torch.export-based (dynamo) exporter: its
+# repeat_kv names the key/value head count as a constant.
+LLAMA_DYNAMO = fixtures.dynamo_variant(LLAMA)
+
+
 def write_generate_reference(out_dir):
     """PyTorch's greedy generate, checked against ONNX Runtime decoding the
     export step by step with its cache."""
@@ -182,7 +187,7 @@ def write_dynamic_shapes(fx, out_dir):
         fixtures.save_npz(stem + ".ref.npz", ref)
 
 
-def write_readme(out_dir, facts, past_facts, tokens):
+def write_readme(out_dir, facts, past_facts, dynamo_facts, tokens):
     import transformers
 
     ops = ", ".join(f"{k} {v}" for k, v in sorted(facts["op_types"].items()))
@@ -210,6 +215,12 @@ def write_readme(out_dir, facts, past_facts, tokens):
         "",
         f"The graph has {facts['nodes']} nodes: {ops}.",
         "",
+        "- `llama_dynamo.onnx` / `.inputs.npz` / `.ref.npz`: the `llama` "
+        "model exported",
+        f"  by the torch.export-based (dynamo) exporter at opset "
+        f"{dynamo_facts['opset']} ({dynamo_facts['nodes']} nodes),",
+        "  ONNX Runtime's outputs within "
+        f"{dynamo_facts['max_abs_diff_vs_torch']:.3g} of PyTorch's.",
         f"- `llama_lm_past.onnx`: {past_facts['description']}. Exported",
         "  like `llama.onnx` from",
         "  `LlamaConfig(..., initializer_range=0.2)`; "
@@ -233,7 +244,7 @@ def write_readme(out_dir, facts, past_facts, tokens):
         f"{fixtures.ort.__version__}.",
         "",
         "```sh",
-        "pip install torch transformers",
+        "pip install torch transformers onnxscript",
         "python3 scripts/make_llama_fixtures.py",
         "```",
         "",
@@ -248,9 +259,10 @@ def main() -> int:
     args = parser.parse_args()
     facts = fixtures.make_fixture(LLAMA, args.out)
     write_dynamic_shapes(LLAMA, args.out)
+    dynamo_facts = fixtures.make_fixture(LLAMA_DYNAMO, args.out)
     past_facts = fixtures.make_fixture(LLAMA_LM_PAST, args.out)
     tokens = write_generate_reference(args.out)
-    write_readme(args.out, facts, past_facts, tokens)
+    write_readme(args.out, facts, past_facts, dynamo_facts, tokens)
     print(f"{LLAMA.name}: {facts['nodes']} nodes, "
           f"{facts['size_bytes'] / 2**10:.0f} KiB")
     return 0

@@ -243,10 +243,22 @@ static Value peelExpandShapeGuard(Value shape) {
   return minusOne && *minusOne == -1.0 ? where.getY() : shape;
 }
 
+namespace {
+/// A matched repeat_kv: `heads` [B, G, S, D], each head repeated `repeats`
+/// times; `headCount`, when set, is the constant G the expand's shape names,
+/// which the head split of `heads` must prove.
+struct RepeatKv {
+  Value heads;
+  int64_t repeats = 1;
+  std::optional<int64_t> headCount;
+};
+} // namespace
+
 /// Llama's `repeat_kv`: `reshape(expand(unsqueeze(x, 2), [B, G, n, S, D]),
-/// [B, G*n, S, D])` repeats each of x's G heads n times. Returns x [B, G, S,
-/// D] and n when `op` is that reshape with every other dim proven kept.
-static std::optional<std::pair<Value, int64_t>> matchRepeatKv(Operation *op) {
+/// [B, G*n, S, D])` repeats each of x's G heads n times. Matches when `op`
+/// is that reshape with every other dim proven kept (G possibly a constant
+/// left to the caller to prove).
+static std::optional<RepeatKv> matchRepeatKv(Operation *op) {
   auto reshape = llvm::dyn_cast_or_null<ReshapeOp>(op);
   if (!reshape || shapeOf(reshape).size() != 4 ||
       shapeOf(reshape.getInput()).size() != 5)
@@ -262,13 +274,20 @@ static std::optional<std::pair<Value, int64_t>> matchRepeatKv(Operation *op) {
   std::optional<ShapeElement> repeat = getShapeElement(target, 2);
   if (!repeat || !repeat->constant || *repeat->constant < 1)
     return std::nullopt;
-  // Expand keeps a dim where its shape says 1 or the dim itself.
+  // Expand keeps a dim where its shape says 1 or the dim itself. The
+  // head count may be a constant where the heads' type leaves it dynamic
+  // (the dynamo export): the caller checks it against the head split.
+  RepeatKv match{heads, *repeat->constant, std::nullopt};
   static const int64_t kExpandDims[] = {0, 1, -1, 2, 3};
   for (int64_t i : {0, 1, 3, 4}) {
     std::optional<ShapeElement> element = getShapeElement(target, i);
-    if (!(element && element->constant == 1) &&
-        !isHeadsDim(target, i, heads, kExpandDims[i], false))
+    if (element && element->constant == 1)
+      continue;
+    if (isHeadsDim(target, i, heads, kExpandDims[i], false))
+      continue;
+    if (i != 1 || !element || !element->constant)
       return std::nullopt;
+    match.headCount = *element->constant;
   }
   // The reshape keeps batch, sequence and head size; the element count
   // then makes the head dim G*n.
@@ -278,28 +297,34 @@ static std::optional<std::pair<Value, int64_t>> matchRepeatKv(Operation *op) {
       !isHeadsDim(shape, 2, heads, 2, false) ||
       !isHeadsDim(shape, 3, heads, 3, false))
     return std::nullopt;
-  return std::make_pair(heads, *repeat->constant);
+  return match;
 }
 
 /// Matches repeat_kv (`repeatOp`) reached from the matmul operand through
 /// the transposes in `chain`, and the heads it repeats.
 static FailureOr<HeadSplit>
-matchRepeatedHeads(Value heads, int64_t repeats, ArrayRef<Operation *> chain,
+matchRepeatedHeads(const RepeatKv &repeat, ArrayRef<Operation *> chain,
                    StringRef role, ArrayRef<int64_t> expectedPerm,
                    double &scale, std::string &reason, bool allowCache) {
   if (failed(matchHeadSplitChain(chain, role, "repeat_kv of heads",
                                  expectedPerm, reason)))
     return failure();
-  FailureOr<HeadSplit> split = matchHeadSplit(heads, role, {0, 2, 1, 3},
+  FailureOr<HeadSplit> split = matchHeadSplit(repeat.heads, role, {0, 2, 1, 3},
                                               scale, reason, allowCache);
   if (failed(split))
     return failure();
+  if (repeat.headCount && *repeat.headCount != split->numHeads) {
+    reason = (role + " repeat_kv expands " + Twine(*repeat.headCount) +
+              " heads, but its input has " + Twine(split->numHeads))
+                 .str();
+    return failure();
+  }
   if (split->repeats != 1) {
     reason = (role + " heads are repeated twice (repeat_kv of repeat_kv)")
                  .str();
     return failure();
   }
-  split->repeats = repeats;
+  split->repeats = repeat.repeats;
   return split;
 }
 
@@ -342,11 +367,10 @@ FailureOr<HeadSplit> mlir::lmopt::matchHeadSplit(Value heads, StringRef role,
       return split;
     }
     if (candidates.empty())
-      if (std::optional<std::pair<Value, int64_t>> repeat =
-              matchRepeatKv(op)) {
+      if (std::optional<RepeatKv> repeat = matchRepeatKv(op)) {
         scale = walkScale;
-        return matchRepeatedHeads(repeat->first, repeat->second, chain, role,
-                                  expectedPerm, scale, reason, allowCache);
+        return matchRepeatedHeads(*repeat, chain, role, expectedPerm, scale,
+                                  reason, allowCache);
       }
     if (!isHeadLayoutOp(op))
       break;
