@@ -52,8 +52,7 @@ static EvalResult evaluateAttention(AttentionOp op, ArrayRef<Tensor> operands) {
   bool headsFit = !headsSplit || (k[1] == kvHeads && v[1] == kvHeads);
   if (k[0] != batch || v[0] != batch || (headsSplit ? v[2] : v[1]) != sk ||
       heads % kvHeads != 0 || qWidth % heads != 0 ||
-      kWidth != qWidth / heads * kvHeads || !headsFit ||
-      vWidth % kvHeads != 0)
+      kWidth != qWidth / heads * kvHeads || !headsFit || vWidth % kvHeads != 0)
     return op.emitError() << "query " << formatShape(query.getShape())
                           << ", key " << formatShape(key.getShape())
                           << " and value " << formatShape(value.getShape())

@@ -77,9 +77,9 @@ static Status getCapacity(const StepCheck &c, const char *role,
 /// The attributes and the operand count.
 static Status readAttributes(const StepCheck &c, AttentionShape &s) {
   if (Status st = c.expectAttrs(
-          {"num_heads", "num_kv_heads", "scale", "causal", "kv_heads_split", "zero_masked_rows",
-           "query_offset", "query_row_stride", "key_offset", "key_row_stride",
-           "value_offset", "value_row_stride"});
+          {"num_heads", "num_kv_heads", "scale", "causal", "kv_heads_split",
+           "zero_masked_rows", "query_offset", "query_row_stride", "key_offset",
+           "key_row_stride", "value_offset", "value_row_stride"});
       !st)
     return st;
   if (Status st = c.getInt("num_heads", s.heads); !st)
@@ -148,8 +148,7 @@ Status lmopt::runtime::checkAttentionStep(const StepCheck &c,
     return st;
   s.keyLength = key.dims[s.kvHeadsSplit ? 2 : 1];
   if (s.kvHeadsSplit) {
-    std::vector<int64_t> kvDims = {s.batch, s.kvHeads, s.keyLength,
-                                   s.headDim};
+    std::vector<int64_t> kvDims = {s.batch, s.kvHeads, s.keyLength, s.headDim};
     const char *layout = "[B, G, Sk, D] with kv_heads_split";
     if (Status st = c.expectDims("key", key, kvDims, layout); !st)
       return st;
@@ -157,8 +156,8 @@ Status lmopt::runtime::checkAttentionStep(const StepCheck &c,
       return st;
   } else {
     const int64_t kvWidth = s.kvHeads * s.headDim;
-    if (Status st = expectRows(c, "key", key, s.keyView, s.batch,
-                               s.keyLength, kvWidth);
+    if (Status st =
+            expectRows(c, "key", key, s.keyView, s.batch, s.keyLength, kvWidth);
         !st)
       return st;
     if (Status st = expectRows(c, "value", value, s.valueView, s.batch,

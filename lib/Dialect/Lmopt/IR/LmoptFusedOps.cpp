@@ -291,9 +291,8 @@ LogicalResult AttentionOp::verify() {
            << ": each key/value head must serve a whole group of query heads";
   // Packed key and value are [B, Sk, G*D]: the query's width over the
   // group size.
-  int64_t kvWidth = ShapedType::isDynamic(q[2])
-                        ? ShapedType::kDynamic
-                        : q[2] / heads * kvHeads;
+  int64_t kvWidth = ShapedType::isDynamic(q[2]) ? ShapedType::kDynamic
+                                                : q[2] / heads * kvHeads;
   if (headsSplit && failed(verifyHeadSplitKeyValue(*this, q, k, v)))
     return failure();
   if (dimsDiffer(q[0], k[0]) || dimsDiffer(q[0], v[0]))
@@ -302,8 +301,7 @@ LogicalResult AttentionOp::verify() {
     return emitOpError("key hidden size ")
            << k[2] << " is not " << kvHeads << " heads of query head size "
            << (ShapedType::isDynamic(q[2]) ? q[2] : q[2] / heads)
-           << " (query hidden size " << q[2] << ", num_heads " << heads
-           << ")";
+           << " (query hidden size " << q[2] << ", num_heads " << heads << ")";
   if (!headsSplit && dimsDiffer(k[1], v[1]))
     return emitOpError("key and value sequence lengths ")
            << k[1] << " and " << v[1] << " differ";

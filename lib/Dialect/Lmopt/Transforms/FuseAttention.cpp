@@ -303,9 +303,8 @@ static FailureOr<AttentionMatch> matchAttention(SoftmaxOp softmax,
   if (q->numHeads != k->numHeads * k->repeats || q->headDim != k->headDim) {
     reason = "query heads (" + std::to_string(q->numHeads) + " of size " +
              std::to_string(q->headDim) + ") do not match key heads (" +
-             std::to_string(k->numHeads) + " x " +
-             std::to_string(k->repeats) + " repeats of size " +
-             std::to_string(k->headDim) + ")";
+             std::to_string(k->numHeads) + " x " + std::to_string(k->repeats) +
+             " repeats of size " + std::to_string(k->headDim) + ")";
     return failure();
   }
 

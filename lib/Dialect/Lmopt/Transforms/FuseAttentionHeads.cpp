@@ -320,8 +320,8 @@ matchRepeatedHeads(const RepeatKv &repeat, ArrayRef<Operation *> chain,
     return failure();
   }
   if (split->repeats != 1) {
-    reason = (role + " heads are repeated twice (repeat_kv of repeat_kv)")
-                 .str();
+    reason =
+        (role + " heads are repeated twice (repeat_kv of repeat_kv)").str();
     return failure();
   }
   split->repeats = repeat.repeats;

@@ -59,11 +59,10 @@ struct HoistRotaryAboveHeadSplit : OpRewritePattern<RotaryOp> {
     auto transposeTable = [&](Value table) -> Value {
       auto type = llvm::cast<RankedTensorType>(table.getType());
       ArrayRef<int64_t> s = type.getShape();
-      return TransposeOp::create(
-          rewriter, loc,
-          RankedTensorType::get({s[0], s[2], s[1], s[3]},
-                                type.getElementType()),
-          table, perm);
+      return TransposeOp::create(rewriter, loc,
+                                 RankedTensorType::get({s[0], s[2], s[1], s[3]},
+                                                       type.getElementType()),
+                                 table, perm);
     };
     auto shapeConstant = [&](ArrayRef<int64_t> values) -> Value {
       auto type = RankedTensorType::get({int64_t(values.size())},
