@@ -14,7 +14,15 @@ per-round median decode-step latency and the prefill time,
 the ratio lmopt / onnxruntime, and whether the tokens agree.
 
 Model: bench/make_models.py --only gpt2_small_lm_past (GPT-2 small with its
-LM head, random weights).
+LM head, random weights), or --only llama_135m_lm_past (a Llama-style
+~135M decoder with grouped-query attention).
+
+With --int4, both engines run int4 weights: lmopt compiles with
+`--quantize=int4-weight --block-size=32` (symmetric), onnxruntime runs the
+export quantized by its own MatMulNBitsQuantizer (4 bits, block 32,
+symmetric, accuracy level 4: int8 activations in its kernels). Tokens may
+then differ between the engines (each rounds its own way); the line says
+so.
 
 With --quantize MODE, lmopt compiles with `--quantize=MODE` (bf16,
 int8-dynamic, ...) against onnxruntime's f32 model: fewer weight bytes per
@@ -24,7 +32,7 @@ usage: bench/compare_generate.py [--model bench/models/gpt2_small_lm_past.onnx]
                                  [--batch 1] [--prompt-length 32]
                                  [--new-tokens 32] [--kv-cache 256]
                                  [--threads 2] [--rounds 5] [--build build]
-                                 [--quantize MODE]
+                                 [--quantize MODE] [--int4]
 """
 import argparse
 import os
@@ -49,6 +57,19 @@ def run(cmd):
         sys.exit(f"error: {' '.join(cmd)} failed ({proc.returncode}):\n"
                  f"{proc.stdout}\n{proc.stderr}")
     return proc.stdout, proc.stderr
+
+
+def ort_int4(path, out):
+    """The export with its MatMuls as MatMulNBits (int4, block 32)."""
+    import onnx
+    from onnxruntime.quantization.matmul_nbits_quantizer import (
+        MatMulNBitsQuantizer)
+
+    quantizer = MatMulNBitsQuantizer(onnx.load(path), bits=4, block_size=32,
+                                     is_symmetric=True, accuracy_level=4)
+    quantizer.process()
+    quantizer.model.save_model_to_file(out, use_external_data_format=False)
+    return out
 
 
 def lmopt_round(args, bundle, prompt_path):
@@ -99,17 +120,22 @@ def main():
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--build", default=os.path.join(ROOT, "build"))
     parser.add_argument("--quantize", default="")
+    parser.add_argument("--int4", action="store_true",
+                        help="int4 weights in both engines (see above)")
     args = parser.parse_args()
+    if args.int4:
+        args.quantize = "int4-weight"
     if not os.path.exists(args.model):
         sys.exit(f"error: no '{args.model}'; run bench/make_models.py --only "
                  "gpt2_small_lm_past first")
 
-    model = Model(args.model, args.threads)
-    vocab = model.session.get_outputs()[0].shape[-1]
-    rng = np.random.default_rng(0)
-    prompt = rng.integers(1, vocab, size=(args.batch, args.prompt_length),
-                          dtype=np.int64)
     with tempfile.TemporaryDirectory() as tmp:
+        model = Model(ort_int4(args.model, os.path.join(tmp, "int4.onnx"))
+                      if args.int4 else args.model, args.threads)
+        vocab = model.session.get_outputs()[0].shape[-1]
+        rng = np.random.default_rng(0)
+        prompt = rng.integers(1, vocab, size=(args.batch, args.prompt_length),
+                              dtype=np.int64)
         bundle = os.path.join(tmp, "generate.lmopt")
         prompt_path = os.path.join(tmp, "prompt.npy")
         np.save(prompt_path, prompt)
@@ -118,7 +144,8 @@ def main():
              f"--kv-cache={args.kv_cache}",
              f"--max-shape=input_ids:{args.batch}x{args.prompt_length}",
              "-o", bundle] +
-            ([f"--quantize={args.quantize}"] if args.quantize else []))
+            ([f"--quantize={args.quantize}"] if args.quantize else []) +
+            (["--block-size=32"] if args.int4 else []))
         print(f"compiled in {time.perf_counter() - start:.1f} s: "
               f"{os.path.getsize(bundle) / 2**20:.0f} MiB")
         lm_decode, lm_prefill, ort_decode, ort_prefill = [], [], [], []
@@ -138,16 +165,22 @@ def main():
     print(f"batch {args.batch}, prompt {args.prompt_length}, "
           f"{args.new_tokens} new tokens, cache {args.kv_cache}, "
           f"threads {args.threads}, {args.rounds} interleaved rounds, "
-          f"lmopt {args.quantize or 'f32'}, onnxruntime f32")
-    print(f"{'engine':<12} {'prefill ms':>11} {'decode ms/step':>15}")
-    print(f"{'lmopt':<12} {med(lm_prefill):>11.2f} {med(lm_decode):>15.2f}")
+          f"lmopt {args.quantize or 'f32'}, onnxruntime "
+          f"{'int4 (MatMulNBits)' if args.int4 else 'f32'}")
+    print(f"{'engine':<12} {'prefill ms':>11} {'decode ms/step':>15} "
+          f"{'decode tok/s':>13}")
+    print(f"{'lmopt':<12} {med(lm_prefill):>11.2f} {med(lm_decode):>15.2f} "
+          f"{1e3 * args.batch / med(lm_decode):>13.1f}")
     print(f"{'onnxruntime':<12} {med(ort_prefill):>11.2f} "
-          f"{med(ort_decode):>15.2f}")
+          f"{med(ort_decode):>15.2f} "
+          f"{1e3 * args.batch / med(ort_decode):>13.1f}")
     print(f"ratio lmopt/onnxruntime: prefill "
           f"{med(lm_prefill) / med(ort_prefill):.2f}x, decode "
           f"{med(lm_decode) / med(ort_decode):.2f}x")
-    print(f"tokens: {'identical' if agree else 'DIFFER'} in every round")
-    return 0 if agree else 1
+    print(f"tokens: {'identical' if agree else 'DIFFER'} in every round"
+          + (" (int4: each engine rounds its own way)"
+             if args.int4 and not agree else ""))
+    return 0 if agree or args.int4 else 1
 
 
 if __name__ == "__main__":

@@ -4,7 +4,10 @@ BERT-base (Hugging Face BertModel default config), DistilBERT-base and
 GPT-2-small, exported to ONNX with dynamic batch and sequence, plus fixed
 inputs (sequence 128, batch 1 and 8); and GPT-2-small with its LM head
 exported with past key/values (gpt2_small_lm_past, for
-bench/compare_generate.py). They are large (100-650 MB), so they live in
+bench/compare_generate.py), and a Llama-style ~135M decoder exported the
+same way (llama_135m_lm_past: hidden 576, 30 layers, 9 query and 3
+key/value heads, FFN 1536, vocabulary 49152, tied embeddings; the shape of
+SmolLM-135M, random weights from the config). They are large (100-650 MB), so they live in
 bench/models/, which git ignores; this script recreates them.
 
 usage: bench/make_models.py [--out bench/models] [--only NAME]
@@ -82,24 +85,42 @@ def export(name, out):
     print(f"wrote {path} ({os.path.getsize(path) / 2**20:.0f} MiB)")
 
 
-def export_lm_past(name, out):
-    """GPT2LMHeadModel (default config) as one decoding step: (input_ids,
-    attention_mask, past_key_i, past_value_i...) -> (logits, present...),
-    the wrapper the gpt2_lm_past fixture uses."""
-    import torch
+def build_lm(name):
+    """The LM, its layer count, key/value heads and head size."""
     import transformers as tf
+
+    if name == "llama_135m_lm_past":
+        config = tf.LlamaConfig(
+            hidden_size=576, num_hidden_layers=30, num_attention_heads=9,
+            num_key_value_heads=3, intermediate_size=1536, vocab_size=49152,
+            max_position_embeddings=2048, rope_theta=10000.0,
+            rms_norm_eps=1e-5, tie_word_embeddings=True,
+            attn_implementation="eager")
+        return (tf.LlamaForCausalLM(config), config.num_hidden_layers,
+                config.num_key_value_heads,
+                config.hidden_size // config.num_attention_heads)
+    config = tf.GPT2Config(attn_implementation="eager")
+    return (tf.GPT2LMHeadModel(config), config.n_layer, config.n_head,
+            config.n_embd // config.n_head)
+
+
+def export_lm_past(name, out):
+    """An LM (GPT2LMHeadModel's default config, or the Llama-style
+    llama_135m) as one decoding step: (input_ids, attention_mask, past_key_i,
+    past_value_i...) -> (logits, present...), the wrapper the gpt2_lm_past
+    fixture uses."""
+    import torch
 
     sys.path.insert(0, os.path.join(ROOT, "scripts"))
     from make_fixtures import Gpt2LmWithPast
 
     torch.manual_seed(0)
-    config = tf.GPT2Config(attn_implementation="eager")
-    model = Gpt2LmWithPast(tf.GPT2LMHeadModel(config)).eval()
-    layers, heads = config.n_layer, config.n_head
-    head_size = config.n_embd // heads
+    lm, layers, heads, head_size = build_lm(name)
+    model = Gpt2LmWithPast(lm).eval()
+    vocab = lm.config.vocab_size
     batch, seq, past = 1, 4, 3
     names = ["input_ids", "attention_mask"]
-    args = [torch.randint(3, config.vocab_size, (batch, seq)),
+    args = [torch.randint(3, vocab, (batch, seq)),
             torch.ones(batch, past + seq, dtype=torch.int64)]
     axes = {"input_ids": {0: "batch", 1: "sequence"},
             "attention_mask": {0: "batch", 1: "total_sequence"},
@@ -121,7 +142,7 @@ def export_lm_past(name, out):
 
 
 MODELS = ["bert_base", "distilbert_base", "gpt2_small", "gpt2_small_lm_past",
-          "bert_gpu_small"]
+          "llama_135m_lm_past", "bert_gpu_small"]
 
 
 def main():
@@ -132,7 +153,7 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     # bert_gpu_small only when asked for (scripts/gpu-check.sh).
     for name in [args.only] if args.only else MODELS[:-1]:
-        if name == "gpt2_small_lm_past":
+        if name.endswith("_lm_past"):
             export_lm_past(name, args.out)
         else:
             export(name, args.out)

@@ -10,10 +10,18 @@ more shapes for bounded dynamic shapes (llama.dyn_BxS.{inputs,ref}.npz).
 ONNX Runtime's outputs are checked against PyTorch's on every shape before
 anything is written. The fixture's facts go to README.llama.md.
 
-Needs torch and transformers (regeneration only; the tests read the committed
-files):
+llama_lm_past.onnx is the same decoder with its LM head, exported as one
+decoding step with a key/value cache (past_key_i/past_value_i in,
+logits and present_key_i/present_value_i out; rotary positions follow the
+cache length), for `lmopt-compile --kv-cache`; llama_lm_past.generate.npz
+holds PyTorch's greedy `generate` for a fixed prompt (tokens, and each
+step's last logits), checked against ONNX Runtime decoding the export step
+by step (scripts/make_generation_reference.py).
 
-    pip install torch transformers
+Needs torch, transformers and onnxscript (regeneration only; the tests read
+the committed files):
+
+    pip install torch transformers onnxscript
     python3 scripts/make_llama_fixtures.py [--out test/models/onnx]
 """
 
@@ -45,6 +53,13 @@ LLAMA_CONFIG = dict(
 )
 # Extra shapes (batch, sequence) for bounded dynamic shapes.
 DYNAMIC_SHAPES = [(1, 7), (3, 20)]
+# The decoding fixture: weights ten times the default scale, so that a small
+# random model does not repeat one token (which would not tell a wrong cache
+# from a right one).
+LLAMA_LM_CONFIG = dict(LLAMA_CONFIG, initializer_range=0.2)
+PAST_LEN = 4
+# Greedy generation reference: prompt [batch, length], new tokens.
+GENERATE = dict(batch=2, prompt_length=5, new_tokens=12, seed=0)
 
 
 def build_llama():
@@ -73,6 +88,87 @@ LLAMA = fixtures.Fixture(
 )
 
 
+def build_llama_lm():
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    return fixtures.hf_model("llama_lm", LlamaConfig, LlamaForCausalLM,
+                             LLAMA_LM_CONFIG)
+
+
+def build_llama_lm_past():
+    # The wrapper only builds a DynamicCache from the flat past tensors.
+    return fixtures.Gpt2LmWithPast(build_llama_lm())
+
+
+def llama_lm_past_inputs(rng, batch, seq, past_len=PAST_LEN):
+    return fixtures.gpt2_past_inputs(rng, batch, seq, past_len,
+                                     build=build_llama_lm_past)
+
+
+_PAST_INPUTS, _PAST_OUTPUTS = fixtures.gpt2_past_axes(
+    LLAMA_CONFIG["num_hidden_layers"])
+
+LLAMA_LM_PAST = fixtures.Fixture(
+    name="llama_lm_past",
+    description=(
+        "LlamaForCausalLM (the llama config, weights at 10x its initializer "
+        "range) decoding with a KV cache: "
+        f"{PAST_LEN} cached positions in past_key_i/past_value_i [batch, 2 "
+        "key/value heads, past, 16], outputs logits and present_key_i/"
+        "present_value_i; lmopt-compile --kv-cache turns it into prefill and "
+        "decode entries"
+    ),
+    build=build_llama_lm_past,
+    config=LLAMA_LM_CONFIG,
+    config_class="LlamaConfig",
+    make_inputs=llama_lm_past_inputs,
+    seq=8,
+    input_axes=_PAST_INPUTS,
+    output_axes={
+        "logits": fixtures.BATCH_SEQ,
+        **{k: v for k, v in _PAST_OUTPUTS.items() if k != "last_hidden_state"},
+    },
+    check_shape=(3, 5, 3),
+)
+
+
+# The same decoder through the torch.export-based (dynamo) exporter: its
+# repeat_kv names the key/value head count as a constant.
+LLAMA_DYNAMO = fixtures.dynamo_variant(LLAMA)
+
+
+def write_generate_reference(out_dir):
+    """PyTorch's greedy generate, checked against ONNX Runtime decoding the
+    export step by step with its cache."""
+    import make_generation_reference as gen
+
+    model = build_llama_lm()
+    rng = np.random.default_rng(GENERATE["seed"])
+    prompt = rng.integers(1, LLAMA_CONFIG["vocab_size"],
+                          size=(GENERATE["batch"], GENERATE["prompt_length"]),
+                          dtype=np.int64)
+    with torch.no_grad():
+        out = model.generate(
+            torch.from_numpy(prompt),
+            attention_mask=torch.ones(prompt.shape, dtype=torch.int64),
+            max_new_tokens=GENERATE["new_tokens"], do_sample=False,
+            output_logits=True, return_dict_in_generate=True,
+            pad_token_id=0)
+    tokens = out.sequences[:, prompt.shape[1]:].numpy()
+    logits = torch.stack(out.logits).numpy().astype(np.float32)
+    ort_tokens, ort_logits = gen.generate(
+        gen.Model(os.path.join(out_dir, "llama_lm_past.onnx"), 1), prompt,
+        GENERATE["new_tokens"])
+    diff = float(np.abs(ort_logits - logits).max())
+    print(f"llama_lm_past.generate: max |ORT - torch| logits = {diff:.3g}")
+    if not np.array_equal(tokens, ort_tokens) or not diff <= 1e-4:
+        raise RuntimeError("ORT's step-by-step decoding differs from PyTorch's "
+                           f"generate: {ort_tokens} vs {tokens}")
+    fixtures.save_npz(os.path.join(out_dir, "llama_lm_past.generate.npz"),
+                      {"prompt": prompt, "tokens": tokens, "logits": logits})
+    return tokens
+
+
 def write_dynamic_shapes(fx, out_dir):
     """Inputs and ORT outputs at DYNAMIC_SHAPES, each checked against PyTorch."""
     module = fx.build()
@@ -91,7 +187,7 @@ def write_dynamic_shapes(fx, out_dir):
         fixtures.save_npz(stem + ".ref.npz", ref)
 
 
-def write_readme(out_dir, facts):
+def write_readme(out_dir, facts, past_facts, dynamo_facts, tokens):
     import transformers
 
     ops = ", ".join(f"{k} {v}" for k, v in sorted(facts["op_types"].items()))
@@ -119,12 +215,36 @@ def write_readme(out_dir, facts):
         "",
         f"The graph has {facts['nodes']} nodes: {ops}.",
         "",
+        "- `llama_dynamo.onnx` / `.inputs.npz` / `.ref.npz`: the `llama` "
+        "model exported",
+        f"  by the torch.export-based (dynamo) exporter at opset "
+        f"{dynamo_facts['opset']} ({dynamo_facts['nodes']} nodes),",
+        "  ONNX Runtime's outputs within "
+        f"{dynamo_facts['max_abs_diff_vs_torch']:.3g} of PyTorch's.",
+        f"- `llama_lm_past.onnx`: {past_facts['description']}. Exported",
+        "  like `llama.onnx` from",
+        "  `LlamaConfig(..., initializer_range=0.2)`; "
+        f"{past_facts['nodes']} nodes.",
+        "- `llama_lm_past.inputs.npz` / `.ref.npz`: 8 new tokens after "
+        f"{PAST_LEN}",
+        "  cached ones (the cache from running the model on a prefix), batch",
+        "  2, and ONNX Runtime's outputs for them, within "
+        f"{past_facts['max_abs_diff_vs_torch']:.3g} of PyTorch's.",
+        "- `llama_lm_past.generate.npz`: PyTorch's greedy `generate` "
+        "(`do_sample=False`)",
+        f"  for `prompt` [{GENERATE['batch']}, {GENERATE['prompt_length']}] "
+        f"(seed {GENERATE['seed']}): `tokens` "
+        f"[{GENERATE['batch']}, {GENERATE['new_tokens']}] and `logits`",
+        "  [new, batch, vocab], each step's last logits; ONNX Runtime decoding",
+        "  the export step by step gives the same tokens. Tokens: "
+        + "; ".join(" ".join(map(str, row)) for row in tokens) + ".",
+        "",
         f"Generated with torch {torch.__version__}, transformers "
         f"{transformers.__version__}, onnx {onnx.__version__}, onnxruntime "
         f"{fixtures.ort.__version__}.",
         "",
         "```sh",
-        "pip install torch transformers",
+        "pip install torch transformers onnxscript",
         "python3 scripts/make_llama_fixtures.py",
         "```",
         "",
@@ -139,7 +259,10 @@ def main() -> int:
     args = parser.parse_args()
     facts = fixtures.make_fixture(LLAMA, args.out)
     write_dynamic_shapes(LLAMA, args.out)
-    write_readme(args.out, facts)
+    dynamo_facts = fixtures.make_fixture(LLAMA_DYNAMO, args.out)
+    past_facts = fixtures.make_fixture(LLAMA_LM_PAST, args.out)
+    tokens = write_generate_reference(args.out)
+    write_readme(args.out, facts, past_facts, dynamo_facts, tokens)
     print(f"{LLAMA.name}: {facts['nodes']} nodes, "
           f"{facts['size_bytes'] / 2**10:.0f} KiB")
     return 0

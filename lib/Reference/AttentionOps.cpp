@@ -13,6 +13,9 @@
 // `zero_masked_rows` it is zeros whatever hid it, as the probabilities'
 // where(isnan(p), 0, p) guard of SDPA exports makes it.
 //
+// Grouped-query attention (`num_kv_heads` G < H): key and value have G heads
+// and query head h reads key/value head h / (H / G).
+//
 // `lmopt.rotary`: x * cos + rotate_half(x) * sin, rotate_half([x1, x2]) =
 // [-x2, x1] over the last dim.
 //
@@ -31,7 +34,7 @@ using namespace mlir::lmopt::reference;
 
 static EvalResult evaluateAttention(AttentionOp op, ArrayRef<Tensor> operands) {
   const Tensor &query = operands[0], &key = operands[1], &value = operands[2];
-  int64_t heads = op.getNumHeads();
+  int64_t heads = op.getNumHeads(), kvHeads = op.getKvHeads();
   bool headsSplit = op.getKvHeadsSplit();
   int64_t kvRank = headsSplit ? 4 : 3;
   if (query.getRank() != 3 || key.getRank() != kvRank ||
@@ -46,21 +49,24 @@ static EvalResult evaluateAttention(AttentionOp op, ArrayRef<Tensor> operands) {
   int64_t sk = headsSplit ? k[2] : k[1];
   int64_t kWidth = headsSplit ? k[1] * k[3] : k[2];
   int64_t vWidth = headsSplit ? v[1] * v[3] : v[2];
-  bool headsFit = !headsSplit || (k[1] == heads && v[1] == heads);
+  bool headsFit = !headsSplit || (k[1] == kvHeads && v[1] == kvHeads);
   if (k[0] != batch || v[0] != batch || (headsSplit ? v[2] : v[1]) != sk ||
-      kWidth != qWidth || !headsFit || qWidth % heads != 0 ||
-      vWidth % heads != 0)
+      heads % kvHeads != 0 || qWidth % heads != 0 ||
+      kWidth != qWidth / heads * kvHeads || !headsFit || vWidth % kvHeads != 0)
     return op.emitError() << "query " << formatShape(query.getShape())
                           << ", key " << formatShape(key.getShape())
                           << " and value " << formatShape(value.getShape())
                           << " do not fit " << heads << " heads";
-  int64_t d = qWidth / heads, dv = vWidth / heads;
-  // Flat offset of element `e` of head `h` at key position `j` of batch `b`.
+  int64_t d = qWidth / heads, dv = vWidth / kvHeads, group = heads / kvHeads;
+  int64_t outWidth = heads * dv;
+  // Flat offset of element `e` of the key/value head read by query head `h`
+  // at key position `j` of batch `b`.
   auto keyIndex = [&](int64_t b, int64_t h, int64_t j, int64_t e,
                       int64_t headDim) {
+    int64_t g = h / group;
     if (headsSplit)
-      return ((b * heads + h) * sk + j) * headDim + e;
-    return (b * sk + j) * heads * headDim + h * headDim + e;
+      return ((b * kvHeads + g) * sk + j) * headDim + e;
+    return (b * sk + j) * kvHeads * headDim + g * headDim + e;
   };
   double scale = op.getScale() ? op.getScale()->convertToFloat()
                                : 1.0 / std::sqrt(static_cast<double>(d));
@@ -75,7 +81,7 @@ static EvalResult evaluateAttention(AttentionOp op, ArrayRef<Tensor> operands) {
   const double hidden = -std::numeric_limits<float>::max();
   const double minusInf = -std::numeric_limits<double>::infinity();
   bool zeroMaskedRows = op.getZeroMaskedRows();
-  Tensor output(getResultElementType(op), {batch, sq, heads * dv});
+  Tensor output(getResultElementType(op), {batch, sq, outWidth});
   std::vector<double> scores(sk);
   for (int64_t b = 0; b < batch; ++b) {
     for (int64_t h = 0; h < heads; ++h) {
@@ -104,7 +110,7 @@ static EvalResult evaluateAttention(AttentionOp op, ArrayRef<Tensor> operands) {
         }
         if (zeroMaskedRows && allHidden) {
           for (int64_t e = 0; e < dv; ++e)
-            output.setDouble((b * sq + i) * vWidth + h * dv + e, 0.0);
+            output.setDouble((b * sq + i) * outWidth + h * dv + e, 0.0);
           continue;
         }
         double sum = 0.0;
@@ -116,7 +122,7 @@ static EvalResult evaluateAttention(AttentionOp op, ArrayRef<Tensor> operands) {
           double acc = 0.0;
           for (int64_t j = 0; j < sk; ++j)
             acc += scores[j] * value.getDouble(keyIndex(b, h, j, e, dv));
-          output.setDouble((b * sq + i) * vWidth + h * dv + e, acc / sum);
+          output.setDouble((b * sq + i) * outWidth + h * dv + e, acc / sum);
         }
       }
     }

@@ -27,15 +27,16 @@ static Status getView(const StepCheck &c, const std::string &role,
   return Status::ok();
 }
 
-/// Checks a [B, S, H*D] operand (`width` = H*D), or the buffer [B, S,
-/// row_stride] a view of it reads, with the view's rows inside the buffer's.
+/// Checks a [B, S, H*D] operand (`width` = H*D, G*D for key and value), or
+/// the buffer [B, S, row_stride] a view of it reads, with the view's rows
+/// inside the buffer's.
 static Status expectRows(const StepCheck &c, const char *role,
                          const PlanTensor &t, const AttentionView &view,
                          int64_t batch, int64_t length, int64_t width) {
   if (!view.rowStride)
     return c.expectDims(role, t, {batch, length, width},
                         std::string(role) == "query" ? "[B, Sq, H*D]"
-                                                     : "[B, Sk, H*D]");
+                                                     : "[B, Sk, G*D]");
   if (Status st = c.expectDims(role, t, {batch, length, view.rowStride},
                                "the buffer [B, S, " + std::string(role) +
                                    "_row_stride] its view reads");
@@ -76,13 +77,20 @@ static Status getCapacity(const StepCheck &c, const char *role,
 /// The attributes and the operand count.
 static Status readAttributes(const StepCheck &c, AttentionShape &s) {
   if (Status st = c.expectAttrs(
-          {"num_heads", "scale", "causal", "kv_heads_split", "zero_masked_rows",
-           "query_offset", "query_row_stride", "key_offset", "key_row_stride",
-           "value_offset", "value_row_stride"});
+          {"num_heads", "num_kv_heads", "scale", "causal", "kv_heads_split",
+           "zero_masked_rows", "query_offset", "query_row_stride", "key_offset",
+           "key_row_stride", "value_offset", "value_row_stride"});
       !st)
     return st;
   if (Status st = c.getInt("num_heads", s.heads); !st)
     return st;
+  s.kvHeads = s.heads;
+  if (c.step.findAttr("num_kv_heads"))
+    if (Status st = c.getInt("num_kv_heads", s.kvHeads); !st)
+      return st;
+  if (s.kvHeads <= 0 || s.heads % s.kvHeads != 0)
+    return c.error("num_kv_heads = " + std::to_string(s.kvHeads) +
+                   " does not divide num_heads = " + std::to_string(s.heads));
   if (Status st = c.step.getFloat("scale", s.scale); !st)
     return c.withSource(st);
   if (Status st = c.getFlags({{"causal", &s.causal},
@@ -140,19 +148,20 @@ Status lmopt::runtime::checkAttentionStep(const StepCheck &c,
     return st;
   s.keyLength = key.dims[s.kvHeadsSplit ? 2 : 1];
   if (s.kvHeadsSplit) {
-    std::vector<int64_t> kvDims = {s.batch, s.heads, s.keyLength, s.headDim};
-    const char *layout = "[B, H, Sk, D] with kv_heads_split";
+    std::vector<int64_t> kvDims = {s.batch, s.kvHeads, s.keyLength, s.headDim};
+    const char *layout = "[B, G, Sk, D] with kv_heads_split";
     if (Status st = c.expectDims("key", key, kvDims, layout); !st)
       return st;
     if (Status st = c.expectDims("value", value, kvDims, layout); !st)
       return st;
   } else {
+    const int64_t kvWidth = s.kvHeads * s.headDim;
     if (Status st =
-            expectRows(c, "key", key, s.keyView, s.batch, s.keyLength, width);
+            expectRows(c, "key", key, s.keyView, s.batch, s.keyLength, kvWidth);
         !st)
       return st;
     if (Status st = expectRows(c, "value", value, s.valueView, s.batch,
-                               s.keyLength, width);
+                               s.keyLength, kvWidth);
         !st)
       return st;
   }

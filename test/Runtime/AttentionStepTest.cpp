@@ -79,6 +79,9 @@ const AttentionFixture &fixture(const std::string &name) {
   d.kvHeadsSplit = flags[1];
   d.zeroMaskedRows = flags[2];
   d.mask = static_cast<AttentionMask>(flags[3]);
+  // Grouped-query cases name their key/value heads.
+  if (member(all, "kv_heads"))
+    d.numKvHeads = values<int64_t>(all, "kv_heads").at(0);
   if (const Tensor *mask = member(all, "mask")) {
     d.maskDims = mask->shape;
     if (d.mask == AttentionMask::Additive)
@@ -87,7 +90,8 @@ const AttentionFixture &fixture(const std::string &name) {
       f.boolMask = values<uint8_t>(all, "mask");
   }
   int64_t qCount = f.rows() * f.width();
-  int64_t kvCount = d.batch * d.keyLength * f.width();
+  int64_t kvCount = d.batch * d.keyLength *
+                    (d.numKvHeads ? d.numKvHeads : d.numHeads) * d.headDim;
   f.query = hashValues(uint32_t(seeds[0]), qCount, scales[0]);
   f.key = hashValues(uint32_t(seeds[1]), kvCount, scales[1]);
   f.value = hashValues(uint32_t(seeds[2]), kvCount, scales[2]);
@@ -155,7 +159,10 @@ const char *const kCases[] = {"plain",
                               "neginf_rows_eval",
                               "bert_b1",
                               "bert_b8",
-                              "gpt2_b1"};
+                              "gpt2_b1",
+                              "gqa_causal",
+                              "gqa_split_decode",
+                              "gqa_one_kv_head"};
 
 class AttentionStepNumpy
     : public ::testing::TestWithParam<std::tuple<const char *, int>> {};

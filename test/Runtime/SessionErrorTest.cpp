@@ -469,7 +469,17 @@ TEST_F(SessionTest, AttentionStepsAreChecked) {
   b.plan.tensors[k].dims = {1, 3, 2};
   EXPECT_EQ(createError(b), "bundle 'B': attention step 'attn': key 'k' (f32 "
                             "[1, 3, 2]) should have dims [1, 3, 4] ([B, Sk, "
-                            "H*D])");
+                            "G*D])");
+  // Grouped-query attention: 2 query heads of 2 share one key/value head,
+  // so key and value hold 2 features; num_kv_heads must divide num_heads.
+  addInt(s, "num_kv_heads", 3);
+  EXPECT_EQ(createError(b), "bundle 'B': attention step 'attn': "
+                            "num_kv_heads = 3 does not divide num_heads = 2");
+  b.plan.steps[0].attrs.back().intValue = 1;
+  EXPECT_EQ(createError(b), "bundle 'B': attention step 'attn': value 'v' "
+                            "(f32 [1, 3, 4]) should have dims [1, 3, 2] ([B, "
+                            "Sk, G*D])");
+  b.plan.steps[0].attrs.pop_back();
   b.plan.tensors[k].dims = {1, 3, 4};
   uint32_t mask = b.input("mask", DType::I32, {1, 3});
   b.plan.steps[0].operands.push_back(mask);

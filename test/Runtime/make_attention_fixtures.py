@@ -11,7 +11,8 @@ stored: they come from the counter hash of fixture_util.py, which
 AttentionStepTest.cpp evaluates bit for bit the same way. Masks are small and
 stored as they are. Each fixture holds the expected values at sampled
 positions (every output row, several columns; all positions for small
-outputs) and every output row's sum.
+outputs) and every output row's sum. Grouped-query cases (`kv_heads` G < H)
+have G key/value heads, each repeated for H / G query heads.
 
     python3 test/Runtime/make_attention_fixtures.py [--out test/Runtime/Inputs]
 """
@@ -33,10 +34,10 @@ FLT_MAX = float(np.finfo(np.float32).max)
 
 
 def case(name, b, h, sq, sk, d, *, scale=None, causal=False, split=False,
-         zero_rows=False, mask_kind=NONE, mask=None):
+         zero_rows=False, mask_kind=NONE, mask=None, kv_heads=None):
     return dict(name=name, dims=(b, h, sq, sk, d), scale=scale, causal=causal,
                 split=split, zero_rows=zero_rows, mask_kind=mask_kind,
-                mask=mask)
+                mask=mask, kv_heads=kv_heads)
 
 
 def padding_mask(lengths, sk, dtype, hidden):
@@ -107,19 +108,30 @@ def cases():
              mask=padding_mask([128, 1, 17, 64, 100, 127, 90, 128], 128,
                                np.float32, -10000.0)),
         case("gpt2_b1", 1, 12, 128, 128, 64, causal=True),
+        # Grouped-query attention: Llama's prefill (causal, padding), a
+        # decode step on a head-split cache, and one key/value head for all.
+        case("gqa_causal", 2, 4, 5, 7, 8, causal=True, kv_heads=2,
+             mask_kind=BOOL, mask=padding_mask([7, 5], 7, np.uint8, 0)),
+        case("gqa_split_decode", 2, 6, 1, 9, 8, split=True, causal=True,
+             kv_heads=2),
+        case("gqa_one_kv_head", 1, 3, 4, 6, 4, kv_heads=1, mask_kind=ADDITIVE,
+             mask=additive_2d[:4, :6]),
     ]
 
 
 def attention(c, q, k, v):
     b, h, sq, sk, d = c["dims"]
+    g = c["kv_heads"] or h
     scale = np.float64(np.float32(c["scale"] if c["scale"] is not None
                                   else 1.0 / math.sqrt(d)))
     qh = q.reshape(b, sq, h, d).transpose(0, 2, 1, 3)
     if c["split"]:
-        kh, vh = k.reshape(b, h, sk, d), v.reshape(b, h, sk, d)
+        kh, vh = k.reshape(b, g, sk, d), v.reshape(b, g, sk, d)
     else:
-        kh = k.reshape(b, sk, h, d).transpose(0, 2, 1, 3)
-        vh = v.reshape(b, sk, h, d).transpose(0, 2, 1, 3)
+        kh = k.reshape(b, sk, g, d).transpose(0, 2, 1, 3)
+        vh = v.reshape(b, sk, g, d).transpose(0, 2, 1, 3)
+    # Query head i reads key/value head i // (h // g).
+    kh, vh = np.repeat(kh, h // g, axis=1), np.repeat(vh, h // g, axis=1)
     s = (qh @ kh.transpose(0, 1, 3, 2)) * scale
     keep = np.ones((b, h, sq, sk), dtype=bool)
     if c["causal"]:
@@ -146,9 +158,10 @@ def attention(c, q, k, v):
 
 def make_case(c):
     b, h, sq, sk, d = c["dims"]
+    g = c["kv_heads"] or h
     q = hash_values(SEEDS[0], b * sq * h * d, SCALES[0]).astype(np.float64)
-    k = hash_values(SEEDS[1], b * sk * h * d, SCALES[1]).astype(np.float64)
-    v = hash_values(SEEDS[2], b * sk * h * d, SCALES[2]).astype(np.float64)
+    k = hash_values(SEEDS[1], b * sk * g * d, SCALES[1]).astype(np.float64)
+    v = hash_values(SEEDS[2], b * sk * g * d, SCALES[2]).astype(np.float64)
     out = attention(c, q, k, v)
     rng = np.random.default_rng(sum(c["dims"]) * 7919 + len(c["name"]))
     idx = sample_positions(b * sq, h * d, rng)
@@ -164,6 +177,8 @@ def make_case(c):
         "want": out.reshape(-1)[idx],
         "rowsum": out.sum(axis=1),
     }
+    if c["kv_heads"]:
+        fixture["kv_heads"] = np.array([g], dtype=np.int64)
     if c["mask"] is not None:
         dtype = np.float32 if c["mask_kind"] == ADDITIVE else np.uint8
         fixture["mask"] = np.ascontiguousarray(c["mask"], dtype=dtype)

@@ -28,6 +28,8 @@ enum class AttentionMaskKind { None, Additive, Bool };
 /// An attention step's attributes and sizes.
 struct AttentionShape {
   int64_t batch = 0, heads = 0, queryLength = 0, keyLength = 0, headDim = 0;
+  /// Key/value heads (`num_kv_heads`, default `heads`); divides `heads`.
+  int64_t kvHeads = 0;
   double scale = 0;
   bool causal = false, kvHeadsSplit = false, zeroMaskedRows = false;
   AttentionView queryView, keyView, valueView;

@@ -184,14 +184,34 @@ private:
       setIntsAttr(node, "perm", perm);
     });
   }
-  /// [B, S, H*D] -> [B, H, S, D], or [B, H, D, S] for keys.
-  std::string splitHeads(StringRef input, bool keys) {
+  /// [B, S, heads*D] -> [B, heads, S, D], or [B, heads, D, S] for keys.
+  std::string splitHeads(StringRef input, bool keys, int64_t heads) {
     std::string split = ex.emit(
         "Reshape",
-        {input.str(), shapeConstant("heads_shape", {0, 0, numHeads, headDim})},
+        {input.str(), shapeConstant("heads_shape", {0, 0, heads, headDim})},
         loc);
     return transpose(split, keys ? ArrayRef<int64_t>{0, 2, 3, 1}
                                  : ArrayRef<int64_t>{0, 2, 1, 3});
+  }
+  /// Grouped-query attention as Llama's repeat_kv spells it: [B, G, a, b]
+  /// heads each repeated H/G times, [B, H, a, b]; `keys` says b is the
+  /// dynamic one (keys are [B, G, D, S]).
+  std::string repeatHeads(StringRef heads, int64_t kvHeads, bool keys) {
+    std::string unsqueezed =
+        ex.emit("Unsqueeze",
+                {heads.str(), ex.addInt64s(base + "/group_axis", {2})}, loc);
+    std::string expanded =
+        ex.emit("Expand",
+                {unsqueezed, shapeConstant("group_shape",
+                                           {1, 1, numHeads / kvHeads, 1, 1})},
+                loc);
+    return ex.emit(
+        "Reshape",
+        {expanded,
+         shapeConstant("repeated_shape",
+                       keys ? ArrayRef<int64_t>{0, numHeads, headDim, -1}
+                            : ArrayRef<int64_t>{0, numHeads, -1, headDim})},
+        loc);
   }
   /// True where key j is visible from query i: j <= i + (Sk - Sq).
   std::string causalKeep(StringRef scores);
@@ -230,6 +250,7 @@ LogicalResult AttentionExporter::run() {
   Type elementType = queryType.getElementType();
   int64_t hidden = queryType.getShape().back();
   numHeads = op.getNumHeads();
+  const int64_t kvHeads = op.getKvHeads();
   if (ShapedType::isDynamic(hidden) || hidden % numHeads != 0)
     return op.emitError() << "cannot export attention whose query has "
                              "a dynamic or indivisible last dim ("
@@ -239,14 +260,18 @@ LogicalResult AttentionExporter::run() {
       ex.getNames({op.getQuery(), op.getKey(), op.getValue(), op.getMask()});
   if (failed(inputs))
     return failure();
-  std::string query = splitHeads((*inputs)[0], /*keys=*/false);
+  std::string query = splitHeads((*inputs)[0], /*keys=*/false, numHeads);
   std::string key, value;
   if (op.getKvHeadsSplit()) {
     key = transpose((*inputs)[1], {0, 1, 3, 2});
     value = (*inputs)[2];
   } else {
-    key = splitHeads((*inputs)[1], /*keys=*/true);
-    value = splitHeads((*inputs)[2], /*keys=*/false);
+    key = splitHeads((*inputs)[1], /*keys=*/true, kvHeads);
+    value = splitHeads((*inputs)[2], /*keys=*/false, kvHeads);
+  }
+  if (kvHeads != numHeads) {
+    key = repeatHeads(key, kvHeads, /*keys=*/true);
+    value = repeatHeads(value, kvHeads, /*keys=*/false);
   }
 
   double scaleValue = op.getScale()

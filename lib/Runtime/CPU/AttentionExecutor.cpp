@@ -65,6 +65,7 @@ lmopt::runtime::buildAttentionExecutor(const StepChecker &c,
   desc.name = c.step.name;
   desc.batch = s.batch;
   desc.numHeads = s.heads;
+  desc.numKvHeads = s.kvHeads;
   desc.queryLength = s.queryLength;
   desc.keyLength = s.keyLength;
   desc.headDim = s.headDim;

@@ -193,7 +193,12 @@ static Status validateDesc(const AttentionStepDesc &desc,
                              ", query length " + std::to_string(sq) +
                              ", key length " + std::to_string(sk) +
                              ", head dim " + std::to_string(d));
-  const int64_t kvWidth = desc.kvHeadsSplit ? d : width;
+  const int64_t g = desc.numKvHeads ? desc.numKvHeads : h;
+  if (g <= 0 || h % g != 0)
+    return Status::error(StatusCode::InvalidArgument,
+                         prefix + "key/value heads " + std::to_string(g) +
+                             " do not divide heads " + std::to_string(h));
+  const int64_t kvWidth = desc.kvHeadsSplit ? d : g * d;
   if (Status st = validateView(prefix, "query", desc.queryView, b * sq, width);
       !st)
     return st;
@@ -207,7 +212,7 @@ static Status validateDesc(const AttentionStepDesc &desc,
           prefix + role + " capacity " + std::to_string(capacity) +
               " is below the key length " + std::to_string(sk));
     int64_t rows = 0;
-    if (__builtin_mul_overflow(desc.kvHeadsSplit ? b * h : b,
+    if (__builtin_mul_overflow(desc.kvHeadsSplit ? b * g : b,
                                capacity ? capacity : sk, &rows))
       return Status::error(StatusCode::InvalidArgument,
                            prefix + role + " capacity " +
@@ -664,8 +669,10 @@ Status AttentionStep::run(const float *query, const float *key,
   // capacity.
   const int64_t kCapacity = desc_.keyCapacity ? desc_.keyCapacity : sk;
   const int64_t vCapacity = desc_.valueCapacity ? desc_.valueCapacity : sk;
-  const int64_t kvSequences = desc_.kvHeadsSplit ? b * h : b;
-  const int64_t kvWidth = desc_.kvHeadsSplit ? d : width;
+  // Grouped-query attention: query head hi reads key/value head hi / group.
+  const int64_t g = desc_.numKvHeads ? desc_.numKvHeads : h, group = h / g;
+  const int64_t kvSequences = desc_.kvHeadsSplit ? b * g : b;
+  const int64_t kvWidth = desc_.kvHeadsSplit ? d : g * d;
   const size_t outBytes = size_t(b * sq * width) * sizeof(float);
   const struct {
     const char *role;
@@ -707,9 +714,9 @@ Status AttentionStep::run(const float *query, const float *key,
   const int64_t kHeadStride = desc_.kvHeadsSplit ? kCapacity * d : d;
   const int64_t vHeadStride = desc_.kvHeadsSplit ? vCapacity * d : d;
   const int64_t kBatchStride =
-      desc_.kvHeadsSplit ? h * kCapacity * d : kCapacity * kRowStride;
+      desc_.kvHeadsSplit ? g * kCapacity * d : kCapacity * kRowStride;
   const int64_t vBatchStride =
-      desc_.kvHeadsSplit ? h * vCapacity * d : vCapacity * vRowStride;
+      desc_.kvHeadsSplit ? g * vCapacity * d : vCapacity * vRowStride;
   const float scale = desc_.scale;
   const bool causal = desc_.causal, zeroMaskedRows = desc_.zeroMaskedRows;
   const int64_t items = b * h * impl.blocksPerPair;
@@ -733,8 +740,8 @@ Status AttentionStep::run(const float *query, const float *key,
       const int64_t row0 = (item % impl.blocksPerPair) * impl.rowBlock;
       const int64_t rows = std::min(impl.rowBlock, sq - row0);
       const float *q = qBase + (bi * sq + row0) * qRowStride + hi * d;
-      const float *k = kBase + bi * kBatchStride + hi * kHeadStride;
-      const float *v = vBase + bi * vBatchStride + hi * vHeadStride;
+      const float *k = kBase + bi * kBatchStride + hi / group * kHeadStride;
+      const float *v = vBase + bi * vBatchStride + hi / group * vHeadStride;
       float *o = output + (bi * sq + row0) * width + hi * d;
 
       dnnl_status_t st = dnnl_sgemm('N', 'T', rows, sk, d, scale, q, qRowStride,

@@ -117,6 +117,12 @@ static Status checkSizes(const CudaCheck &c, const AttentionShape &s) {
       s.headDim <= 0)
     return c.error("sizes must be positive, got " + sizes,
                    StatusCode::InvalidArgument);
+  if (s.kvHeads != s.heads)
+    return c.error("grouped-query attention (num_kv_heads " +
+                       std::to_string(s.kvHeads) + " of num_heads " +
+                       std::to_string(s.heads) +
+                       ") is not supported by the CUDA attention kernels",
+                   StatusCode::Unsupported);
   if (s.headDim > kMaxHeadDim)
     return c.error("head dim " + std::to_string(s.headDim) +
                        " is above the CUDA attention kernel's limit of " +

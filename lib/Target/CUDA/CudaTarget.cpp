@@ -98,6 +98,12 @@ static FailureOr<OpRole> classifyForCuda(Operation *op, bool symbolic) {
                          attention.getValue(), attention.getOutput()}))
       return unsupported("the GPU's attention takes a query, key, value and "
                          "result of one type, f32, f16 or bf16");
+    if (attention.getKvHeads() != attention.getNumHeads())
+      return unsupported("grouped-query attention (" +
+                         std::to_string(attention.getNumHeads()) +
+                         " query heads, " +
+                         std::to_string(attention.getKvHeads()) +
+                         " key/value heads) runs on the CPU only so far");
     if (Value mask = attention.getMask(); mask &&
                                           !elementTypeOf(mask).isF32() &&
                                           !elementTypeOf(mask).isInteger(1)) {

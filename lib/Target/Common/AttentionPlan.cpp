@@ -139,6 +139,9 @@ AttentionLowering mlir::lmopt::lowerAttention(AttentionOp op) {
   double scale = op.getScale() ? double(op.getScale()->convertToFloat())
                                : 1.0 / std::sqrt(double(hidden / numHeads));
   addAttr(attrs, "num_heads", numHeads);
+  // Grouped-query attention only: plans without it read num_heads.
+  if (op.getKvHeads() != numHeads)
+    addAttr(attrs, "num_kv_heads", op.getKvHeads());
   ::lmopt::runtime::PlanAttr scaleAttr;
   scaleAttr.name = "scale";
   scaleAttr.kind = ::lmopt::runtime::PlanAttr::Kind::Float;

@@ -45,6 +45,10 @@ struct AttentionStepDesc {
   std::string name;
   int64_t batch = 0;
   int64_t numHeads = 0;
+  /// Key/value heads G (grouped-query attention), dividing numHeads; 0
+  /// means numHeads. Query head h reads key/value head h / (H / G) in
+  /// place: key and value are [B, Sk, G*D] (or [B, G, Sk, D]).
+  int64_t numKvHeads = 0;
   int64_t queryLength = 0; // Sq
   int64_t keyLength = 0;   // Sk
   int64_t headDim = 0;     // D

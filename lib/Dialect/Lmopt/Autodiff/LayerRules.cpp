@@ -231,6 +231,9 @@ static LogicalResult attentionRule(AttentionOp op, GradBuilder &gb,
     return op.emitError("no gradient for 'lmopt.attention' with "
                         "kv_heads_split (a key/value cache); training runs "
                         "without one");
+  if (op.getKvHeads() != op.getNumHeads())
+    return op.emitError("no gradient for 'lmopt.attention' with "
+                        "num_kv_heads (grouped-query attention)");
   if (rankOf(q) != 3 || ShapedType::isDynamic(shapeOf(q)[2]))
     return op.emitError("no gradient for 'lmopt.attention' whose query is ")
            << q.getType() << ", not [batch, sequence, heads x size] with a "

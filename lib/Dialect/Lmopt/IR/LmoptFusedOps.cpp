@@ -247,8 +247,8 @@ LogicalResult LinearOp::verify() {
   return verifyLinearTypes(*this, k, n);
 }
 
-/// Checks head-split `[B, H, Sk, D]` key and value against the packed
-/// `[B, Sq, H*D]` query.
+/// Checks head-split `[B, G, Sk, D]` key and value (G key/value heads)
+/// against the packed `[B, Sq, H*D]` query.
 static LogicalResult verifyHeadSplitKeyValue(AttentionOp op,
                                              ArrayRef<int64_t> q,
                                              ArrayRef<int64_t> k,
@@ -257,10 +257,11 @@ static LogicalResult verifyHeadSplitKeyValue(AttentionOp op,
     return op.emitOpError("with kv_heads_split, key and value must be rank 4 "
                           "[batch, heads, seq, head_dim], got ")
            << formatShape(k) << " and " << formatShape(v);
-  int64_t heads = op.getNumHeads();
-  if (dimsDiffer(k[1], heads))
+  int64_t heads = op.getNumHeads(), kvHeads = op.getKvHeads();
+  if (dimsDiffer(k[1], kvHeads))
     return op.emitOpError("key and value head count ")
-           << k[1] << " does not match num_heads " << heads;
+           << k[1] << " does not match "
+           << (op.getNumKvHeads() ? "num_kv_heads " : "num_heads ") << kvHeads;
   if (!ShapedType::isDynamic(k[3]) && dimsDiffer(q[2], k[3] * heads))
     return op.emitOpError("query hidden size ")
            << q[2] << " is not num_heads * key head size " << heads << " * "
@@ -280,17 +281,27 @@ LogicalResult AttentionOp::verify() {
                        "hidden], got ")
            << formatShape(q) << ", " << formatShape(k) << " and "
            << formatShape(v);
-  int64_t heads = getNumHeads();
+  int64_t heads = getNumHeads(), kvHeads = getKvHeads();
   if (!ShapedType::isDynamic(q[2]) && q[2] % heads != 0)
     return emitOpError("query hidden size ")
            << q[2] << " is not divisible by num_heads " << heads;
+  if (heads % kvHeads != 0)
+    return emitOpError("num_heads ")
+           << heads << " is not a multiple of num_kv_heads " << kvHeads
+           << ": each key/value head must serve a whole group of query heads";
+  // Packed key and value are [B, Sk, G*D]: the query's width over the
+  // group size.
+  int64_t kvWidth = ShapedType::isDynamic(q[2]) ? ShapedType::kDynamic
+                                                : q[2] / heads * kvHeads;
   if (headsSplit && failed(verifyHeadSplitKeyValue(*this, q, k, v)))
     return failure();
   if (dimsDiffer(q[0], k[0]) || dimsDiffer(q[0], v[0]))
     return emitOpError("query, key and value batch sizes differ");
-  if (!headsSplit && dimsDiffer(q[2], k[2]))
-    return emitOpError("query hidden size ")
-           << q[2] << " does not match key hidden size " << k[2];
+  if (!headsSplit && dimsDiffer(kvWidth, k[2]))
+    return emitOpError("key hidden size ")
+           << k[2] << " is not " << kvHeads << " heads of query head size "
+           << (ShapedType::isDynamic(q[2]) ? q[2] : q[2] / heads)
+           << " (query hidden size " << q[2] << ", num_heads " << heads << ")";
   if (!headsSplit && dimsDiffer(k[1], v[1]))
     return emitOpError("key and value sequence lengths ")
            << k[1] << " and " << v[1] << " differ";
@@ -308,7 +319,11 @@ LogicalResult AttentionOp::verify() {
              << formatShape(shape) << " does not broadcast to scores "
              << formatShape(scores);
   }
-  int64_t valueWidth = v[2];
+  int64_t valueWidth =
+      ShapedType::isDynamic(v[2]) ? v[2] : v[2] / kvHeads * heads;
+  if (!headsSplit && !ShapedType::isDynamic(v[2]) && v[2] % kvHeads != 0)
+    return emitOpError("value hidden size ")
+           << v[2] << " is not divisible by num_kv_heads " << kvHeads;
   if (headsSplit)
     valueWidth =
         ShapedType::isDynamic(v[3]) ? ShapedType::kDynamic : v[3] * heads;

@@ -286,10 +286,25 @@ static FailureOr<AttentionMatch> matchAttention(SoftmaxOp softmax,
     reason = "cached key and value head sizes differ";
     return failure();
   }
-  if (q->numHeads != k->numHeads || q->numHeads != v->numHeads ||
-      q->headDim != k->headDim) {
-    reason = "query, key and value head counts or query/key head sizes "
-             "differ";
+  if (q->repeats != 1) {
+    reason = "query heads are repeated (repeat_kv applies to key and value)";
+    return failure();
+  }
+  if (k->numHeads != v->numHeads || k->repeats != v->repeats) {
+    reason = "key and value head counts or repeats differ: key " +
+             std::to_string(k->numHeads) + " heads x " +
+             std::to_string(k->repeats) + ", value " +
+             std::to_string(v->numHeads) + " heads x " +
+             std::to_string(v->repeats);
+    return failure();
+  }
+  // Grouped-query attention: repeat_kv gives every key/value head to a
+  // group of `repeats` query heads.
+  if (q->numHeads != k->numHeads * k->repeats || q->headDim != k->headDim) {
+    reason = "query heads (" + std::to_string(q->numHeads) + " of size " +
+             std::to_string(q->headDim) + ") do not match key heads (" +
+             std::to_string(k->numHeads) + " x " + std::to_string(k->repeats) +
+             " repeats of size " + std::to_string(k->headDim) + ")";
     return failure();
   }
 
@@ -490,7 +505,10 @@ struct FuseScaledDotProductAttention : OpRewritePattern<SoftmaxOp> {
             rewriter.getF32FloatAttr(static_cast<float>(match->scale)),
             match->causal ? rewriter.getBoolAttr(true) : BoolAttr(),
             match->key.headsSplit ? rewriter.getBoolAttr(true) : BoolAttr(),
-            match->zeroMaskedRows ? rewriter.getBoolAttr(true) : BoolAttr())
+            match->zeroMaskedRows ? rewriter.getBoolAttr(true) : BoolAttr(),
+            match->key.repeats != 1
+                ? rewriter.getI64IntegerAttr(match->key.numHeads)
+                : IntegerAttr())
             .getOutput();
     if (match->seqFirstMerge)
       output = swapLeadingDims(rewriter, loc, output);
@@ -510,6 +528,14 @@ struct FuseAttentionPass
   void runOnOperation() override {
     FusionReport &report = getFusionReport(&getContext());
     report.registerKind(kKind);
+    // Rotary embeddings of split heads move above the head split first, so
+    // that the attention matcher finds the rotated projection packed.
+    {
+      RewritePatternSet hoist(&getContext());
+      populateHoistRotaryPatterns(hoist);
+      if (failed(applyPatternsGreedily(getOperation(), std::move(hoist))))
+        return signalPassFailure();
+    }
     RewritePatternSet patterns(&getContext());
     populateFuseAttentionPatterns(patterns);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))

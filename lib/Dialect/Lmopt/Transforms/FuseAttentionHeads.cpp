@@ -155,6 +155,37 @@ static bool isHeadSplitConcat(Operation *op) {
          shapeOf(concat).size() == 4 && normalizeAxis(concat.getAxis(), 4) == 2;
 }
 
+/// Checks that `chain` (ops from the matmul operand up to `what`, a tensor
+/// in head-split layout [B, H, S, D]) is transposes only and brings
+/// [B, H, S, D] to `expectedPerm` of [B, S, H, D].
+static LogicalResult matchHeadSplitChain(ArrayRef<Operation *> chain,
+                                         StringRef role, StringRef what,
+                                         ArrayRef<int64_t> expectedPerm,
+                                         std::string &reason) {
+  SmallVector<int64_t> perm = {0, 2, 1, 3}; // [B, H, S, D] of [B, S, H, D]
+  for (Operation *op : llvm::reverse(chain)) {
+    auto transpose = llvm::dyn_cast<TransposeOp>(op);
+    if (!transpose) {
+      reason = (role + " " + what +
+                " in head-split layout [B, H, S, D] is reshaped before the "
+                "matmul")
+                   .str();
+      return failure();
+    }
+    perm = llvm::map_to_vector(transpose.getPerm(),
+                               [&](int64_t p) { return perm[p]; });
+  }
+  if (ArrayRef<int64_t>(perm) != expectedPerm) {
+    reason = (role + " " + what +
+              " in head-split layout [B, H, S, D] reaches the matmul "
+              "permuted by " +
+              formatPerm(perm) + " instead of " + formatPerm(expectedPerm))
+                 .str();
+    return failure();
+  }
+  return success();
+}
+
 /// Matches `concat(cache [B, H, P, D], newHeads, axis = 2)` reached from the
 /// matmul operand through the transposes in `chain`: the new heads must be a
 /// proven head split of a packed projection, and the chain must bring
@@ -163,26 +194,9 @@ static bool isHeadSplitConcat(Operation *op) {
 static FailureOr<HeadSplit>
 matchCachedHeads(ConcatOp concat, ArrayRef<Operation *> chain, StringRef role,
                  ArrayRef<int64_t> expectedPerm, std::string &reason) {
-  SmallVector<int64_t> perm = {0, 2, 1, 3}; // [B, H, S, D] of [B, S, H, D]
-  for (Operation *op : llvm::reverse(chain)) {
-    auto transpose = llvm::dyn_cast<TransposeOp>(op);
-    if (!transpose) {
-      reason = (role + " cache concat in head-split layout [B, H, S, D] is "
-                       "reshaped before the matmul")
-                   .str();
-      return failure();
-    }
-    perm = llvm::map_to_vector(transpose.getPerm(),
-                               [&](int64_t p) { return perm[p]; });
-  }
-  if (ArrayRef<int64_t>(perm) != expectedPerm) {
-    reason = (role +
-              " cache concat in head-split layout [B, H, S, D] reaches "
-              "the matmul permuted by " +
-              formatPerm(perm) + " instead of " + formatPerm(expectedPerm))
-                 .str();
+  if (failed(matchHeadSplitChain(chain, role, "cache concat", expectedPerm,
+                                 reason)))
     return failure();
-  }
   double newScale = 1.0;
   FailureOr<HeadSplit> split =
       matchHeadSplit(concat.getInputs()[1], role, {0, 2, 1, 3}, newScale,
@@ -197,6 +211,121 @@ matchCachedHeads(ConcatOp concat, ArrayRef<Operation *> chain, StringRef role,
   }
   return HeadSplit{concat.getResult(), /*batchFirst=*/true, split->numHeads,
                    split->headDim, /*headsSplit=*/true};
+}
+
+/// Whether element `index` of the shape `shape` (of an op whose input has
+/// `inputRank` dims) provably is dim `dim` of `heads`: a constant equal to
+/// its static size, a dim traced to it, or `keepsZero` and a constant 0
+/// (ONNX's copy of the input's dim, the same dim here).
+static bool isHeadsDim(Value shape, int64_t index, Value heads, int64_t dim,
+                       bool keepsZero) {
+  std::optional<ShapeElement> element = getShapeElement(shape, index);
+  if (!element)
+    return false;
+  int64_t size = shapeOf(heads)[dim];
+  if (element->constant)
+    return (keepsZero && *element->constant == 0) ||
+           (!ShapedType::isDynamic(size) && *element->constant == size);
+  return dimsEqual(element->source, element->dim, heads, dim);
+}
+
+/// `where(shape == -1, 1, shape)`, which TorchScript exports put on an
+/// Expand's shape, keeps every dim and constant but -1; peels it.
+static Value peelExpandShapeGuard(Value shape) {
+  auto where = shape.getDefiningOp<WhereOp>();
+  if (!where)
+    return shape;
+  auto equal = where.getCondition().getDefiningOp<EqualOp>();
+  std::optional<double> one = getSplatValue(where.getX());
+  if (!equal || equal.getLhs() != where.getY() || !one || *one != 1.0)
+    return shape;
+  std::optional<double> minusOne = getSplatValue(equal.getRhs());
+  return minusOne && *minusOne == -1.0 ? where.getY() : shape;
+}
+
+namespace {
+/// A matched repeat_kv: `heads` [B, G, S, D], each head repeated `repeats`
+/// times; `headCount`, when set, is the constant G the expand's shape names,
+/// which the head split of `heads` must prove.
+struct RepeatKv {
+  Value heads;
+  int64_t repeats = 1;
+  std::optional<int64_t> headCount;
+};
+} // namespace
+
+/// Llama's `repeat_kv`: `reshape(expand(unsqueeze(x, 2), [B, G, n, S, D]),
+/// [B, G*n, S, D])` repeats each of x's G heads n times. Matches when `op`
+/// is that reshape with every other dim proven kept (G possibly a constant
+/// left to the caller to prove).
+static std::optional<RepeatKv> matchRepeatKv(Operation *op) {
+  auto reshape = llvm::dyn_cast_or_null<ReshapeOp>(op);
+  if (!reshape || shapeOf(reshape).size() != 4 ||
+      shapeOf(reshape.getInput()).size() != 5)
+    return std::nullopt;
+  auto expand = reshape.getInput().getDefiningOp<ExpandOp>();
+  auto unsqueeze =
+      expand ? expand.getInput().getDefiningOp<UnsqueezeOp>() : UnsqueezeOp();
+  if (!unsqueeze || unsqueeze.getAxes() != ArrayRef<int64_t>{2} ||
+      shapeOf(unsqueeze.getInput()).size() != 4)
+    return std::nullopt;
+  Value heads = unsqueeze.getInput();
+  Value target = peelExpandShapeGuard(expand.getShape());
+  std::optional<ShapeElement> repeat = getShapeElement(target, 2);
+  if (!repeat || !repeat->constant || *repeat->constant < 1)
+    return std::nullopt;
+  // Expand keeps a dim where its shape says 1 or the dim itself. The
+  // head count may be a constant where the heads' type leaves it dynamic
+  // (the dynamo export): the caller checks it against the head split.
+  RepeatKv match{heads, *repeat->constant, std::nullopt};
+  static const int64_t kExpandDims[] = {0, 1, -1, 2, 3};
+  for (int64_t i : {0, 1, 3, 4}) {
+    std::optional<ShapeElement> element = getShapeElement(target, i);
+    if (element && element->constant == 1)
+      continue;
+    if (isHeadsDim(target, i, heads, kExpandDims[i], false))
+      continue;
+    if (i != 1 || !element || !element->constant)
+      return std::nullopt;
+    match.headCount = *element->constant;
+  }
+  // The reshape keeps batch, sequence and head size; the element count
+  // then makes the head dim G*n.
+  bool keepsZero = !reshape.getAllowzero();
+  Value shape = reshape.getShape();
+  if (!isHeadsDim(shape, 0, heads, 0, keepsZero) ||
+      !isHeadsDim(shape, 2, heads, 2, false) ||
+      !isHeadsDim(shape, 3, heads, 3, false))
+    return std::nullopt;
+  return match;
+}
+
+/// Matches repeat_kv (`repeatOp`) reached from the matmul operand through
+/// the transposes in `chain`, and the heads it repeats.
+static FailureOr<HeadSplit>
+matchRepeatedHeads(const RepeatKv &repeat, ArrayRef<Operation *> chain,
+                   StringRef role, ArrayRef<int64_t> expectedPerm,
+                   double &scale, std::string &reason, bool allowCache) {
+  if (failed(matchHeadSplitChain(chain, role, "repeat_kv of heads",
+                                 expectedPerm, reason)))
+    return failure();
+  FailureOr<HeadSplit> split = matchHeadSplit(repeat.heads, role, {0, 2, 1, 3},
+                                              scale, reason, allowCache);
+  if (failed(split))
+    return failure();
+  if (repeat.headCount && *repeat.headCount != split->numHeads) {
+    reason = (role + " repeat_kv expands " + Twine(*repeat.headCount) +
+              " heads, but its input has " + Twine(split->numHeads))
+                 .str();
+    return failure();
+  }
+  if (split->repeats != 1) {
+    reason =
+        (role + " heads are repeated twice (repeat_kv of repeat_kv)").str();
+    return failure();
+  }
+  split->repeats = repeat.repeats;
+  return split;
 }
 
 FailureOr<HeadSplit> mlir::lmopt::matchHeadSplit(Value heads, StringRef role,
@@ -237,6 +366,12 @@ FailureOr<HeadSplit> mlir::lmopt::matchHeadSplit(Value heads, StringRef role,
         scale = walkScale;
       return split;
     }
+    if (candidates.empty())
+      if (std::optional<RepeatKv> repeat = matchRepeatKv(op)) {
+        scale = walkScale;
+        return matchRepeatedHeads(*repeat, chain, role, expectedPerm, scale,
+                                  reason, allowCache);
+      }
     if (!isHeadLayoutOp(op))
       break;
     chain.push_back(op);

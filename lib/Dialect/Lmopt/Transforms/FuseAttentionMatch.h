@@ -9,6 +9,7 @@
 #ifndef LMOPT_DIALECT_LMOPT_TRANSFORMS_FUSEATTENTIONMATCH_H
 #define LMOPT_DIALECT_LMOPT_TRANSFORMS_FUSEATTENTIONMATCH_H
 
+#include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/Value.h"
 #include "mlir/Support/LLVM.h"
 
@@ -24,11 +25,15 @@ namespace mlir::lmopt {
 /// A packed projection split into heads: `[B, S, H*D]`, or `[S, B, H*D]`
 /// (nn.MultiheadAttention) when `batchFirst` is false. With `headsSplit`,
 /// `source` is already `[B, H, S, D]`: a cache concatenated with new heads.
+/// `repeats` > 1: each of the H heads was repeated that many times on the
+/// head axis before the matmul (Llama's `repeat_kv`, grouped-query
+/// attention), so the matmul saw H * repeats heads.
 struct HeadSplit {
   Value source;
   bool batchFirst = true;
   int64_t numHeads = 0, headDim = 0;
   bool headsSplit = false;
+  int64_t repeats = 1;
 };
 
 /// Walks from `heads` (an operand of a matmul) up through transposes,
@@ -46,6 +51,10 @@ FailureOr<HeadSplit> matchHeadSplit(Value heads, StringRef role,
 /// into `scale`; stops at anything else. Fails with `reason` on a scale that
 /// cannot be folded (not positive, not one element, computed at run time).
 LogicalResult peelScale(Value &value, double &scale, std::string &reason);
+
+/// Rotary embeddings applied to head-split heads move above the head
+/// transpose, exposing the rotated projection packed (FuseAttentionRotary.cpp).
+void populateHoistRotaryPatterns(RewritePatternSet &patterns);
 
 /// "'lmopt.op'" for the producer of `value`, or "a block argument".
 std::string describeProducer(Value value);

@@ -471,6 +471,9 @@ struct PrunePass : lmopt::impl::PrunePassBase<PrunePass> {
     };
     if (attention.getKvHeadsSplit())
       return nearMiss("key and value are split into heads already");
+    if (attention.getKvHeads() != attention.getNumHeads())
+      return nearMiss("grouped-query attention: key and value have fewer "
+                      "heads than the query");
     auto split = attention.getQuery().getDefiningOp<SplitOp>();
     int64_t rank =
         llvm::cast<ShapedType>(attention.getQuery().getType()).getRank();
@@ -567,7 +570,8 @@ struct PrunePass : lmopt::impl::PrunePassBase<PrunePass> {
         newSplit->getResult(0), newSplit->getResult(1), newSplit->getResult(2),
         attention.getMask(), builder.getI64IntegerAttr(keep),
         attention.getScaleAttr(), attention.getCausalAttr(),
-        attention.getKvHeadsSplitAttr(), attention.getZeroMaskedRowsAttr());
+        attention.getKvHeadsSplitAttr(), attention.getZeroMaskedRowsAttr(),
+        IntegerAttr());
     // Without an explicit scale, 1/sqrt(D) is unchanged: D stays.
     LinearOp newOut = rebuildLinear(builder, out, newAttention.getOutput(),
                                     outWeight, out.getBias(), wo->outWidth());

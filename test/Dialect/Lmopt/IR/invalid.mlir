@@ -483,7 +483,7 @@ func.func @attention_batch(%q: tensor<2x8x64xf32>, %k: tensor<3x8x64xf32>) -> te
 // -----
 
 func.func @attention_key_hidden(%q: tensor<2x8x64xf32>, %k: tensor<2x8x32xf32>) -> tensor<2x8x64xf32> {
-  // expected-error @+1 {{query hidden size 64 does not match key hidden size 32}}
+  // expected-error @+1 {{key hidden size 32 is not 4 heads of query head size 16 (query hidden size 64, num_heads 4)}}
   %0 = lmopt.attention %q, %k, %q {num_heads = 4 : i64} : (tensor<2x8x64xf32>, tensor<2x8x32xf32>, tensor<2x8x64xf32>) -> tensor<2x8x64xf32>
   return %0 : tensor<2x8x64xf32>
 }

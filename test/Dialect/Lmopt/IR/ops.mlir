@@ -90,6 +90,15 @@ func.func @fused(%x: tensor<?x16x64xf32>, %w: tensor<256x64xf32>, %b: tensor<256
   return %0, %1, %3#1, %4 : tensor<?x16x256xf32>, tensor<?x16x64xf32>, tensor<?x16x64xf32>, tensor<?x16x64xf32>
 }
 
+// CHECK-LABEL: func @attention_gqa
+func.func @attention_gqa(%q: tensor<?x16x64xf32>, %kv: tensor<?x16x32xf32>, %kvs: tensor<?x2x20x16xf32>) -> (tensor<?x16x64xf32>, tensor<?x16x64xf32>) {
+  // CHECK: lmopt.attention %{{.*}}, %{{.*}}, %{{.*}} {causal = true, num_heads = 4 : i64, num_kv_heads = 2 : i64} : (tensor<?x16x64xf32>, tensor<?x16x32xf32>, tensor<?x16x32xf32>) -> tensor<?x16x64xf32>
+  %0 = lmopt.attention %q, %kv, %kv {num_heads = 4 : i64, num_kv_heads = 2 : i64, causal = true} : (tensor<?x16x64xf32>, tensor<?x16x32xf32>, tensor<?x16x32xf32>) -> tensor<?x16x64xf32>
+  // CHECK: lmopt.attention {{.*}} {kv_heads_split = true, num_heads = 4 : i64, num_kv_heads = 2 : i64} : (tensor<?x16x64xf32>, tensor<?x2x20x16xf32>, tensor<?x2x20x16xf32>) -> tensor<?x16x64xf32>
+  %1 = lmopt.attention %q, %kvs, %kvs {num_heads = 4 : i64, num_kv_heads = 2 : i64, kv_heads_split = true} : (tensor<?x16x64xf32>, tensor<?x2x20x16xf32>, tensor<?x2x20x16xf32>) -> tensor<?x16x64xf32>
+  return %0, %1 : tensor<?x16x64xf32>, tensor<?x16x64xf32>
+}
+
 // CHECK-LABEL: func @attention_kv_heads_split
 func.func @attention_kv_heads_split(%q: tensor<?x16x64xf32>, %kv: tensor<?x4x20x16xf32>) -> tensor<?x16x64xf32> {
   // CHECK: lmopt.attention %{{.*}}, %{{.*}}, %{{.*}} {causal = true, kv_heads_split = true, num_heads = 4 : i64} : (tensor<?x16x64xf32>, tensor<?x4x20x16xf32>, tensor<?x4x20x16xf32>) -> tensor<?x16x64xf32>

@@ -98,6 +98,11 @@ def Lmopt_AttentionOp : Lmopt_Op<"attention", [Pure]> {
     already split into heads (e.g. a KV cache concatenated with the new keys
     on the sequence axis); `query` and the output stay packed.
 
+    Grouped-query attention: with `num_kv_heads` = G (a divisor of H, default
+    H) `key` and `value` have G heads (`[B, Sk, G*D]`, or `[B, G, Sk, D]` with
+    `kv_heads_split`) and query head h reads key/value head `h / (H / G)`,
+    as Llama's `repeat_kv` spells it.
+
     A query row in which every key is hidden (`i1` mask false, `causal`, or
     an additive mask of `-inf`) has no softmax. By default positions hidden
     by the `i1` mask or `causal` score the lowest finite float, so such a row
@@ -113,11 +118,18 @@ def Lmopt_AttentionOp : Lmopt_Op<"attention", [Pure]> {
                        OptionalAttr<F32Attr>:$scale,
                        DefaultValuedAttr<BoolAttr, "false">:$causal,
                        DefaultValuedAttr<BoolAttr, "false">:$kv_heads_split,
-                       DefaultValuedAttr<BoolAttr, "false">:$zero_masked_rows);
+                       DefaultValuedAttr<BoolAttr, "false">:$zero_masked_rows,
+                       OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$num_kv_heads);
   let results = (outs Lmopt_FloatTensor:$output);
   let assemblyFormat = [{
     $query `,` $key `,` $value (`mask` $mask^)? attr-dict
     `:` functional-type(operands, results)
+  }];
+  let extraClassDeclaration = [{
+    /// Key/value heads: `num_kv_heads`, else `num_heads`.
+    int64_t getKvHeads() {
+      return getNumKvHeads() ? int64_t(*getNumKvHeads()) : getNumHeads();
+    }
   }];
   let hasVerifier = 1;
 }
