@@ -26,6 +26,11 @@ void mlir::lmopt::printPhase(llvm::raw_ostream &log, unsigned number,
   log << "\n";
 }
 
+llvm::Error CompileLog::beforePrune(ModuleOp module) {
+  return quantizer ? quantizer->measureForPruning(module)
+                   : llvm::Error::success();
+}
+
 void CompileLog::optimized(const FusionSummary &summary) {
   fusionReport = summary.report;
   nearMisses = summary.nearMissLines;

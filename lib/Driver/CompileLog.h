@@ -41,6 +41,7 @@ public:
     printPhase(log, number, name, seconds, detail);
   }
   void optimized(const FusionSummary &fusions) override;
+  llvm::Error beforePrune(ModuleOp module) override;
   llvm::Error beforePlan(ModuleOp module, const BundleMeta &meta) override {
     return quantizer ? quantizer->run(module, meta) : llvm::Error::success();
   }

@@ -234,6 +234,27 @@ importModel(const ModelCompilerOptions &o, MLIRContext &context,
   return std::move(module);
 }
 
+/// The --prune criterion when it ranks units by activations (wanda,
+/// activation), else "".
+static std::string activationCriterion(const ModelCompilerOptions &o) {
+  llvm::SmallVector<llvm::StringRef> items;
+  llvm::StringRef(o.prune).split(items, ',');
+  for (llvm::StringRef item : items)
+    if (item.consume_front("criterion=") &&
+        (item == "wanda" || item == "activation"))
+      return item.str();
+  return "";
+}
+
+/// The quantization step's options, with --prune's need for calibration.
+static std::optional<quantization::QuantizeDriverOptions>
+getQuantizeOptions(const ModelCompilerOptions &o) {
+  std::optional<quantization::QuantizeDriverOptions> options = o.quantize;
+  if (options)
+    options->pruneCalibration = !activationCriterion(o).empty();
+  return options;
+}
+
 /// The option checks that need no model; fills the driver's options.
 static llvm::Error checkOptions(const ModelCompilerOptions &o,
                                 CompileOptions &options, const Failer &fail) {
@@ -249,14 +270,27 @@ static llvm::Error checkOptions(const ModelCompilerOptions &o,
   if (!precision)
     return fail("--precision: unknown precision '" + o.precision +
                 "'; use fp32, fp16 or bf16");
+  std::string criterion = activationCriterion(o);
+  if (!criterion.empty() && (!o.quantize || o.quantize->calibrationFile.empty()))
+    return fail("--prune criterion=" + criterion +
+                " ranks units by their activations on calibration samples; "
+                "give them with --calibration=inputs.npz");
   if (o.quantize) {
-    if (*precision != Precision::FP32)
+    // Samples for --prune alone leave the types to --precision.
+    bool pruneOnly = o.quantize->mode.empty() && !criterion.empty() &&
+                     o.quantize->calibrationTableOut.empty();
+    if (*precision != Precision::FP32 && !pruneOnly)
       return fail("--precision=" + o.precision +
                   " and --quantize both choose the linears' types; give one");
-    if (llvm::Error error = quantization::checkQuantizeOptions(*o.quantize))
+    if (llvm::Error error =
+            quantization::checkQuantizeOptions(*getQuantizeOptions(o)))
       return fail(std::move(error));
   }
   if (o.training) {
+    if (o.quantize && !criterion.empty())
+      return fail("--train and --prune criterion=" + criterion +
+                  ": the calibration run is for inference bundles; prune "
+                  "with criterion=magnitude");
     if (o.quantize)
       return fail("--train and --quantize: train the float model, then "
                   "quantize the trained one");
@@ -390,7 +424,7 @@ mlir::lmopt::compileModel(const ModelCompilerOptions &o, llvm::raw_ostream &log,
   std::unique_ptr<quantization::QuantizeDriver> quantizer;
   if (o.quantize)
     quantizer = std::make_unique<quantization::QuantizeDriver>(
-        *o.quantize, backend, options.target, log);
+        *getQuantizeOptions(o), backend, options.target, log);
   CompileDriver driver(backend, options);
   CompileLog compileLog(quantizer.get(), log, listing, o.dumpPlan,
                         o.dumpKernels);

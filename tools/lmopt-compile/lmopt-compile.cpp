@@ -109,8 +109,8 @@ static cl::opt<std::string> prune(
     "prune",
     cl::desc("Structured pruning: remove a fraction of each FFN's neurons "
              "and of each attention's heads, ffn=0.5,heads=0.5 (also "
-             "multiple=N to round kept counts, criterion=magnitude); the "
-             "matrices shrink"),
+             "multiple=N to round kept counts, criterion=magnitude, or "
+             "wanda or activation with --calibration); the matrices shrink"),
     cl::value_desc("ffn=R,heads=R"), cl::cat(category));
 static cl::opt<bool> omitWeights(
     "omit-weights",

@@ -142,10 +142,16 @@ def PrunePass : Pass<"lmopt-prune"> {
       index out of range, a repeated or unsorted list, or a layer of
       another shape is an error naming it.
 
-    Importance (`criterion=magnitude`, the only one so far): the L2 norm
+    Importance (`criterion=`): `magnitude` (the default), the L2 norm
     of the weights that go away with the unit (a neuron's `W1` column and
     `W2` row; a head's Q, K and V columns and output rows; biases not
-    counted). The most important units stay, ties to the lower index, in
+    counted); `wanda`, the sum over those weights of `|W|` times the L2
+    norm over the calibration tokens of the input feature each multiplies;
+    `activation` (Minitron), a neuron's mean `|a|` over the tokens, a
+    head's mean L2 norm of its slice of the attention output. The last two
+    read the statistics a calibration run attaches to each linear as
+    `lmopt.activation_stats` (`lmopt-compile --calibration`); a linear
+    without them is an error naming it. The attribute is removed. The most important units stay, ties to the lower index, in
     their original order. `multiple=M` rounds the kept count up to a
     multiple of `M` (at most the original count), for GEMM-friendly sizes.
 
@@ -163,7 +169,7 @@ def PrunePass : Pass<"lmopt-prune"> {
     Option<"heads", "heads", "double", "0.0",
            "Fraction of each attention's heads to remove, in [0, 1)">,
     Option<"criterion", "criterion", "std::string", "\"magnitude\"",
-           "Importance of a unit: magnitude">,
+           "Importance of a unit: magnitude, wanda or activation">,
     Option<"multiple", "multiple", "int64_t", "1",
            "Round each kept count up to a multiple of this">,
     ListOption<"keepLayers", "keep-layers", "int64_t",
