@@ -52,8 +52,11 @@ std::string mlir::lmopt::getModelCompilerTargets() {
 }
 
 llvm::json::Object ModelCompileResult::toJSON() const {
-  return llvm::json::Object{{"fusions", llvm::json::Object(fusions)},
-                            {"plan", summary.toJSON()}};
+  llvm::json::Object json{{"fusions", llvm::json::Object(fusions)},
+                          {"plan", summary.toJSON()}};
+  if (pruning)
+    json["pruning"] = llvm::json::Object(*pruning);
+  return json;
 }
 
 namespace {
@@ -436,9 +439,23 @@ mlir::lmopt::compileModel(const ModelCompilerOptions &o, llvm::raw_ostream &log,
   result.summary = std::move(*summary);
   result.fusions = std::move(compileLog.fusionReport);
   result.nearMisses = std::move(compileLog.nearMisses);
+  if (compileLog.beforePruning && compileLog.afterPruning)
+    result.pruning = pruneReportJSON(*compileLog.beforePruning,
+                                     *compileLog.afterPruning,
+                                     result.summary.bundleBytes);
   if (o.outputPath.empty())
     return std::move(result);
   printSummary(log, result.summary, o.outputPath);
+  if (result.pruning) {
+    // The unpruned bundle is not written: it would hold the cut weights
+    // too.
+    int64_t cut = compileLog.beforePruning->bytes -
+                  compileLog.afterPruning->bytes;
+    log << "prune: bundle " << *result.summary.bundleBytes
+        << " bytes; unpruned about "
+        << int64_t(*result.summary.bundleBytes) + cut << " (plus the "
+        << cut << " bytes of cut weights)\n";
+  }
   if (quantizer && !o.quantize->mode.empty())
     result.quantization = quantizer->finish(*result.summary.bundleBytes);
   return std::move(result);

@@ -69,6 +69,8 @@ struct ModelCompileResult {
   std::vector<std::string> nearMisses;
   /// With a quantization mode: the quantization report.
   std::optional<llvm::json::Object> quantization;
+  /// With --prune: the pruning report (docs/compression.md, "Report").
+  std::optional<llvm::json::Object> pruning;
 
   /// {"fusions": ..., "plan": ...}, as --report writes it.
   llvm::json::Object toJSON() const;
