@@ -15,7 +15,10 @@ test/e2e/prune.test; and bert.calib.npz (calibration samples) with
 bert.pruned_wanda.ref.npz and bert.pruned_activation.ref.npz, the same
 cut with the units chosen by the wanda and activation criteria, whose
 statistics are measured here with forward hooks on the PyTorch model
-over the calibration samples (every token, padding included).
+over the calibration samples (every token, padding included); and
+bert.hidden_states.ref.npz, the outputs with Hugging Face's
+output_hidden_states (hidden_state.0 to .2) for lmopt-compile
+--expose=hidden-states.
 The unpruned model is first checked against bert.ref.npz, so the weights
 are the fixture's own.
 """
@@ -204,6 +207,21 @@ def main() -> None:
                      f"{diff}); regenerate the fixtures first")
 
     bert = wrapper.model
+    with torch.no_grad():
+        full = bert(**{n: torch.from_numpy(inputs[n]) for n in names},
+                    output_hidden_states=True)
+    hidden = {f"hidden_state.{i}": h.numpy()
+              for i, h in enumerate(full.hidden_states)}
+    # Two ONNX nodes by name: the embeddings' LayerNorm (hidden state 0)
+    # and the pooler's Gemm (before its tanh).
+    with torch.no_grad():
+        gemm = bert.pooler.dense(full.last_hidden_state[:, 0]).numpy()
+    hidden["/model/embeddings/LayerNorm/LayerNormalization"] = \
+        hidden["hidden_state.0"]
+    hidden["/model/pooler/dense/Gemm"] = gemm
+    path = os.path.join(args.out, "bert.hidden_states.ref.npz")
+    np.savez(path, **before, **hidden)
+    print(f"wrote {path}: {len(hidden)} hidden states")
     # Layer reduction first, on its own: the encoder keeps layer 1 only.
     layers = bert.encoder.layer
     bert.encoder.layer = torch.nn.ModuleList([layers[1]])

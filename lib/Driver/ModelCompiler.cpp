@@ -341,6 +341,29 @@ static llvm::Error checkOptions(const ModelCompilerOptions &o,
                   " (keys: ffn, heads, keep-layers, multiple, criterion)");
     options.prune = spec;
   }
+  if (!o.expose.empty()) {
+    if (o.training || o.kvCache != 0)
+      return fail("--expose adds outputs to @main; it does not go with "
+                  "--train or --kv-cache");
+    // "hidden-states,/a/b,/c/d": the shorthand, and op names for values=.
+    llvm::SmallVector<llvm::StringRef> items;
+    llvm::StringRef(o.expose).split(items, ',', -1, false);
+    std::string names;
+    bool hidden = false;
+    for (llvm::StringRef item : items) {
+      if (item == "hidden-states")
+        hidden = true;
+      else
+        names += (names.empty() ? "" : ",") + item.str();
+    }
+    if (hidden)
+      options.expose = "hidden-states=true";
+    if (!names.empty())
+      options.expose += (hidden ? " values=" : "values=") + names;
+    if (options.expose.empty())
+      return fail("--expose='" + o.expose +
+                  "' names nothing; give hidden-states or op names");
+  }
   return llvm::Error::success();
 }
 

@@ -143,6 +143,14 @@ llvm::Error CompileDriver::optimize(ModuleOp module,
       return makeDiagnosedError();
     pm.addPass(std::move(prune));
   }
+  if (!options.expose.empty()) {
+    std::unique_ptr<Pass> expose = createExposeIntermediatesPass();
+    if (failed(expose->initializeOptions(options.expose, [&](const Twine &msg) {
+          return module.emitError("--expose: ") << msg;
+        })))
+      return makeDiagnosedError();
+    pm.addPass(std::move(expose));
+  }
   // Training narrows after differentiating (plan()).
   if (options.target.precision != Precision::FP32 && !options.training) {
     NarrowPrecisionPassOptions narrow;

@@ -97,6 +97,9 @@ struct CompileOptions {
   /// Set: `lmopt-prune`'s options ("ffn=0.5 heads=0.5"), run after the
   /// graph pipeline, before narrowing and quantization.
   std::string prune;
+  /// Set: `lmopt-expose-intermediates`'s options ("hidden-states"), run
+  /// after the pruning.
+  std::string expose;
 };
 
 /// How many phases lmopt-compile counts; import is the first, the caller's.

@@ -183,14 +183,7 @@ static LinearOp rebuildLinear(OpBuilder &builder, LinearOp linear, Value input,
   return rebuilt;
 }
 
-namespace {
-
-/// A post-norm encoder layer: `output` is what it makes of `input`.
-struct EncoderLayer {
-  Value input, output;
-};
-
-} // namespace
+using prune::EncoderLayer;
 
 /// The single reader of `value` when it is an `OpTy`, else null.
 template <typename OpTy> static OpTy soleReader(Value value) {
@@ -209,8 +202,8 @@ static SkipLayerNormOp residualNorm(Value value, Value residual) {
 }
 
 /// The post-norm encoder layer around `attention`, or why not.
-static FailureOr<EncoderLayer> matchEncoderLayer(AttentionOp attention,
-                                                 std::string &why) {
+FailureOr<EncoderLayer> prune::matchEncoderLayer(AttentionOp attention,
+                                                std::string &why) {
   Operation *source = attention.getQuery().getDefiningOp();
   if (auto split = llvm::dyn_cast_or_null<SplitOp>(source))
     source = split.getInput().getDefiningOp();
@@ -342,7 +335,8 @@ struct PrunePass : lmopt::impl::PrunePassBase<PrunePass> {
       if (llvm::is_contained(keepLayers, int64_t(index)))
         continue;
       std::string why;
-      FailureOr<EncoderLayer> layer = matchEncoderLayer(attention, why);
+      FailureOr<EncoderLayer> layer =
+          prune::matchEncoderLayer(attention, why);
       if (failed(layer))
         return attention.emitError()
                << "lmopt-prune: cannot drop layer " << index << " ('"

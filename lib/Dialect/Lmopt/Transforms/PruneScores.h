@@ -3,7 +3,8 @@
 // The importance of FFN neurons and attention heads by each criterion
 // (docs/compression.md, "Importance"): `magnitude` from the weights alone,
 // `wanda` and `activation` from the calibration statistics on the linears
-// (PruneImportance.h). Private to Prune.cpp.
+// (PruneImportance.h); and the encoder layers that lmopt-prune drops and
+// lmopt-expose-intermediates reads. Private to the Transforms library.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,6 +16,7 @@
 #include "llvm/ADT/SmallVector.h"
 
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace mlir::lmopt::prune {
@@ -34,6 +36,17 @@ struct Matrix {
     return transposed ? values[n * cols + k] : values[k * cols + n];
   }
 };
+
+/// A post-norm encoder layer: `output` is what it makes of `input`.
+struct EncoderLayer {
+  Value input, output;
+};
+
+/// The post-norm encoder layer around `attention` (attention on
+/// projections of `x`, an output linear added to `x` by a skip_layer_norm,
+/// a two-linear FFN added to that by a second one), or why not.
+FailureOr<EncoderLayer> matchEncoderLayer(AttentionOp attention,
+                                          std::string &why);
 
 enum class Criterion { Magnitude, Wanda, Activation };
 

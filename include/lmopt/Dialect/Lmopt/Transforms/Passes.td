@@ -111,6 +111,37 @@ def FoldLinearTransposePass : Pass<"lmopt-fold-linear-transpose"> {
   let dependentDialects = ["::mlir::lmopt::LmoptDialect"];
 }
 
+def ExposeIntermediatesPass : Pass<"lmopt-expose-intermediates"> {
+  let summary = "Return chosen intermediate values from @main as extra results";
+  let description = [{
+    Makes values inside @main extra results, after its own, so a bundle
+    outputs them (activations for distillation, or to compare with a
+    reference); `lmopt.output_names` gets their names.
+
+    * `values=a,b`: the results of the ops whose location names `a`, `b`
+      (the ONNX node's name the importer records, or its first output's
+      when the node has none), each returned under that name; of an op
+      with several results, those that have readers (all when none has),
+      as `a:0`, `a:1`, ... when more than one. The names are the
+      ones left after the graph pipeline: a fused node's name may be gone.
+    * `hidden-states`: for a stack of post-norm encoder layers (BERT,
+      RoBERTa, MiniLM, DistilBERT), the input of each layer and the last
+      layer's output, `hidden_state.0` to `hidden_state.L`, as Hugging
+      Face's `output_hidden_states` returns them.
+
+    A name no op carries, a model without post-norm encoder layers for
+    `hidden-states`, and a function other than @main are errors naming
+    them; nothing is changed then.
+  }];
+  let dependentDialects = ["::mlir::lmopt::LmoptDialect"];
+  let options = [
+    ListOption<"values", "values", "std::string",
+               "Location names of the ops whose results to return">,
+    Option<"hiddenStates", "hidden-states", "bool", "false",
+           "Return each encoder layer's input and the last one's output">,
+  ];
+}
+
 def PrunePass : Pass<"lmopt-prune"> {
   let summary = "Remove attention heads and FFN neurons, shrinking the matrices";
   let description = [{
