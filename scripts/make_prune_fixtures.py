@@ -15,7 +15,7 @@ test/e2e/prune.test; and bert.calib.npz (calibration samples) with
 bert.pruned_wanda.ref.npz and bert.pruned_activation.ref.npz, the same
 cut with the units chosen by the wanda and activation criteria, whose
 statistics are measured here with forward hooks on the PyTorch model
-over the calibration samples (every token, padding included); and
+over the calibration samples (the tokens attention_mask keeps); and
 bert.hidden_states.ref.npz, the outputs with Hugging Face's
 output_hidden_states (hidden_state.0 to .2) for lmopt-compile
 --expose=hidden-states.
@@ -105,15 +105,19 @@ def calibration_samples(inputs: dict, count: int, vocab: int) -> dict:
 
 
 def measure(wrapper, samples: dict, names: list) -> dict:
-    """Per linear input (keyed by module): sum of x^2 and of |x| per
-    feature, the token count and, for the attention's output projection,
-    the sum of each token's per-head L2 norm."""
+    """Per linear input (keyed by module), over the tokens the attention
+    mask keeps: sum of x^2 and of |x| per feature, the token count and, for
+    the attention's output projection, the sum of each token's per-head L2
+    norm."""
     bert = wrapper.model
     heads = bert.config.num_attention_heads
     stats = {}
 
+    keep = {}
+
     def hook(module, args, head_count):
         x = args[0].detach().double().reshape(-1, args[0].shape[-1])
+        x = x[keep["rows"]]
         entry = stats.setdefault(module, {"sq": 0, "abs": 0, "tokens": 0,
                                           "heads": 0})
         entry["sq"] = entry["sq"] + (x ** 2).sum(0).numpy()
@@ -133,6 +137,8 @@ def measure(wrapper, samples: dict, names: list) -> dict:
                 lambda m, a, c=count: hook(m, a, c)))
     with torch.no_grad():
         for s in range(samples["input_ids"].shape[0]):
+            keep["rows"] = torch.from_numpy(
+                samples["attention_mask"][s].reshape(-1) != 0)
             wrapper(*(torch.from_numpy(samples[n][s]) for n in names))
     for handle in handles:
         handle.remove()

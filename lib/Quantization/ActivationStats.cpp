@@ -5,6 +5,7 @@
 // module runs with every linear's input probed; per input feature k the
 // L2 norm over all tokens and the mean magnitude, and for the output
 // projection of an attention the mean over tokens of each head's L2 norm.
+// With an `attention_mask` input, padded tokens are left out.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,6 +20,7 @@
 #include <chrono>
 #include <cmath>
 #include <map>
+#include <optional>
 
 using namespace mlir;
 using namespace mlir::lmopt;
@@ -32,7 +34,9 @@ struct InputSums {
   int64_t tokens = 0;
   int64_t heads = 0;
 
-  void add(const float *data, int64_t rows, int64_t k) {
+  /// Adds the `rows` rows of `data` for which `keep` (when given) is set.
+  void add(const float *data, int64_t rows, int64_t k,
+           const std::vector<bool> *keep) {
     if (squares.empty()) {
       squares.assign(k, 0.0);
       magnitudes.assign(k, 0.0);
@@ -40,6 +44,9 @@ struct InputSums {
     }
     int64_t headDim = heads ? k / heads : 0;
     for (int64_t t = 0; t < rows; ++t) {
+      if (keep && !(*keep)[t])
+        continue;
+      ++tokens;
       const float *row = data + t * k;
       for (int64_t j = 0; j < k; ++j) {
         double x = row[j];
@@ -53,7 +60,6 @@ struct InputSums {
         headNorms[h] += std::sqrt(norm);
       }
     }
-    tokens += rows;
   }
 
   DictionaryAttr toAttr(MLIRContext *context) const {
@@ -97,16 +103,42 @@ llvm::Error mlir::lmopt::quantization::measureActivationStats(
       if (type.getDimSize(type.getRank() - 1) % attention.getNumHeads() == 0)
         entry.heads = attention.getNumHeads();
   }
+  // Padding is not text: with an `attention_mask` input of [batch, seq],
+  // the tokens it masks out do not count.
+  auto maskIndex = llvm::find(set.inputNames, "attention_mask");
+  auto tokenMask = [&](size_t sample) -> std::optional<std::vector<bool>> {
+    if (maskIndex == set.inputNames.end())
+      return std::nullopt;
+    const rt::Tensor &mask =
+        set.samples[sample][maskIndex - set.inputNames.begin()].tensor;
+    if (mask.shape.size() != 2)
+      return std::nullopt;
+    std::vector<bool> keep(mask.elementCount());
+    for (size_t i = 0; i < keep.size(); ++i) {
+      if (mask.dtype == rt::DType::I64)
+        keep[i] = mask.as<int64_t>()[i] != 0;
+      else if (mask.dtype == rt::DType::I32)
+        keep[i] = mask.as<int32_t>()[i] != 0;
+      else
+        return std::nullopt;
+    }
+    return keep;
+  };
   llvm::Error error = runner.runEach(
       {*probed}, set,
-      [&](size_t, ArrayRef<std::vector<rt::NamedTensor>> results) {
+      [&](size_t sample, ArrayRef<std::vector<rt::NamedTensor>> results) {
+        std::optional<std::vector<bool>> keep = tokenMask(sample);
         for (auto &[input, entry] : sums) {
           const rt::Tensor &tensor = results[0][input].tensor;
           if (tensor.dtype != rt::DType::F32 || tensor.shape.empty() ||
               tensor.shape.back() == 0)
             continue;
           int64_t k = tensor.shape.back();
-          entry.add(tensor.as<float>(), int64_t(tensor.elementCount()) / k, k);
+          int64_t rows = int64_t(tensor.elementCount()) / k;
+          // Rows that are the mask's tokens, in order ([batch, seq, k]).
+          bool masked = keep && tensor.shape.size() == 3 &&
+                        int64_t(keep->size()) == rows;
+          entry.add(tensor.as<float>(), rows, k, masked ? &*keep : nullptr);
         }
       });
   if (error)
