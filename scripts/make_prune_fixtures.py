@@ -11,12 +11,20 @@ its second).
 
 Writes bert.pruned.ref.npz (ffn=0.5, heads=0.5) and bert.keep_layer1.ref.npz
 (keep-layers=1: the encoder without its first layer) for
-test/e2e/prune.test.
+test/e2e/prune.test; and bert.calib.npz (calibration samples) with
+bert.pruned_wanda.ref.npz and bert.pruned_activation.ref.npz, the same
+cut with the units chosen by the wanda and activation criteria, whose
+statistics are measured here with forward hooks on the PyTorch model
+over the calibration samples (the tokens attention_mask keeps); and
+bert.hidden_states.ref.npz, the outputs with Hugging Face's
+output_hidden_states (hidden_state.0 to .2) for lmopt-compile
+--expose=hidden-states.
 The unpruned model is first checked against bert.ref.npz, so the weights
 are the fixture's own.
 """
 
 import argparse
+import copy
 import os
 import sys
 
@@ -82,6 +90,103 @@ def head_scores(layer, num_heads: int) -> np.ndarray:
     return scores
 
 
+def calibration_samples(inputs: dict, count: int, vocab: int) -> dict:
+    """`count` random samples shaped like `inputs`, one leading sample dim;
+    later rows pad their tails."""
+    rng = np.random.default_rng(7)
+    shape = inputs["input_ids"].shape
+    ids = rng.integers(0, vocab, size=(count,) + shape, dtype=np.int64)
+    mask = np.ones_like(ids)
+    for s in range(count):
+        for b in range(shape[0]):
+            mask[s, b, shape[1] - (s + b) % 4:] = 0
+    types = (rng.random(ids.shape) < 0.3).astype(np.int64)
+    return {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
+
+
+def measure(wrapper, samples: dict, names: list) -> dict:
+    """Per linear input (keyed by module), over the tokens the attention
+    mask keeps: sum of x^2 and of |x| per feature, the token count and, for
+    the attention's output projection, the sum of each token's per-head L2
+    norm."""
+    bert = wrapper.model
+    heads = bert.config.num_attention_heads
+    stats = {}
+
+    keep = {}
+
+    def hook(module, args, head_count):
+        x = args[0].detach().double().reshape(-1, args[0].shape[-1])
+        x = x[keep["rows"]]
+        entry = stats.setdefault(module, {"sq": 0, "abs": 0, "tokens": 0,
+                                          "heads": 0})
+        entry["sq"] = entry["sq"] + (x ** 2).sum(0).numpy()
+        entry["abs"] = entry["abs"] + x.abs().sum(0).numpy()
+        entry["tokens"] += x.shape[0]
+        if head_count:
+            norms = x.reshape(x.shape[0], head_count, -1).norm(dim=2)
+            entry["heads"] = entry["heads"] + norms.sum(0).numpy()
+
+    handles = []
+    for layer in bert.encoder.layer:
+        for module, count in ((layer.attention.self.query, 0),
+                              (layer.attention.output.dense, heads),
+                              (layer.intermediate.dense, 0),
+                              (layer.output.dense, 0)):
+            handles.append(module.register_forward_pre_hook(
+                lambda m, a, c=count: hook(m, a, c)))
+    with torch.no_grad():
+        for s in range(samples["input_ids"].shape[0]):
+            keep["rows"] = torch.from_numpy(
+                samples["attention_mask"][s].reshape(-1) != 0)
+            wrapper(*(torch.from_numpy(samples[n][s]) for n in names))
+    for handle in handles:
+        handle.remove()
+    return stats
+
+
+def abs_weight(linear) -> np.ndarray:
+    """|W| of `linear` as [out, in], float64."""
+    return np.abs(linear.weight.detach().double().numpy())
+
+
+def criterion_scores(layer, stats: dict, criterion: str, num_heads: int):
+    """(head scores, neuron scores) of `layer` by `criterion`:
+    wanda: sum over the unit's weights of |W| * ||x|| of the input feature
+    they multiply; activation: mean |a_j| of neuron j's activation, mean
+    over tokens of head h's output L2 norm."""
+    attn, up, down = (layer.attention, layer.intermediate.dense,
+                      layer.output.dense)
+    qkv_in, out_in = stats[attn.self.query], stats[attn.output.dense]
+    up_in, down_in = stats[up], stats[down]
+    head_dim = attn.self.query.out_features // num_heads
+    if criterion == "activation":
+        return (out_in["heads"] / out_in["tokens"],
+                down_in["abs"] / down_in["tokens"])
+    l2 = {k: np.sqrt(v["sq"]) for k, v in
+          (("qkv", qkv_in), ("out", out_in), ("up", up_in), ("down", down_in))}
+    heads = np.zeros(num_heads)
+    for h in range(num_heads):
+        rows = slice(h * head_dim, (h + 1) * head_dim)
+        for proj in (attn.self.query, attn.self.key, attn.self.value):
+            heads[h] += (abs_weight(proj)[rows] * l2["qkv"][None, :]).sum()
+        heads[h] += (abs_weight(attn.output.dense)[:, rows]
+                     * l2["out"][None, rows]).sum()
+    neurons = ((abs_weight(up) * l2["up"][None, :]).sum(axis=1)
+               + (abs_weight(down) * l2["down"][None, :]).sum(axis=0))
+    return heads, neurons
+
+
+def margin(scores: np.ndarray, ratio: float) -> float:
+    """The relative gap between the last kept and the first removed score:
+    a tiny one would let float rounding choose."""
+    n = len(scores)
+    keep = max(n - int(np.floor(n * ratio + 1e-9)), 1)
+    ordered = np.sort(scores)[::-1]
+    return (ordered[keep - 1] - ordered[keep]) / max(abs(ordered[keep - 1]),
+                                                     1e-30)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", default=make_fixtures.DEFAULT_OUT)
@@ -108,6 +213,21 @@ def main() -> None:
                      f"{diff}); regenerate the fixtures first")
 
     bert = wrapper.model
+    with torch.no_grad():
+        full = bert(**{n: torch.from_numpy(inputs[n]) for n in names},
+                    output_hidden_states=True)
+    hidden = {f"hidden_state.{i}": h.numpy()
+              for i, h in enumerate(full.hidden_states)}
+    # Two ONNX nodes by name: the embeddings' LayerNorm (hidden state 0)
+    # and the pooler's Gemm (before its tanh).
+    with torch.no_grad():
+        gemm = bert.pooler.dense(full.last_hidden_state[:, 0]).numpy()
+    hidden["/model/embeddings/LayerNorm/LayerNormalization"] = \
+        hidden["hidden_state.0"]
+    hidden["/model/pooler/dense/Gemm"] = gemm
+    path = os.path.join(args.out, "bert.hidden_states.ref.npz")
+    np.savez(path, **before, **hidden)
+    print(f"wrote {path}: {len(hidden)} hidden states")
     # Layer reduction first, on its own: the encoder keeps layer 1 only.
     layers = bert.encoder.layer
     bert.encoder.layer = torch.nn.ModuleList([layers[1]])
@@ -118,6 +238,37 @@ def main() -> None:
     print(f"wrote {path}")
 
     num_heads = bert.config.num_attention_heads
+    # The calibration criteria, on the unpruned model's statistics.
+    samples = calibration_samples(inputs, 4, bert.config.vocab_size)
+    path = os.path.join(args.out, "bert.calib.npz")
+    np.savez(path, **samples)
+    stats = measure(wrapper, samples, names)
+    for criterion in ("wanda", "activation"):
+        layers = bert.encoder.layer
+        bert.encoder.layer = copy.deepcopy(layers)
+        chosen = {}
+        for i, (layer, original) in enumerate(zip(bert.encoder.layer,
+                                                  layers)):
+            head_s, neuron_s = criterion_scores(original, stats, criterion,
+                                                num_heads)
+            for what, scores, ratio in (("heads", head_s, args.heads),
+                                        ("ffn", neuron_s, args.ffn)):
+                if margin(scores, ratio) < 1e-4:
+                    sys.exit(f"{criterion}: layer {i}'s {what} scores are "
+                             "too close to rank reliably")
+            keep = kept(head_s, args.heads)
+            chosen[i] = keep
+            prune_heads(layer, keep, num_heads)
+            index = torch.tensor(kept(neuron_s, args.ffn))
+            layer.intermediate.dense = sliced(layer.intermediate.dense,
+                                              rows=index)
+            layer.output.dense = sliced(layer.output.dense, cols=index)
+        pruned = run()
+        bert.encoder.layer = layers
+        path = os.path.join(args.out, f"bert.pruned_{criterion}.ref.npz")
+        np.savez(path, **pruned)
+        print(f"wrote {path}: heads kept {chosen}")
+
     heads_to_prune = {}
     for i, layer in enumerate(bert.encoder.layer):
         keep = kept(head_scores(layer, num_heads), args.heads)

@@ -26,6 +26,20 @@ void mlir::lmopt::printPhase(llvm::raw_ostream &log, unsigned number,
   log << "\n";
 }
 
+llvm::Error CompileLog::beforePrune(ModuleOp module) {
+  beforePruning = PruneSnapshot::measure(module);
+  return quantizer ? quantizer->measureForPruning(module)
+                   : llvm::Error::success();
+}
+
+llvm::Error CompileLog::beforePlan(ModuleOp module, const BundleMeta &meta) {
+  if (beforePruning) {
+    afterPruning = PruneSnapshot::measure(module);
+    printPruneReport(log, *beforePruning, *afterPruning);
+  }
+  return quantizer ? quantizer->run(module, meta) : llvm::Error::success();
+}
+
 void CompileLog::optimized(const FusionSummary &summary) {
   fusionReport = summary.report;
   nearMisses = summary.nearMissLines;

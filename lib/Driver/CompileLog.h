@@ -10,12 +10,15 @@
 #ifndef LMOPT_LIB_DRIVER_COMPILELOG_H
 #define LMOPT_LIB_DRIVER_COMPILELOG_H
 
+#include "PruneReport.h"
+
 #include "lmopt/Quantization/QuantizeDriver.h"
 #include "lmopt/Target/Common/CompileDriver.h"
 
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,9 +44,8 @@ public:
     printPhase(log, number, name, seconds, detail);
   }
   void optimized(const FusionSummary &fusions) override;
-  llvm::Error beforePlan(ModuleOp module, const BundleMeta &meta) override {
-    return quantizer ? quantizer->run(module, meta) : llvm::Error::success();
-  }
+  llvm::Error beforePrune(ModuleOp module) override;
+  llvm::Error beforePlan(ModuleOp module, const BundleMeta &meta) override;
   void planned(const BundlePlan &bundle) override;
   void kernelsCompiled(const CompiledKernels &,
                        llvm::StringRef description) override {
@@ -54,6 +56,8 @@ public:
   /// The fusion report and its near-miss lines.
   llvm::json::Object fusionReport;
   std::vector<std::string> nearMisses;
+  /// With --prune: the module before lmopt-prune and before planning.
+  std::optional<PruneSnapshot> beforePruning, afterPruning;
 
 private:
   quantization::QuantizeDriver *quantizer;

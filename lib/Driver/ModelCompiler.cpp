@@ -52,8 +52,11 @@ std::string mlir::lmopt::getModelCompilerTargets() {
 }
 
 llvm::json::Object ModelCompileResult::toJSON() const {
-  return llvm::json::Object{{"fusions", llvm::json::Object(fusions)},
-                            {"plan", summary.toJSON()}};
+  llvm::json::Object json{{"fusions", llvm::json::Object(fusions)},
+                          {"plan", summary.toJSON()}};
+  if (pruning)
+    json["pruning"] = llvm::json::Object(*pruning);
+  return json;
 }
 
 namespace {
@@ -262,6 +265,27 @@ static llvm::Error importTeacher(const ModelCompilerOptions &o,
   return llvm::Error::success();
 }
 
+/// The --prune criterion when it ranks units by activations (wanda,
+/// activation), else "".
+static std::string activationCriterion(const ModelCompilerOptions &o) {
+  llvm::SmallVector<llvm::StringRef> items;
+  llvm::StringRef(o.prune).split(items, ',');
+  for (llvm::StringRef item : items)
+    if (item.consume_front("criterion=") &&
+        (item == "wanda" || item == "activation"))
+      return item.str();
+  return "";
+}
+
+/// The quantization step's options, with --prune's need for calibration.
+static std::optional<quantization::QuantizeDriverOptions>
+getQuantizeOptions(const ModelCompilerOptions &o) {
+  std::optional<quantization::QuantizeDriverOptions> options = o.quantize;
+  if (options)
+    options->pruneCalibration = !activationCriterion(o).empty();
+  return options;
+}
+
 /// The option checks that need no model; fills the driver's options.
 static llvm::Error checkOptions(const ModelCompilerOptions &o,
                                 CompileOptions &options, const Failer &fail) {
@@ -277,14 +301,27 @@ static llvm::Error checkOptions(const ModelCompilerOptions &o,
   if (!precision)
     return fail("--precision: unknown precision '" + o.precision +
                 "'; use fp32, fp16 or bf16");
+  std::string criterion = activationCriterion(o);
+  if (!criterion.empty() && (!o.quantize || o.quantize->calibrationFile.empty()))
+    return fail("--prune criterion=" + criterion +
+                " ranks units by their activations on calibration samples; "
+                "give them with --calibration=inputs.npz");
   if (o.quantize) {
-    if (*precision != Precision::FP32)
+    // Samples for --prune alone leave the types to --precision.
+    bool pruneOnly = o.quantize->mode.empty() && !criterion.empty() &&
+                     o.quantize->calibrationTableOut.empty();
+    if (*precision != Precision::FP32 && !pruneOnly)
       return fail("--precision=" + o.precision +
                   " and --quantize both choose the linears' types; give one");
-    if (llvm::Error error = quantization::checkQuantizeOptions(*o.quantize))
+    if (llvm::Error error =
+            quantization::checkQuantizeOptions(*getQuantizeOptions(o)))
       return fail(std::move(error));
   }
   if (o.training) {
+    if (o.quantize && !criterion.empty())
+      return fail("--train and --prune criterion=" + criterion +
+                  ": the calibration run is for inference bundles; prune "
+                  "with criterion=magnitude");
     if (o.quantize)
       return fail("--train and --quantize: train the float model, then "
                   "quantize the trained one");
@@ -331,6 +368,29 @@ static llvm::Error checkOptions(const ModelCompilerOptions &o,
                   (problem.empty() ? "a value does not parse" : problem) +
                   " (keys: ffn, heads, keep-layers, multiple, criterion)");
     options.prune = spec;
+  }
+  if (!o.expose.empty()) {
+    if (o.training || o.kvCache != 0)
+      return fail("--expose adds outputs to @main; it does not go with "
+                  "--train or --kv-cache");
+    // "hidden-states,/a/b,/c/d": the shorthand, and op names for values=.
+    llvm::SmallVector<llvm::StringRef> items;
+    llvm::StringRef(o.expose).split(items, ',', -1, false);
+    std::string names;
+    bool hidden = false;
+    for (llvm::StringRef item : items) {
+      if (item == "hidden-states")
+        hidden = true;
+      else
+        names += (names.empty() ? "" : ",") + item.str();
+    }
+    if (hidden)
+      options.expose = "hidden-states=true";
+    if (!names.empty())
+      options.expose += (hidden ? " values=" : "values=") + names;
+    if (options.expose.empty())
+      return fail("--expose='" + o.expose +
+                  "' names nothing; give hidden-states or op names");
   }
   return llvm::Error::success();
 }
@@ -421,7 +481,7 @@ mlir::lmopt::compileModel(const ModelCompilerOptions &o, llvm::raw_ostream &log,
   std::unique_ptr<quantization::QuantizeDriver> quantizer;
   if (o.quantize)
     quantizer = std::make_unique<quantization::QuantizeDriver>(
-        *o.quantize, backend, options.target, log);
+        *getQuantizeOptions(o), backend, options.target, log);
   CompileDriver driver(backend, options);
   CompileLog compileLog(quantizer.get(), log, listing, o.dumpPlan,
                         o.dumpKernels);
@@ -433,9 +493,23 @@ mlir::lmopt::compileModel(const ModelCompilerOptions &o, llvm::raw_ostream &log,
   result.summary = std::move(*summary);
   result.fusions = std::move(compileLog.fusionReport);
   result.nearMisses = std::move(compileLog.nearMisses);
+  if (compileLog.beforePruning && compileLog.afterPruning)
+    result.pruning = pruneReportJSON(*compileLog.beforePruning,
+                                     *compileLog.afterPruning,
+                                     result.summary.bundleBytes);
   if (o.outputPath.empty())
     return std::move(result);
   printSummary(log, result.summary, o.outputPath);
+  if (result.pruning) {
+    // The unpruned bundle is not written: it would hold the cut weights
+    // too.
+    int64_t cut = compileLog.beforePruning->bytes -
+                  compileLog.afterPruning->bytes;
+    log << "prune: bundle " << *result.summary.bundleBytes
+        << " bytes; unpruned about "
+        << int64_t(*result.summary.bundleBytes) + cut << " (plus the "
+        << cut << " bytes of cut weights)\n";
+  }
   if (quantizer && !o.quantize->mode.empty())
     result.quantization = quantizer->finish(*result.summary.bundleBytes);
   return std::move(result);

@@ -47,8 +47,10 @@ llvm::Error mlir::lmopt::quantization::checkQuantizeOptions(
   StringRef mode = options.mode;
   bool calibrating = !options.calibrationFile.empty();
   if (mode.empty()) {
-    // Calibration alone: write the table for lmopt-opt's lmopt-quantize.
-    if (calibrating && !options.calibrationTableOut.empty() &&
+    // Calibration alone: write the table for lmopt-opt's lmopt-quantize,
+    // or measure what --prune's criterion reads.
+    if (calibrating &&
+        (!options.calibrationTableOut.empty() || options.pruneCalibration) &&
         !options.sensitivity && options.exclude.empty() && !options.blockSize &&
         !options.asymmetric && !options.quantizeEmbeddings &&
         !options.writeReport && !options.int4Method &&
@@ -57,7 +59,8 @@ llvm::Error mlir::lmopt::quantization::checkQuantizeOptions(
     return makeError("quantization flags need --quantize=MODE (" +
                      llvm::join(getQuantizeModes(), ", ") +
                      "), except --calibration with --calibration-table-out "
-                     "alone");
+                     "or a --prune criterion that reads activations "
+                     "(wanda, activation) alone");
   }
   if (!llvm::is_contained(getQuantizeModes(), mode))
     return makeError("unknown --quantize mode '" + mode + "'; use one of " +
@@ -243,7 +246,21 @@ static void printQuantizeSummary(const QuantizeDriverOptions &options,
   log << "\n";
 }
 
+llvm::Error QuantizeDriver::measureForPruning(ModuleOp module) {
+  if (!options.pruneCalibration)
+    return llvm::Error::success();
+  llvm::Expected<CalibrationSet> set =
+      loadCalibrationSet(options.calibrationFile, getMain(module));
+  if (!set)
+    return set.takeError();
+  ModelRunner runner(backend, targetOptions);
+  return measureActivationStats(runner, module, *set, log);
+}
+
 llvm::Error QuantizeDriver::run(ModuleOp module, const BundleMeta &meta) {
+  // The samples served --prune alone.
+  if (options.mode.empty() && options.calibrationTableOut.empty())
+    return llvm::Error::success();
   CalibrationMethod method =
       llvm::cantFail(CalibrationMethod::parse(options.calibrationMethod));
   std::optional<CalibrationSet> set;

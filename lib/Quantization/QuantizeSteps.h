@@ -72,6 +72,13 @@ llvm::Expected<CalibrationStats> calibrate(ModelRunner &runner, ModuleOp module,
                                            bool gptq, StringRef tableOut,
                                            llvm::raw_ostream &log);
 
+/// Runs `module` with probes on every sample of `set` and attaches to each
+/// linear the statistics of its input that lmopt-prune's calibration
+/// criteria read (PruneImportance.h); prints a summary.
+llvm::Error measureActivationStats(ModelRunner &runner, ModuleOp module,
+                                   const CalibrationSet &set,
+                                   llvm::raw_ostream &log);
+
 /// The min over model outputs of the cosine of `module`'s outputs against
 /// `reference` (per sample, per output).
 llvm::Expected<double> outputCosine(

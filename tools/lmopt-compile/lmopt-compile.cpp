@@ -109,9 +109,16 @@ static cl::opt<std::string> prune(
     "prune",
     cl::desc("Structured pruning: remove a fraction of each FFN's neurons "
              "and of each attention's heads, ffn=0.5,heads=0.5 (also "
-             "multiple=N to round kept counts, criterion=magnitude); the "
-             "matrices shrink"),
+             "multiple=N to round kept counts, criterion=magnitude, or "
+             "wanda or activation with --calibration); the matrices shrink"),
     cl::value_desc("ffn=R,heads=R"), cl::cat(category));
+static cl::opt<std::string> expose(
+    "expose",
+    cl::desc("Also output intermediate values: hidden-states (each encoder "
+             "layer's input and the last one's output, hidden_state.0 to "
+             "hidden_state.L) and/or the ONNX node names of ops, comma "
+             "separated (docs/compression.md)"),
+    cl::value_desc("hidden-states,NODE,..."), cl::cat(category));
 static cl::opt<bool> omitWeights(
     "omit-weights",
     cl::desc("Leave the f32/f16/bf16 weights of 1024 elements or more out of "
@@ -182,6 +189,7 @@ int main(int argc, char **argv) {
   options.fuseRowQuantization = !noFuseRowQuantization;
   options.omitWeights = omitWeights;
   options.prune = prune;
+  options.expose = expose;
   // Quantization flags (QuantizeFlags.cpp), training flags (TrainFlags.cpp).
   if (lmopt_compile::isQuantizationRequested())
     options.quantize = lmopt_compile::getQuantizeDriverOptions();

@@ -52,6 +52,9 @@ struct ModelCompilerOptions {
   /// "ffn=0.5,heads=0.5": structured pruning (lmopt-prune's options,
   /// comma-separated); empty: none.
   std::string prune;
+  /// "hidden-states,/model/node": intermediate values returned as extra
+  /// outputs (lmopt-expose-intermediates); empty: none.
+  std::string expose;
   /// Set: the quantization step runs between optimization and planning.
   std::optional<quantization::QuantizeDriverOptions> quantize;
   /// Set: compile training entries (checked against the other options).
@@ -69,6 +72,8 @@ struct ModelCompileResult {
   std::vector<std::string> nearMisses;
   /// With a quantization mode: the quantization report.
   std::optional<llvm::json::Object> quantization;
+  /// With --prune: the pruning report (docs/compression.md, "Report").
+  std::optional<llvm::json::Object> pruning;
 
   /// {"fusions": ..., "plan": ...}, as --report writes it.
   llvm::json::Object toJSON() const;

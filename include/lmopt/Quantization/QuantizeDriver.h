@@ -58,6 +58,10 @@ struct QuantizeDriverOptions {
   /// --sensitivity-target: the output cosine the suggested exclude list
   /// must reach.
   double sensitivityTarget = 0.99;
+  /// --prune's criterion reads activation statistics (wanda, activation):
+  /// the --calibration samples measure them before pruning, and
+  /// --calibration needs no --quantize.
+  bool pruneCalibration = false;
 };
 
 /// The modes --quantize accepts.
@@ -81,6 +85,10 @@ public:
   /// (and the sensitivity search when asked); `meta` is what the bundle will
   /// carry, for the f32 bundle that the size ratio compares with.
   llvm::Error run(ModuleOp module, const BundleMeta &meta);
+  /// Before pruning: runs the --calibration samples through `module` and
+  /// attaches the linear input statistics lmopt-prune's calibration
+  /// criteria read.
+  llvm::Error measureForPruning(ModuleOp module);
   /// After the bundle is written: prints the size summary and returns the
   /// quantization report (docs/quantization.md, "--quantize-report").
   llvm::json::Object finish(uint64_t bundleBytes);

@@ -114,21 +114,42 @@ llvm::Error CompileObserver::beforePlan(ModuleOp, const BundleMeta &) {
 void CompileObserver::planned(const BundlePlan &) {}
 void CompileObserver::kernelsCompiled(const CompiledKernels &, StringRef) {}
 
-LogicalResult CompileDriver::optimize(ModuleOp module) const {
+llvm::Error CompileObserver::beforePrune(ModuleOp) {
+  return llvm::Error::success();
+}
+
+llvm::Error CompileDriver::optimize(ModuleOp module,
+                                    CompileObserver *observer) const {
+  {
+    PassManager graph(module.getContext());
+    if (options.training && options.training->disableDropout)
+      graph.addPass(createDisableDropoutPass());
+    if (options.training)
+      buildLmoptTrainingPipeline(graph);
+    else
+      buildLmoptOptimizePipeline(graph);
+    if (failed(graph.run(module)))
+      return makeDiagnosedError();
+  }
   PassManager pm(module.getContext());
-  if (options.training && options.training->disableDropout)
-    pm.addPass(createDisableDropoutPass());
-  if (options.training)
-    buildLmoptTrainingPipeline(pm);
-  else
-    buildLmoptOptimizePipeline(pm);
   if (!options.prune.empty()) {
+    if (observer)
+      if (llvm::Error error = observer->beforePrune(module))
+        return error;
     std::unique_ptr<Pass> prune = createPrunePass();
     if (failed(prune->initializeOptions(options.prune, [&](const Twine &msg) {
           return module.emitError("--prune: ") << msg;
         })))
-      return failure();
+      return makeDiagnosedError();
     pm.addPass(std::move(prune));
+  }
+  if (!options.expose.empty()) {
+    std::unique_ptr<Pass> expose = createExposeIntermediatesPass();
+    if (failed(expose->initializeOptions(options.expose, [&](const Twine &msg) {
+          return module.emitError("--expose: ") << msg;
+        })))
+      return makeDiagnosedError();
+    pm.addPass(std::move(expose));
   }
   // Training narrows after differentiating (plan()).
   if (options.target.precision != Precision::FP32 && !options.training) {
@@ -138,7 +159,9 @@ LogicalResult CompileDriver::optimize(ModuleOp module) const {
     narrow.keepKvCacheAttention = options.kvCache.has_value();
     pm.addPass(createNarrowPrecisionPass(narrow));
   }
-  return pm.run(module);
+  if (failed(pm.run(module)))
+    return makeDiagnosedError();
+  return llvm::Error::success();
 }
 
 FailureOr<BundlePlan> CompileDriver::plan(ModuleOp module) const {
@@ -270,8 +293,8 @@ CompileDriver::run(ModuleOp module, CompileObserver &observer) const {
   } else if (llvm::Error error = backend.checkPrecision(options.target)) {
     return std::move(error);
   }
-  if (failed(optimize(module)))
-    return makeDiagnosedError();
+  if (llvm::Error error = optimize(module, &observer))
+    return error;
   observer.phaseDone(2, "optimize", clock.lap(), "");
   FusionSummary fusions = summarizeFusions(module.getContext());
   observer.optimized(fusions);

@@ -97,6 +97,9 @@ struct CompileOptions {
   /// Set: `lmopt-prune`'s options ("ffn=0.5 heads=0.5"), run after the
   /// graph pipeline, before narrowing and quantization.
   std::string prune;
+  /// Set: `lmopt-expose-intermediates`'s options ("hidden-states"), run
+  /// after the pruning.
+  std::string expose;
 };
 
 /// How many phases lmopt-compile counts; import is the first, the caller's.
@@ -115,6 +118,9 @@ public:
   /// Between optimization and planning: may rewrite `module` (quantize
   /// it). `meta` is what the bundle will carry.
   virtual llvm::Error beforePlan(ModuleOp module, const BundleMeta &meta);
+  /// With pruning, after the graph pipeline and before lmopt-prune: may
+  /// annotate `module` (the activation statistics of a calibration run).
+  virtual llvm::Error beforePrune(ModuleOp module);
   virtual void planned(const BundlePlan &plan);
   /// `description` is the requirements for the user, or empty.
   virtual void kernelsCompiled(const CompiledKernels &kernels,
@@ -129,8 +135,11 @@ public:
   const TargetBackend &getBackend() const { return backend; }
   const CompileOptions &getOptions() const { return options; }
 
-  /// lmopt-optimize-pipeline, the registered graph pipeline.
-  LogicalResult optimize(ModuleOp module) const;
+  /// lmopt-optimize-pipeline, the registered graph pipeline, then the
+  /// pruning (after `observer`'s beforePrune) and the narrowing. A failure
+  /// that was diagnosed is a DiagnosedError.
+  llvm::Error optimize(ModuleOp module,
+                       CompileObserver *observer = nullptr) const;
   /// The plan of `module`: its @main as the entry `main`, or, with
   /// `kvCache`, prefill and decode entries (which replace @main). Not
   /// modified otherwise but for types the symbolic dims analysis makes

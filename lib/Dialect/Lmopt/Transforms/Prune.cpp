@@ -8,17 +8,20 @@
 //   attention(split(linear(x, Wqkv, bqkv)))  heads: Q, K and V columns and
 //     -> linear(., Wo, bo)                   bias entries, Wo rows
 //
-// (transposed weights: rows and columns swapped). Units are ranked by the
-// L2 norm of their weights; the kept ones stay in their original order.
+// (transposed weights: rows and columns swapped). Units are ranked by
+// their weights or by calibration statistics (PruneScores.cpp); the kept
+// ones stay in their original order.
 //
 //===----------------------------------------------------------------------===//
 
 #include "lmopt/Dialect/Lmopt/Transforms/Passes.h"
 
+#include "PruneScores.h"
 #include "QuantizeWeights.h"
 
 #include "lmopt/Dialect/Lmopt/IR/LmoptOps.h"
 #include "lmopt/Dialect/Lmopt/Transforms/PatternUtils.h"
+#include "lmopt/Dialect/Lmopt/Transforms/PruneImportance.h"
 #include "lmopt/Dialect/Lmopt/Transforms/Quantize.h"
 #include "lmopt/Support/FusionReport.h"
 
@@ -44,25 +47,8 @@ static constexpr llvm::StringLiteral kFfnKind = "pruned_ffn";
 static constexpr llvm::StringLiteral kHeadsKind = "pruned_heads";
 static constexpr llvm::StringLiteral kLayersKind = "dropped_layers";
 
-namespace {
-
-/// A constant f32 matrix of a linear, in its stored layout, seen as
-/// [K, N] (N the linear's output width) whatever `transpose_weight` says.
-struct Matrix {
-  std::vector<float> values;
-  int64_t rows = 0, cols = 0;
-  bool transposed = false;
-  bool resource = false;
-
-  int64_t outWidth() const { return transposed ? rows : cols; }
-  int64_t inWidth() const { return transposed ? cols : rows; }
-  /// Element (k, n) of the [K, N] view.
-  float at(int64_t k, int64_t n) const {
-    return transposed ? values[n * cols + k] : values[k * cols + n];
-  }
-};
-
-} // namespace
+using prune::Criterion;
+using prune::Matrix;
 
 /// The weight (or a rank-1 bias, as one row) of a linear, or why not.
 static FailureOr<Matrix> readMatrix(Value value, bool transposed,
@@ -197,14 +183,7 @@ static LinearOp rebuildLinear(OpBuilder &builder, LinearOp linear, Value input,
   return rebuilt;
 }
 
-namespace {
-
-/// A post-norm encoder layer: `output` is what it makes of `input`.
-struct EncoderLayer {
-  Value input, output;
-};
-
-} // namespace
+using prune::EncoderLayer;
 
 /// The single reader of `value` when it is an `OpTy`, else null.
 template <typename OpTy> static OpTy soleReader(Value value) {
@@ -223,8 +202,8 @@ static SkipLayerNormOp residualNorm(Value value, Value residual) {
 }
 
 /// The post-norm encoder layer around `attention`, or why not.
-static FailureOr<EncoderLayer> matchEncoderLayer(AttentionOp attention,
-                                                 std::string &why) {
+FailureOr<EncoderLayer> prune::matchEncoderLayer(AttentionOp attention,
+                                                std::string &why) {
   Operation *source = attention.getQuery().getDefiningOp();
   if (auto split = llvm::dyn_cast_or_null<SplitOp>(source))
     source = split.getInput().getDefiningOp();
@@ -301,12 +280,14 @@ struct PrunePass : lmopt::impl::PrunePassBase<PrunePass> {
             << " is not a fraction in [0, 1)";
         return signalPassFailure();
       }
-    if (criterion != "magnitude") {
+    std::optional<Criterion> parsed = prune::parseCriterion(criterion);
+    if (!parsed) {
       getOperation()->emitError()
           << "lmopt-prune: unknown criterion '" << criterion
-          << "' (known: magnitude)";
+          << "' (known: magnitude, wanda, activation)";
       return signalPassFailure();
     }
+    ranking = *parsed;
     if (multiple < 1) {
       getOperation()->emitError()
           << "lmopt-prune: multiple=" << multiple << " must be at least 1";
@@ -322,7 +303,8 @@ struct PrunePass : lmopt::impl::PrunePassBase<PrunePass> {
           downs.push_back(op);
       });
       for (LinearOp down : downs)
-        pruneFfn(down, report);
+        if (failed(pruneFfn(down, report)))
+          return signalPassFailure();
     }
     if (heads > 0.0) {
       report.registerKind(kHeadsKind);
@@ -332,8 +314,12 @@ struct PrunePass : lmopt::impl::PrunePassBase<PrunePass> {
           attentions.push_back(op);
       });
       for (AttentionOp attention : attentions)
-        pruneHeads(attention, report);
+        if (failed(pruneHeads(attention, report)))
+          return signalPassFailure();
     }
+    // The statistics describe the uncut inputs.
+    getOperation()->walk(
+        [](LinearOp op) { op->removeAttr(kActivationStatsAttr); });
     // The uncut matrices, once nothing reads them.
     for (Operation *constant : replaced)
       if (constant->use_empty())
@@ -369,7 +355,8 @@ struct PrunePass : lmopt::impl::PrunePassBase<PrunePass> {
       if (llvm::is_contained(keepLayers, int64_t(index)))
         continue;
       std::string why;
-      FailureOr<EncoderLayer> layer = matchEncoderLayer(attention, why);
+      FailureOr<EncoderLayer> layer =
+          prune::matchEncoderLayer(attention, why);
       if (failed(layer))
         return attention.emitError()
                << "lmopt-prune: cannot drop layer " << index << " ('"
@@ -395,15 +382,17 @@ struct PrunePass : lmopt::impl::PrunePassBase<PrunePass> {
   }
 
   llvm::SetVector<Operation *> replaced;
+  Criterion ranking = Criterion::Magnitude;
 
   /// `down` is the FFN's second linear when its input is a linear that
   /// only it reads.
-  void pruneFfn(LinearOp down, FusionReport &report) {
+  LogicalResult pruneFfn(LinearOp down, FusionReport &report) {
     auto up = down.getInput().getDefiningOp<LinearOp>();
     if (!up)
-      return;
+      return success();
     auto nearMiss = [&](const Twine &why) {
       report.recordNearMiss(kFfnKind, up.getLoc(), why);
+      return success();
     };
     if (!up.getOutput().hasOneUse())
       return nearMiss("the inner linear's output has another reader");
@@ -427,16 +416,13 @@ struct PrunePass : lmopt::impl::PrunePassBase<PrunePass> {
       return nearMiss("the linears' widths disagree");
     int64_t keep = keptCount(width, ffn, multiple);
     if (keep == width)
-      return;
+      return success();
 
-    SmallVector<double> scores(width, 0.0);
-    for (int64_t j = 0; j < width; ++j) {
-      for (int64_t k = 0; k < w1->inWidth(); ++k)
-        scores[j] += double(w1->at(k, j)) * w1->at(k, j);
-      for (int64_t n = 0; n < w2->outWidth(); ++n)
-        scores[j] += double(w2->at(j, n)) * w2->at(j, n);
-    }
-    SmallVector<int64_t> kept = selectUnits(scores, keep);
+    FailureOr<SmallVector<double>> scores =
+        prune::scoreNeurons(ranking, up, down, *w1, *w2, width);
+    if (failed(scores))
+      return failure();
+    SmallVector<int64_t> kept = selectUnits(*scores, keep);
 
     OpBuilder builder(up);
     Value weight1 = cutConstant(builder, up.getWeight(), *w1, w1->inWidth(),
@@ -463,11 +449,13 @@ struct PrunePass : lmopt::impl::PrunePassBase<PrunePass> {
                        << " neurons kept, " << removed
                        << " parameters removed";
     report.recordFused(kFfnKind, newUp.getLoc());
+    return success();
   }
 
-  void pruneHeads(AttentionOp attention, FusionReport &report) {
+  LogicalResult pruneHeads(AttentionOp attention, FusionReport &report) {
     auto nearMiss = [&](const Twine &why) {
       report.recordNearMiss(kHeadsKind, attention.getLoc(), why);
+      return success();
     };
     if (attention.getKvHeadsSplit())
       return nearMiss("key and value are split into heads already");
@@ -522,20 +510,13 @@ struct PrunePass : lmopt::impl::PrunePassBase<PrunePass> {
     int64_t headDim = hidden / numHeads;
     int64_t keep = keptCount(numHeads, heads, multiple);
     if (keep == numHeads)
-      return;
+      return success();
 
-    SmallVector<double> scores(numHeads, 0.0);
-    for (int64_t h = 0; h < numHeads; ++h)
-      for (int64_t d = h * headDim; d < (h + 1) * headDim; ++d) {
-        for (int64_t part = 0; part < 3; ++part)
-          for (int64_t k = 0; k < wqkv->inWidth(); ++k) {
-            double x = wqkv->at(k, part * hidden + d);
-            scores[h] += x * x;
-          }
-        for (int64_t n = 0; n < wo->outWidth(); ++n)
-          scores[h] += double(wo->at(d, n)) * wo->at(d, n);
-      }
-    SmallVector<int64_t> keptHeads = selectUnits(scores, keep);
+    FailureOr<SmallVector<double>> scores =
+        prune::scoreHeads(ranking, qkv, out, *wqkv, *wo, numHeads, hidden);
+    if (failed(scores))
+      return failure();
+    SmallVector<int64_t> keptHeads = selectUnits(*scores, keep);
     SmallVector<int64_t> rows, cols;
     for (int64_t h : keptHeads)
       for (int64_t d = h * headDim; d < (h + 1) * headDim; ++d)
@@ -589,6 +570,7 @@ struct PrunePass : lmopt::impl::PrunePassBase<PrunePass> {
         << "pruned attention '" << getLayerName(newAttention) << "': " << keep << " of " << numHeads
         << " heads kept, " << removed << " parameters removed";
     report.recordFused(kHeadsKind, newAttention.getLoc());
+    return success();
   }
 };
 

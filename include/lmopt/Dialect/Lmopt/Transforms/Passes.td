@@ -111,6 +111,37 @@ def FoldLinearTransposePass : Pass<"lmopt-fold-linear-transpose"> {
   let dependentDialects = ["::mlir::lmopt::LmoptDialect"];
 }
 
+def ExposeIntermediatesPass : Pass<"lmopt-expose-intermediates"> {
+  let summary = "Return chosen intermediate values from @main as extra results";
+  let description = [{
+    Makes values inside @main extra results, after its own, so a bundle
+    outputs them (activations for distillation, or to compare with a
+    reference); `lmopt.output_names` gets their names.
+
+    * `values=a,b`: the results of the ops whose location names `a`, `b`
+      (the ONNX node's name the importer records, or its first output's
+      when the node has none), each returned under that name; of an op
+      with several results, those that have readers (all when none has),
+      as `a:0`, `a:1`, ... when more than one. The names are the
+      ones left after the graph pipeline: a fused node's name may be gone.
+    * `hidden-states`: for a stack of post-norm encoder layers (BERT,
+      RoBERTa, MiniLM, DistilBERT), the input of each layer and the last
+      layer's output, `hidden_state.0` to `hidden_state.L`, as Hugging
+      Face's `output_hidden_states` returns them.
+
+    A name no op carries, a model without post-norm encoder layers for
+    `hidden-states`, and a function other than @main are errors naming
+    them; nothing is changed then.
+  }];
+  let dependentDialects = ["::mlir::lmopt::LmoptDialect"];
+  let options = [
+    ListOption<"values", "values", "std::string",
+               "Location names of the ops whose results to return">,
+    Option<"hiddenStates", "hidden-states", "bool", "false",
+           "Return each encoder layer's input and the last one's output">,
+  ];
+}
+
 def PrunePass : Pass<"lmopt-prune"> {
   let summary = "Remove attention heads and FFN neurons, shrinking the matrices";
   let description = [{
@@ -142,10 +173,16 @@ def PrunePass : Pass<"lmopt-prune"> {
       index out of range, a repeated or unsorted list, or a layer of
       another shape is an error naming it.
 
-    Importance (`criterion=magnitude`, the only one so far): the L2 norm
+    Importance (`criterion=`): `magnitude` (the default), the L2 norm
     of the weights that go away with the unit (a neuron's `W1` column and
     `W2` row; a head's Q, K and V columns and output rows; biases not
-    counted). The most important units stay, ties to the lower index, in
+    counted); `wanda`, the sum over those weights of `|W|` times the L2
+    norm over the calibration tokens of the input feature each multiplies;
+    `activation` (Minitron), a neuron's mean `|a|` over the tokens, a
+    head's mean L2 norm of its slice of the attention output. The last two
+    read the statistics a calibration run attaches to each linear as
+    `lmopt.activation_stats` (`lmopt-compile --calibration`); a linear
+    without them is an error naming it. The attribute is removed. The most important units stay, ties to the lower index, in
     their original order. `multiple=M` rounds the kept count up to a
     multiple of `M` (at most the original count), for GEMM-friendly sizes.
 
@@ -163,7 +200,7 @@ def PrunePass : Pass<"lmopt-prune"> {
     Option<"heads", "heads", "double", "0.0",
            "Fraction of each attention's heads to remove, in [0, 1)">,
     Option<"criterion", "criterion", "std::string", "\"magnitude\"",
-           "Importance of a unit: magnitude">,
+           "Importance of a unit: magnitude, wanda or activation">,
     Option<"multiple", "multiple", "int64_t", "1",
            "Round each kept count up to a multiple of this">,
     ListOption<"keepLayers", "keep-layers", "int64_t",

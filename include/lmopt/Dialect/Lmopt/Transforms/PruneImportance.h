@@ -1,0 +1,32 @@
+//===- PruneImportance.h - Activation statistics for lmopt-prune -*- C++ -*-===//
+//
+// The calibration statistics that lmopt-prune's `wanda` and `activation`
+// criteria read (docs/compression.md, "Importance"). A calibration run
+// (lmopt-compile --calibration) measures each linear's input over every
+// token of every sample and attaches them to the linear as one dictionary
+// attribute; lit tests write it by hand:
+//
+//   lmopt.linear ... {lmopt.activation_stats = {
+//       l2 = array<f32: ...>,        // per input feature k: sqrt(sum_t x_tk^2)
+//       abs_mean = array<f32: ...>,  // per input feature k: mean_t |x_tk|
+//       head_l2_mean = array<f32: ...>}}  // an attention's output only: per
+//                                         // head h, mean_t ||x_t,h||_2
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LMOPT_DIALECT_LMOPT_TRANSFORMS_PRUNEIMPORTANCE_H
+#define LMOPT_DIALECT_LMOPT_TRANSFORMS_PRUNEIMPORTANCE_H
+
+#include "llvm/ADT/StringRef.h"
+
+namespace mlir::lmopt {
+
+inline constexpr llvm::StringLiteral kActivationStatsAttr =
+    "lmopt.activation_stats";
+inline constexpr llvm::StringLiteral kStatsL2 = "l2";
+inline constexpr llvm::StringLiteral kStatsAbsMean = "abs_mean";
+inline constexpr llvm::StringLiteral kStatsHeadL2Mean = "head_l2_mean";
+
+} // namespace mlir::lmopt
+
+#endif // LMOPT_DIALECT_LMOPT_TRANSFORMS_PRUNEIMPORTANCE_H
