@@ -454,16 +454,21 @@ static llvm::Error exportModel(Session &session, const TrainerOptions &options,
   return llvm::Error::success();
 }
 
-llvm::Error lmopt::training::train(Session &session,
-                                   const TrainerOptions &options,
-                                   const TrainerCallbacks &callbacks) {
-  const Report report{callbacks};
+llvm::Error lmopt::training::checkTrainerOptions(const TrainerOptions &options) {
   if (options.data.empty())
     return trainError("no training data; pass --data train.npz");
   if (options.epochs < 1 && options.steps < 1)
     return trainError("--epochs must be 1 or more (or give --steps)");
   if (options.resume && options.checkpointDir.empty())
     return trainError("--resume needs --checkpoint-dir");
+  return llvm::Error::success();
+}
+
+llvm::Error lmopt::training::train(Session &session,
+                                   const TrainerOptions &options,
+                                   const TrainerCallbacks &callbacks) {
+  const Report report{callbacks};
+  TRY(checkTrainerOptions(options));
   llvm::Expected<Schedule> scheduleOr = readSchedule(session, options);
   if (!scheduleOr)
     return scheduleOr.takeError();

@@ -187,13 +187,9 @@ int main(int argc, char **argv) {
   options.exportBundle = exportBundle;
   options.logEvery = logEvery;
   options.bundleName = "'" + bundlePath + "'";
-  // Checked before the bundle is loaded, as they always were.
-  if (options.data.empty())
-    fail("no training data; pass --data train.npz");
-  if (options.epochs < 1 && options.steps < 1)
-    fail("--epochs must be 1 or more (or give --steps)");
-  if (options.resume && options.checkpointDir.empty())
-    fail("--resume needs --checkpoint-dir");
+  // Before the bundle is loaded: a wrong command line fails at once.
+  if (llvm::Error error = checkTrainerOptions(options))
+    fail(llvm::toString(std::move(error)));
 
   SessionOptions sessionOptions;
   sessionOptions.threads = threads;

@@ -94,6 +94,10 @@ struct TrainerCallbacks {
       compileBundle;
 };
 
+/// The checks of `options` that need no bundle (data given, epochs or
+/// steps, --resume with a checkpoint directory); train() makes them too.
+llvm::Error checkTrainerOptions(const TrainerOptions &options);
+
 /// Trains with `session` (a training bundle) as `options` say.
 llvm::Error train(lmopt::runtime::Session &session,
                   const TrainerOptions &options,
