@@ -11,11 +11,10 @@ using namespace mlir;
 using namespace mlir::lmopt;
 using namespace mlir::lmopt::onnx_import;
 
-/// Reductions take `axes` as an attribute before `axesInputOpset` and as an
-/// optional constant input from then on.
-template <typename OpTy, int64_t AxesInputOpset>
-static LogicalResult convertReduce(NodeContext &ctx) {
-  bool axesAsInput = ctx.getOpset() >= AxesInputOpset;
+FailureOr<ReduceSpec>
+mlir::lmopt::onnx_import::getReduceSpec(NodeContext &ctx,
+                                         int64_t axesInputOpset) {
+  bool axesAsInput = ctx.getOpset() >= axesInputOpset;
   if (failed(ctx.checkInputs(1, axesAsInput ? 2 : 1)))
     return failure();
   FailureOr<int64_t> keepdims = ctx.getInt("keepdims", 1);
@@ -29,11 +28,14 @@ static LogicalResult convertReduce(NodeContext &ctx) {
     axes = ctx.getInts("axes", ArrayRef<int64_t>());
   if (failed(axes))
     return failure();
-  Value input = ctx.getInput(0);
+  ReduceSpec spec;
+  spec.axes = *axes;
+  spec.keepdims = *keepdims != 0;
   RankedTensorType type = ctx.getInputType(0);
   if (axes->empty() && *noop) {
-    ctx.setOutput(0, input);
-    return success();
+    spec.noop = true;
+    spec.shape = llvm::to_vector(type.getShape());
+    return spec;
   }
   FailureOr<SmallVector<int64_t>> normalized =
       ctx.normalizeAxes(*axes, type.getRank());
@@ -41,16 +43,30 @@ static LogicalResult convertReduce(NodeContext &ctx) {
     return failure();
   if (normalized->empty())
     normalized = llvm::to_vector(llvm::seq<int64_t>(0, type.getRank()));
-  SmallVector<int64_t> shape;
   for (auto [i, dim] : llvm::enumerate(type.getShape())) {
     if (!llvm::is_contained(*normalized, static_cast<int64_t>(i)))
-      shape.push_back(dim);
-    else if (*keepdims)
-      shape.push_back(1);
+      spec.shape.push_back(dim);
+    else if (spec.keepdims)
+      spec.shape.push_back(1);
   }
-  auto op =
-      ctx.createOp<OpTy>(RankedTensorType::get(shape, type.getElementType()),
-                         input, *axes, *keepdims != 0);
+  return spec;
+}
+
+/// Reductions take `axes` as an attribute before `AxesInputOpset` and as an
+/// optional constant input from then on.
+template <typename OpTy, int64_t AxesInputOpset>
+static LogicalResult convertReduce(NodeContext &ctx) {
+  FailureOr<ReduceSpec> spec = getReduceSpec(ctx, AxesInputOpset);
+  if (failed(spec))
+    return failure();
+  Value input = ctx.getInput(0);
+  if (spec->noop) {
+    ctx.setOutput(0, input);
+    return success();
+  }
+  Type elementType = ctx.getInputType(0).getElementType();
+  auto op = ctx.createOp<OpTy>(RankedTensorType::get(spec->shape, elementType),
+                               input, spec->axes, spec->keepdims);
   ctx.setOutput(0, op.getOutput());
   return success();
 }

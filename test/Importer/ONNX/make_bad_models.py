@@ -265,3 +265,24 @@ save(model([helper.make_node("LayerNormalization", ["x", "w"],
            [vi("x", F, [2, 3, 4]), vi("w", F, [3, 4])],
            [vi("y", F, None), vi("mean", F, None), vi("inv", F, None)],
            opset=17), "conformance_layer_norm_stats.onnx")
+
+
+# --- Composite operators given the wrong types or shapes ----------------
+I32 = TensorProto.INT32
+save(model([helper.make_node("Elu", ["x"], ["y"], name="elu0")],
+           [vi("x", I32, [2, 3])], [vi("y", I32, [2, 3])]), "elu_int.onnx")
+save(model([helper.make_node("PRelu", ["x", "s"], ["y"], name="prelu0")],
+           [vi("x", F, [2, 3]), vi("s", F, [2])], [vi("y", F, [2, 3])]),
+     "prelu_slope.onnx")
+save(model([helper.make_node("Clip", ["x", "lo"], ["y"], name="clip0")],
+           [vi("x", F, [2, 3]), vi("lo", F, [3])], [vi("y", F, [2, 3])]),
+     "clip_vector_bound.onnx")
+save(model([helper.make_node("Xor", ["a", "b"], ["y"], name="xor0")],
+           [vi("a", F, [2]), vi("b", F, [2])],
+           [vi("y", TensorProto.BOOL, [2])]), "xor_float.onnx")
+save(model([helper.make_node("Mean", ["a", "b"], ["y"], name="mean0")],
+           [vi("a", I64, [2]), vi("b", I64, [2])], [vi("y", I64, [2])]),
+     "mean_int.onnx")
+save(model([helper.make_node("ReduceL2", ["x", "axes"], ["y"], name="l2")],
+           [vi("x", F, [2, 3]), vi("axes", I64, [1])], [vi("y", F, [2, 1])],
+           opset=18), "reduce_l2_axes_unknown.onnx")

@@ -25,7 +25,7 @@ RNG = np.random.default_rng(1234)
 
 F32, I64, BOOL = TensorProto.FLOAT, TensorProto.INT64, TensorProto.BOOL
 NP_TO_ONNX = {np.float32: F32, np.int64: I64, np.bool_: BOOL,
-              np.int8: TensorProto.INT8}
+              np.int8: TensorProto.INT8, np.int32: TensorProto.INT32}
 
 
 def randn(*shape):

@@ -178,6 +178,24 @@ ArrayRef<ConverterEntry> getMaskConverters();
 /// ONNX Runtime's `com.microsoft` fused operators.
 ArrayRef<ConverterEntry> getMicrosoftConverters();
 
+/// Activations, Clip, Sum/Mean, IsInf, Xor and the norm-like reductions, as
+/// the simpler operators ONNX defines them with (CompositeOps.cpp).
+ArrayRef<ConverterEntry> getCompositeConverters();
+
+/// A reduction node's axes and result shape (NormalizationOps.cpp): `axes`
+/// as the node gives them (empty: every dim), and `noop` when ONNX's
+/// `noop_with_empty_axes` leaves the input unreduced (`shape` is then the
+/// input's).
+struct ReduceSpec {
+  SmallVector<int64_t> axes;
+  bool keepdims = true;
+  bool noop = false;
+  SmallVector<int64_t> shape;
+};
+/// Reads `axes` (an attribute before `axesInputOpset`, an optional constant
+/// input from then on), `keepdims` and `noop_with_empty_axes` of the node.
+FailureOr<ReduceSpec> getReduceSpec(NodeContext &ctx, int64_t axesInputOpset);
+
 /// `lhs + rhs` with ONNX's broadcasting rules checked, or an error at the
 /// node naming both element types or shapes (ElementwiseOps.cpp).
 FailureOr<Value> buildBroadcastAdd(NodeContext &ctx, Value lhs, Value rhs);

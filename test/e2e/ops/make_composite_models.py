@@ -1,0 +1,85 @@
+#!/usr/bin/env python3
+"""Regenerate the models of composite.test in test/e2e/ops/Inputs: the ONNX
+operators the importer builds from simpler ones (activations, Clip, Sum,
+Mean, IsInf, Xor, the norm-like reductions), with ONNX Runtime's outputs as
+references (see make_op_models.py):
+
+    python3 test/e2e/ops/make_composite_models.py
+"""
+
+import numpy as np
+from onnx import helper, TensorProto
+
+from make_op_models import const_i64, node, randn, save
+
+ACTIVATIONS = [
+    ("Elu", {"alpha": 0.7}), ("Celu", {"alpha": 1.5}),
+    ("LeakyRelu", {"alpha": 0.1}), ("HardSigmoid", {"alpha": 0.3, "beta": 0.4}),
+    ("HardSwish", {}), ("Selu", {}), ("ThresholdedRelu", {"alpha": 0.5}),
+    ("Softplus", {}), ("Softsign", {}), ("Mish", {}),
+    ("Shrink", {"bias": 0.25, "lambd": 0.6}),
+]
+
+
+def main():
+    # Values of both signs, some large enough to overflow exp(x) in f32
+    # (softplus and mish must stay finite there).
+    x = randn(3, 8) * 3
+    x[0, :3] = [95.0, -95.0, 0.0]
+    save("activations",
+         [node(op, ["x"], [op.lower()], **attrs) for op, attrs in ACTIVATIONS]
+         + [node("PRelu", ["x", "slope"], ["prelu"])],
+         {"x": x, "slope": randn(8)},
+         [op.lower() for op, _ in ACTIVATIONS] + ["prelu"])
+
+    # Clip with both bounds as inputs, with only a max (min absent), and on
+    # int32 data; Sum and Mean of three inputs that broadcast.
+    ints = (randn(4, 5) * 10).astype(np.int32)
+    save("clip_sum_mean",
+         [node("Clip", ["x", "lo", "hi"], ["clip"]),
+          node("Clip", ["x", "", "hi"], ["clip_max"]),
+          node("Clip", ["i", "ilo", "ihi"], ["clip_int"]),
+          node("Sum", ["x", "b", "c"], ["sum"]),
+          node("Mean", ["x", "b", "c"], ["mean"])],
+         {"x": randn(4, 5), "b": randn(5), "c": randn(4, 1), "i": ints},
+         ["clip", "clip_max", "clip_int", "sum", "mean"],
+         initializers=[helper.make_tensor("lo", TensorProto.FLOAT, [], [-0.5]),
+                       helper.make_tensor("hi", TensorProto.FLOAT, [], [0.8]),
+                       helper.make_tensor("ilo", TensorProto.INT32, [], [-4]),
+                       helper.make_tensor("ihi", TensorProto.INT32, [], [6])])
+
+    # IsInf in its three detecting forms; Xor broadcasting.
+    y = randn(2, 6)
+    y[0, 1], y[1, 2], y[1, 4] = np.inf, -np.inf, np.nan
+    rng = np.random.default_rng(7)
+    save("isinf_xor",
+         [node("IsInf", ["y"], ["inf"]),
+          node("IsInf", ["y"], ["pos"], detect_negative=0),
+          node("IsInf", ["y"], ["neg"], detect_positive=0),
+          node("Xor", ["p", "q"], ["xor"])],
+         {"y": y, "p": rng.random((3, 4)) > 0.5, "q": rng.random(4) > 0.5},
+         ["inf", "pos", "neg", "xor"])
+
+    # The norm-like reductions over an axes input (opset 18), keeping and
+    # dropping the reduced dims, and over every dim; LogSumExp of values
+    # whose exp overflows f32.
+    z = randn(2, 3, 4)
+    big = randn(2, 3, 4) * 40 + 60
+    nodes, outputs = [], []
+    for op in ("ReduceL1", "ReduceL2", "ReduceSumSquare", "ReduceLogSumExp"):
+        name = op[len("Reduce"):].lower()
+        nodes += [node(op, ["z", "axes"], [name + "_keep"]),
+                  node(op, ["z", "axes"], [name + "_drop"], keepdims=0),
+                  node(op, ["z"], [name + "_all"], keepdims=0)]
+        outputs += [name + "_keep", name + "_drop", name + "_all"]
+    nodes += [node("ReduceLogSum", ["za", "axes"], ["logsum"]),
+              node("ReduceLogSumExp", ["big", "axes"], ["logsumexp_big"],
+                   keepdims=0)]
+    outputs += ["logsum", "logsumexp_big"]
+    save("norm_reductions", nodes,
+         {"z": z, "za": np.abs(z) + 0.1, "big": big.astype(np.float32)},
+         outputs, initializers=[const_i64("axes", [-1, 1])])
+
+
+if __name__ == "__main__":
+    main()
