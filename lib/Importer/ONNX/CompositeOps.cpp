@@ -415,6 +415,14 @@ template <NormReduce Kind> static LogicalResult convertNormReduce(NodeContext &c
     result = c.unary<LogOp>(reduce(ReduceSumOp(), x, spec->keepdims));
     break;
   case NormReduce::LogSumExp: {
+    // Over an empty set the sum is 0 and the result -inf; the maximum that
+    // stabilizes the general case has no value there.
+    if (!spec->noop && type.getNumElements() == 0 &&
+        type.hasStaticShape()) {
+      result = c.unary<LogOp>(
+          reduce(ReduceSumOp(), c.unary<ExpOp>(x), spec->keepdims));
+      break;
+    }
     // log(sum(exp(x - m))) + m with m the maximum, so that exp cannot
     // overflow; m is kept once with the reduced dims (to subtract) and once
     // as the result's shape (to add back).

@@ -153,7 +153,9 @@ struct AnnotateKernelArgsPass
 /// Bare pointers carry no sizes: each memref argument with dynamic dims
 /// becomes a rank-0 memref (a bare pointer) reinterpreted, dense and
 /// row-major, with sizes from index arguments appended in argument then dim
-/// order (the runtime's sizes array, docs/cpu-backend.md).
+/// order (the runtime's sizes array, docs/cpu-backend.md). A static
+/// argument of zero elements (a reduction over an empty axis) is
+/// reinterpreted the same way from constant sizes.
 struct PassDynamicSizesPass
     : lmopt::cpu::impl::PassDynamicSizesPassBase<PassDynamicSizesPass> {
   void runOnOperation() override {
@@ -168,7 +170,10 @@ struct PassDynamicSizesPass
       for (unsigned i = 0; i < numArguments; ++i) {
         BlockArgument arg = func.getArgument(i);
         auto type = llvm::dyn_cast<MemRefType>(arg.getType());
-        if (!type || type.hasStaticShape())
+        // A static buffer of no elements has no bare-pointer form in
+        // MLIR's lowering either: it takes the same path, with constant
+        // sizes.
+        if (!type || (type.hasStaticShape() && type.getNumElements() != 0))
           continue;
         // The sizes alone describe only a dense row-major buffer.
         if (!type.getLayout().isIdentity()) {

@@ -112,6 +112,18 @@ struct TileKernelRowsPass
         root ? llvm::dyn_cast<TilingInterface>(root.getOperation()) : nullptr;
     if (!tileable)
       return;
+    // A kernel over a tensor of no elements has no rows to share out, and
+    // fusing a producer into a tile of an empty slice crashes MLIR's tile
+    // and fuse; its loops run zero times as they are.
+    bool empty = false;
+    func.walk([&](linalg::LinalgOp op) {
+      for (Value operand : op->getOperands())
+        if (auto type = llvm::dyn_cast<ShapedType>(operand.getType()))
+          if (type.hasStaticShape() && type.getNumElements() == 0)
+            empty = true;
+    });
+    if (empty)
+      return;
     unsigned numLoops = root.getNumLoops();
     SmallVector<utils::IteratorType> iterators = root.getIteratorTypesArray();
     SmallVector<int64_t> tileSizes(numLoops, 0);

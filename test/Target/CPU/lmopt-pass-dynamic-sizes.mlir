@@ -79,3 +79,21 @@ func.func @strided_argument(%arg0: memref<?x64xf32, strided<[128, 1]>>, %arg1: m
   memref.copy %arg0, %arg1 : memref<?x64xf32, strided<[128, 1]>> to memref<?x64xf32>
   return
 }
+
+// -----
+
+// A static buffer of zero elements (an empty set, as the node tests'
+// reductions over an empty axis take) has no bare-pointer form either: it
+// becomes a rank-0 memref rebuilt with constant sizes, and no size argument
+// is added. A non-empty static buffer keeps its type.
+// CHECK-LABEL: func.func @empty_buffers(
+// CHECK-SAME: %[[X:arg0]]: memref<f32> {llvm.align = 64 : i64, llvm.noalias}, %[[Y:arg1]]: memref<f32> {llvm.align = 64 : i64, llvm.noalias}, %{{.*}}: memref<2x1x4xf32> {llvm.align = 64 : i64, llvm.noalias})
+// CHECK-NOT: index
+// CHECK-DAG: memref.reinterpret_cast %[[X]] to offset: [0], sizes: [2, 0, 4], strides: [0, 4, 1] : memref<f32> to memref<2x0x4xf32>
+// CHECK-DAG: memref.reinterpret_cast %[[Y]] to offset: [0], sizes: [2, 0, 4], strides: [0, 4, 1] : memref<f32> to memref<2x0x4xf32>
+func.func @empty_buffers(%arg0: memref<2x0x4xf32> {llvm.align = 64 : i64, llvm.noalias}, %arg1: memref<2x0x4xf32> {llvm.align = 64 : i64, llvm.noalias}, %arg2: memref<2x1x4xf32> {llvm.align = 64 : i64, llvm.noalias}) {
+  %cst = arith.constant 0.000000e+00 : f32
+  linalg.fill ins(%cst : f32) outs(%arg2 : memref<2x1x4xf32>)
+  memref.copy %arg0, %arg1 : memref<2x0x4xf32> to memref<2x0x4xf32>
+  return
+}

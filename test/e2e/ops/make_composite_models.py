@@ -80,6 +80,16 @@ def main():
          {"z": z, "za": np.abs(z) + 0.1, "big": big.astype(np.float32)},
          outputs, initializers=[const_i64("axes", [-1, 1])])
 
+    # Reductions over an empty axis: sums are 0, ReduceLogSumExp is -inf;
+    # the empty input still passes through the kernel's calling convention.
+    empty = np.zeros((2, 0, 4), np.float32)
+    save("empty_reductions",
+         [node("ReduceSum", ["e", "axes"], ["sum"]),
+          node("ReduceL1", ["e", "axes"], ["l1"]),
+          node("ReduceLogSumExp", ["e", "axes"], ["logsumexp"], keepdims=0)],
+         {"e": empty}, ["sum", "l1", "logsumexp"],
+         initializers=[const_i64("axes", [1])])
+
 
 if __name__ == "__main__":
     main()

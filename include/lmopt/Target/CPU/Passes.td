@@ -170,7 +170,9 @@ def PassDynamicSizesPass
     argument per dynamic dim is appended, in argument then dim order (the
     runtime's sizes array, docs/cpu-backend.md). At the function's entry a
     `memref.reinterpret_cast` rebuilds the original type from the pointer
-    with those sizes and dense row-major strides.
+    with those sizes and dense row-major strides. A static memref argument
+    of zero elements (which MLIR's bare-pointer lowering refuses) becomes a
+    rank-0 memref rebuilt the same way from its constant sizes.
 
     Precondition: arguments in the identity layout (dense, row-major), as
     bufferization with `IdentityLayoutMap` function boundaries gives them; a
