@@ -1,6 +1,7 @@
 //===- CompositeOps.cpp - ONNX operators built from simpler lmopt ops -----===//
 //
-// Activations, Clip, Sum and Mean, IsInf, Xor and the norm-like reductions
+// Activations, Clip, Sum and Mean, IsInf, Xor, ArgMax and ArgMin and the
+// norm-like reductions
 // are defined by ONNX as functions of simpler operators (their function
 // bodies in the operator schemas). Each becomes those operators here, so the
 // verifier, the CPU lowering, the reference evaluator and autodiff see
@@ -439,6 +440,83 @@ template <NormReduce Kind> static LogicalResult convertNormReduce(NodeContext &c
   return success();
 }
 
+/// ArgMax and ArgMin along one axis: the extreme value m (kept dims), then
+/// the smallest index where x == m (the largest with select_last_index), as
+/// a reduce_min (reduce_max) over `where(x == m, index, sentinel)`. i64
+/// result; ties resolve like numpy.argmax.
+template <bool IsMax> static LogicalResult convertArgExtreme(NodeContext &ctx) {
+  if (failed(ctx.checkInputs(1, 1)))
+    return failure();
+  FailureOr<int64_t> axis = ctx.getInt("axis", 0);
+  FailureOr<int64_t> keepdims = ctx.getInt("keepdims", 1);
+  FailureOr<int64_t> last = ctx.getInt("select_last_index", 0);
+  if (failed(axis) || failed(keepdims) || failed(last))
+    return failure();
+  Value x = ctx.getInput(0);
+  RankedTensorType type = ctx.getInputType(0);
+  if (type.getElementType().isInteger(1))
+    return ctx.emitError() << "input 0 is boolean; " << ctx.getOpType()
+                           << " takes numeric tensors";
+  int64_t rank = type.getRank();
+  FailureOr<SmallVector<int64_t>> normalized = ctx.normalizeAxes({*axis}, rank);
+  if (failed(normalized))
+    return failure();
+  int64_t dim = normalized->front();
+  if (type.getDimSize(dim) == 0)
+    return ctx.emitError() << "axis " << *axis << " of the input (shape "
+                           << formatShape(type.getShape())
+                           << ") is empty: " << ctx.getOpType()
+                           << " has no index to return";
+  auto reducedShape = [&](bool keep) {
+    SmallVector<int64_t> shape;
+    for (auto [i, size] : llvm::enumerate(type.getShape()))
+      if (int64_t(i) != dim)
+        shape.push_back(size);
+      else if (keep)
+        shape.push_back(1);
+    return shape;
+  };
+  Type i64 = ctx.getBuilder().getI64Type();
+  SmallVector<int64_t> axes = {dim};
+  Value extreme =
+      IsMax ? ctx.createOp<ReduceMaxOp>(
+                     RankedTensorType::get(reducedShape(true),
+                                           type.getElementType()),
+                     x, axes, true)
+                  .getOutput()
+            : ctx.createOp<ReduceMinOp>(
+                     RankedTensorType::get(reducedShape(true),
+                                           type.getElementType()),
+                     x, axes, true)
+                  .getOutput();
+  Composer values(ctx, type.getElementType()), indices(ctx, i64);
+  Value hit = values.compare<EqualOp>(x, extreme);
+  // The axis' indices as a tensor of x's rank, size 1 everywhere else.
+  Value index = createAxisIndices(ctx, x, dim);
+  SmallVector<int64_t> unitAxes, indexShape(rank, 1);
+  indexShape[dim] = type.getDimSize(dim);
+  for (int64_t i = 0; i < rank; ++i)
+    if (i != dim)
+      unitAxes.push_back(i);
+  if (!unitAxes.empty())
+    index = ctx.createOp<UnsqueezeOp>(RankedTensorType::get(indexShape, i64),
+                                      index, unitAxes)
+                .getOutput();
+  Value sentinel =
+      indices.scalar(*last ? -1.0 : double(std::numeric_limits<int32_t>::max()));
+  Value candidates = indices.select(hit, index, sentinel);
+  auto resultType = RankedTensorType::get(reducedShape(*keepdims != 0), i64);
+  Value result =
+      *last ? ctx.createOp<ReduceMaxOp>(resultType, candidates, axes,
+                                        *keepdims != 0)
+                  .getOutput()
+            : ctx.createOp<ReduceMinOp>(resultType, candidates, axes,
+                                        *keepdims != 0)
+                  .getOutput();
+  ctx.setOutput(0, result);
+  return success();
+}
+
 static constexpr int64_t kMax = kMaxSupportedOpset;
 
 ArrayRef<ConverterEntry> mlir::lmopt::onnx_import::getCompositeConverters() {
@@ -498,6 +576,8 @@ ArrayRef<ConverterEntry> mlir::lmopt::onnx_import::getCompositeConverters() {
       {"", "Mean", 6, kMax, convertSumOrMean<true>},
       {"", "IsInf", 10, kMax, convertIsInf},
       {"", "Xor", 7, kMax, convertXor},
+      {"", "ArgMax", 1, kMax, convertArgExtreme<true>},
+      {"", "ArgMin", 1, kMax, convertArgExtreme<false>},
       {"", "ReduceL1", 1, kMax, convertNormReduce<NormReduce::L1>},
       {"", "ReduceL2", 1, kMax, convertNormReduce<NormReduce::L2>},
       {"", "ReduceSumSquare", 1, kMax,

@@ -11,7 +11,7 @@ ConverterTable::ConverterTable() {
         getNormalizationConverters(), getShapeConverters(),
         getDataMovementConverters(), getQuantizedConverters(),
         getMicrosoftConverters(), getPadConverters(), getMaskConverters(),
-        getCompositeConverters()})
+        getCompositeConverters(), getEinsumConverters()})
     llvm::append_range(entries, family);
 }
 

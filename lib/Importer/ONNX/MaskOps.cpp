@@ -31,10 +31,8 @@ static Value createI64Scalar(NodeContext &ctx, int64_t value) {
       .getOutput();
 }
 
-/// The indices 0, 1, ..., size - 1 of dim `axis` of `input`, as an i64
-/// vector: a constant for a static dim, a range over the dim read at run
-/// time for a dynamic one.
-static Value createIndices(NodeContext &ctx, Value input, int64_t axis) {
+Value mlir::lmopt::onnx_import::createAxisIndices(NodeContext &ctx,
+                                                  Value input, int64_t axis) {
   OpBuilder &b = ctx.getBuilder();
   Type i64 = b.getI64Type();
   int64_t size = typeOf(input).getDimSize(axis);
@@ -93,13 +91,13 @@ static LogicalResult convertTrilu(NodeContext &ctx) {
   OpBuilder &b = ctx.getBuilder();
   Type i64 = b.getI64Type();
   int64_t rows = type.getDimSize(rank - 2), cols = type.getDimSize(rank - 1);
-  Value rowIndices = createIndices(ctx, input, rank - 2);
+  Value rowIndices = createAxisIndices(ctx, input, rank - 2);
   Value column = ctx.createOp<ReshapeOp>(
                         RankedTensorType::get({rows, 1}, i64), rowIndices,
                         ctx.createConstant(KnownInts::vector({-1, 1}), i64),
                         b.getBoolAttr(false))
                      .getOutput();
-  Value colIndices = createIndices(ctx, input, rank - 1);
+  Value colIndices = createAxisIndices(ctx, input, rank - 1);
   auto matrix = RankedTensorType::get({rows, cols}, i64);
   Value offset = ctx.createOp<SubOp>(matrix, colIndices, column).getOutput();
   // Upper keeps col - row >= k, lower keeps col - row <= k.

@@ -286,3 +286,17 @@ save(model([helper.make_node("Mean", ["a", "b"], ["y"], name="mean0")],
 save(model([helper.make_node("ReduceL2", ["x", "axes"], ["y"], name="l2")],
            [vi("x", F, [2, 3]), vi("axes", I64, [1])], [vi("y", F, [2, 1])],
            opset=18), "reduce_l2_axes_unknown.onnx")
+save(model([helper.make_node("ArgMax", ["x"], ["y"], name="argmax0", axis=1)],
+           [vi("x", F, [2, 0])], [vi("y", I64, [2, 1])]), "argmax_empty.onnx")
+save(model([helper.make_node("Einsum", ["x"], ["y"], name="diag0",
+                             equation="ii->i")],
+           [vi("x", F, [3, 3])], [vi("y", F, [3])], opset=12),
+     "einsum_diagonal.onnx")
+save(model([helper.make_node("Einsum", ["x", "y"], ["z"], name="ein0",
+                             equation="ij,jk->ik")],
+           [vi("x", F, [2, 3]), vi("y", F, [4, 5])], [vi("z", F, [2, 5])],
+           opset=12), "einsum_sizes.onnx")
+save(model([helper.make_node("Einsum", ["x"], ["y"], name="ein1",
+                             equation="ijk->i")],
+           [vi("x", F, [2, 3])], [vi("y", F, [2])], opset=12),
+     "einsum_rank.onnx")

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Regenerate the models of composite.test in test/e2e/ops/Inputs: the ONNX
 operators the importer builds from simpler ones (activations, Clip, Sum,
-Mean, IsInf, Xor, the norm-like reductions), with ONNX Runtime's outputs as
-references (see make_op_models.py):
+Mean, IsInf, Xor, ArgMax/ArgMin, Einsum, the norm-like reductions), with
+ONNX Runtime's outputs as references (see make_op_models.py):
 
     python3 test/e2e/ops/make_composite_models.py
 """
@@ -79,6 +79,46 @@ def main():
     save("norm_reductions", nodes,
          {"z": z, "za": np.abs(z) + 0.1, "big": big.astype(np.float32)},
          outputs, initializers=[const_i64("axes", [-1, 1])])
+
+    # ArgMax and ArgMin: values rounded so that ties occur, first and last
+    # index; keeping and dropping the axis; int32 data.
+    t = np.round(randn(3, 5, 4) * 1.5).astype(np.float32)
+    save("arg_extremes",
+         [node("ArgMax", ["t"], ["argmax"], axis=1),
+          node("ArgMax", ["t"], ["argmax_last"], axis=1, select_last_index=1),
+          node("ArgMin", ["t"], ["argmin"], axis=-1, keepdims=0),
+          node("ArgMin", ["t"], ["argmin_last"], axis=0, keepdims=0,
+               select_last_index=1),
+          node("ArgMax", ["n"], ["argmax_int"], axis=0, keepdims=0)],
+         {"t": t, "n": (randn(4, 3) * 5).astype(np.int32)},
+         ["argmax", "argmax_last", "argmin", "argmin_last", "argmax_int"])
+
+    # Einsum in the forms exporters write (attention scores, batched and
+    # broadcast products, projections), with contracted and free groups of
+    # several labels, an implicit output, three operands, a sum and a
+    # transpose.
+    equations = [
+        ("attention", "bhqd,bhkd->bhqk", [(2, 3, 4, 5), (2, 3, 6, 5)]),
+        ("batch_matmul", "bij, bjk -> bik", [(5, 2, 3), (5, 3, 4)]),
+        ("broadcast", "...ij,...jk->...ik", [(2, 1, 3, 4), (1, 5, 4, 2)]),
+        ("projection", "bsh,hd->bsd", [(2, 3, 4), (4, 5)]),
+        ("merged_groups", "abcd,cde->abe", [(2, 3, 4, 5), (4, 5, 6)]),
+        ("outer", "i,j->ij", [(3,), (4,)]),
+        ("inner", "i,i", [(5,), (5,)]),
+        ("implicit", "ij,jk", [(3, 4), (4, 2)]),
+        ("chain", "ij,jk,kl->il", [(2, 3), (3, 4), (4, 5)]),
+        ("sum_out", "ijk,jl->il", [(2, 3, 4), (3, 5)]),
+        ("reduce", "ij->i", [(3, 4)]),
+        ("transpose", "ij->ji", [(3, 4)]),
+    ]
+    nodes, inputs, outputs = [], {}, []
+    for name, equation, shapes in equations:
+        names = [f"{name}_{i}" for i in range(len(shapes))]
+        for n, shape in zip(names, shapes):
+            inputs[n] = randn(*shape)
+        nodes.append(node("Einsum", names, [name], equation=equation))
+        outputs.append(name)
+    save("einsum", nodes, inputs, outputs)
 
     # Reductions over an empty axis: sums are 0, ReduceLogSumExp is -inf;
     # the empty input still passes through the kernel's calling convention.

@@ -178,9 +178,13 @@ ArrayRef<ConverterEntry> getMaskConverters();
 /// ONNX Runtime's `com.microsoft` fused operators.
 ArrayRef<ConverterEntry> getMicrosoftConverters();
 
-/// Activations, Clip, Sum/Mean, IsInf, Xor and the norm-like reductions, as
-/// the simpler operators ONNX defines them with (CompositeOps.cpp).
+/// Activations, Clip, Sum/Mean, IsInf, Xor, ArgMax/ArgMin and the norm-like
+/// reductions, as the simpler operators ONNX defines them with
+/// (CompositeOps.cpp).
 ArrayRef<ConverterEntry> getCompositeConverters();
+
+/// Einsum, as transposes, sums, reshapes and batched matmuls (EinsumOps.cpp).
+ArrayRef<ConverterEntry> getEinsumConverters();
 
 /// A reduction node's axes and result shape (NormalizationOps.cpp): `axes`
 /// as the node gives them (empty: every dim), and `noop` when ONNX's
@@ -195,6 +199,11 @@ struct ReduceSpec {
 /// Reads `axes` (an attribute before `axesInputOpset`, an optional constant
 /// input from then on), `keepdims` and `noop_with_empty_axes` of the node.
 FailureOr<ReduceSpec> getReduceSpec(NodeContext &ctx, int64_t axesInputOpset);
+
+/// The indices 0, 1, ..., size - 1 of dim `axis` of `input`, as an i64
+/// vector: a constant for a static dim, a range over the dim read at run
+/// time for a dynamic one (MaskOps.cpp).
+Value createAxisIndices(NodeContext &ctx, Value input, int64_t axis);
 
 /// `lhs + rhs` with ONNX's broadcasting rules checked, or an error at the
 /// node naming both element types or shapes (ElementwiseOps.cpp).
