@@ -270,6 +270,10 @@ void mlir::lmopt::reference::registerElementwiseEvaluators(
   addUnary<ErfOp>(table, [](double x) { return std::erf(x); });
   addUnary<CosOp>(table, [](double x) { return std::cos(x); });
   addUnary<SinOp>(table, [](double x) { return std::sin(x); });
+  addUnary<CeilOp>(table, [](double x) { return std::ceil(x); });
+  addUnary<FloorOp>(table, [](double x) { return std::floor(x); });
+  // Ties to even, the default rounding mode, as ONNX Round specifies.
+  addUnary<RoundOp>(table, [](double x) { return std::nearbyint(x); });
   addUnary<SigmoidOp>(table,
                       [](double x) { return 1.0 / (1.0 + std::exp(-x)); });
   addUnary<NotOp>(table, nullptr, [](int64_t x) { return int64_t(x == 0); });

@@ -409,6 +409,13 @@ static void addUnaryPatterns(RewritePatternSet &patterns) {
                   [](CosOp) { return UnaryFns{buildMath<math::CosOp>}; });
   addUnary<SinOp>(patterns,
                   [](SinOp) { return UnaryFns{buildMath<math::SinOp>}; });
+  addUnary<CeilOp>(patterns,
+                   [](CeilOp) { return UnaryFns{buildMath<math::CeilOp>}; });
+  addUnary<FloorOp>(patterns,
+                    [](FloorOp) { return UnaryFns{buildMath<math::FloorOp>}; });
+  addUnary<RoundOp>(patterns, [](RoundOp) {
+    return UnaryFns{buildMath<math::RoundEvenOp>};
+  });
   addUnary<ReciprocalOp>(patterns, [](ReciprocalOp) {
     return UnaryFns{[](OpBuilder &b, Location loc, Value x) -> Value {
       return arith::DivFOp::create(b, loc,

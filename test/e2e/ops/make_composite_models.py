@@ -120,6 +120,14 @@ def main():
         outputs.append(name)
     save("einsum", nodes, inputs, outputs)
 
+    # Rounding: halves (Round takes the even neighbour), negative values.
+    r = np.array([[-2.5, -1.5, -0.5, 0.5, 1.5, 2.5],
+                  [-1.7, -0.2, 0.0, 0.3, 1.2, 7.9]], np.float32)
+    save("rounding",
+         [node("Ceil", ["r"], ["ceil"]), node("Floor", ["r"], ["floor"]),
+          node("Round", ["r"], ["round"])],
+         {"r": r}, ["ceil", "floor", "round"])
+
     # Reductions over an empty axis: sums are 0, ReduceLogSumExp is -inf;
     # the empty input still passes through the kernel's calling convention.
     empty = np.zeros((2, 0, 4), np.float32)

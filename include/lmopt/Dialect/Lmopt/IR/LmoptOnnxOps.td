@@ -115,6 +115,11 @@ def Lmopt_SigmoidOp : Lmopt_FloatUnaryOp<"sigmoid", "Sigmoid">;
 // Rotary position embeddings (Llama and its kin) compute their tables with these.
 def Lmopt_CosOp : Lmopt_FloatUnaryOp<"cos", "Cos">;
 def Lmopt_SinOp : Lmopt_FloatUnaryOp<"sin", "Sin">;
+// Rounding (fake-quantization graphs round to the integer grid); Round is
+// to nearest, ties to even.
+def Lmopt_CeilOp : Lmopt_FloatUnaryOp<"ceil", "Ceil">;
+def Lmopt_FloorOp : Lmopt_FloatUnaryOp<"floor", "Floor">;
+def Lmopt_RoundOp : Lmopt_FloatUnaryOp<"round", "Round">;
 
 def Lmopt_NotOp : Lmopt_Op<"not", [Pure, SameOperandsAndResultType]> {
   let summary = "logical not (ONNX Not)";
