@@ -62,6 +62,8 @@ const char *lmopt::runtime::stepKindName(StepKind kind) {
     return "gather_grad";
   case StepKind::AdamW:
     return "adamw";
+  case StepKind::GatherElements:
+    return "gather_elements";
   }
   return "invalid";
 }

@@ -350,7 +350,7 @@ static bool readStep(ByteReader &r, const EntryContext &c, const Plan &plan,
   if (std::string_view(stepKindName(s.kind)) == "invalid" ||
       (c.legacy &&
        (s.kind == StepKind::Append || s.kind == StepKind::GatherGrad ||
-        s.kind == StepKind::AdamW)))
+        s.kind == StepKind::AdamW || s.kind == StepKind::GatherElements)))
     return r.fail("step '" + s.name + "' has kind " + std::to_string(kind) +
                   ", which this runtime does not know");
   std::string what =

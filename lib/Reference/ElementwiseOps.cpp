@@ -259,6 +259,10 @@ void mlir::lmopt::reference::registerElementwiseEvaluators(
   addUnary<AbsOp>(
       table, [](double x) { return std::fabs(x); },
       [](int64_t x) { return x < 0 ? -x : x; });
+  // Zero and NaN are their own sign.
+  addUnary<SignOp>(
+      table, [](double x) { return x > 0.0 ? 1.0 : x < 0.0 ? -1.0 : x; },
+      [](int64_t x) { return int64_t(x > 0) - int64_t(x < 0); });
   addUnary<ReluOp>(
       table, [](double x) { return x > 0.0 ? x : 0.0; },
       [](int64_t x) { return x > 0 ? x : int64_t(0); });

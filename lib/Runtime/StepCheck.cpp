@@ -262,6 +262,22 @@ Status StepCheck::checkStateViews() const {
 // Gather and append
 //===----------------------------------------------------------------------===//
 
+/// The rules both gathers share: an `axis` in [0, rank(data)) and integer
+/// indices.
+static Status checkGatherAxisAndIndices(const StepCheck &c, int64_t axis) {
+  const PlanTensor &data = c.operand(0), &indices = c.operand(1);
+  if (data.dims.empty())
+    return c.error("data " + describe(data) + " is a scalar");
+  if (axis < 0 || axis >= int64_t(data.dims.size()))
+    return c.error("attribute 'axis' is " + std::to_string(axis) +
+                   "; expected a value in [0, " +
+                   std::to_string(data.dims.size()) + ")");
+  if (indices.dtype != DType::I32 && indices.dtype != DType::I64)
+    return c.error("indices " + describe(indices) + " have dtype " +
+                   dtypeName(indices.dtype) + "; expected i32 or i64");
+  return Status::ok();
+}
+
 Status lmopt::runtime::checkGatherStep(const StepCheck &c, GatherShape &out) {
   if (Status st = c.expectAttrs({"axis", "row_scales"}); !st)
     return st;
@@ -277,15 +293,8 @@ Status lmopt::runtime::checkGatherStep(const StepCheck &c, GatherShape &out) {
   int64_t &axis = out.axis;
   if (Status st = c.getInt("axis", axis); !st)
     return st;
-  if (data.dims.empty())
-    return c.error("data " + describe(data) + " is a scalar");
-  if (axis < 0 || axis >= int64_t(data.dims.size()))
-    return c.error("attribute 'axis' is " + std::to_string(axis) +
-                   "; expected a value in [0, " +
-                   std::to_string(data.dims.size()) + ")");
-  if (indices.dtype != DType::I32 && indices.dtype != DType::I64)
-    return c.error("indices " + describe(indices) + " have dtype " +
-                   dtypeName(indices.dtype) + "; expected i32 or i64");
+  if (Status st = checkGatherAxisAndIndices(c, axis); !st)
+    return st;
   if (rowScales) {
     // An int8 table, one f32 scale per row, dequantized into an f32 output.
     if (axis != 0)
@@ -311,6 +320,27 @@ Status lmopt::runtime::checkGatherStep(const StepCheck &c, GatherShape &out) {
   outDims.insert(outDims.end(), data.dims.begin() + axis + 1, data.dims.end());
   return c.expectDims("output", output, outDims,
                       "data[:axis] + indices + data[axis+1:]");
+}
+
+Status lmopt::runtime::checkGatherElementsStep(const StepCheck &c,
+                                               int64_t &axis) {
+  if (Status st = c.expectAttrs({"axis"}); !st)
+    return st;
+  if (Status st = c.expectCounts(2, "data, indices", 1); !st)
+    return st;
+  if (Status st = c.getInt("axis", axis); !st)
+    return st;
+  if (Status st = checkGatherAxisAndIndices(c, axis); !st)
+    return st;
+  const PlanTensor &data = c.operand(0), &indices = c.operand(1),
+                   &output = c.result(0);
+  if (Status st = c.expectRank("indices", indices, data.dims.size()); !st)
+    return st;
+  if (Status st = c.expectDType("output", output, data.dtype); !st)
+    return st;
+  // Off the axis the indices may not exceed data; that is checked on each
+  // run (GatherElementsStep::run), where symbolic dims have their values.
+  return c.expectDims("output", output, indices.dims, "the indices' dims");
 }
 
 Status lmopt::runtime::checkGatherGradStep(const StepCheck &c, int64_t &rows,

@@ -137,6 +137,12 @@ enum class StepKind : uint32_t {
   /// the very tensors operands 0, 2 and 3 are (a state updated in place).
   /// Float attributes beta1, beta2, epsilon, weight_decay. Version 2.0.
   AdamW = 10,
+  /// ONNX GatherElements: operands data (any dtype) and indices (i32/i64,
+  /// data's rank, dims at most data's off `axis`); result 0 has the
+  /// indices' dims and data's dtype. Every index is checked against
+  /// data's size along attribute `axis` (negative counts from the end)
+  /// before any byte is read; one outside fails the run. Version 2.0.
+  GatherElements = 11,
 };
 
 const char *stepKindName(StepKind kind);

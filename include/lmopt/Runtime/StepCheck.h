@@ -105,6 +105,9 @@ struct GatherShape {
 };
 /// Attributes, operand and result counts, dtypes and dims of a gather step.
 Status checkGatherStep(const StepCheck &c, GatherShape &out);
+/// Attributes, operand and result counts, dtypes, ranks and dims of a
+/// gather_elements step; its `axis` on success.
+Status checkGatherElementsStep(const StepCheck &c, int64_t &axis);
 /// Operand and result counts, dtypes and dims of a gather_grad step; `rows`
 /// (N) and `rowSize` (the product of D...) on success.
 Status checkGatherGradStep(const StepCheck &c, int64_t &rows,

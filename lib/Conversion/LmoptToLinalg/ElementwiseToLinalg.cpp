@@ -365,6 +365,21 @@ static Value buildMath(OpBuilder &b, Location loc, Value x) {
   return MathOp::create(b, loc, x);
 }
 
+/// ONNX Sign from the two comparisons with 0: `x` itself where neither
+/// holds (0, and NaN for floats).
+template <typename CmpOp, auto greater, auto less, typename Number,
+          Value (*constant)(OpBuilder &, Location, Type, Number)>
+static Value buildSign(OpBuilder &b, Location loc, Value x) {
+  Type type = x.getType();
+  Value zero = constant(b, loc, type, Number(0));
+  Value positive = CmpOp::create(b, loc, greater, x, zero);
+  Value negative = CmpOp::create(b, loc, less, x, zero);
+  Value rest = arith::SelectOp::create(
+      b, loc, negative, constant(b, loc, type, Number(-1)), x);
+  return arith::SelectOp::create(b, loc, positive,
+                                 constant(b, loc, type, Number(1)), rest);
+}
+
 static void addUnaryPatterns(RewritePatternSet &patterns) {
   addUnary<NegOp>(patterns, [](NegOp) {
     return UnaryFns{buildMath<arith::NegFOp>,
@@ -381,6 +396,14 @@ static void addUnaryPatterns(RewritePatternSet &patterns) {
                           b, loc, intConstant(b, loc, x.getType(), 0), x);
                       return arith::MaxSIOp::create(b, loc, x, negated);
                     }};
+  });
+  // `x > 0 ? 1 : x < 0 ? -1 : x`: zero and NaN are their own sign.
+  addUnary<SignOp>(patterns, [](SignOp) {
+    return UnaryFns{
+        buildSign<arith::CmpFOp, arith::CmpFPredicate::OGT,
+                  arith::CmpFPredicate::OLT, double, floatConstant>,
+        buildSign<arith::CmpIOp, arith::CmpIPredicate::sgt,
+                  arith::CmpIPredicate::slt, int64_t, intConstant>};
   });
   // `x > 0 ? x : 0`, so NaN becomes 0 as in the evaluator.
   addUnary<ReluOp>(patterns, [](ReluOp) {

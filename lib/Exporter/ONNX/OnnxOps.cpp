@@ -251,6 +251,7 @@ SmallVector<ExportEntry> mlir::lmopt::onnx_export::getOnnxOpExporters() {
       {id<WhereOp>(), "Where", exportDirect},
       {id<NegOp>(), "Neg", exportDirect},
       {id<AbsOp>(), "Abs", exportDirect},
+      {id<SignOp>(), "Sign", exportDirect},
       {id<ReluOp>(), "Relu", exportDirect},
       {id<ExpOp>(), "Exp", exportDirect},
       {id<LogOp>(), "Log", exportDirect},

@@ -253,6 +253,26 @@ template <typename OpTy> static LogicalResult convertUnary(NodeContext &ctx) {
   return success();
 }
 
+/// ONNX Sign over the types the spec lists that lmopt's arithmetic has:
+/// f16, bf16, f32, f64 and signed integers. Unsigned integers (no unsigned
+/// arithmetic in the dialect) and anything else are refused by name.
+static LogicalResult convertSign(NodeContext &ctx) {
+  if (failed(ctx.checkInputs(1, 1)))
+    return failure();
+  Type element = ctx.getInputType(0).getElementType();
+  auto intType = llvm::dyn_cast<IntegerType>(element);
+  bool supported =
+      llvm::isa<Float16Type, BFloat16Type, Float32Type, Float64Type>(
+          element) ||
+      (intType && intType.isSignless() && intType.getWidth() >= 8);
+  if (!supported)
+    return ctx.emitError() << "Sign of element type " << element
+                           << " is not supported (expected f16, bf16, f32, "
+                              "f64 or a signed integer)";
+  ctx.setOutput(0, ctx.createOp<SignOp>(ctx.getInput(0)).getOutput());
+  return success();
+}
+
 static int64_t notInts(int64_t a) { return a == 0; }
 static int64_t negInts(int64_t a) {
   return a == INT64_MIN ? ShapedType::kDynamic : -a;
@@ -553,6 +573,7 @@ static const ConverterEntry kElementwiseConverters[] = {
     {"", "Min", 8, kMax, convertVariadic<MinOp, strict<minInts>>},
     {"", "Neg", 6, kMax, convertFoldedUnary<NegOp, negInts>},
     {"", "Abs", 6, kMax, convertUnary<AbsOp>},
+    {"", "Sign", 9, kMax, convertSign},
     {"", "Relu", 6, kMax, convertUnary<ReluOp>},
     {"", "Exp", 6, kMax, convertUnary<ExpOp>},
     {"", "Log", 6, kMax, convertUnary<LogOp>},

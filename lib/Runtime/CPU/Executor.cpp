@@ -63,6 +63,16 @@ public:
   int64_t data = 0, indices = 0, output = 0, scales = -1;
 };
 
+class GatherElementsExecutor : public StepExecutor {
+public:
+  Status run(void *const *tensors) const override {
+    return step->run(tensors[data], tensors[indices], tensors[output]);
+  }
+
+  std::unique_ptr<GatherElementsStep> step;
+  int64_t data = 0, indices = 0, output = 0;
+};
+
 class MatMulExecutor : public StepExecutor {
 public:
   Status run(void *const *tensors) const override {
@@ -204,21 +214,26 @@ static Status buildLinear(const StepChecker &c,
   return Status::ok();
 }
 
+/// The name, data and indices (operands 0 and 1) of a checked gather step.
+static void setGatherOperands(const StepChecker &c, int64_t axis,
+                              GatherOperands &out) {
+  const PlanTensor &data = c.operand(0), &indices = c.operand(1);
+  out.name = c.step.name;
+  out.dataDims = data.dims;
+  out.elementSize = int64_t(dtypeSize(data.dtype));
+  out.axis = axis;
+  out.indicesDims = indices.dims;
+  out.indices64 = indices.dtype == DType::I64;
+}
+
 static Status buildGather(const StepChecker &c,
                           std::unique_ptr<StepExecutor> &out) {
   GatherShape shape;
   if (Status st = checkGatherStep(c, shape); !st)
     return st;
-  const PlanTensor &data = c.operand(0), &indices = c.operand(1);
-  const int64_t axis = shape.axis;
   const bool rowScales = shape.rowScales;
   GatherStepDesc desc;
-  desc.name = c.step.name;
-  desc.dataDims = data.dims;
-  desc.elementSize = int64_t(dtypeSize(data.dtype));
-  desc.axis = axis;
-  desc.indicesDims = indices.dims;
-  desc.indices64 = indices.dtype == DType::I64;
+  setGatherOperands(c, shape.axis, desc);
   desc.rowScales = rowScales;
   auto exec = std::make_unique<GatherExecutor>();
   if (rowScales)
@@ -227,6 +242,23 @@ static Status buildGather(const StepChecker &c,
   exec->indices = c.step.operands[1];
   exec->output = c.step.results[0];
   if (Status st = GatherStep::create(desc, exec->step); !st)
+    return c.withSource(st);
+  out = std::move(exec);
+  return Status::ok();
+}
+
+static Status buildGatherElements(const StepChecker &c,
+                                  std::unique_ptr<StepExecutor> &out) {
+  int64_t axis = 0;
+  if (Status st = checkGatherElementsStep(c, axis); !st)
+    return st;
+  GatherElementsStepDesc desc;
+  setGatherOperands(c, axis, desc);
+  auto exec = std::make_unique<GatherElementsExecutor>();
+  exec->data = c.step.operands[0];
+  exec->indices = c.step.operands[1];
+  exec->output = c.step.results[0];
+  if (Status st = GatherElementsStep::create(desc, exec->step); !st)
     return c.withSource(st);
   out = std::move(exec);
   return Status::ok();
@@ -482,6 +514,7 @@ static const StepKindEntry kStepKinds[] = {
     {StepKind::Append, buildAppend},
     {StepKind::GatherGrad, buildGatherGrad},
     {StepKind::AdamW, buildAdamW},
+    {StepKind::GatherElements, buildGatherElements},
 };
 
 Status

@@ -12,6 +12,7 @@
 
 #include "lmopt/Runtime/StepCheck.h"
 
+#include <algorithm>
 #include <cstring>
 #include <immintrin.h>
 
@@ -107,28 +108,43 @@ Status GatherStep::create(const GatherStepDesc &desc,
   return Status::ok();
 }
 
-/// Checks every index against [-axisSize, axisSize).
+/// Checks every index against [-axisSize, axisSize); `what` names the step
+/// ("gather step 'x'").
 template <typename Index>
-static Status checkIndices(const GatherStepDesc &desc, const Index *indices,
-                           int64_t count, int64_t axisSize) {
+static Status checkIndices(const std::string &what, int64_t axis,
+                           const std::vector<int64_t> &indicesDims,
+                           const Index *indices, int64_t count,
+                           int64_t axisSize) {
   for (int64_t i = 0; i < count; ++i) {
     int64_t index = int64_t(indices[i]);
     int64_t row = index < 0 ? index + axisSize : index;
     if (row < 0 || row >= axisSize) {
       std::string range = axisSize == 0
-                              ? "axis " + std::to_string(desc.axis) +
+                              ? "axis " + std::to_string(axis) +
                                     " has size 0, no index is valid"
                               : "valid range [" + std::to_string(-axisSize) +
                                     ", " + std::to_string(axisSize - 1) + "]";
       return Status::error(
           StatusCode::InvalidArgument,
-          "gather step '" + desc.name + "': index " + std::to_string(index) +
-              " at position " + positionString(desc.indicesDims, i) +
-              " is out of range for axis " + std::to_string(desc.axis) +
-              " of size " + std::to_string(axisSize) + " (" + range + ")");
+          what + ": index " + std::to_string(index) + " at position " +
+              positionString(indicesDims, i) + " is out of range for axis " +
+              std::to_string(axis) + " of size " + std::to_string(axisSize) +
+              " (" + range + ")");
     }
   }
   return Status::ok();
+}
+
+/// checkIndices over i64 or i32 indices.
+static Status checkAnyIndices(const void *indices, bool indices64,
+                           const std::string &what, int64_t axis,
+                           const std::vector<int64_t> &indicesDims,
+                           int64_t count, int64_t axisSize) {
+  if (indices64)
+    return checkIndices(what, axis, indicesDims,
+                        static_cast<const int64_t *>(indices), count, axisSize);
+  return checkIndices(what, axis, indicesDims,
+                      static_cast<const int32_t *>(indices), count, axisSize);
 }
 
 /// Copies the rows; the indices are already checked.
@@ -197,12 +213,11 @@ Status GatherStep::run(const void *data, const void *indices, void *output,
   if (sizes.count > 0 && !indices)
     return Status::error(StatusCode::InvalidArgument,
                          prefix + "null indices pointer");
-  Status st = desc_.indices64
-                  ? checkIndices(desc_, static_cast<const int64_t *>(indices),
-                                 sizes.count, sizes.axisSize)
-                  : checkIndices(desc_, static_cast<const int32_t *>(indices),
-                                 sizes.count, sizes.axisSize);
-  if (!st)
+  if (Status st = checkAnyIndices(indices, desc_.indices64,
+                                 "gather step '" + desc_.name + "'",
+                                 desc_.axis, desc_.indicesDims, sizes.count,
+                                 sizes.axisSize);
+      !st)
     return st;
   if (sizes.outer == 0 || sizes.count == 0 || sizes.rowBytes == 0)
     return Status::ok();
@@ -234,5 +249,113 @@ Status GatherStep::run(const void *data, const void *indices, void *output,
     copyRows(src, static_cast<const int64_t *>(indices), dst, sizes);
   else
     copyRows(src, static_cast<const int32_t *>(indices), dst, sizes);
+  return Status::ok();
+}
+
+//===----------------------------------------------------------------------===//
+// GatherElements
+//===----------------------------------------------------------------------===//
+
+Status GatherElementsStep::create(const GatherElementsStepDesc &desc,
+                                  std::unique_ptr<GatherElementsStep> &out) {
+  std::unique_ptr<GatherElementsStep> step(new GatherElementsStep());
+  step->desc_ = desc;
+  out = std::move(step);
+  return Status::ok();
+}
+
+/// The element counts of data and indices, after checking ranks, the axis,
+/// the element size, and that the indices fit data off the axis: the
+/// checks that need this run's dims.
+static Status checkElementsDims(const GatherElementsStepDesc &desc,
+                                int64_t &dataCount, int64_t &count) {
+  const std::string prefix = "gather_elements step '" + desc.name + "': ";
+  const std::vector<int64_t> &data = desc.dataDims, &indices = desc.indicesDims;
+  if (data.empty() || indices.size() != data.size() || desc.axis < 0 ||
+      desc.axis >= int64_t(data.size()) || desc.elementSize <= 0)
+    return Status::error(StatusCode::InvalidArgument,
+                         prefix + "data " + formatDims(data) + ", indices " +
+                             formatDims(indices) + " and axis " +
+                             std::to_string(desc.axis) + " do not fit");
+  for (size_t d = 0; d < data.size(); ++d) {
+    if (data[d] < 0 || indices[d] < 0)
+      return Status::error(StatusCode::InvalidArgument,
+                           prefix + "dims must be non-negative, got data " +
+                               formatDims(data) + " and indices " +
+                               formatDims(indices));
+    if (int64_t(d) != desc.axis && indices[d] > data[d])
+      return Status::error(
+          StatusCode::InvalidArgument,
+          prefix + "indices " + formatDims(indices) + " exceed data " +
+              formatDims(data) + " in dim " + std::to_string(d) +
+              " (off the axis, indices may not be larger than data)");
+  }
+  int64_t bytes = 0;
+  if (!dimsProduct(data, 0, data.size(), dataCount) ||
+      !dimsProduct(indices, 0, indices.size(), count) ||
+      __builtin_mul_overflow(std::max(dataCount, count), desc.elementSize,
+                             &bytes))
+    return Status::error(StatusCode::InvalidArgument,
+                         prefix + "sizes overflow: data " + formatDims(data) +
+                             ", indices " + formatDims(indices));
+  return Status::ok();
+}
+
+/// out[i...] = data[i...] with the axis coordinate replaced by the (checked)
+/// index at i...; positions walk the indices in row-major order.
+template <typename Index>
+static void copyElements(const GatherElementsStepDesc &desc, const uint8_t *src,
+                         const Index *indices, uint8_t *dst, int64_t count) {
+  const std::vector<int64_t> &dataDims = desc.dataDims;
+  const std::vector<int64_t> &dims = desc.indicesDims;
+  size_t rank = dims.size(), axis = size_t(desc.axis);
+  std::vector<int64_t> strides(rank, 1), position(rank, 0);
+  for (size_t d = rank - 1; d > 0; --d)
+    strides[d - 1] = strides[d] * dataDims[d];
+  int64_t axisSize = dataDims[axis];
+  size_t elementSize = size_t(desc.elementSize);
+  for (int64_t i = 0; i < count; ++i) {
+    int64_t index = int64_t(indices[i]);
+    int64_t offset = (index < 0 ? index + axisSize : index) * strides[axis];
+    for (size_t d = 0; d < rank; ++d)
+      if (d != axis)
+        offset += position[d] * strides[d];
+    std::memcpy(dst + size_t(i) * elementSize,
+                src + size_t(offset) * elementSize, elementSize);
+    for (size_t d = rank; d-- > 0;) {
+      if (++position[d] < dims[d])
+        break;
+      position[d] = 0;
+    }
+  }
+}
+
+Status GatherElementsStep::run(const void *data, const void *indices,
+                               void *output) const {
+  int64_t dataCount = 0, count = 0;
+  if (Status st = checkElementsDims(desc_, dataCount, count); !st)
+    return st;
+  const std::string what = "gather_elements step '" + desc_.name + "'";
+  if (count == 0)
+    return Status::ok();
+  if (!indices)
+    return Status::error(StatusCode::InvalidArgument,
+                         what + ": null indices pointer");
+  if (Status st = checkAnyIndices(indices, desc_.indices64, what, desc_.axis,
+                                  desc_.indicesDims, count,
+                                  desc_.dataDims[size_t(desc_.axis)]);
+      !st)
+    return st;
+  // Every index is valid, so data is not empty.
+  if (!data || !output)
+    return Status::error(StatusCode::InvalidArgument,
+                         what + ": null " + (!data ? "data" : "output") +
+                             " pointer");
+  const auto *src = static_cast<const uint8_t *>(data);
+  auto *dst = static_cast<uint8_t *>(output);
+  if (desc_.indices64)
+    copyElements(desc_, src, static_cast<const int64_t *>(indices), dst, count);
+  else
+    copyElements(desc_, src, static_cast<const int32_t *>(indices), dst, count);
   return Status::ok();
 }

@@ -82,7 +82,9 @@ static FailureOr<OpRole> classifyForCpu(Operation *op, bool symbolic) {
       return unsupported("only f32 attention runs on the CPU so far");
     return OpRole::LibraryStep;
   }
-  if (isa<GatherOp>(op))
+  // A gather_elements step checks its indices at run time, which a kernel
+  // cannot: an index out of range fails the run instead of being clamped.
+  if (isa<GatherOp, GatherElementsOp>(op))
     return OpRole::LibraryStep;
   if (auto gatherGrad = dyn_cast<GatherGradOp>(op)) {
     if (!isF32(gatherGrad.getGrad()))
@@ -230,6 +232,9 @@ public:
           return emitAttentionStep(attention, emitter);
         })
         .Case([&](GatherOp gather) { return emitGather(gather, emitter); })
+        .Case([&](GatherElementsOp gather) {
+          return emitGatherElementsStep(gather, emitter);
+        })
         .Case([&](MatMulOp matmul) { return emitMatMulStep(matmul, emitter); })
         .Case([&](AdamWOp op) { return emitAdamWStep(op, emitter); })
         .Case([&](GatherGradOp op) {

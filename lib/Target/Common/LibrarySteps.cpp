@@ -59,11 +59,13 @@ LogicalResult mlir::lmopt::emitAttentionStep(AttentionOp op,
   return success();
 }
 
-FailureOr<rt::PlanStep *> mlir::lmopt::emitGatherStep(GatherOp op,
-                                                      PlanEmitter &emitter) {
-  FailureOr<rt::PlanStep *> added =
-      emitter.addLibraryStep(op, {op.getData(), op.getIndices()},
-                             op.getOutput(), rt::StepKind::Gather);
+/// A step of `kind` reading the data and indices of a gather-like op, with
+/// its axis normalized into [0, rank(data)).
+template <typename OpTy>
+static FailureOr<rt::PlanStep *>
+emitGatherLikeStep(OpTy op, PlanEmitter &emitter, rt::StepKind kind) {
+  FailureOr<rt::PlanStep *> added = emitter.addLibraryStep(
+      op, {op.getData(), op.getIndices()}, op.getOutput(), kind);
   if (failed(added))
     return failure();
   int64_t axis = op.getAxis();
@@ -71,6 +73,17 @@ FailureOr<rt::PlanStep *> mlir::lmopt::emitGatherStep(GatherOp op,
     axis += llvm::cast<RankedTensorType>(op.getData().getType()).getRank();
   PlanEmitter::addIntAttr(**added, "axis", axis);
   return added;
+}
+
+FailureOr<rt::PlanStep *> mlir::lmopt::emitGatherStep(GatherOp op,
+                                                      PlanEmitter &emitter) {
+  return emitGatherLikeStep(op, emitter, rt::StepKind::Gather);
+}
+
+LogicalResult mlir::lmopt::emitGatherElementsStep(GatherElementsOp op,
+                                                  PlanEmitter &emitter) {
+  return success(succeeded(
+      emitGatherLikeStep(op, emitter, rt::StepKind::GatherElements)));
 }
 
 LogicalResult mlir::lmopt::emitMatMulStep(MatMulOp op, PlanEmitter &emitter) {

@@ -6,6 +6,8 @@
 // the position and the value, never a read outside the data. A row-quantized
 // table (int8 rows with one f32 scale each, lmopt-quantize's
 // quantize-embeddings) is dequantized as its rows are gathered.
+// `lmopt.gather_elements` (ONNX GatherElements: RoBERTa's position-dependent
+// token types) is checked the same way.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,9 +23,10 @@
 
 namespace lmopt::runtime {
 
-struct GatherStepDesc {
+/// What both gathers read: the step's name, data and indices.
+struct GatherOperands {
   std::string name;
-  /// The data's dims and bytes per element (any dtype: rows are copied).
+  /// The data's dims and bytes per element (any dtype: bytes are copied).
   std::vector<int64_t> dataDims;
   int64_t elementSize = 4;
   /// In [0, rank(data)).
@@ -32,6 +35,9 @@ struct GatherStepDesc {
   /// Indices are int64 (else int32). Negative indices count from the end,
   /// as in ONNX.
   bool indices64 = true;
+};
+
+struct GatherStepDesc : GatherOperands {
   /// A row-quantized table (docs/bundle-format.md, "gather"): int8 data
   /// gathered along axis 0, each row dequantized to f32 with its scale
   /// (`q * scale[row]`); the scales are passed to run().
@@ -56,6 +62,29 @@ public:
 private:
   GatherStep() = default;
   GatherStepDesc desc_;
+};
+
+/// ONNX GatherElements: output[i...] = data[i...] with coordinate `axis`
+/// replaced by indices[i...]. Indices have data's rank and, off the axis,
+/// dims no larger than data's (checked on each run, with the run's dims);
+/// the output has the indices' dims.
+using GatherElementsStepDesc = GatherOperands;
+
+class GatherElementsStep {
+public:
+  static Status create(const GatherElementsStepDesc &desc,
+                       std::unique_ptr<GatherElementsStep> &out);
+
+  /// Checks the dims and every index before writing the output; an index
+  /// outside [-size, size) of data's axis fails the run, naming the step,
+  /// the index's position and its value.
+  Status run(const void *data, const void *indices, void *output) const;
+
+  const GatherElementsStepDesc &desc() const { return desc_; }
+
+private:
+  GatherElementsStep() = default;
+  GatherElementsStepDesc desc_;
 };
 
 } // namespace lmopt::runtime

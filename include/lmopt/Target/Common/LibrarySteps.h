@@ -42,6 +42,10 @@ LogicalResult emitAttentionStep(AttentionOp op, PlanEmitter &emitter);
 FailureOr<::lmopt::runtime::PlanStep *> emitGatherStep(GatherOp op,
                                                         PlanEmitter &emitter);
 
+/// A `gather_elements` step: operands data, indices; attribute axis
+/// (normalized to be non-negative). The runtime checks every index.
+LogicalResult emitGatherElementsStep(GatherElementsOp op, PlanEmitter &emitter);
+
 /// A `matmul` step: operands lhs, rhs (numpy semantics).
 LogicalResult emitMatMulStep(MatMulOp op, PlanEmitter &emitter);
 

@@ -145,6 +145,7 @@ static bool isFloatResult(Type type) {
 LMOPT_FOLD_UNARY(NegOp, -a[0])
 LMOPT_FOLD_UNARY(AbsOp, std::fabs(a[0]))
 LMOPT_FOLD_UNARY(ReluOp, a[0] > 0.0 ? a[0] : 0.0)
+LMOPT_FOLD_UNARY(SignOp, a[0] > 0.0 ? 1.0 : a[0] < 0.0 ? -1.0 : a[0])
 LMOPT_FOLD_UNARY(ExpOp, std::exp(a[0]))
 LMOPT_FOLD_UNARY(LogOp, std::log(a[0]))
 LMOPT_FOLD_UNARY(SqrtOp, std::sqrt(a[0]))

@@ -569,6 +569,15 @@ LogicalResult GatherElementsOp::verify() {
   if (failed(verifySingleAxis(*this, getAxis(), data.size())) ||
       failed(verifySameElementType(*this, getData(), getOutput())))
     return failure();
+  // Off the axis an index position is also a data position. Sizes known only
+  // at run time are checked there (the CPU's gather_elements step).
+  int64_t axis = getAxis() < 0 ? getAxis() + int64_t(data.size()) : getAxis();
+  for (int64_t d = 0; d < int64_t(data.size()); ++d)
+    if (d != axis && !ShapedType::isDynamic(indices[d]) &&
+        !ShapedType::isDynamic(data[d]) && indices[d] > data[d])
+      return emitOpError("indices dim ")
+             << d << " (" << indices[d] << ") exceeds data dim " << d << " ("
+             << data[d] << ") off the axis";
   return verifyResultShape(*this, getOutput(), indices);
 }
 

@@ -658,6 +658,14 @@ func.func @gather_elements_rank(%x: tensor<4x3xf32>, %i: tensor<4xi64>) -> tenso
 
 // -----
 
+func.func @gather_elements_off_axis(%x: tensor<4x3xf32>, %i: tensor<5x2xi64>) -> tensor<5x2xf32> {
+  // expected-error @+1 {{indices dim 0 (5) exceeds data dim 0 (4) off the axis}}
+  %0 = lmopt.gather_elements %x, %i {axis = 1 : i64} : (tensor<4x3xf32>, tensor<5x2xi64>) -> tensor<5x2xf32>
+  return %0 : tensor<5x2xf32>
+}
+
+// -----
+
 func.func @gather_nd_batch_dims(%x: tensor<4x3xf32>, %i: tensor<4x1xi64>) -> tensor<4xf32> {
   // expected-error @+1 {{batch_dims 2 must be in [0, 2)}}
   %0 = lmopt.gather_nd %x, %i {batch_dims = 2 : i64} : (tensor<4x3xf32>, tensor<4x1xi64>) -> tensor<4xf32>

@@ -95,6 +95,9 @@ class Lmopt_UnaryOp<string mnemonic, string onnxName, list<Trait> traits = []>
 def Lmopt_NegOp : Lmopt_UnaryOp<"neg", "Neg">;
 def Lmopt_AbsOp : Lmopt_UnaryOp<"abs", "Abs">;
 def Lmopt_ReluOp : Lmopt_UnaryOp<"relu", "Relu">;
+// 1, -1 or the element itself where it is 0 or NaN (DeBERTa-v2's relative
+// position buckets).
+def Lmopt_SignOp : Lmopt_UnaryOp<"sign", "Sign">;
 
 class Lmopt_FloatUnaryOp<string mnemonic, string onnxName>
     : Lmopt_Op<mnemonic, [Pure, SameOperandsAndResultType]> {
