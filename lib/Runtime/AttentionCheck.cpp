@@ -78,8 +78,8 @@ static Status getCapacity(const StepCheck &c, const char *role,
 static Status readAttributes(const StepCheck &c, AttentionShape &s) {
   if (Status st = c.expectAttrs(
           {"num_heads", "num_kv_heads", "scale", "causal", "kv_heads_split",
-           "zero_masked_rows", "score_bias", "query_offset", "query_row_stride", "key_offset",
-           "key_row_stride", "value_offset", "value_row_stride"});
+           "zero_masked_rows", "score_bias", "query_offset", "query_row_stride",
+           "key_offset", "key_row_stride", "value_offset", "value_row_stride"});
       !st)
     return st;
   if (Status st = c.getInt("num_heads", s.heads); !st)
@@ -206,9 +206,9 @@ Status lmopt::runtime::checkAttentionBias(const StepCheck &c,
   const int64_t scores[4] = {s.batch, s.heads, s.queryLength, s.keyLength};
   for (size_t d = 0; d < 4; ++d)
     if (bias.dims[d] != scores[d] && (d == 3 || bias.dims[d] != 1))
-      return c.error("bias " + describe(bias) +
-                     " is not [1|B, 1|H, 1|Sq, Sk] for scores " +
-                     formatDims({s.batch, s.heads, s.queryLength,
-                                 s.keyLength}));
+      return c.error(
+          "bias " + describe(bias) +
+          " is not [1|B, 1|H, 1|Sq, Sk] for scores " +
+          formatDims({s.batch, s.heads, s.queryLength, s.keyLength}));
   return Status::ok();
 }

@@ -337,12 +337,11 @@ TEST(AttentionStep, BadScoreBias) {
   for (std::vector<int64_t> dims : std::vector<std::vector<int64_t>>{
            {3, 5, 7}, {1, 3, 5, 1}, {2, 2, 5, 7}, {1, 1, 1, 1, 7}}) {
     d.biasDims = dims;
-    EXPECT_STATUS(AttentionStep::create(*ctx, d, step),
-                  StatusCode::InvalidArgument,
-                  "attention step 'attn_0': score bias dims " +
-                      formatDims(dims) +
-                      " are not [1|B, 1|H, 1|Sq, Sk] for [B, H, Sq, Sk] = "
-                      "[2, 3, 5, 7]");
+    EXPECT_STATUS(
+        AttentionStep::create(*ctx, d, step), StatusCode::InvalidArgument,
+        "attention step 'attn_0': score bias dims " + formatDims(dims) +
+            " are not [1|B, 1|H, 1|Sq, Sk] for [B, H, Sq, Sk] = "
+            "[2, 3, 5, 7]");
   }
   EXPECT_FALSE(step);
   d.biasDims = {2, 1, 1, 7};
@@ -359,8 +358,8 @@ TEST(AttentionStep, BadScoreBias) {
                         bias.data()));
   std::unique_ptr<AttentionStep> plain;
   ASSERT_TRUE(AttentionStep::create(*ctx, smallDesc(), plain));
-  EXPECT_STATUS(plain->run(q.data(), kv.data(), kv.data(), nullptr,
-                           out.data(), bias.data()),
+  EXPECT_STATUS(plain->run(q.data(), kv.data(), kv.data(), nullptr, out.data(),
+                           bias.data()),
                 StatusCode::InvalidArgument,
                 "attention step 'attn_0': has no score bias but one was "
                 "passed");

@@ -122,7 +122,6 @@ AttentionStep::AttentionStep(const CpuContext &context) : context_(context) {}
 
 AttentionStep::~AttentionStep() = default;
 
-
 Status AttentionStep::create(const CpuContext &context,
                              const AttentionStepDesc &desc,
                              std::unique_ptr<AttentionStep> &out) {
@@ -131,8 +130,8 @@ Status AttentionStep::create(const CpuContext &context,
   if (Status st = validateAttentionDesc(desc, prefix, impl->maskStrides); !st)
     return st;
   size_t biasElements = 0;
-  if (Status st = validateAttentionBias(desc, prefix, impl->biasStrides,
-                                        biasElements);
+  if (Status st =
+          validateAttentionBias(desc, prefix, impl->biasStrides, biasElements);
       !st)
     return st;
   impl->biasBytes = biasElements * sizeof(float);
@@ -531,11 +530,11 @@ Status AttentionStep::run(const float *query, const float *key,
   if (hasMask != (mask != nullptr))
     return Status::error(
         StatusCode::InvalidArgument,
-        prefix + (hasMask ? "has a " +
-                                std::string(attentionMaskName(desc_.mask)) +
-                                " mask but none was passed"
-                          : std::string("has no mask but "
-                                        "one was passed")));
+        prefix + (hasMask
+                      ? "has a " + std::string(attentionMaskName(desc_.mask)) +
+                            " mask but none was passed"
+                      : std::string("has no mask but "
+                                    "one was passed")));
 
   const int64_t b = desc_.batch, h = desc_.numHeads, sq = desc_.queryLength,
                 sk = desc_.keyLength, d = desc_.headDim, width = h * d;
@@ -648,8 +647,8 @@ Status AttentionStep::run(const float *query, const float *key,
                                  maskElementSize
                        : nullptr;
       block.maskRowBytes = ms[2] * int64_t(maskElementSize);
-      block.bias = bias ? bias + bi * bs[0] + hi * bs[1] + row0 * bs[2]
-                        : nullptr;
+      block.bias =
+          bias ? bias + bi * bs[0] + hi * bs[1] + row0 * bs[2] : nullptr;
       block.biasRowStride = bs[2];
       block.zeroMaskedRows = zeroMaskedRows;
       block.results = results;

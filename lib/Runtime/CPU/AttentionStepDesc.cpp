@@ -25,7 +25,6 @@ const char *lmopt::runtime::attentionMaskName(AttentionMask mask) {
   return "invalid";
 }
 
-
 /// Checks that a view's rows of `width` elements fit inside its row stride
 /// and that its span counts fewer than 2^63 bytes.
 static Status validateView(const std::string &prefix, const char *role,

@@ -34,15 +34,14 @@ inline int64_t viewSpan(const AttentionOperandView &view, int64_t rows,
 /// Checks sizes, views, the scale and the mask; fills the mask's element
 /// strides over [B, H, Sq, Sk] (0 where it broadcasts).
 Status validateAttentionDesc(const AttentionStepDesc &desc,
-                             const std::string &prefix,
-                             int64_t maskStrides[4]);
+                             const std::string &prefix, int64_t maskStrides[4]);
 
 /// Checks the score bias dims ([1|B, 1|H, 1|Sq, Sk], or none without a
 /// bias); fills its element strides over [B, H, Sq] (0 where it
 /// broadcasts; keys are dense) and its element count.
 Status validateAttentionBias(const AttentionStepDesc &desc,
-                             const std::string &prefix,
-                             int64_t biasStrides[3], size_t &biasElements);
+                             const std::string &prefix, int64_t biasStrides[3],
+                             size_t &biasElements);
 
 } // namespace lmopt::runtime
 

@@ -1,10 +1,10 @@
 //===- AttentionStep.h - lmopt.attention at run time ------------*- C++ -*-===//
 //
 // The runtime's library step for `lmopt.attention`: per batch and head,
-// softmax(Q K^T * scale + bias + mask) V with the op's exact semantics (see the op's
-// description in LmoptFusedOps.td and the reference evaluator, which is the
-// numerical oracle). Matrix products run on oneDNN; batches x heads are spread
-// over the context's threads. docs/cpu-backend.md describes the step.
+// softmax(Q K^T * scale + bias + mask) V with the op's exact semantics (see the
+// op's description in LmoptFusedOps.td and the reference evaluator, which is
+// the numerical oracle). Matrix products run on oneDNN; batches x heads are
+// spread over the context's threads. docs/cpu-backend.md describes the step.
 //
 //===----------------------------------------------------------------------===//
 
