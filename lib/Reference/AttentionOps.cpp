@@ -2,7 +2,8 @@
 //
 // `lmopt.attention` per its description: heads packed in the last dim (key
 // and value split into [B, H, Sk, D] with `kv_heads_split`), softmax(Q K^T *
-// scale + mask) V per head, scale 1/sqrt(D) by default, float masks added, i1
+// scale + bias + mask) V per head, scale 1/sqrt(D) by default, the optional
+// score bias [1|B, 1|H, 1|Sq, Sk] added after the scale, float masks added, i1
 // masks keeping positions where true, causal masking aligned to the end of
 // the keys. Positions hidden by the i1 mask or `causal` take the lowest f32
 // score, as the exporters' masked fill does.
@@ -27,6 +28,7 @@
 
 #include <cmath>
 #include <limits>
+#include <tuple>
 
 using namespace mlir;
 using namespace mlir::lmopt;
@@ -70,13 +72,20 @@ static EvalResult evaluateAttention(AttentionOp op, ArrayRef<Tensor> operands) {
   };
   double scale = op.getScale() ? op.getScale()->convertToFloat()
                                : 1.0 / std::sqrt(static_cast<double>(d));
-  std::optional<Tensor> mask;
-  if (op.getMask()) {
+  // Operands past the value: [mask], [bias].
+  std::optional<Tensor> mask, bias;
+  size_t next = 3;
+  for (auto [present, slot, role] :
+       {std::tuple<bool, std::optional<Tensor> *, const char *>{
+            static_cast<bool>(op.getMask()), &mask, "mask"},
+        {static_cast<bool>(op.getBias()), &bias, "bias"}}) {
+    if (!present)
+      continue;
     FailureOr<Tensor> broadcast =
-        broadcastTo(op, operands[3], {batch, heads, sq, sk}, "mask");
+        broadcastTo(op, operands[next++], {batch, heads, sq, sk}, role);
     if (failed(broadcast))
       return failure();
-    mask = std::move(*broadcast);
+    *slot = std::move(*broadcast);
   }
   const double hidden = -std::numeric_limits<float>::max();
   const double minusInf = -std::numeric_limits<double>::infinity();
@@ -97,10 +106,14 @@ static EvalResult evaluateAttention(AttentionOp op, ArrayRef<Tensor> operands) {
           int64_t maskIndex = ((b * heads + h) * sq + i) * sk + j;
           bool keep = !op.getCausal() || j <= i + (sk - sq);
           bool minusInfMask = false;
+          if (bias) {
+            score += bias->getDouble(maskIndex);
+            minusInfMask = bias->getDouble(maskIndex) == minusInf;
+          }
           if (mask && mask->isFloat()) {
             double added = mask->getDouble(maskIndex);
             score += added;
-            minusInfMask = added == minusInf;
+            minusInfMask = minusInfMask || added == minusInf;
           } else if (mask) {
             keep = keep && mask->getInt(maskIndex) != 0;
           }

@@ -78,8 +78,8 @@ static Status getCapacity(const StepCheck &c, const char *role,
 static Status readAttributes(const StepCheck &c, AttentionShape &s) {
   if (Status st = c.expectAttrs(
           {"num_heads", "num_kv_heads", "scale", "causal", "kv_heads_split",
-           "zero_masked_rows", "query_offset", "query_row_stride", "key_offset",
-           "key_row_stride", "value_offset", "value_row_stride"});
+           "zero_masked_rows", "score_bias", "query_offset", "query_row_stride",
+           "key_offset", "key_row_stride", "value_offset", "value_row_stride"});
       !st)
     return st;
   if (Status st = c.getInt("num_heads", s.heads); !st)
@@ -95,7 +95,8 @@ static Status readAttributes(const StepCheck &c, AttentionShape &s) {
     return c.withSource(st);
   if (Status st = c.getFlags({{"causal", &s.causal},
                               {"kv_heads_split", &s.kvHeadsSplit},
-                              {"zero_masked_rows", &s.zeroMaskedRows}});
+                              {"zero_masked_rows", &s.zeroMaskedRows},
+                              {"score_bias", &s.scoreBias}});
       !st)
     return st;
   for (auto [role, view] :
@@ -108,10 +109,11 @@ static Status readAttributes(const StepCheck &c, AttentionShape &s) {
     return c.error(std::string(s.keyView.rowStride ? "key" : "value") +
                    " is a view, which kv_heads_split does not allow (key "
                    "and value are dense [B, H, Sk, D])");
-  bool hasMask = c.step.operands.size() == 4;
-  return c.expectCounts(
-      hasMask ? 4 : 3,
-      hasMask ? "query, key, value, mask" : "query, key, value", 1);
+  size_t fixed = s.scoreBias ? 4 : 3;
+  bool hasMask = c.step.operands.size() == fixed + 1;
+  std::string roles = std::string("query, key, value") +
+                      (hasMask ? ", mask" : "") + (s.scoreBias ? ", bias" : "");
+  return c.expectCounts(hasMask ? fixed + 1 : fixed, roles, 1);
 }
 
 Status lmopt::runtime::checkAttentionStep(const StepCheck &c,
@@ -179,7 +181,7 @@ Status lmopt::runtime::checkAttentionStep(const StepCheck &c,
 Status lmopt::runtime::checkAttentionMask(const StepCheck &c,
                                           AttentionShape &s) {
   s.mask = AttentionMaskKind::None;
-  if (c.step.operands.size() != 4)
+  if (c.step.operands.size() != (s.scoreBias ? 5u : 4u))
     return Status::ok();
   const PlanTensor &mask = c.operand(3);
   if (mask.dtype == DType::F32)
@@ -189,5 +191,24 @@ Status lmopt::runtime::checkAttentionMask(const StepCheck &c,
   else
     return c.error("mask " + describe(mask) + " has dtype " +
                    dtypeName(mask.dtype) + "; expected f32 (additive) or bool");
+  return Status::ok();
+}
+
+Status lmopt::runtime::checkAttentionBias(const StepCheck &c,
+                                          const AttentionShape &s) {
+  if (!s.scoreBias)
+    return Status::ok();
+  const PlanTensor &bias = c.operand(c.step.operands.size() - 1);
+  if (Status st = c.expectDType("bias", bias, DType::F32); !st)
+    return st;
+  if (Status st = c.expectRank("bias", bias, 4); !st)
+    return st;
+  const int64_t scores[4] = {s.batch, s.heads, s.queryLength, s.keyLength};
+  for (size_t d = 0; d < 4; ++d)
+    if (bias.dims[d] != scores[d] && (d == 3 || bias.dims[d] != 1))
+      return c.error(
+          "bias " + describe(bias) +
+          " is not [1|B, 1|H, 1|Sq, Sk] for scores " +
+          formatDims({s.batch, s.heads, s.queryLength, s.keyLength}));
   return Status::ok();
 }

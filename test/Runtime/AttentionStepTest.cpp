@@ -31,7 +31,7 @@ constexpr double kAtol = 1e-5;
 /// One fixture: the case's desc, its generated inputs, NumPy's outputs.
 struct AttentionFixture {
   AttentionStepDesc desc;
-  std::vector<float> query, key, value, additiveMask;
+  std::vector<float> query, key, value, additiveMask, bias;
   std::vector<uint8_t> boolMask;
   std::vector<int64_t> index;
   std::vector<double> want, rowsum;
@@ -41,6 +41,9 @@ struct AttentionFixture {
     if (desc.mask == AttentionMask::Bool)
       return boolMask.data();
     return nullptr;
+  }
+  const float *scoreBias() const {
+    return desc.scoreBias ? bias.data() : nullptr;
   }
   int64_t rows() const { return desc.batch * desc.queryLength; }
   int64_t width() const { return desc.numHeads * desc.headDim; }
@@ -88,6 +91,11 @@ const AttentionFixture &fixture(const std::string &name) {
       f.additiveMask = values<float>(all, "mask");
     else
       f.boolMask = values<uint8_t>(all, "mask");
+  }
+  if (const Tensor *bias = member(all, "bias")) {
+    d.scoreBias = true;
+    d.biasDims = bias->shape;
+    f.bias = values<float>(all, "bias");
   }
   int64_t qCount = f.rows() * f.width();
   int64_t kvCount = d.batch * d.keyLength *
@@ -162,7 +170,11 @@ const char *const kCases[] = {"plain",
                               "gpt2_b1",
                               "gqa_causal",
                               "gqa_split_decode",
-                              "gqa_one_kv_head"};
+                              "gqa_one_kv_head",
+                              "bias_t5",
+                              "bias_mpnet",
+                              "bias_keys_causal",
+                              "bias_neginf_rows_zero"};
 
 class AttentionStepNumpy
     : public ::testing::TestWithParam<std::tuple<const char *, int>> {};
@@ -201,7 +213,7 @@ TEST_P(AttentionStepNumpy, MatchesNumpy) {
   ASSERT_TRUE(st) << st.toString();
   std::vector<float> out(size_t(f.rows() * f.width()), 12345.0f);
   st = step->run(f.query.data(), f.key.data(), f.value.data(), f.mask(),
-                 out.data());
+                 out.data(), f.scoreBias());
   ASSERT_TRUE(st) << st.toString();
   expectMatches(f, out);
 }
@@ -308,6 +320,49 @@ TEST(AttentionStep, BadDescs) {
     Status st = AttentionStep::create(*ctx, d, step);
     EXPECT_TRUE(st) << st.toString();
   }
+}
+
+// A score bias is [1|B, 1|H, 1|Sq, Sk], passed exactly when the desc has one.
+TEST(AttentionStep, BadScoreBias) {
+  std::unique_ptr<CpuContext> ctx = makeContext(1);
+  ASSERT_TRUE(ctx);
+  std::unique_ptr<AttentionStep> step;
+  AttentionStepDesc d = smallDesc();
+  d.biasDims = {1, 3, 5, 7};
+  EXPECT_STATUS(AttentionStep::create(*ctx, d, step),
+                StatusCode::InvalidArgument,
+                "attention step 'attn_0': score bias dims [1, 3, 5, 7] given "
+                "without a score bias");
+  d.scoreBias = true;
+  for (std::vector<int64_t> dims : std::vector<std::vector<int64_t>>{
+           {3, 5, 7}, {1, 3, 5, 1}, {2, 2, 5, 7}, {1, 1, 1, 1, 7}}) {
+    d.biasDims = dims;
+    EXPECT_STATUS(
+        AttentionStep::create(*ctx, d, step), StatusCode::InvalidArgument,
+        "attention step 'attn_0': score bias dims " + formatDims(dims) +
+            " are not [1|B, 1|H, 1|Sq, Sk] for [B, H, Sq, Sk] = "
+            "[2, 3, 5, 7]");
+  }
+  EXPECT_FALSE(step);
+  d.biasDims = {2, 1, 1, 7};
+  ASSERT_TRUE(AttentionStep::create(*ctx, d, step));
+  const int64_t width = d.numHeads * d.headDim;
+  std::vector<float> q(size_t(d.batch * d.queryLength * width), 0.5f);
+  std::vector<float> kv(size_t(d.batch * d.keyLength * width), 0.25f);
+  std::vector<float> bias(14, 0.0f), out(q.size());
+  EXPECT_STATUS(step->run(q.data(), kv.data(), kv.data(), nullptr, out.data()),
+                StatusCode::InvalidArgument,
+                "attention step 'attn_0': has a score bias but none was "
+                "passed");
+  EXPECT_TRUE(step->run(q.data(), kv.data(), kv.data(), nullptr, out.data(),
+                        bias.data()));
+  std::unique_ptr<AttentionStep> plain;
+  ASSERT_TRUE(AttentionStep::create(*ctx, smallDesc(), plain));
+  EXPECT_STATUS(plain->run(q.data(), kv.data(), kv.data(), nullptr, out.data(),
+                           bias.data()),
+                StatusCode::InvalidArgument,
+                "attention step 'attn_0': has no score bias but one was "
+                "passed");
 }
 
 TEST(AttentionStep, OperandsMatchDesc) {

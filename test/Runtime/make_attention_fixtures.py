@@ -12,7 +12,9 @@ AttentionStepTest.cpp evaluates bit for bit the same way. Masks are small and
 stored as they are. Each fixture holds the expected values at sampled
 positions (every output row, several columns; all positions for small
 outputs) and every output row's sum. Grouped-query cases (`kv_heads` G < H)
-have G key/value heads, each repeated for H / G query heads.
+have G key/value heads, each repeated for H / G query heads. Score-bias cases
+add an f32 bias [1|B, 1|H, 1|Sq, Sk] (stored) to the scaled scores before
+the mask; a -inf bias hides its key as a -inf mask does.
 
     python3 test/Runtime/make_attention_fixtures.py [--out test/Runtime/Inputs]
 """
@@ -34,10 +36,23 @@ FLT_MAX = float(np.finfo(np.float32).max)
 
 
 def case(name, b, h, sq, sk, d, *, scale=None, causal=False, split=False,
-         zero_rows=False, mask_kind=NONE, mask=None, kv_heads=None):
+         zero_rows=False, mask_kind=NONE, mask=None, kv_heads=None,
+         bias=None):
     return dict(name=name, dims=(b, h, sq, sk, d), scale=scale, causal=causal,
                 split=split, zero_rows=zero_rows, mask_kind=mask_kind,
-                mask=mask, kv_heads=kv_heads)
+                mask=mask, kv_heads=kv_heads, bias=bias)
+
+
+def score_bias(seed, shape, neginf_rows=(), neginf_keys=()):
+    """A bias of `shape` in [-2, 2); rows (b, h, i) and keys (b, h, i, j)
+    listed set to -inf."""
+    bias = hash_values(seed, int(np.prod(shape)), 4.0).astype(np.float32)
+    bias = bias.reshape(shape)
+    for row in neginf_rows:
+        bias[row] = -np.inf
+    for key in neginf_keys:
+        bias[key] = -np.inf
+    return bias
 
 
 def padding_mask(lengths, sk, dtype, hidden):
@@ -116,6 +131,20 @@ def cases():
              kv_heads=2),
         case("gqa_one_kv_head", 1, 3, 4, 6, 4, kv_heads=1, mask_kind=ADDITIVE,
              mask=additive_2d[:4, :6]),
+        # Score biases: T5's [1, H, Sq, Sk] unscaled with a boolean padding
+        # mask, MPNet's [B, H, Sq, Sk] with an additive one, a bias
+        # broadcast over heads and rows under causal masking, and -inf in
+        # the bias hiding keys and a whole row.
+        case("bias_t5", 2, 4, 6, 6, 8, scale=1.0, mask_kind=BOOL,
+             mask=padding_mask([6, 4], 6, np.uint8, 0),
+             bias=score_bias(41, (1, 4, 6, 6))),
+        case("bias_mpnet", 2, 3, 5, 5, 8, mask_kind=ADDITIVE,
+             mask=padding_mask([5, 3], 5, np.float32, -10000.0),
+             bias=score_bias(42, (2, 3, 5, 5))),
+        case("bias_keys_causal", 2, 2, 4, 7, 4, causal=True,
+             bias=score_bias(43, (2, 1, 1, 7), neginf_keys=[(0, 0, 0, 1)])),
+        case("bias_neginf_rows_zero", 1, 2, 4, 6, 4, zero_rows=True,
+             bias=score_bias(44, (1, 2, 4, 6), neginf_rows=[(0, 1, 2)])),
     ]
 
 
@@ -134,11 +163,16 @@ def attention(c, q, k, v):
     kh, vh = np.repeat(kh, h // g, axis=1), np.repeat(vh, h // g, axis=1)
     s = (qh @ kh.transpose(0, 1, 3, 2)) * scale
     keep = np.ones((b, h, sq, sk), dtype=bool)
+    visible_bias = np.ones_like(keep)
+    if c["bias"] is not None:
+        bias = np.broadcast_to(c["bias"].astype(np.float64), s.shape)
+        s = s + bias
+        visible_bias = bias != -np.inf
     if c["causal"]:
         i = np.arange(sq)[:, None]
         j = np.arange(sk)[None, :]
         keep &= j <= i + (sk - sq)
-    visible = keep.copy()
+    visible = keep & visible_bias
     if c["mask_kind"] == ADDITIVE:
         m = np.broadcast_to(c["mask"].astype(np.float64), s.shape)
         s = s + m
@@ -182,6 +216,8 @@ def make_case(c):
     if c["mask"] is not None:
         dtype = np.float32 if c["mask_kind"] == ADDITIVE else np.uint8
         fixture["mask"] = np.ascontiguousarray(c["mask"], dtype=dtype)
+    if c["bias"] is not None:
+        fixture["bias"] = np.ascontiguousarray(c["bias"], dtype=np.float32)
     return fixture
 
 

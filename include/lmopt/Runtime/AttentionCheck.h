@@ -38,6 +38,9 @@ struct AttentionShape {
   int64_t keyCapacity = 0, valueCapacity = 0;
   /// checkAttentionMask's.
   AttentionMaskKind mask = AttentionMaskKind::None;
+  /// The `score_bias` attribute: the last operand is an f32 score bias
+  /// [1|B, 1|H, 1|Sq, Sk] (checkAttentionBias checks it).
+  bool scoreBias = false;
 };
 
 /// A device's rule for the dtypes of query, key, value (operands 0 to 2)
@@ -51,6 +54,9 @@ Status checkAttentionStep(const StepCheck &c, AttentionDTypeRule dtypes,
 /// The optional mask operand's dtype: f32 (additive) or bool; sets
 /// `out.mask`.
 Status checkAttentionMask(const StepCheck &c, AttentionShape &out);
+/// The score bias operand, when `score_bias` says there is one: f32, rank 4,
+/// [1|B, 1|H, 1|Sq, Sk].
+Status checkAttentionBias(const StepCheck &c, const AttentionShape &s);
 
 } // namespace lmopt::runtime
 

@@ -256,8 +256,8 @@ LogicalResult AttentionExporter::run() {
                              "a dynamic or indivisible last dim ("
                           << queryType << ", " << numHeads << " heads)";
   headDim = hidden / numHeads;
-  FailureOr<SmallVector<std::string>> inputs =
-      ex.getNames({op.getQuery(), op.getKey(), op.getValue(), op.getMask()});
+  FailureOr<SmallVector<std::string>> inputs = ex.getNames(
+      {op.getQuery(), op.getKey(), op.getValue(), op.getMask(), op.getBias()});
   if (failed(inputs))
     return failure();
   std::string query = splitHeads((*inputs)[0], /*keys=*/false, numHeads);
@@ -283,6 +283,10 @@ LogicalResult AttentionExporter::run() {
     return failure();
   std::string scores =
       ex.emit("Mul", {ex.emit("MatMul", {query, key}, loc), *scale}, loc);
+  // The score bias ([1|B, 1|H, 1|Sq, Sk]) is added after the scale, before
+  // the mask, as the op defines it.
+  if (op.getBias())
+    scores = ex.emit("Add", {scores, (*inputs)[4]}, loc);
 
   // Hidden positions: the float mask is added; the i1 mask and causal keep
   // what is true. Hidden scores are -inf when fully hidden rows become zeros

@@ -242,7 +242,8 @@ static LogicalResult convertAttention(NodeContext &ctx) {
   auto outputType = RankedTensorType::get({batch, seq, sizes[2]}, elementType);
   auto op = ctx.createOp<AttentionOp>(
       outputType, split.getResult(0), split.getResult(1), split.getResult(2),
-      mask, static_cast<uint64_t>(*numHeads), scaleAttr, *unidirectional != 0,
+      mask, /*bias=*/Value(), static_cast<uint64_t>(*numHeads), scaleAttr,
+      *unidirectional != 0,
       /*kv_heads_split=*/false, /*zero_masked_rows=*/false,
       /*num_kv_heads=*/IntegerAttr());
   ctx.setOutput(0, op.getOutput());

@@ -20,11 +20,13 @@ public:
                      static_cast<const float *>(tensors[key]),
                      static_cast<const float *>(tensors[value]),
                      mask < 0 ? nullptr : tensors[mask],
-                     static_cast<float *>(tensors[output]));
+                     static_cast<float *>(tensors[output]),
+                     bias < 0 ? nullptr
+                              : static_cast<const float *>(tensors[bias]));
   }
 
   std::unique_ptr<AttentionStep> step;
-  int64_t query = 0, key = 0, value = 0, mask = -1, output = 0;
+  int64_t query = 0, key = 0, value = 0, mask = -1, bias = -1, output = 0;
 };
 } // namespace
 
@@ -61,6 +63,8 @@ lmopt::runtime::buildAttentionExecutor(const StepChecker &c,
     return st;
   if (Status st = checkAttentionMask(c, s); !st)
     return st;
+  if (Status st = checkAttentionBias(c, s); !st)
+    return st;
   AttentionStepDesc desc;
   desc.name = c.step.name;
   desc.batch = s.batch;
@@ -84,6 +88,11 @@ lmopt::runtime::buildAttentionExecutor(const StepChecker &c,
   if (desc.mask != AttentionMask::None) {
     desc.maskDims = c.operand(3).dims;
     exec->mask = c.step.operands[3];
+  }
+  if (s.scoreBias) {
+    desc.scoreBias = true;
+    desc.biasDims = c.operand(c.step.operands.size() - 1).dims;
+    exec->bias = c.step.operands.back();
   }
   exec->query = c.step.operands[0];
   exec->key = c.step.operands[1];

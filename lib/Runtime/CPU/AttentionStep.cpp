@@ -2,7 +2,8 @@
 //
 // Work items are (batch, head, block of query rows), spread over an OpenMP
 // team. Per item: scores = scale * Q K^T with dnnl_sgemm into the thread's
-// scratch block, one pass per row that applies the mask and causal hiding
+// scratch block, one pass per row that adds the score bias, applies the
+// mask and causal hiding
 // and finds the maximum, one for exp and the sum, one that normalizes, then
 // P V with a second dnnl_sgemm written straight into the packed output. Inside
 // the team dnnl_sgemm runs single-threaded. Packed heads, and Q, K and V
@@ -17,6 +18,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "lmopt/Runtime/CPU/AttentionStep.h"
+
+#include "AttentionStepDesc.h"
 
 #include <omp.h>
 #include <oneapi/dnnl/dnnl.h>
@@ -78,6 +81,10 @@ struct RowBlock {
   /// from one row's to the next's.
   const uint8_t *mask;
   int64_t maskRowBytes;
+  /// The first row's score bias (null without one), and the floats from
+  /// one row's to the next's (0 when the bias broadcasts over rows).
+  const float *bias;
+  int64_t biasRowStride;
   bool zeroMaskedRows;
   /// Per row: its result, and scratch for the kernel.
   RowResult *results;
@@ -100,6 +107,10 @@ struct AttentionStep::Impl {
   int64_t maskStrides[4] = {0, 0, 0, 0};
   /// Bytes the mask spans (its dims' product times the element size).
   size_t maskBytes = 0;
+  /// Element strides of the score bias over [B, H, Sq] (0 where it
+  /// broadcasts), and the bytes it spans.
+  int64_t biasStrides[3] = {0, 0, 0};
+  size_t biasBytes = 0;
   SoftmaxBlockFn softmax = nullptr;
   AlignedFloats scores;
   /// One RowResult and one float per row of each thread's block.
@@ -111,170 +122,19 @@ AttentionStep::AttentionStep(const CpuContext &context) : context_(context) {}
 
 AttentionStep::~AttentionStep() = default;
 
-static const char *maskName(AttentionMask mask) {
-  switch (mask) {
-  case AttentionMask::None:
-    return "none";
-  case AttentionMask::Additive:
-    return "additive";
-  case AttentionMask::Bool:
-    return "bool";
-  }
-  return "invalid";
-}
-
-/// Elements between a view's row r and row r + 1.
-static int64_t rowStride(const AttentionOperandView &view, int64_t width) {
-  return view.rowStride ? view.rowStride : width;
-}
-
-/// Elements from the start of a view's buffer to the end of its last row.
-static int64_t viewSpan(const AttentionOperandView &view, int64_t rows,
-                        int64_t width) {
-  return view.offset + (rows - 1) * rowStride(view, width) + width;
-}
-
-/// Checks that a view's rows of `width` elements fit inside its row stride
-/// and that its span counts fewer than 2^63 bytes.
-static Status validateView(const std::string &prefix, const char *role,
-                           const AttentionOperandView &view, int64_t rows,
-                           int64_t width, const char *denseOnly = nullptr) {
-  auto describeView = [&] {
-    return std::string(role) + " view (offset " + std::to_string(view.offset) +
-           ", row stride " + std::to_string(view.rowStride) + ")";
-  };
-  if (denseOnly && (view.offset != 0 || view.rowStride != 0))
-    return Status::error(StatusCode::InvalidArgument,
-                         prefix + describeView() + denseOnly);
-  if (view.offset < 0 || view.rowStride < 0)
-    return Status::error(StatusCode::InvalidArgument,
-                         prefix + describeView() + " must not be negative");
-  int64_t stride = rowStride(view, width), span = 0;
-  if (view.offset > stride - width)
-    return Status::error(StatusCode::InvalidArgument,
-                         prefix + describeView() +
-                             ": offset + H*D = " + std::to_string(view.offset) +
-                             " + " + std::to_string(width) +
-                             " exceeds the row stride " +
-                             std::to_string(stride));
-  if (__builtin_mul_overflow(rows - 1, stride, &span) ||
-      __builtin_add_overflow(span, view.offset + width, &span) ||
-      span > INT64_MAX / 4)
-    return Status::error(StatusCode::InvalidArgument,
-                         prefix + describeView() + " over " +
-                             std::to_string(rows) + " rows overflows");
-  return Status::ok();
-}
-
-/// Checks sizes, the scale and the mask; fills the mask strides.
-static Status validateDesc(const AttentionStepDesc &desc,
-                           const std::string &prefix, int64_t maskStrides[4]) {
-  const int64_t b = desc.batch, h = desc.numHeads, sq = desc.queryLength,
-                sk = desc.keyLength, d = desc.headDim;
-  if (b <= 0 || h <= 0 || sq <= 0 || sk <= 0 || d <= 0)
-    return Status::error(
-        StatusCode::InvalidArgument,
-        prefix + "sizes must be positive, got batch " + std::to_string(b) +
-            ", heads " + std::to_string(h) + ", query length " +
-            std::to_string(sq) + ", key length " + std::to_string(sk) +
-            ", head dim " + std::to_string(d));
-  // Every operand's and the scores' element counts must fit in int64 bytes.
-  int64_t width = 0, q = 0, k = 0, s = 0;
-  if (__builtin_mul_overflow(h, d, &width) ||
-      __builtin_mul_overflow(b, sq, &q) ||
-      __builtin_mul_overflow(q, width, &q) || q > INT64_MAX / 4 ||
-      __builtin_mul_overflow(b, sk, &k) ||
-      __builtin_mul_overflow(k, width, &k) || k > INT64_MAX / 4 ||
-      __builtin_mul_overflow(b, h, &s) || __builtin_mul_overflow(s, sq, &s) ||
-      __builtin_mul_overflow(s, sk, &s) || s > INT64_MAX / 4)
-    return Status::error(StatusCode::InvalidArgument,
-                         prefix + "sizes overflow: batch " + std::to_string(b) +
-                             ", heads " + std::to_string(h) +
-                             ", query length " + std::to_string(sq) +
-                             ", key length " + std::to_string(sk) +
-                             ", head dim " + std::to_string(d));
-  const int64_t g = desc.numKvHeads ? desc.numKvHeads : h;
-  if (g <= 0 || h % g != 0)
-    return Status::error(StatusCode::InvalidArgument,
-                         prefix + "key/value heads " + std::to_string(g) +
-                             " do not divide heads " + std::to_string(h));
-  const int64_t kvWidth = desc.kvHeadsSplit ? d : g * d;
-  if (Status st = validateView(prefix, "query", desc.queryView, b * sq, width);
-      !st)
-    return st;
-  for (auto [role, view, capacity] :
-       {std::tuple<const char *, const AttentionOperandView *, int64_t>{
-            "key", &desc.keyView, desc.keyCapacity},
-        {"value", &desc.valueView, desc.valueCapacity}}) {
-    if (capacity != 0 && capacity < sk)
-      return Status::error(
-          StatusCode::InvalidArgument,
-          prefix + role + " capacity " + std::to_string(capacity) +
-              " is below the key length " + std::to_string(sk));
-    int64_t rows = 0;
-    if (__builtin_mul_overflow(desc.kvHeadsSplit ? b * g : b,
-                               capacity ? capacity : sk, &rows))
-      return Status::error(StatusCode::InvalidArgument,
-                           prefix + role + " capacity " +
-                               std::to_string(capacity) + " overflows");
-    const char *denseOnly =
-        desc.kvHeadsSplit
-            ? " with kv_heads_split; key and value must then be dense [B, H, "
-              "Sk, D]"
-        : capacity ? " with a capacity; a key or value read at its "
-                     "capacity must be dense"
-                   : nullptr;
-    if (Status st = validateView(prefix, role, *view, rows, kvWidth, denseOnly);
-        !st)
-      return st;
-  }
-  if (!std::isfinite(desc.scale))
-    return Status::error(StatusCode::InvalidArgument,
-                         prefix + "scale must be finite, got " +
-                             std::to_string(desc.scale));
-  int maskKind = static_cast<int>(desc.mask);
-  if (maskKind < 0 || maskKind > 2)
-    return Status::error(StatusCode::InvalidArgument,
-                         prefix + "unknown mask kind " +
-                             std::to_string(maskKind));
-  const std::vector<int64_t> &dims = desc.maskDims;
-  if (desc.mask == AttentionMask::None) {
-    if (!dims.empty())
-      return Status::error(StatusCode::InvalidArgument,
-                           prefix + "mask dims " + formatDims(dims) +
-                               " given without a mask");
-    return Status::ok();
-  }
-  const std::vector<int64_t> target = {b, h, sq, sk};
-  bool fits = dims.size() <= 4;
-  for (size_t i = 0; fits && i < dims.size(); ++i) {
-    int64_t dim = dims[dims.size() - 1 - i], want = target[3 - i];
-    fits = dim == 1 || dim == want;
-  }
-  if (!fits)
-    return Status::error(
-        StatusCode::InvalidArgument,
-        prefix + std::string(maskName(desc.mask)) + " mask dims " +
-            formatDims(dims) +
-            " do not broadcast to [B, H, Sq, Sk] = " + formatDims(target));
-  int64_t stride = 1;
-  for (size_t i = 0; i < 4; ++i) {
-    size_t axis = 3 - i;
-    bool present = i < dims.size();
-    int64_t dim = present ? dims[dims.size() - 1 - i] : 1;
-    maskStrides[axis] = dim == 1 ? 0 : stride;
-    stride *= dim;
-  }
-  return Status::ok();
-}
-
 Status AttentionStep::create(const CpuContext &context,
                              const AttentionStepDesc &desc,
                              std::unique_ptr<AttentionStep> &out) {
   const std::string prefix = "attention step '" + desc.name + "': ";
   auto impl = std::make_unique<Impl>();
-  if (Status st = validateDesc(desc, prefix, impl->maskStrides); !st)
+  if (Status st = validateAttentionDesc(desc, prefix, impl->maskStrides); !st)
     return st;
+  size_t biasElements = 0;
+  if (Status st =
+          validateAttentionBias(desc, prefix, impl->biasStrides, biasElements);
+      !st)
+    return st;
+  impl->biasBytes = biasElements * sizeof(float);
 
   const int64_t pairs = desc.batch * desc.numHeads;
   const int64_t sq = desc.queryLength, sk = desc.keyLength;
@@ -357,7 +217,8 @@ struct RowStats {
 /// The portable passes.
 struct PortablePasses {
   template <AttentionMask Kind, bool Broadcast>
-  static RowStats mask(float *s, int64_t sk, int64_t end, const void *mask);
+  static RowStats mask(float *s, int64_t sk, int64_t end, const void *mask,
+                       const float *bias);
   static float exp(float *s, int64_t sk, float max);
   static void scale(float *s, int64_t sk, float factor);
 };
@@ -384,7 +245,7 @@ static inline float expNonPositive(float x) {
 
 template <AttentionMask Kind, bool Broadcast>
 RowStats PortablePasses::mask(float *s, int64_t sk, int64_t end,
-                              const void *mask) {
+                              const void *mask, const float *bias) {
   const float hidden = -FLT_MAX;
   const float minusInf = -std::numeric_limits<float>::infinity();
   const auto *additive = static_cast<const float *>(mask);
@@ -395,13 +256,17 @@ RowStats PortablePasses::mask(float *s, int64_t sk, int64_t end,
   for (int64_t j = 0; j < sk; ++j) {
     bool keep = j < end, shown = keep;
     float v = s[j];
+    if (bias) {
+      v += bias[j];
+      shown = shown && bias[j] != minusInf;
+    }
     if constexpr (Kind == AttentionMask::Additive) {
       float m = additive[Broadcast ? 0 : j];
       v += m;
-      shown = keep && m != minusInf;
+      shown = shown && m != minusInf;
     } else if constexpr (Kind == AttentionMask::Bool) {
       keep = keep && keepBytes[Broadcast ? 0 : j] != 0;
-      shown = keep;
+      shown = shown && keep;
     }
     v = keep ? v : hidden;
     s[j] = v;
@@ -446,7 +311,7 @@ namespace {
 struct Avx512Passes {
   template <AttentionMask Kind, bool Broadcast>
   LMOPT_AVX512 static RowStats mask(float *s, int64_t sk, int64_t end,
-                                    const void *mask);
+                                    const void *mask, const float *bias);
   LMOPT_AVX512 static float exp(float *s, int64_t sk, float max);
   LMOPT_AVX512 static void scale(float *s, int64_t sk, float factor);
 };
@@ -498,7 +363,7 @@ LMOPT_AVX512 static inline __mmask16 firstLanes(int64_t count) {
 
 template <AttentionMask Kind, bool Broadcast>
 LMOPT_AVX512 RowStats Avx512Passes::mask(float *s, int64_t sk, int64_t end,
-                                         const void *mask) {
+                                         const void *mask, const float *bias) {
   const __m512 hidden = _mm512_set1_ps(-FLT_MAX);
   const __m512 minusInf =
       _mm512_set1_ps(-std::numeric_limits<float>::infinity());
@@ -512,6 +377,11 @@ LMOPT_AVX512 RowStats Avx512Passes::mask(float *s, int64_t sk, int64_t end,
     // Lanes past the row load -inf: they never win the maximum.
     __m512 v = _mm512_mask_loadu_ps(minusInf, valid, s + j);
     __mmask16 shown = keep;
+    if (bias) {
+      __m512 b = _mm512_maskz_loadu_ps(valid, bias + j);
+      v = _mm512_add_ps(v, b);
+      shown &= _mm512_cmp_ps_mask(b, minusInf, _CMP_NEQ_UQ);
+    }
     if constexpr (Kind == AttentionMask::Additive) {
       __m512 m = Broadcast ? _mm512_set1_ps(additive[0])
                            : _mm512_maskz_loadu_ps(valid, additive + j);
@@ -524,7 +394,7 @@ LMOPT_AVX512 RowStats Avx512Passes::mask(float *s, int64_t sk, int64_t end,
         __m128i bytes = _mm_maskz_loadu_epi8(valid, keepBytes + j);
         keep &= _mm_test_epi8_mask(bytes, bytes);
       }
-      shown = keep;
+      shown &= keep;
     }
     v = _mm512_mask_blend_ps(keep & valid,
                              _mm512_mask_blend_ps(valid, minusInf, hidden), v);
@@ -584,7 +454,10 @@ static void softmaxBlock(const RowBlock &block) {
         std::clamp<int64_t>(block.firstEnd + r * block.endStep, 0, sk);
     const void *mask =
         block.mask ? block.mask + r * block.maskRowBytes : nullptr;
-    RowStats stats = Passes::template mask<Kind, Broadcast>(s, sk, end, mask);
+    const float *bias =
+        block.bias ? block.bias + r * block.biasRowStride : nullptr;
+    RowStats stats =
+        Passes::template mask<Kind, Broadcast>(s, sk, end, mask, bias);
     RowResult &result = block.results[r];
     if (block.zeroMaskedRows && stats.shown == 0)
       result = RowResult::Zero;
@@ -642,8 +515,8 @@ static bool overlaps(const void *a, size_t aBytes, const void *b,
 }
 
 Status AttentionStep::run(const float *query, const float *key,
-                          const float *value, const void *mask,
-                          float *output) const {
+                          const float *value, const void *mask, float *output,
+                          const float *bias) const {
   const std::string prefix = "attention step '" + desc_.name + "': ";
   if (!query || !key || !value || !output)
     return Status::error(StatusCode::InvalidArgument,
@@ -657,10 +530,11 @@ Status AttentionStep::run(const float *query, const float *key,
   if (hasMask != (mask != nullptr))
     return Status::error(
         StatusCode::InvalidArgument,
-        prefix + (hasMask ? "has a " + std::string(maskName(desc_.mask)) +
-                                " mask but none was passed"
-                          : std::string("has no mask but "
-                                        "one was passed")));
+        prefix + (hasMask
+                      ? "has a " + std::string(attentionMaskName(desc_.mask)) +
+                            " mask but none was passed"
+                      : std::string("has no mask but "
+                                    "one was passed")));
 
   const int64_t b = desc_.batch, h = desc_.numHeads, sq = desc_.queryLength,
                 sk = desc_.keyLength, d = desc_.headDim, width = h * d;
@@ -697,6 +571,16 @@ Status AttentionStep::run(const float *query, const float *key,
   if (mask && overlaps(output, outBytes, mask, impl.maskBytes))
     return Status::error(StatusCode::InvalidArgument,
                          prefix + "output overlaps mask");
+  if (desc_.scoreBias != (bias != nullptr))
+    return Status::error(StatusCode::InvalidArgument,
+                         prefix + (desc_.scoreBias
+                                       ? "has a score bias but none was passed"
+                                       : "has no score bias but one was "
+                                         "passed"));
+  if (bias && overlaps(output, outBytes, bias, impl.biasBytes))
+    return Status::error(StatusCode::InvalidArgument,
+                         prefix + "output overlaps the score bias");
+  const int64_t *bs = impl.biasStrides;
   const int64_t *ms = impl.maskStrides;
   const SoftmaxBlockFn softmax = impl.softmax;
   const size_t maskElementSize =
@@ -763,6 +647,9 @@ Status AttentionStep::run(const float *query, const float *key,
                                  maskElementSize
                        : nullptr;
       block.maskRowBytes = ms[2] * int64_t(maskElementSize);
+      block.bias =
+          bias ? bias + bi * bs[0] + hi * bs[1] + row0 * bs[2] : nullptr;
+      block.biasRowStride = bs[2];
       block.zeroMaskedRows = zeroMaskedRows;
       block.results = results;
       block.stats = stats;

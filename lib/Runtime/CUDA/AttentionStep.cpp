@@ -123,6 +123,10 @@ static Status checkSizes(const CudaCheck &c, const AttentionShape &s) {
                        std::to_string(s.heads) +
                        ") is not supported by the CUDA attention kernels",
                    StatusCode::Unsupported);
+  if (s.scoreBias)
+    return c.error("a score bias (relative-position bias) is not supported "
+                   "by the CUDA attention kernels",
+                   StatusCode::Unsupported);
   if (s.headDim > kMaxHeadDim)
     return c.error("head dim " + std::to_string(s.headDim) +
                        " is above the CUDA attention kernel's limit of " +

@@ -104,6 +104,10 @@ static FailureOr<OpRole> classifyForCuda(Operation *op, bool symbolic) {
                          " query heads, " +
                          std::to_string(attention.getKvHeads()) +
                          " key/value heads) runs on the CPU only so far");
+    if (attention.getBias())
+      return unsupported("attention with a score bias (relative-position "
+                         "bias, as in T5 and MPNet) runs on the CPU only so "
+                         "far");
     if (Value mask = attention.getMask(); mask &&
                                           !elementTypeOf(mask).isF32() &&
                                           !elementTypeOf(mask).isInteger(1)) {

@@ -152,6 +152,10 @@ AttentionLowering mlir::lmopt::lowerAttention(AttentionOp op) {
   // Read by name: the attribute is newer than some builds of the op.
   auto zeroRows = op->getAttrOfType<BoolAttr>("zero_masked_rows");
   addAttr(attrs, "zero_masked_rows", zeroRows && zeroRows.getValue());
+  // The score bias is the last operand, after the mask when there is one;
+  // plans without it have no bias.
+  if (op.getBias())
+    addAttr(attrs, "score_bias", 1);
   // Query, key and value that are views read their source's buffer.
   static const char *const kRoles[] = {"query", "key", "value"};
   for (auto [index, role] : llvm::enumerate(kRoles)) {

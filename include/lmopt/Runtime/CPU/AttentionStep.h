@@ -1,10 +1,10 @@
 //===- AttentionStep.h - lmopt.attention at run time ------------*- C++ -*-===//
 //
 // The runtime's library step for `lmopt.attention`: per batch and head,
-// softmax(Q K^T * scale + mask) V with the op's exact semantics (see the op's
-// description in LmoptFusedOps.td and the reference evaluator, which is the
-// numerical oracle). Matrix products run on oneDNN; batches x heads are spread
-// over the context's threads. docs/cpu-backend.md describes the step.
+// softmax(Q K^T * scale + bias + mask) V with the op's exact semantics (see the
+// op's description in LmoptFusedOps.td and the reference evaluator, which is
+// the numerical oracle). Matrix products run on oneDNN; batches x heads are
+// spread over the context's threads. docs/cpu-backend.md describes the step.
 //
 //===----------------------------------------------------------------------===//
 
@@ -65,6 +65,10 @@ struct AttentionStepDesc {
   /// The mask's dims, rank <= 4, broadcasting (numpy rules, aligned on the
   /// right) to [B, H, Sq, Sk].
   std::vector<int64_t> maskDims;
+  /// An f32 score bias (a relative-position bias) added to the scaled
+  /// scores before the mask, dims [1|B, 1|H, 1|Sq, Sk] (biasDims).
+  bool scoreBias = false;
+  std::vector<int64_t> biasDims;
   /// Query, key and value as views (key and value with kvHeadsSplit must
   /// stay dense).
   AttentionOperandView queryView, keyView, valueView;
@@ -81,8 +85,8 @@ public:
   AttentionStep &operator=(const AttentionStep &) = delete;
   ~AttentionStep();
 
-  /// Validates `desc` (positive sizes, mask dims broadcastable, each view's
-  /// rows inside its row stride) and prepares the primitives.
+  /// Validates `desc` (positive sizes, mask and bias dims broadcastable,
+  /// each view's rows inside its row stride) and prepares the primitives.
   static Status create(const CpuContext &context, const AttentionStepDesc &desc,
                        std::unique_ptr<AttentionStep> &out);
 
@@ -90,10 +94,12 @@ public:
   /// kvHeadsSplit), with their capacity in place of Sk in the layout; each
   /// the start of its buffer, read through its view;
   /// `mask` as the desc says (null when None); `output` [B, Sq, H*D] dense;
+  /// `bias` the score bias when the desc has one (null otherwise);
   /// row-major, output not overlapping the operands' spans.
   /// Scratch memory is the step's own.
   Status run(const float *query, const float *key, const float *value,
-             const void *mask, float *output) const;
+             const void *mask, float *output,
+             const float *bias = nullptr) const;
 
   const AttentionStepDesc &desc() const { return desc_; }
 

@@ -49,7 +49,8 @@ std::optional<AttentionView> getAttentionView(Value value);
 bool isAttentionViewOp(Operation *op);
 
 struct AttentionLowering {
-  /// Query, key, value (each view replaced by its source), [mask].
+  /// Query, key, value (each view replaced by its source), [mask], [bias]
+  /// (with the attribute `score_bias` = 1).
   SmallVector<Value> operands;
   std::vector<::lmopt::runtime::PlanAttr> attrs;
 };

@@ -226,7 +226,7 @@ static LogicalResult attentionRule(AttentionOp op, GradBuilder &gb,
                                    ArrayRef<Value> rg,
                                    MutableArrayRef<Value> og) {
   Value q = op.getQuery(), k = op.getKey(), v = op.getValue(),
-        mask = op.getMask();
+        mask = op.getMask(), bias = op.getBias();
   if (op.getKvHeadsSplit())
     return op.emitError("no gradient for 'lmopt.attention' with "
                         "kv_heads_split (a key/value cache); training runs "
@@ -246,6 +246,8 @@ static LogicalResult attentionRule(AttentionOp op, GradBuilder &gb,
         vh = splitHeads(gb, v, heads);
   // The probabilities, as the forward computed them.
   Value scores = gb.scale(gb.matmul(qh, gb.transposeLast(kh)), scale);
+  if (bias)
+    scores = gb.add(scores, bias);
   Type element = elementTypeOf(q);
   double lowest = -double(std::numeric_limits<float>::max());
   Value hiddenScore = gb.scalar(lowest, element);
@@ -295,7 +297,20 @@ static LogicalResult attentionRule(AttentionOp op, GradBuilder &gb,
   Value dvh = gb.matmul(gb.transposeLast(p), dout);
   Value dp = gb.matmul(dout, gb.transposeLast(vh));
   Value dot = gb.reduceSum(gb.mul(dp, p), {3}, /*keepdims=*/true);
-  Value dscores = gb.scale(gb.mul(p, gb.sub(dp, dot)), scale);
+  Value dbiased = gb.mul(p, gb.sub(dp, dot));
+  Value dscores = gb.scale(dbiased, scale);
+  // The score bias [1|B, 1|H, 1|Sq, Sk] is added after the scale: its
+  // gradient is the scores' summed over the dims it broadcasts along.
+  if (Value bias = op.getBias()) {
+    SmallVector<int64_t> broadcast;
+    for (int64_t dim = 0; dim < 3; ++dim)
+      if (shapeOf(bias)[dim] == 1 && shapeOf(dbiased)[dim] != 1)
+        broadcast.push_back(dim);
+    Value dbias = broadcast.empty()
+                      ? dbiased
+                      : gb.reduceSum(dbiased, broadcast, /*keepdims=*/true);
+    og[op.getODSOperandIndexAndLength(4).first] = gb.reshapeLike(dbias, bias);
+  }
   Value dqh = gb.matmul(dscores, kh);
   Value dkh = gb.matmul(gb.transposeLast(dscores), qh);
   og[0] = mergeHeads(gb, dqh, q);

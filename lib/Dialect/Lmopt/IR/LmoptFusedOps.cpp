@@ -272,6 +272,35 @@ static LogicalResult verifyHeadSplitKeyValue(AttentionOp op,
   return success();
 }
 
+/// Checks the score bias: rank 4 and [1|B, 1|H, 1|Sq, Sk] against the
+/// `scores` [B, H, Sq, Sk], one element per key.
+static LogicalResult verifyScoreBias(AttentionOp op, Value bias,
+                                     ArrayRef<int64_t> scores) {
+  ArrayRef<int64_t> shape = shapeOf(bias);
+  auto describe = [&]() {
+    InFlightDiagnostic diag = op.emitOpError("bias ");
+    if (auto result = llvm::dyn_cast<OpResult>(bias))
+      diag << "'" << result.getOwner()->getName() << "' result ";
+    diag << "of shape " << formatShape(shape);
+    return diag;
+  };
+  if (elementTypeOf(bias) != elementTypeOf(op.getQuery()))
+    return describe() << " must have the query's element type "
+                      << elementTypeOf(op.getQuery()) << ", got "
+                      << elementTypeOf(bias);
+  if (shape.size() != 4)
+    return describe() << " must be rank 4 [1|B, 1|H, 1|Sq, Sk], got rank "
+                      << shape.size();
+  for (int64_t dim = 0; dim < 3; ++dim)
+    if (shape[dim] != 1 && dimsDiffer(shape[dim], scores[dim]))
+      return describe() << " does not broadcast to scores "
+                        << formatShape(scores) << " in dim " << dim;
+  if (dimsDiffer(shape[3], scores[3]))
+    return describe() << " must have one element per key (" << scores[3]
+                      << "), got " << shape[3];
+  return success();
+}
+
 LogicalResult AttentionOp::verify() {
   ArrayRef<int64_t> q = shapeOf(getQuery()), k = shapeOf(getKey()),
                     v = shapeOf(getValue());
@@ -319,6 +348,9 @@ LogicalResult AttentionOp::verify() {
              << formatShape(shape) << " does not broadcast to scores "
              << formatShape(scores);
   }
+  if (Value bias = getBias();
+      bias && failed(verifyScoreBias(*this, bias, {q[0], heads, q[1], keySeq})))
+    return failure();
   int64_t valueWidth =
       ShapedType::isDynamic(v[2]) ? v[2] : v[2] / kvHeads * heads;
   if (!headsSplit && !ShapedType::isDynamic(v[2]) && v[2] % kvHeads != 0)

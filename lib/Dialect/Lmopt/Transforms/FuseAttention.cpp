@@ -19,6 +19,7 @@
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/IR/TypeUtilities.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 #include <algorithm>
@@ -41,6 +42,7 @@ struct AttentionMatch {
   HeadSplit query, key, value;
   bool seqFirstMerge = false; // heads merged as [S, B, H*D]
   Value mask;                 // additive float mask or i1 mask, may be null
+  Value bias;                 // additive score bias [1|B, 1|H, 1|Sq, Sk]
   bool invertMask = false;    // i1 mask that is true where positions are hidden
   int64_t numHeads = 0, valueHeadDim = 0;
   Value mergedHeads; // [B|Sq, Sq|B, H, Dv]; Shape ops of it are rebuilt
@@ -84,6 +86,42 @@ static bool isIdentityReshape(ReshapeOp reshape, Value equivalent) {
   return kept >= 3;
 }
 
+/// Sorts the additive terms of the scores (outermost first) into the mask
+/// and the score bias: with a boolean mask the one term is the bias; of two,
+/// the one spelled as a masked fill (where(cond, 0, fill)) is the mask, else
+/// the outer one. The bias must be rank 4 with one element per key.
+static LogicalResult assignAdditives(AttentionMatch &match,
+                                     ArrayRef<Value> additives,
+                                     ArrayRef<int64_t> scoresShape,
+                                     std::string &reason) {
+  if (additives.empty())
+    return success();
+  if (!match.mask && additives.size() == 1) {
+    match.mask = additives[0];
+    return success();
+  }
+  Value bias = additives.back();
+  if (!match.mask) {
+    match.mask = additives[0];
+    if (matchSelectedMask(bias) && !matchSelectedMask(match.mask))
+      std::swap(match.mask, bias);
+  }
+  ArrayRef<int64_t> shape = shapeOf(bias);
+  if (shape.size() != 4) {
+    reason = "score bias " + formatShape(shape) +
+             " is not rank 4 [1|B, 1|H, 1|Sq, Sk]";
+    return failure();
+  }
+  if (shape[3] == 1 && scoresShape[3] != 1) {
+    reason = "score bias " + formatShape(shape) +
+             " is constant along the keys; attention takes one element per "
+             "key";
+    return failure();
+  }
+  match.bias = bias;
+  return success();
+}
+
 /// Matches the subgraph around `softmax`. On failure `reason` says why, or
 /// is empty when the softmax is not attention at all.
 static FailureOr<AttentionMatch> matchAttention(SoftmaxOp softmax,
@@ -99,9 +137,11 @@ static FailureOr<AttentionMatch> matchAttention(SoftmaxOp softmax,
     return failure();
   }
 
-  // Scores side: masks and scales between Q x K^T and the softmax.
+  // Scores side: masks, a score bias and scales between Q x K^T and the
+  // softmax. Additive terms, outermost first: a mask and a bias.
   Value current = softmax.getInput();
-  bool sawAdditiveMask = false, sawScale = false;
+  SmallVector<Value, 2> additives;
+  bool sawScale = false;
   Value fillCondition;
   bool keepWhereTrue = true;
   bool finiteFill = false; // a where hides scores with the lowest float
@@ -137,22 +177,29 @@ static FailureOr<AttentionMatch> matchAttention(SoftmaxOp softmax,
       }
       Value scores = lhsScores ? add.getLhs() : add.getRhs();
       Value mask = lhsScores ? add.getRhs() : add.getLhs();
-      if (sawAdditiveMask || match.mask || fillCondition) {
-        reason = "scores have more than one mask; attention takes one";
+      // A boolean mask (a where above this add) leaves room for the bias
+      // only; otherwise one additive mask and one bias.
+      if (additives.size() == (fillCondition ? 1u : 2u)) {
+        reason = "scores have more than one mask and one score bias; "
+                 "attention takes one of each";
         return failure();
       }
       if (sawScale) {
         reason = "scores are scaled after the additive mask is added";
         return failure();
       }
-      if (scores.getType() != add.getType() || shapeOf(mask).size() > 4 ||
+      // The add may refine dynamic dims of the scores (a bias [1, H, ...]
+      // names the head count Q x K^T left dynamic), not change them.
+      if (getElementTypeOrSelf(scores.getType()) !=
+              getElementTypeOrSelf(add.getType()) ||
+          !isCompatibleShape(shapeOf(scores), shapeOf(add)) ||
+          shapeOf(mask).size() > 4 ||
           !broadcastShapes(scoresShape, shapeOf(mask))) {
         reason = "additive mask does not broadcast to the [B, H, Sq, Sk] "
                  "scores";
         return failure();
       }
-      match.mask = mask;
-      sawAdditiveMask = true;
+      additives.push_back(mask);
       current = scores;
       continue;
     }
@@ -184,7 +231,7 @@ static FailureOr<AttentionMatch> matchAttention(SoftmaxOp softmax,
       if (*causal) {
         match.causal = true;
       } else {
-        if (fillCondition || sawAdditiveMask) {
+        if (fillCondition || !additives.empty()) {
           reason = "scores have more than one mask; attention takes one";
           return failure();
         }
@@ -202,6 +249,9 @@ static FailureOr<AttentionMatch> matchAttention(SoftmaxOp softmax,
     match.mask = fillCondition;
     match.invertMask = !keepWhereTrue;
   }
+  if (failed(assignAdditives(match, additives, scoresShape, reason)))
+    return failure();
+  bool sawAdditiveMask = match.mask && !fillCondition;
 
   // Q x K^T.
   FailureOr<HeadSplit> q =
@@ -500,7 +550,7 @@ struct FuseScaledDotProductAttention : OpRewritePattern<SoftmaxOp> {
         mergedType.getElementType());
     Value output =
         AttentionOp::create(
-            rewriter, loc, resultType, query, key, value, mask,
+            rewriter, loc, resultType, query, key, value, mask, match->bias,
             rewriter.getI64IntegerAttr(match->numHeads),
             rewriter.getF32FloatAttr(static_cast<float>(match->scale)),
             match->causal ? rewriter.getBoolAttr(true) : BoolAttr(),

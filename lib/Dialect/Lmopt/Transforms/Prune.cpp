@@ -482,6 +482,10 @@ struct PrunePass : lmopt::impl::PrunePassBase<PrunePass> {
     auto out = llvm::dyn_cast<LinearOp>(*attention.getOutput().user_begin());
     if (!out || out.getInput() != attention.getOutput())
       return nearMiss("no output projection reads the attention");
+    // A score bias has a dim per head; slicing it is not done yet.
+    if (attention.getBias())
+      return nearMiss("the attention has a score bias (relative-position "
+                      "bias)");
     if (Value mask = attention.getMask()) {
       auto type = llvm::cast<ShapedType>(mask.getType());
       if (type.getRank() >= 3 && type.getDimSize(type.getRank() - 3) != 1)
@@ -549,7 +553,7 @@ struct PrunePass : lmopt::impl::PrunePassBase<PrunePass> {
         builder, attention.getLoc(),
         withLastDim(attention.getOutput().getType(), newHidden),
         newSplit->getResult(0), newSplit->getResult(1), newSplit->getResult(2),
-        attention.getMask(), builder.getI64IntegerAttr(keep),
+        attention.getMask(), /*bias=*/Value(), builder.getI64IntegerAttr(keep),
         attention.getScaleAttr(), attention.getCausalAttr(),
         attention.getKvHeadsSplitAttr(), attention.getZeroMaskedRowsAttr(),
         IntegerAttr());

@@ -135,6 +135,26 @@ func.func @attention(%q: tensor<2x3x8xf64> {lmopt.trainable = "q"},
 
 // -----
 
+// Attention with a trainable score bias [1, H, Sq, Sk] (a relative-position
+// bias, broadcast over the batch: its gradient sums over it) under a boolean
+// key mask, and a bias broadcast over heads and rows with scale 1.
+// CHECK: gradient check @attention_bias: 168 elements, max error {{.*}}: PASS
+func.func @attention_bias(%q: tensor<2x3x8xf64> {lmopt.trainable = "q"},
+                          %k: tensor<2x3x8xf64> {lmopt.trainable = "k"},
+                          %v: tensor<2x3x8xf64> {lmopt.trainable = "v"},
+                          %b: tensor<1x2x3x3xf64> {lmopt.trainable = "b"},
+                          %c: tensor<2x1x1x3xf64> {lmopt.trainable = "c"},
+                          %m: tensor<2x1x1x3xi1> {lmopt.test_values = dense<[true, true, true, true, true, false]> : tensor<6xi1>}) -> tensor<f64> {
+  %0 = lmopt.attention %q, %k, %v mask %m bias %b {num_heads = 2 : i64} : (tensor<2x3x8xf64>, tensor<2x3x8xf64>, tensor<2x3x8xf64>, tensor<2x1x1x3xi1>, tensor<1x2x3x3xf64>) -> tensor<2x3x8xf64>
+  %1 = lmopt.attention %0, %k, %q bias %c {num_heads = 4 : i64, scale = 1.0 : f32} : (tensor<2x3x8xf64>, tensor<2x3x8xf64>, tensor<2x3x8xf64>, tensor<2x1x1x3xf64>) -> tensor<2x3x8xf64>
+  %2 = lmopt.tanh %1 : tensor<2x3x8xf64>
+  %3 = lmopt.mul %2, %0 : (tensor<2x3x8xf64>, tensor<2x3x8xf64>) -> tensor<2x3x8xf64>
+  %4 = lmopt.reduce_sum %3 {keepdims = false} : tensor<2x3x8xf64> -> tensor<f64>
+  return %4 : tensor<f64>
+}
+
+// -----
+
 // Embedding rows (a repeated index), one index along axis 1, concat, split,
 // where, expand, unsqueeze and identity (a cast through f32 would round
 // below the difference quotient's resolution).

@@ -160,3 +160,14 @@ func.func @optimizer(%p: tensor<4x3xf32>, %g: tensor<4x3xf32>, %m: tensor<4x3xf3
   %0:3 = lmopt.adamw %p, %g, %m, %v, %s, %s, %s, %s, %s {beta1 = 0.9 : f64, beta2 = 0.999 : f64, epsilon = 1.0e-8 : f64, weight_decay = 0.0 : f64} : tensor<4x3xf32>, tensor<f32>
   return %0#0, %0#1, %0#2 : tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>
 }
+
+// A score bias, alone and after a mask; its dims broadcast over batch,
+// heads and query rows ([1|B, 1|H, 1|Sq, Sk]) and may be dynamic.
+// CHECK-LABEL: func @attention_bias
+func.func @attention_bias(%x: tensor<?x16x64xf32>, %m: tensor<?x1x1x16xi1>, %b: tensor<1x4x16x16xf32>, %d: tensor<?x4x1x?xf32>) -> (tensor<?x16x64xf32>, tensor<?x16x64xf32>) {
+  // CHECK: lmopt.attention %{{.*}}, %{{.*}}, %{{.*}} bias %{{.*}} {num_heads = 4 : i64, scale = 1.000000e+00 : f32} : (tensor<?x16x64xf32>, tensor<?x16x64xf32>, tensor<?x16x64xf32>, tensor<1x4x16x16xf32>)
+  %0 = lmopt.attention %x, %x, %x bias %b {num_heads = 4 : i64, scale = 1.0 : f32} : (tensor<?x16x64xf32>, tensor<?x16x64xf32>, tensor<?x16x64xf32>, tensor<1x4x16x16xf32>) -> tensor<?x16x64xf32>
+  // CHECK: lmopt.attention %{{.*}}, %{{.*}}, %{{.*}} mask %{{.*}} bias %{{.*}} {num_heads = 4 : i64} : (tensor<?x16x64xf32>, tensor<?x16x64xf32>, tensor<?x16x64xf32>, tensor<?x1x1x16xi1>, tensor<?x4x1x?xf32>)
+  %1 = lmopt.attention %x, %x, %x mask %m bias %d {num_heads = 4 : i64} : (tensor<?x16x64xf32>, tensor<?x16x64xf32>, tensor<?x16x64xf32>, tensor<?x1x1x16xi1>, tensor<?x4x1x?xf32>) -> tensor<?x16x64xf32>
+  return %0, %1 : tensor<?x16x64xf32>, tensor<?x16x64xf32>
+}

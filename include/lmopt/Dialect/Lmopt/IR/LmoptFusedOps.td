@@ -83,7 +83,7 @@ def Lmopt_GeluOp : Lmopt_Op<"gelu", [Pure, SameOperandsAndResultType]> {
   let assemblyFormat = "$input attr-dict `:` type($output)";
 }
 
-def Lmopt_AttentionOp : Lmopt_Op<"attention", [Pure]> {
+def Lmopt_AttentionOp : Lmopt_Op<"attention", [Pure, AttrSizedOperandSegments]> {
   let summary = "multi-head scaled dot-product attention";
   let description = [{
     `query` is `[B, Sq, H*D]`, `key` and `value` are `[B, Sk, H*D]` with heads
@@ -93,6 +93,14 @@ def Lmopt_AttentionOp : Lmopt_Op<"attention", [Pure]> {
     `[B, H, Sq, Sk]`: a float mask is added to the scores, an `i1` mask keeps
     positions where it is true. `causal` additionally hides keys after the
     query position (aligned to the end when `Sk > Sq`).
+
+    An optional `bias` is a float score bias added after the scale and
+    before the mask: `softmax(Q K^T * scale + bias + mask) V`, the
+    relative-position bias of T5 and MPNet (which use `scale` 1 and
+    `1/sqrt(D)`). It is rank 4, `[1|B, 1|H, 1|Sq, Sk]`: it broadcasts over
+    batch, heads and query rows but has one element per key (a bias that is
+    constant along the keys would not change the softmax). A `-inf` bias
+    hides its key as a `-inf` float mask does.
 
     With `kv_heads_split`, `key` and `value` are instead `[B, H, Sk, D]`,
     already split into heads (e.g. a KV cache concatenated with the new keys
@@ -114,6 +122,7 @@ def Lmopt_AttentionOp : Lmopt_Op<"attention", [Pure]> {
   }];
   let arguments = (ins Lmopt_FloatTensor:$query, Lmopt_FloatTensor:$key,
                        Lmopt_FloatTensor:$value, Optional<Lmopt_Tensor>:$mask,
+                       Optional<Lmopt_FloatTensor>:$bias,
                        ConfinedAttr<I64Attr, [IntPositive]>:$num_heads,
                        OptionalAttr<F32Attr>:$scale,
                        DefaultValuedAttr<BoolAttr, "false">:$causal,
@@ -122,7 +131,7 @@ def Lmopt_AttentionOp : Lmopt_Op<"attention", [Pure]> {
                        OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$num_kv_heads);
   let results = (outs Lmopt_FloatTensor:$output);
   let assemblyFormat = [{
-    $query `,` $key `,` $value (`mask` $mask^)? attr-dict
+    $query `,` $key `,` $value (`mask` $mask^)? (`bias` $bias^)? attr-dict
     `:` functional-type(operands, results)
   }];
   let extraClassDeclaration = [{
