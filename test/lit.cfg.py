@@ -63,6 +63,11 @@ config.substitutions.append(
 config.substitutions.append(
     ("%lmopt_distill_refs",
      os.path.join(config.lmopt_src_root, "test", "models", "distill")))
+# The layer reduction references (a four-layer BERT, PyTorch's block
+# importance and reduced outputs; scripts/make_layer_reduce_fixtures.py).
+config.substitutions.append(
+    ("%lmopt_reduce_refs",
+     os.path.join(config.lmopt_src_root, "test", "models", "reduce")))
 # Upstream MLIR tools that lower and run what convert-lmopt-to-linalg
 # produces, and the runner's printing libraries.
 llvm_config.add_tool_substitutions(

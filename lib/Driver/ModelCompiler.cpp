@@ -277,12 +277,25 @@ static std::string activationCriterion(const ModelCompilerOptions &o) {
   return "";
 }
 
+/// The --prune item that selects layers by block importance ("layers=6"),
+/// or "".
+static std::string layerSelection(const ModelCompilerOptions &o) {
+  llvm::SmallVector<llvm::StringRef> items;
+  llvm::StringRef(o.prune).split(items, ',');
+  for (llvm::StringRef item : items)
+    if (item.starts_with("layers="))
+      return item.str();
+  return "";
+}
+
 /// The quantization step's options, with --prune's need for calibration.
 static std::optional<quantization::QuantizeDriverOptions>
 getQuantizeOptions(const ModelCompilerOptions &o) {
   std::optional<quantization::QuantizeDriverOptions> options = o.quantize;
-  if (options)
+  if (options) {
     options->pruneCalibration = !activationCriterion(o).empty();
+    options->pruneBlockImportance = !layerSelection(o).empty();
+  }
   return options;
 }
 
@@ -306,9 +319,17 @@ static llvm::Error checkOptions(const ModelCompilerOptions &o,
     return fail("--prune criterion=" + criterion +
                 " ranks units by their activations on calibration samples; "
                 "give them with --calibration=inputs.npz");
+  std::string selection = layerSelection(o);
+  if (!selection.empty() &&
+      (!o.quantize || o.quantize->calibrationFile.empty()))
+    return fail("--prune " + selection +
+                " ranks encoder layers by their block importance on "
+                "calibration samples; give them with "
+                "--calibration=inputs.npz (or choose with keep-layers)");
   if (o.quantize) {
     // Samples for --prune alone leave the types to --precision.
-    bool pruneOnly = o.quantize->mode.empty() && !criterion.empty() &&
+    bool pruneOnly = o.quantize->mode.empty() &&
+                     (!criterion.empty() || !selection.empty()) &&
                      o.quantize->calibrationTableOut.empty();
     if (*precision != Precision::FP32 && !pruneOnly)
       return fail("--precision=" + o.precision +
@@ -322,6 +343,11 @@ static llvm::Error checkOptions(const ModelCompilerOptions &o,
       return fail("--train and --prune criterion=" + criterion +
                   ": the calibration run is for inference bundles; prune "
                   "with criterion=magnitude");
+    if (o.quantize && !selection.empty())
+      return fail("--train and --prune " + selection +
+                  ": the calibration run is for inference bundles; choose "
+                  "the layers with keep-layers (an inference compile with " +
+                  selection + " prints their importance)");
     if (o.quantize)
       return fail("--train and --quantize: train the float model, then "
                   "quantize the trained one");
@@ -366,7 +392,8 @@ static llvm::Error checkOptions(const ModelCompilerOptions &o,
         })))
       return fail("--prune='" + o.prune + "': " +
                   (problem.empty() ? "a value does not parse" : problem) +
-                  " (keys: ffn, heads, keep-layers, multiple, criterion)");
+                  " (keys: ffn, heads, keep-layers, layers, multiple, "
+                  "criterion)");
     options.prune = spec;
   }
   if (!o.expose.empty()) {

@@ -20,6 +20,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -71,6 +72,21 @@ llvm::Expected<CalibrationStats> calibrate(ModelRunner &runner, ModuleOp module,
                                            const CalibrationMethod &method,
                                            bool gptq, StringRef tableOut,
                                            llvm::raw_ostream &log);
+
+/// Which tokens of sample `sample` are text: with an `attention_mask`
+/// input of [batch, seq] (i64 or i32), those it does not mask out, in
+/// order; else none (every token counts).
+std::optional<std::vector<bool>>
+calibrationTokenMask(const CalibrationSet &set, size_t sample);
+
+/// Runs `module` with each post-norm encoder layer's input and output
+/// exposed on every sample of `set` and attaches to each layer's attention
+/// its block importance (1 - mean cosine between the two over the text
+/// tokens) for lmopt-prune's `layers=N` (PruneImportance.h); prints a
+/// summary.
+llvm::Error measureBlockImportance(ModelRunner &runner, ModuleOp module,
+                                   const CalibrationSet &set,
+                                   llvm::raw_ostream &log);
 
 /// Runs `module` with probes on every sample of `set` and attaches to each
 /// linear the statistics of its input that lmopt-prune's calibration
