@@ -23,7 +23,8 @@ input. Writes
   (the two most important, ties to the lower index, ascending);
 - bert4.keep_<i>_<j>.ref.npz: the outputs on bert4.inputs.npz of the same
   PyTorch model with only encoder layers i and j (for the chosen keep
-  list and for keep 0,2).
+  list and for keep 0,2), and bert4.keep_<i>_<j>.dyn_3x7.ref.npz on
+  bert4.dyn_3x7.inputs.npz (3 x 7 tokens).
 """
 
 import argparse
@@ -149,13 +150,21 @@ def main() -> None:
         {"importance": importance, "keep": np.array(keep, dtype=np.int64)})
     print(f"block importance {importance}; layers=2 keeps {keep}")
 
+    # Another shape, for the student's dynamic batch and sequence dims.
+    other = make_fixtures.bert_inputs(np.random.default_rng(3), 3, 7)
+    make_fixtures.save_npz(os.path.join(args.out, "bert4.dyn_3x7.inputs.npz"),
+                           other)
     layers = bert.encoder.layer
     for chosen in (keep, [0, 2]):
         bert.encoder.layer = torch.nn.ModuleList([layers[i] for i in chosen])
         reduced = run(wrapper, inputs)
+        reduced_other = run(wrapper, other)
         bert.encoder.layer = layers
-        name = "bert4.keep_" + "_".join(map(str, chosen)) + ".ref.npz"
+        stem = "bert4.keep_" + "_".join(map(str, chosen))
+        name = stem + ".ref.npz"
         make_fixtures.save_npz(os.path.join(args.out, name), reduced)
+        make_fixtures.save_npz(os.path.join(args.out, stem + ".dyn_3x7.ref.npz"),
+                               reduced_other)
         change = max(np.abs(reduced[n] - torch_out[n]).max()
                      for n in OUTPUTS)
         print(f"wrote {name}: max change from the full model {change:.3g}")

@@ -32,6 +32,8 @@ tools = [ToolSubst("lmopt-opt", unresolved="fatal")]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 llvm_config.add_tool_substitutions(
     [ToolSubst("lmopt-translate", unresolved="fatal")], tool_dirs)
+llvm_config.add_tool_substitutions(
+    [ToolSubst("lmopt-reduce-layers", unresolved="fatal")], tool_dirs)
 # The runtime's GoogleTest binary, and the Python the build was configured
 # with (it has numpy, which checks the files the runtime writes).
 llvm_config.add_tool_substitutions(

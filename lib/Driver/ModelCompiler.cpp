@@ -8,6 +8,7 @@
 #include "lmopt/Driver/ModelCompiler.h"
 
 #include "CompileLog.h"
+#include "DriverContext.h"
 
 #include "lmopt/Dialect/Lmopt/Autodiff/Autodiff.h"
 #include "lmopt/Dialect/Lmopt/IR/GraphNames.h"
@@ -73,33 +74,6 @@ struct Failer {
   }
 };
 } // namespace
-
-static bool hasFileLocation(Location loc) {
-  bool found = false;
-  loc->walk([&](Location inner) {
-    found = llvm::isa<FileLineColLoc>(inner);
-    return found ? WalkResult::interrupt() : WalkResult::advance();
-  });
-  return found;
-}
-
-static void printPlainDiagnostic(llvm::raw_ostream &log, Diagnostic &diag) {
-  switch (diag.getSeverity()) {
-  case DiagnosticSeverity::Error:
-    log << "error: ";
-    break;
-  case DiagnosticSeverity::Warning:
-    log << "warning: ";
-    break;
-  case DiagnosticSeverity::Note:
-    log << "note: ";
-    break;
-  case DiagnosticSeverity::Remark:
-    log << "remark: ";
-    break;
-  }
-  log << diag << "\n";
-}
 
 /// "1x128" with the static dims kept, for the --input-shape hint.
 static std::string suggestShape(ArrayRef<int64_t> shape) {
@@ -320,6 +294,13 @@ static llvm::Error checkOptions(const ModelCompilerOptions &o,
                 " ranks units by their activations on calibration samples; "
                 "give them with --calibration=inputs.npz");
   std::string selection = layerSelection(o);
+  double count = 0.0;
+  if (!selection.empty() &&
+      (llvm::StringRef(selection).drop_front(7).getAsDouble(count) ||
+       !(count > 0.0)))
+    return fail("--prune " + selection +
+                " is neither a whole number of layers to keep nor a "
+                "fraction in (0, 1)");
   if (!selection.empty() &&
       (!o.quantize || o.quantize->calibrationFile.empty()))
     return fail("--prune " + selection +
@@ -447,27 +428,9 @@ mlir::lmopt::compileModel(const ModelCompilerOptions &o, llvm::raw_ostream &log,
     return std::move(error);
   const TargetBackend &backend = *lookupTargetBackend(o.target);
 
-  DialectRegistry registry;
-  registry.insert<LmoptDialect, arith::ArithDialect, func::FuncDialect,
-                  tensor::TensorDialect>();
-  registerONNXImportDialects(registry);
-  registerGradientModels(registry);
-  MLIRContext context(registry);
-  context.loadAllAvailableDialects();
-  // Diagnostics name the node; the whole op would drown them.
-  context.printOpOnDiagnostic(false);
-  llvm::SourceMgr sources;
-  SourceMgrDiagnosticHandler diagnostics(sources, &context, log);
-  // Diagnostics located only by node name (ONNX imports, loc("...")) read
-  // better without the source manager's "<unknown>:0" prefix.
-  ScopedDiagnosticHandler byNode(&context, [&](Diagnostic &diag) {
-    if (hasFileLocation(diag.getLocation()))
-      return failure(); // the source manager's handler shows the line
-    printPlainDiagnostic(log, diag);
-    for (Diagnostic &note : diag.getNotes())
-      printPlainDiagnostic(log, note);
-    return success();
-  });
+  DriverContext driverContext(log);
+  MLIRContext &context = driverContext.getContext();
+  llvm::SourceMgr &sources = driverContext.getSources();
 
   // 1. Import; the driver does the rest.
   auto importStart = std::chrono::steady_clock::now();

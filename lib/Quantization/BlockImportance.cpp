@@ -10,6 +10,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "lmopt/Quantization/BlockImportance.h"
+
 #include "QuantizeSteps.h"
 
 #include "lmopt/Dialect/Lmopt/IR/LmoptOps.h"

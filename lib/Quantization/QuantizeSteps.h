@@ -10,6 +10,7 @@
 #define LMOPT_LIB_QUANTIZATION_QUANTIZESTEPS_H
 
 #include "lmopt/Dialect/Lmopt/Transforms/Quantize.h"
+#include "lmopt/Quantization/BlockImportance.h"
 #include "lmopt/Quantization/Calibration.h"
 #include "lmopt/Quantization/GptqRounder.h"
 #include "lmopt/Quantization/ModelRunner.h"
@@ -78,15 +79,6 @@ llvm::Expected<CalibrationStats> calibrate(ModelRunner &runner, ModuleOp module,
 /// order; else none (every token counts).
 std::optional<std::vector<bool>>
 calibrationTokenMask(const CalibrationSet &set, size_t sample);
-
-/// Runs `module` with each post-norm encoder layer's input and output
-/// exposed on every sample of `set` and attaches to each layer's attention
-/// its block importance (1 - mean cosine between the two over the text
-/// tokens) for lmopt-prune's `layers=N` (PruneImportance.h); prints a
-/// summary.
-llvm::Error measureBlockImportance(ModelRunner &runner, ModuleOp module,
-                                   const CalibrationSet &set,
-                                   llvm::raw_ostream &log);
 
 /// Runs `module` with probes on every sample of `set` and attaches to each
 /// linear the statistics of its input that lmopt-prune's calibration

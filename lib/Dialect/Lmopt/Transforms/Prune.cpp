@@ -214,7 +214,12 @@ FailureOr<EncoderLayer> prune::matchEncoderLayer(AttentionOp attention,
     return failure();
   }
   Value input = projection.getInput();
-  auto out = soleReader<LinearOp>(attention.getOutput());
+  // With dynamic dims, the export's reshape of the heads back to [B, S, H]
+  // stays (its shape is computed); it is part of the layer.
+  Value heads = attention.getOutput();
+  if (auto reshape = soleReader<ReshapeOp>(heads))
+    heads = reshape.getOutput();
+  auto out = soleReader<LinearOp>(heads);
   SkipLayerNormOp first =
       out && !out.getResidual() ? residualNorm(out.getOutput(), input)
                                 : nullptr;
