@@ -50,8 +50,8 @@ DriverContext::DriverContext(llvm::raw_ostream &log) {
   context->loadAllAvailableDialects();
   // Diagnostics name the node; the whole op would drown them.
   context->printOpOnDiagnostic(false);
-  byFile = std::make_unique<SourceMgrDiagnosticHandler>(sources, context.get(),
-                                                        log);
+  byFile =
+      std::make_unique<SourceMgrDiagnosticHandler>(sources, context.get(), log);
   // Diagnostics located only by node name read better without the source
   // manager's "<unknown>:0" prefix.
   byNode = std::make_unique<ScopedDiagnosticHandler>(

@@ -1,4 +1,4 @@
-//===- DriverContext.h - The context and diagnostics of a driver -*- C++ -*-===//
+//===- DriverContext.h - A driver's context and diagnostics ----*- C++ -*-===//
 //
 // What lmopt-compile and lmopt-reduce-layers set up before reading a model:
 // an MLIRContext with the dialects an imported or parsed module uses, and

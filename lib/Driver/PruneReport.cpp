@@ -130,8 +130,8 @@ void mlir::lmopt::printPruneReport(llvm::raw_ostream &log,
     if (was.importance)
       log << llvm::formatv("importance {0:f6}, ", *was.importance);
     if (!now) {
-      log << llvm::formatv("dropped, params {0}, flops/token {1}\n",
-                           was.params, was.flops);
+      log << llvm::formatv("dropped, params {0}, flops/token {1}\n", was.params,
+                           was.flops);
       continue;
     }
     log << llvm::formatv("heads {0} -> {1}, ffn {2} -> {3}, "

@@ -32,7 +32,8 @@ using namespace mlir;
 using namespace mlir::lmopt;
 
 /// Prints "error: ..." to `log` and hands back a DiagnosedError.
-static llvm::Error failWith(llvm::raw_ostream &log, const llvm::Twine &message) {
+static llvm::Error failWith(llvm::raw_ostream &log,
+                            const llvm::Twine &message) {
   log << "error: " << message << "\n";
   return makeDiagnosedError();
 }

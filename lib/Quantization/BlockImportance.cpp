@@ -92,8 +92,8 @@ llvm::Error mlir::lmopt::quantization::measureBlockImportance(
             continue;
           }
           int64_t rows = int64_t(in.elementCount() / in.shape.back());
-          bool masked = keep && in.shape.size() == 3 &&
-                        int64_t(keep->size()) == rows;
+          bool masked =
+              keep && in.shape.size() == 3 && int64_t(keep->size()) == rows;
           tokens[layer] +=
               addCosines(in, out, masked ? &*keep : nullptr, sums[layer]);
         }
@@ -111,9 +111,9 @@ llvm::Error mlir::lmopt::quantization::measureBlockImportance(
           "token to measure layer " +
           std::to_string(layer) + " on");
     double importance = 1.0 - sums[layer] / double(tokens[layer]);
-    attention->setAttr(kBlockImportanceAttr,
-                       FloatAttr::get(Float64Type::get(module.getContext()),
-                                      importance));
+    attention->setAttr(
+        kBlockImportanceAttr,
+        FloatAttr::get(Float64Type::get(module.getContext()), importance));
   }
   log << llvm::formatv(
       "calibration: {0} samples, block importance of {1} encoder layers "

@@ -77,8 +77,8 @@ llvm::Expected<CalibrationStats> calibrate(ModelRunner &runner, ModuleOp module,
 /// Which tokens of sample `sample` are text: with an `attention_mask`
 /// input of [batch, seq] (i64 or i32), those it does not mask out, in
 /// order; else none (every token counts).
-std::optional<std::vector<bool>>
-calibrationTokenMask(const CalibrationSet &set, size_t sample);
+std::optional<std::vector<bool>> calibrationTokenMask(const CalibrationSet &set,
+                                                      size_t sample);
 
 /// Runs `module` with probes on every sample of `set` and attaches to each
 /// linear the statistics of its input that lmopt-prune's calibration

@@ -369,13 +369,12 @@ struct PrunePass : lmopt::impl::PrunePassBase<PrunePass> {
     SmallVector<AttentionOp> attentions = layerAttentions();
     int64_t count = int64_t(attentions.size());
     if (count == 0)
-      return root->emitError()
-             << "lmopt-prune: layers=" << value
-             << " ranks encoder layers; the model has none";
-    int64_t keep = layers < 1.0
-                       ? std::max<int64_t>(
-                             1, int64_t(std::ceil(layers * count - 1e-9)))
-                       : int64_t(layers);
+      return root->emitError() << "lmopt-prune: layers=" << value
+                               << " ranks encoder layers; the model has none";
+    int64_t keep =
+        layers < 1.0
+            ? std::max<int64_t>(1, int64_t(std::ceil(layers * count - 1e-9)))
+            : int64_t(layers);
     if (keep > count)
       return root->emitError()
              << "lmopt-prune: layers=" << value << " keeps more layers than "
@@ -441,8 +440,7 @@ struct PrunePass : lmopt::impl::PrunePassBase<PrunePass> {
       layer.output.replaceAllUsesWith(layer.input);
     eraseDeadOps(getOperation());
     getOperation()->emitRemark()
-        << "kept " << keep.size() << " of " << count
-        << " encoder layers";
+        << "kept " << keep.size() << " of " << count << " encoder layers";
     return success();
   }
 
