@@ -32,6 +32,8 @@ tools = [ToolSubst("lmopt-opt", unresolved="fatal")]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 llvm_config.add_tool_substitutions(
     [ToolSubst("lmopt-translate", unresolved="fatal")], tool_dirs)
+llvm_config.add_tool_substitutions(
+    [ToolSubst("lmopt-reduce-layers", unresolved="fatal")], tool_dirs)
 # The runtime's GoogleTest binary, and the Python the build was configured
 # with (it has numpy, which checks the files the runtime writes).
 llvm_config.add_tool_substitutions(
@@ -63,6 +65,11 @@ config.substitutions.append(
 config.substitutions.append(
     ("%lmopt_distill_refs",
      os.path.join(config.lmopt_src_root, "test", "models", "distill")))
+# The layer reduction references (a four-layer BERT, PyTorch's block
+# importance and reduced outputs; scripts/make_layer_reduce_fixtures.py).
+config.substitutions.append(
+    ("%lmopt_reduce_refs",
+     os.path.join(config.lmopt_src_root, "test", "models", "reduce")))
 # Upstream MLIR tools that lower and run what convert-lmopt-to-linalg
 # produces, and the runner's printing libraries.
 llvm_config.add_tool_substitutions(

@@ -27,9 +27,13 @@ void mlir::lmopt::printPhase(llvm::raw_ostream &log, unsigned number,
 }
 
 llvm::Error CompileLog::beforePrune(ModuleOp module) {
+  // After the calibration run: the snapshot reads the block importance it
+  // attaches.
+  if (quantizer)
+    if (llvm::Error error = quantizer->measureForPruning(module))
+      return error;
   beforePruning = PruneSnapshot::measure(module);
-  return quantizer ? quantizer->measureForPruning(module)
-                   : llvm::Error::success();
+  return llvm::Error::success();
 }
 
 llvm::Error CompileLog::beforePlan(ModuleOp module, const BundleMeta &meta) {

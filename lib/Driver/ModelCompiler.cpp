@@ -8,6 +8,7 @@
 #include "lmopt/Driver/ModelCompiler.h"
 
 #include "CompileLog.h"
+#include "DriverContext.h"
 
 #include "lmopt/Dialect/Lmopt/Autodiff/Autodiff.h"
 #include "lmopt/Dialect/Lmopt/IR/GraphNames.h"
@@ -73,33 +74,6 @@ struct Failer {
   }
 };
 } // namespace
-
-static bool hasFileLocation(Location loc) {
-  bool found = false;
-  loc->walk([&](Location inner) {
-    found = llvm::isa<FileLineColLoc>(inner);
-    return found ? WalkResult::interrupt() : WalkResult::advance();
-  });
-  return found;
-}
-
-static void printPlainDiagnostic(llvm::raw_ostream &log, Diagnostic &diag) {
-  switch (diag.getSeverity()) {
-  case DiagnosticSeverity::Error:
-    log << "error: ";
-    break;
-  case DiagnosticSeverity::Warning:
-    log << "warning: ";
-    break;
-  case DiagnosticSeverity::Note:
-    log << "note: ";
-    break;
-  case DiagnosticSeverity::Remark:
-    log << "remark: ";
-    break;
-  }
-  log << diag << "\n";
-}
 
 /// "1x128" with the static dims kept, for the --input-shape hint.
 static std::string suggestShape(ArrayRef<int64_t> shape) {
@@ -277,12 +251,25 @@ static std::string activationCriterion(const ModelCompilerOptions &o) {
   return "";
 }
 
+/// The --prune item that selects layers by block importance ("layers=6"),
+/// or "".
+static std::string layerSelection(const ModelCompilerOptions &o) {
+  llvm::SmallVector<llvm::StringRef> items;
+  llvm::StringRef(o.prune).split(items, ',');
+  for (llvm::StringRef item : items)
+    if (item.starts_with("layers="))
+      return item.str();
+  return "";
+}
+
 /// The quantization step's options, with --prune's need for calibration.
 static std::optional<quantization::QuantizeDriverOptions>
 getQuantizeOptions(const ModelCompilerOptions &o) {
   std::optional<quantization::QuantizeDriverOptions> options = o.quantize;
-  if (options)
+  if (options) {
     options->pruneCalibration = !activationCriterion(o).empty();
+    options->pruneBlockImportance = !layerSelection(o).empty();
+  }
   return options;
 }
 
@@ -306,9 +293,24 @@ static llvm::Error checkOptions(const ModelCompilerOptions &o,
     return fail("--prune criterion=" + criterion +
                 " ranks units by their activations on calibration samples; "
                 "give them with --calibration=inputs.npz");
+  std::string selection = layerSelection(o);
+  double count = 0.0;
+  if (!selection.empty() &&
+      (llvm::StringRef(selection).drop_front(7).getAsDouble(count) ||
+       !(count > 0.0)))
+    return fail("--prune " + selection +
+                " is neither a whole number of layers to keep nor a "
+                "fraction in (0, 1)");
+  if (!selection.empty() &&
+      (!o.quantize || o.quantize->calibrationFile.empty()))
+    return fail("--prune " + selection +
+                " ranks encoder layers by their block importance on "
+                "calibration samples; give them with "
+                "--calibration=inputs.npz (or choose with keep-layers)");
   if (o.quantize) {
     // Samples for --prune alone leave the types to --precision.
-    bool pruneOnly = o.quantize->mode.empty() && !criterion.empty() &&
+    bool pruneOnly = o.quantize->mode.empty() &&
+                     (!criterion.empty() || !selection.empty()) &&
                      o.quantize->calibrationTableOut.empty();
     if (*precision != Precision::FP32 && !pruneOnly)
       return fail("--precision=" + o.precision +
@@ -322,6 +324,11 @@ static llvm::Error checkOptions(const ModelCompilerOptions &o,
       return fail("--train and --prune criterion=" + criterion +
                   ": the calibration run is for inference bundles; prune "
                   "with criterion=magnitude");
+    if (o.quantize && !selection.empty())
+      return fail("--train and --prune " + selection +
+                  ": the calibration run is for inference bundles; choose "
+                  "the layers with keep-layers (an inference compile with " +
+                  selection + " prints their importance)");
     if (o.quantize)
       return fail("--train and --quantize: train the float model, then "
                   "quantize the trained one");
@@ -366,7 +373,8 @@ static llvm::Error checkOptions(const ModelCompilerOptions &o,
         })))
       return fail("--prune='" + o.prune + "': " +
                   (problem.empty() ? "a value does not parse" : problem) +
-                  " (keys: ffn, heads, keep-layers, multiple, criterion)");
+                  " (keys: ffn, heads, keep-layers, layers, multiple, "
+                  "criterion)");
     options.prune = spec;
   }
   if (!o.expose.empty()) {
@@ -420,27 +428,9 @@ mlir::lmopt::compileModel(const ModelCompilerOptions &o, llvm::raw_ostream &log,
     return std::move(error);
   const TargetBackend &backend = *lookupTargetBackend(o.target);
 
-  DialectRegistry registry;
-  registry.insert<LmoptDialect, arith::ArithDialect, func::FuncDialect,
-                  tensor::TensorDialect>();
-  registerONNXImportDialects(registry);
-  registerGradientModels(registry);
-  MLIRContext context(registry);
-  context.loadAllAvailableDialects();
-  // Diagnostics name the node; the whole op would drown them.
-  context.printOpOnDiagnostic(false);
-  llvm::SourceMgr sources;
-  SourceMgrDiagnosticHandler diagnostics(sources, &context, log);
-  // Diagnostics located only by node name (ONNX imports, loc("...")) read
-  // better without the source manager's "<unknown>:0" prefix.
-  ScopedDiagnosticHandler byNode(&context, [&](Diagnostic &diag) {
-    if (hasFileLocation(diag.getLocation()))
-      return failure(); // the source manager's handler shows the line
-    printPlainDiagnostic(log, diag);
-    for (Diagnostic &note : diag.getNotes())
-      printPlainDiagnostic(log, note);
-    return success();
-  });
+  DriverContext driverContext(log);
+  MLIRContext &context = driverContext.getContext();
+  llvm::SourceMgr &sources = driverContext.getSources();
 
   // 1. Import; the driver does the rest.
   auto importStart = std::chrono::steady_clock::now();

@@ -3,6 +3,7 @@
 #include "PruneReport.h"
 
 #include "lmopt/Dialect/Lmopt/IR/LmoptOps.h"
+#include "lmopt/Dialect/Lmopt/Transforms/PruneImportance.h"
 #include "lmopt/Dialect/Lmopt/Transforms/Quantize.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -71,6 +72,9 @@ PruneSnapshot PruneSnapshot::measure(ModuleOp module) {
     } else if (auto attention = llvm::dyn_cast<AttentionOp>(op)) {
       PruneLayerSize *size = layer(++current);
       size->name = getLayerName(attention);
+      if (auto score =
+              attention->getAttrOfType<FloatAttr>(kBlockImportanceAttr))
+        size->importance = score.getValueAsDouble();
       int64_t hidden = lastDim(attention.getOutput());
       size->heads = attention.getNumHeads();
       size->headDim = size->heads ? hidden / size->heads : 0;
@@ -122,15 +126,17 @@ void mlir::lmopt::printPruneReport(llvm::raw_ostream &log,
                                    const PruneSnapshot &after) {
   for (auto [i, was] : llvm::enumerate(before.layers)) {
     const PruneLayerSize *now = after.find(was.name);
+    log << "prune: layer " << i << ": ";
+    if (was.importance)
+      log << llvm::formatv("importance {0:f6}, ", *was.importance);
     if (!now) {
-      log << llvm::formatv("prune: layer {0}: dropped, params {1}, "
-                           "flops/token {2}\n",
-                           i, was.params, was.flops);
+      log << llvm::formatv("dropped, params {0}, flops/token {1}\n", was.params,
+                           was.flops);
       continue;
     }
-    log << llvm::formatv("prune: layer {0}: heads {1} -> {2}, ffn {3} -> {4}, "
-                         "params {5} -> {6}, flops/token {7} -> {8}\n",
-                         i, was.heads, now->heads, was.neurons, now->neurons,
+    log << llvm::formatv("heads {0} -> {1}, ffn {2} -> {3}, "
+                         "params {4} -> {5}, flops/token {6} -> {7}\n",
+                         was.heads, now->heads, was.neurons, now->neurons,
                          was.params, now->params, was.flops, now->flops);
   }
   log << llvm::formatv("prune: total: params {0} -> {1} ({2}), flops/token "
@@ -149,13 +155,16 @@ mlir::lmopt::pruneReportJSON(const PruneSnapshot &before,
   for (auto [i, was] : llvm::enumerate(before.layers)) {
     const PruneLayerSize *found = after.find(was.name);
     PruneLayerSize now = found ? *found : PruneLayerSize();
-    layers.push_back(llvm::json::Object{
+    llvm::json::Object layer{
         {"name", was.name},
         {"dropped", found == nullptr},
         {"heads", llvm::json::Array{was.heads, now.heads}},
         {"ffn", llvm::json::Array{was.neurons, now.neurons}},
         {"params", llvm::json::Array{was.params, now.params}},
-        {"flops_per_token", llvm::json::Array{was.flops, now.flops}}});
+        {"flops_per_token", llvm::json::Array{was.flops, now.flops}}};
+    if (was.importance)
+      layer["importance"] = *was.importance;
+    layers.push_back(std::move(layer));
   }
   llvm::json::Object json{
       {"layers", std::move(layers)},

@@ -31,6 +31,8 @@ struct PruneLayerSize {
   /// Per token: 2 per weight of its linears, and the attention's products
   /// (4 x key length x heads x head dim) when the key length is static.
   int64_t flops = 0;
+  /// The block importance a calibration run measured for `layers=N`.
+  std::optional<double> importance;
 };
 
 struct PruneSnapshot {

@@ -83,6 +83,30 @@ struct InputSums {
 };
 } // namespace
 
+std::optional<std::vector<bool>>
+mlir::lmopt::quantization::calibrationTokenMask(const CalibrationSet &set,
+                                                size_t sample) {
+  // Padding is not text: with an `attention_mask` input of [batch, seq],
+  // the tokens it masks out do not count.
+  auto maskIndex = llvm::find(set.inputNames, "attention_mask");
+  if (maskIndex == set.inputNames.end())
+    return std::nullopt;
+  const rt::Tensor &mask =
+      set.samples[sample][maskIndex - set.inputNames.begin()].tensor;
+  if (mask.shape.size() != 2)
+    return std::nullopt;
+  std::vector<bool> keep(mask.elementCount());
+  for (size_t i = 0; i < keep.size(); ++i) {
+    if (mask.dtype == rt::DType::I64)
+      keep[i] = mask.as<int64_t>()[i] != 0;
+    else if (mask.dtype == rt::DType::I32)
+      keep[i] = mask.as<int32_t>()[i] != 0;
+    else
+      return std::nullopt;
+  }
+  return keep;
+}
+
 llvm::Error mlir::lmopt::quantization::measureActivationStats(
     ModelRunner &runner, ModuleOp module, const CalibrationSet &set,
     llvm::raw_ostream &log) {
@@ -103,31 +127,11 @@ llvm::Error mlir::lmopt::quantization::measureActivationStats(
       if (type.getDimSize(type.getRank() - 1) % attention.getNumHeads() == 0)
         entry.heads = attention.getNumHeads();
   }
-  // Padding is not text: with an `attention_mask` input of [batch, seq],
-  // the tokens it masks out do not count.
-  auto maskIndex = llvm::find(set.inputNames, "attention_mask");
-  auto tokenMask = [&](size_t sample) -> std::optional<std::vector<bool>> {
-    if (maskIndex == set.inputNames.end())
-      return std::nullopt;
-    const rt::Tensor &mask =
-        set.samples[sample][maskIndex - set.inputNames.begin()].tensor;
-    if (mask.shape.size() != 2)
-      return std::nullopt;
-    std::vector<bool> keep(mask.elementCount());
-    for (size_t i = 0; i < keep.size(); ++i) {
-      if (mask.dtype == rt::DType::I64)
-        keep[i] = mask.as<int64_t>()[i] != 0;
-      else if (mask.dtype == rt::DType::I32)
-        keep[i] = mask.as<int32_t>()[i] != 0;
-      else
-        return std::nullopt;
-    }
-    return keep;
-  };
   llvm::Error error = runner.runEach(
       {*probed}, set,
       [&](size_t sample, ArrayRef<std::vector<rt::NamedTensor>> results) {
-        std::optional<std::vector<bool>> keep = tokenMask(sample);
+        std::optional<std::vector<bool>> keep =
+            calibrationTokenMask(set, sample);
         for (auto &[input, entry] : sums) {
           const rt::Tensor &tensor = results[0][input].tensor;
           if (tensor.dtype != rt::DType::F32 || tensor.shape.empty() ||

@@ -50,7 +50,8 @@ llvm::Error mlir::lmopt::quantization::checkQuantizeOptions(
     // Calibration alone: write the table for lmopt-opt's lmopt-quantize,
     // or measure what --prune's criterion reads.
     if (calibrating &&
-        (!options.calibrationTableOut.empty() || options.pruneCalibration) &&
+        (!options.calibrationTableOut.empty() || options.pruneCalibration ||
+         options.pruneBlockImportance) &&
         !options.sensitivity && options.exclude.empty() && !options.blockSize &&
         !options.asymmetric && !options.quantizeEmbeddings &&
         !options.writeReport && !options.int4Method &&
@@ -60,7 +61,7 @@ llvm::Error mlir::lmopt::quantization::checkQuantizeOptions(
                      llvm::join(getQuantizeModes(), ", ") +
                      "), except --calibration with --calibration-table-out "
                      "or a --prune criterion that reads activations "
-                     "(wanda, activation) alone");
+                     "(wanda, activation) or layers=N alone");
   }
   if (!llvm::is_contained(getQuantizeModes(), mode))
     return makeError("unknown --quantize mode '" + mode + "'; use one of " +
@@ -247,13 +248,18 @@ static void printQuantizeSummary(const QuantizeDriverOptions &options,
 }
 
 llvm::Error QuantizeDriver::measureForPruning(ModuleOp module) {
-  if (!options.pruneCalibration)
+  if (!options.pruneCalibration && !options.pruneBlockImportance)
     return llvm::Error::success();
   llvm::Expected<CalibrationSet> set =
       loadCalibrationSet(options.calibrationFile, getMain(module));
   if (!set)
     return set.takeError();
   ModelRunner runner(backend, targetOptions);
+  if (options.pruneBlockImportance)
+    if (llvm::Error error = measureBlockImportance(runner, module, *set, log))
+      return error;
+  if (!options.pruneCalibration)
+    return llvm::Error::success();
   return measureActivationStats(runner, module, *set, log);
 }
 

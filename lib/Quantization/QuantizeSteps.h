@@ -10,6 +10,7 @@
 #define LMOPT_LIB_QUANTIZATION_QUANTIZESTEPS_H
 
 #include "lmopt/Dialect/Lmopt/Transforms/Quantize.h"
+#include "lmopt/Quantization/BlockImportance.h"
 #include "lmopt/Quantization/Calibration.h"
 #include "lmopt/Quantization/GptqRounder.h"
 #include "lmopt/Quantization/ModelRunner.h"
@@ -20,6 +21,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -71,6 +73,12 @@ llvm::Expected<CalibrationStats> calibrate(ModelRunner &runner, ModuleOp module,
                                            const CalibrationMethod &method,
                                            bool gptq, StringRef tableOut,
                                            llvm::raw_ostream &log);
+
+/// Which tokens of sample `sample` are text: with an `attention_mask`
+/// input of [batch, seq] (i64 or i32), those it does not mask out, in
+/// order; else none (every token counts).
+std::optional<std::vector<bool>> calibrationTokenMask(const CalibrationSet &set,
+                                                      size_t sample);
 
 /// Runs `module` with probes on every sample of `set` and attaches to each
 /// linear the statistics of its input that lmopt-prune's calibration

@@ -62,6 +62,9 @@ struct QuantizeDriverOptions {
   /// the --calibration samples measure them before pruning, and
   /// --calibration needs no --quantize.
   bool pruneCalibration = false;
+  /// --prune=layers=N ranks encoder layers by block importance: the
+  /// --calibration samples measure it before pruning.
+  bool pruneBlockImportance = false;
 };
 
 /// The modes --quantize accepts.
@@ -87,7 +90,7 @@ public:
   llvm::Error run(ModuleOp module, const BundleMeta &meta);
   /// Before pruning: runs the --calibration samples through `module` and
   /// attaches the linear input statistics lmopt-prune's calibration
-  /// criteria read.
+  /// criteria read, and the layers' block importance `layers=N` reads.
   llvm::Error measureForPruning(ModuleOp module);
   /// After the bundle is written: prints the size summary and returns the
   /// quantization report (docs/quantization.md, "--quantize-report").

@@ -29,6 +29,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
@@ -213,7 +214,12 @@ FailureOr<EncoderLayer> prune::matchEncoderLayer(AttentionOp attention,
     return failure();
   }
   Value input = projection.getInput();
-  auto out = soleReader<LinearOp>(attention.getOutput());
+  // With dynamic dims, the export's reshape of the heads back to [B, S, H]
+  // stays (its shape is computed); it is part of the layer.
+  Value heads = attention.getOutput();
+  if (auto reshape = soleReader<ReshapeOp>(heads))
+    heads = reshape.getOutput();
+  auto out = soleReader<LinearOp>(heads);
   SkipLayerNormOp first =
       out && !out.getResidual() ? residualNorm(out.getOutput(), input)
                                 : nullptr;
@@ -293,8 +299,15 @@ struct PrunePass : lmopt::impl::PrunePassBase<PrunePass> {
           << "lmopt-prune: multiple=" << multiple << " must be at least 1";
       return signalPassFailure();
     }
-    if (!keepLayers.empty() && failed(dropLayers(report)))
-      return signalPassFailure();
+    if (layers != 0.0) {
+      FailureOr<SmallVector<int64_t>> chosen = chooseLayers();
+      if (failed(chosen) || failed(dropLayers(*chosen, report)))
+        return signalPassFailure();
+    } else if (!keepLayers.empty()) {
+      SmallVector<int64_t> keep(keepLayers.begin(), keepLayers.end());
+      if (failed(dropLayers(keep, report)))
+        return signalPassFailure();
+    }
     if (ffn > 0.0) {
       report.registerKind(kFfnKind);
       SmallVector<LinearOp> downs;
@@ -320,22 +333,80 @@ struct PrunePass : lmopt::impl::PrunePassBase<PrunePass> {
     // The statistics describe the uncut inputs.
     getOperation()->walk(
         [](LinearOp op) { op->removeAttr(kActivationStatsAttr); });
+    getOperation()->walk(
+        [](AttentionOp op) { op->removeAttr(kBlockImportanceAttr); });
     // The uncut matrices, once nothing reads them.
     for (Operation *constant : replaced)
       if (constant->use_empty())
         constant->erase();
   }
 
-  /// Drops the layers `keep-layers` does not list.
-  LogicalResult dropLayers(FusionReport &report) {
-    report.registerKind(kLayersKind);
+  /// The attentions of the layers that may be dropped, in program order.
+  SmallVector<AttentionOp> layerAttentions() {
     SmallVector<AttentionOp> attentions;
     getOperation()->walk([&](AttentionOp op) {
       if (!isFrozen(op))
         attentions.push_back(op);
     });
+    return attentions;
+  }
+
+  /// The layers `layers=` keeps: the most important by the block
+  /// importance each attention carries, ascending.
+  FailureOr<SmallVector<int64_t>> chooseLayers() {
+    Operation *root = getOperation();
+    std::string value;
+    llvm::raw_string_ostream(value) << llvm::format("%g", double(layers));
+    if (!keepLayers.empty())
+      return root->emitError()
+             << "lmopt-prune: give keep-layers or layers=" << value
+             << ", not both";
+    if (!(layers > 0.0) || (layers >= 1.0 && layers != std::floor(layers)))
+      return root->emitError()
+             << "lmopt-prune: layers=" << value
+             << " is neither a whole number of layers to keep nor a "
+                "fraction in (0, 1)";
+    SmallVector<AttentionOp> attentions = layerAttentions();
     int64_t count = int64_t(attentions.size());
-    for (auto [i, index] : llvm::enumerate(keepLayers)) {
+    if (count == 0)
+      return root->emitError() << "lmopt-prune: layers=" << value
+                               << " ranks encoder layers; the model has none";
+    int64_t keep =
+        layers < 1.0
+            ? std::max<int64_t>(1, int64_t(std::ceil(layers * count - 1e-9)))
+            : int64_t(layers);
+    if (keep > count)
+      return root->emitError()
+             << "lmopt-prune: layers=" << value << " keeps more layers than "
+             << "the model's " << count;
+    SmallVector<double> scores;
+    for (auto [index, attention] : llvm::enumerate(attentions)) {
+      auto score = attention->getAttrOfType<FloatAttr>(kBlockImportanceAttr);
+      if (!score)
+        return attention.emitError()
+               << "lmopt-prune: layers=" << value << " ranks layers by "
+               << "block importance; layer " << index << " ('"
+               << getLayerName(attention) << "') has no "
+               << kBlockImportanceAttr << " (lmopt-compile --calibration "
+               << "measures it)";
+      scores.push_back(score.getValueAsDouble());
+    }
+    SmallVector<int64_t> kept = selectUnits(scores, keep);
+    for (auto [index, attention] : llvm::enumerate(attentions))
+      attention.emitRemark()
+          << "layer " << index << " ('" << getLayerName(attention)
+          << "'): block importance "
+          << llvm::formatv("{0:f6}", scores[index]).str() << ", "
+          << (llvm::is_contained(kept, int64_t(index)) ? "kept" : "dropped");
+    return kept;
+  }
+
+  /// Drops the layers `keep` does not list.
+  LogicalResult dropLayers(ArrayRef<int64_t> keep, FusionReport &report) {
+    report.registerKind(kLayersKind);
+    SmallVector<AttentionOp> attentions = layerAttentions();
+    int64_t count = int64_t(attentions.size());
+    for (auto [i, index] : llvm::enumerate(keep)) {
       if (index < 0 || index >= count) {
         InFlightDiagnostic diag = getOperation()->emitError()
                                   << "lmopt-prune: keep-layers names layer "
@@ -344,15 +415,15 @@ struct PrunePass : lmopt::impl::PrunePassBase<PrunePass> {
           return diag << "no encoder layers";
         return diag << count << " layers (0 to " << count - 1 << ")";
       }
-      if (i > 0 && index <= keepLayers[i - 1])
+      if (i > 0 && index <= keep[i - 1])
         return getOperation()->emitError()
                << "lmopt-prune: keep-layers must list layers once each, in "
                   "ascending order ("
-               << keepLayers[i - 1] << " then " << index << ")";
+               << keep[i - 1] << " then " << index << ")";
     }
     SmallVector<EncoderLayer> dropped;
     for (auto [index, attention] : llvm::enumerate(attentions)) {
-      if (llvm::is_contained(keepLayers, int64_t(index)))
+      if (llvm::is_contained(keep, int64_t(index)))
         continue;
       std::string why;
       FailureOr<EncoderLayer> layer =
@@ -369,8 +440,7 @@ struct PrunePass : lmopt::impl::PrunePassBase<PrunePass> {
       layer.output.replaceAllUsesWith(layer.input);
     eraseDeadOps(getOperation());
     getOperation()->emitRemark()
-        << "kept " << keepLayers.size() << " of " << count
-        << " encoder layers";
+        << "kept " << keep.size() << " of " << count << " encoder layers";
     return success();
   }
 

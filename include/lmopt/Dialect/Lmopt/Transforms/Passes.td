@@ -172,6 +172,16 @@ def PrunePass : Pass<"lmopt-prune"> {
       first's output as residual; its output's readers then read `x`. An
       index out of range, a repeated or unsorted list, or a layer of
       another shape is an error naming it.
+    * `layers=N` (or a fraction `layers=F`, 0 < F < 1, keeping
+      `ceil(F * L)` of the `L` layers): keeps the `N` encoder layers of
+      highest block importance (ShortGPT's Block Influence: 1 - the mean
+      cosine between a layer's input and output hidden states over the
+      calibration tokens), ties to the lower index, and drops the others as
+      `keep-layers` would. Each layer's attention must carry the score as
+      `lmopt.block_importance` (a calibration run, `lmopt-compile
+      --calibration`, attaches it); one without it is an error naming the
+      layer. Each layer gets a remark with its score and whether it stays.
+      Not together with `keep-layers`.
 
     Importance (`criterion=`): `magnitude` (the default), the L2 norm
     of the weights that go away with the unit (a neuron's `W1` column and
@@ -205,6 +215,9 @@ def PrunePass : Pass<"lmopt-prune"> {
            "Round each kept count up to a multiple of this">,
     ListOption<"keepLayers", "keep-layers", "int64_t",
                "Encoder layers to keep, ascending (default: all)">,
+    Option<"layers", "layers", "double", "0.0",
+           "Encoder layers to keep by block importance: a count, or a "
+           "fraction in (0, 1) (default: all)">,
   ];
 }
 

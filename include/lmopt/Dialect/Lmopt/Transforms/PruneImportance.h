@@ -12,6 +12,12 @@
 //       head_l2_mean = array<f32: ...>}}  // an attention's output only: per
 //                                         // head h, mean_t ||x_t,h||_2
 //
+// `layers=N` reads each encoder layer's block importance (ShortGPT's Block
+// Influence), 1 - mean over calibration tokens of the cosine between the
+// layer's input and output hidden states, from its attention:
+//
+//   lmopt.attention ... {lmopt.block_importance = 0.25 : f64}
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef LMOPT_DIALECT_LMOPT_TRANSFORMS_PRUNEIMPORTANCE_H
@@ -26,6 +32,8 @@ inline constexpr llvm::StringLiteral kActivationStatsAttr =
 inline constexpr llvm::StringLiteral kStatsL2 = "l2";
 inline constexpr llvm::StringLiteral kStatsAbsMean = "abs_mean";
 inline constexpr llvm::StringLiteral kStatsHeadL2Mean = "head_l2_mean";
+inline constexpr llvm::StringLiteral kBlockImportanceAttr =
+    "lmopt.block_importance";
 
 } // namespace mlir::lmopt
 
