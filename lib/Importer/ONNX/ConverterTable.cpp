@@ -10,7 +10,8 @@ ConverterTable::ConverterTable() {
        {getElementwiseConverters(), getMatMulConverters(),
         getNormalizationConverters(), getShapeConverters(),
         getDataMovementConverters(), getQuantizedConverters(),
-        getMicrosoftConverters(), getPadConverters(), getMaskConverters()})
+        getMicrosoftConverters(), getPadConverters(), getMaskConverters(),
+        getAttentionConverters()})
     llvm::append_range(entries, family);
 }
 

@@ -175,6 +175,9 @@ ArrayRef<ConverterEntry> getQuantizedConverters();
 ArrayRef<ConverterEntry> getPadConverters();
 /// Trilu, as an index comparison selecting the input or zero (MaskOps.cpp).
 ArrayRef<ConverterEntry> getMaskConverters();
+/// Attention and RotaryEmbedding (opset 23), onto the fused ops
+/// (AttentionOps.cpp).
+ArrayRef<ConverterEntry> getAttentionConverters();
 /// ONNX Runtime's `com.microsoft` fused operators.
 ArrayRef<ConverterEntry> getMicrosoftConverters();
 
