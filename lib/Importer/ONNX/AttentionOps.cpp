@@ -238,16 +238,83 @@ static Value combineMasks(NodeContext &ctx, Value mask, Value visible) {
   return ctx.createOp<WhereOp>(type, visible, mask, minusInf).getOutput();
 }
 
+/// `attn_mask` extended to `keys` with hidden keys, as ONNX pads a mask
+/// shorter than the past and new keys together.
+static FailureOr<Value> padMask(NodeContext &ctx, Value mask, int64_t keys) {
+  RankedTensorType type = typeOfValue(mask);
+  int64_t last = type.getRank() ? type.getShape().back() : 1;
+  if (type.getRank() == 0 || ShapedType::isDynamic(last) ||
+      ShapedType::isDynamic(keys) || last == keys)
+    return mask;
+  if (last > keys || !type.hasStaticShape())
+    return ctx.emitError() << "'attn_mask' of shape "
+                           << formatShape(type.getShape()) << " does not fit "
+                           << keys << " keys (lmopt pads a static shorter one)";
+  SmallVector<int64_t> shape(type.getShape());
+  shape.back() = keys - last;
+  auto fillType = RankedTensorType::get(shape, type.getElementType());
+  Attribute fill = type.getElementType().isInteger(1)
+                       ? Attribute(ctx.getBuilder().getBoolAttr(false))
+                       : Attribute(ctx.getBuilder().getFloatAttr(
+                             type.getElementType(),
+                             -std::numeric_limits<double>::infinity()));
+  Value hidden =
+      ctx.createOp<ConstantOp>(DenseElementsAttr::get(fillType, fill))
+          .getOutput();
+  return concatAxis(ctx, {mask, hidden}, type.getRank() - 1);
+}
+
+/// `nonpad_kv_seqlen` n ([B], int64) as the mask [B, 1, Sq, Sk] ONNX derives
+/// from it: key j is visible when j < n[b], and with is_causal when
+/// j <= i + n[b] - Sq (the queries are the last of the n valid keys).
+static FailureOr<Value> createPaddingMask(NodeContext &ctx, bool causal,
+                                          int64_t queries, int64_t keys) {
+  RankedTensorType type = ctx.getInputType(6);
+  if (type.getRank() != 1 || !type.getElementType().isInteger(64))
+    return ctx.emitError() << "'nonpad_kv_seqlen' of type " << type
+                           << " must be a 1-D int64 [batch]";
+  if (ShapedType::isDynamic(queries) || ShapedType::isDynamic(keys))
+    return ctx.emitError() << "'nonpad_kv_seqlen' with query and key "
+                              "lengths "
+                           << formatShape({queries, keys})
+                           << " is not supported: lmopt builds its mask for "
+                              "static lengths";
+  // Key j needs n[b] > bound[i, j].
+  SmallVector<int64_t> bounds;
+  for (int64_t i = 0; i < queries; ++i)
+    for (int64_t j = 0; j < keys; ++j)
+      bounds.push_back(causal ? j - i + queries - 1 : j);
+  OpBuilder &b = ctx.getBuilder();
+  auto boundType = RankedTensorType::get({1, 1, queries, keys}, b.getI64Type());
+  Value bound =
+      ctx.createOp<ConstantOp>(
+             DenseElementsAttr::get(boundType, ArrayRef<int64_t>(bounds)))
+          .getOutput();
+  int64_t batch = type.getDimSize(0);
+  Value counts = ctx.createOp<ReshapeOp>(
+                        RankedTensorType::get({batch, 1, 1, 1}, b.getI64Type()),
+                        ctx.getInput(6),
+                        ctx.createConstant(KnownInts::vector({-1, 1, 1, 1}),
+                                           b.getI64Type()),
+                        false)
+                     .getOutput();
+  return ctx
+      .createOp<LessOp>(
+          RankedTensorType::get({batch, 1, queries, keys}, b.getI1Type()),
+          bound, counts)
+      .getOutput();
+}
+
 /// `attn_mask` as lmopt.attention reads it, with the causal mask folded in
 /// where the `causal` attribute (aligned to the end of the keys) would
-/// differ from ONNX's. Sets `causalAttr` where it does not.
+/// differ from ONNX's, and `nonpad_kv_seqlen`'s. Sets `causalAttr` where
+/// the attribute agrees.
 static FailureOr<Value> buildMask(NodeContext &ctx, const AttentionAttrs &attrs,
                                   int64_t queries, int64_t newKeys,
                                   int64_t keys, bool &causalAttr) {
   Value mask;
   Type element = ctx.getInputType(0).getElementType();
   if (ctx.hasInput(3)) {
-    mask = ctx.getInput(3);
     RankedTensorType type = ctx.getInputType(3);
     if (!type.getElementType().isInteger(1) && type.getElementType() != element)
       return ctx.emitError()
@@ -255,15 +322,19 @@ static FailureOr<Value> buildMask(NodeContext &ctx, const AttentionAttrs &attrs,
              << " is not supported; lmopt reads a bool mask "
                 "or one of Q's type "
              << element;
-    int64_t last = type.getRank() ? type.getShape().back() : 1;
-    if (type.getRank() == 0 || ShapedType::isDynamic(last) ||
-        ShapedType::isDynamic(keys) || last != keys)
-      return ctx.emitError()
-             << "'attn_mask' of shape " << formatShape(type.getShape())
-             << " must cover all " << keys
-             << " keys statically; padding a shorter mask is not supported";
+    FailureOr<Value> padded = padMask(ctx, ctx.getInput(3), keys);
+    if (failed(padded))
+      return failure();
+    mask = *padded;
   }
   causalAttr = false;
+  if (ctx.hasInput(6)) {
+    FailureOr<Value> visible =
+        createPaddingMask(ctx, attrs.causal, queries, keys);
+    if (failed(visible))
+      return failure();
+    return combineMasks(ctx, mask, *visible);
+  }
   if (!attrs.causal)
     return mask;
   // ONNX hides key j from query i when j > i + past; lmopt's causal when
@@ -274,10 +345,11 @@ static FailureOr<Value> buildMask(NodeContext &ctx, const AttentionAttrs &attrs,
   }
   if (ShapedType::isDynamic(queries) || ShapedType::isDynamic(keys) ||
       ShapedType::isDynamic(newKeys))
-    return ctx.emitError() << "attribute 'is_causal' = 1 with " << queries
-                           << " queries and " << newKeys
-                           << " new keys is not supported: lmopt needs them "
-                              "equal, or static to build the mask";
+    return ctx.emitError() << "attribute 'is_causal' = 1 with query and new "
+                              "key lengths "
+                           << formatShape({queries, newKeys})
+                           << " is not supported: lmopt needs them static, "
+                              "to align the queries after the past keys";
   return combineMasks(ctx, mask,
                       createCausalMask(ctx, queries, keys, keys - newKeys));
 }
@@ -289,9 +361,10 @@ static LogicalResult convertAttention(NodeContext &ctx) {
   if (failed(read) || failed(readHeads(ctx, *read)))
     return failure();
   AttentionAttrs attrs = *read;
-  if (ctx.hasInput(6))
-    return ctx.emitError() << "input 6 ('nonpad_kv_seqlen') is not supported";
   bool past = ctx.hasInput(4);
+  if (past && ctx.hasInput(6))
+    return ctx.emitError() << "'nonpad_kv_seqlen' cannot be combined with "
+                              "'past_key' and 'past_value'";
   if (past != ctx.hasInput(5))
     return ctx.emitError() << "'past_key' and 'past_value' must be given "
                               "together";
