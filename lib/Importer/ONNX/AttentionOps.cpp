@@ -216,6 +216,57 @@ static Value createCausalMask(NodeContext &ctx, int64_t queries, int64_t keys,
       .getOutput();
 }
 
+Value mlir::lmopt::onnx_import::createPositions(NodeContext &ctx, Value input,
+                                                int64_t axis) {
+  auto i64 = ctx.getBuilder().getI64Type();
+  int64_t length = typeOfValue(input).getDimSize(axis);
+  Value limit;
+  if (ShapedType::isDynamic(length)) {
+    Value dims =
+        ctx.createOp<ShapeOp>(RankedTensorType::get({1}, i64), input,
+                              static_cast<uint64_t>(axis),
+                              ctx.getBuilder().getI64IntegerAttr(axis + 1))
+            .getOutput();
+    Value scalarShape = ctx.createConstant(KnownInts{{0}, {}}, i64);
+    limit = ctx.createOp<ReshapeOp>(RankedTensorType::get({}, i64), dims,
+                                    scalarShape, false)
+                .getOutput();
+  } else {
+    limit = ctx.createConstant(KnownInts::scalar(length), i64);
+  }
+  return ctx
+      .createOp<RangeOp>(RankedTensorType::get({length}, i64),
+                         ctx.createConstant(KnownInts::scalar(0), i64), limit,
+                         ctx.createConstant(KnownInts::scalar(1), i64))
+      .getOutput();
+}
+
+/// The causal mask of `createCausalMask` for dynamic lengths, from the
+/// positions of the queries (shifted by `offset`) and of the keys.
+static Value createDynamicCausalMask(NodeContext &ctx, Value query,
+                                     int64_t seqAxis, Value key,
+                                     int64_t keyAxis, int64_t offset) {
+  auto i64 = ctx.getBuilder().getI64Type();
+  Value queries = createPositions(ctx, query, seqAxis);
+  Value keys = createPositions(ctx, key, keyAxis);
+  int64_t sq = typeOfValue(queries).getDimSize(0);
+  int64_t sk = typeOfValue(keys).getDimSize(0);
+  if (offset)
+    queries =
+        ctx.createOp<AddOp>(typeOfValue(queries), queries,
+                            ctx.createConstant(KnownInts::scalar(offset), i64))
+            .getOutput();
+  Value column = ctx.createOp<UnsqueezeOp>(RankedTensorType::get({sq, 1}, i64),
+                                           queries, ArrayRef<int64_t>{1})
+                     .getOutput();
+  Value row = ctx.createOp<UnsqueezeOp>(RankedTensorType::get({1, sk}, i64),
+                                        keys, ArrayRef<int64_t>{0})
+                  .getOutput();
+  auto maskType = RankedTensorType::get({sq, sk}, ctx.getBuilder().getI1Type());
+  Value future = ctx.createOp<LessOp>(maskType, column, row).getOutput();
+  return ctx.createOp<NotOp>(future).getOutput();
+}
+
 /// Hides what `visible` (i1) hides in `mask` (i1, a float to add, or null).
 static Value combineMasks(NodeContext &ctx, Value mask, Value visible) {
   if (!mask)
@@ -310,8 +361,9 @@ static FailureOr<Value> createPaddingMask(NodeContext &ctx, bool causal,
 /// differ from ONNX's, and `nonpad_kv_seqlen`'s. Sets `causalAttr` where
 /// the attribute agrees.
 static FailureOr<Value> buildMask(NodeContext &ctx, const AttentionAttrs &attrs,
-                                  int64_t queries, int64_t newKeys,
-                                  int64_t keys, bool &causalAttr) {
+                                  int64_t queries, int64_t newKeys, Value key,
+                                  int64_t keyAxis, bool &causalAttr) {
+  int64_t keys = typeOfValue(key).getDimSize(keyAxis);
   Value mask;
   Type element = ctx.getInputType(0).getElementType();
   if (ctx.hasInput(3)) {
@@ -343,15 +395,19 @@ static FailureOr<Value> buildMask(NodeContext &ctx, const AttentionAttrs &attrs,
     causalAttr = true;
     return mask;
   }
-  if (ShapedType::isDynamic(queries) || ShapedType::isDynamic(keys) ||
-      ShapedType::isDynamic(newKeys))
-    return ctx.emitError() << "attribute 'is_causal' = 1 with query and new "
-                              "key lengths "
+  int64_t past = ctx.hasInput(4) ? ctx.getInputType(4).getDimSize(2) : 0;
+  if (!ShapedType::isDynamic(queries) && !ShapedType::isDynamic(keys) &&
+      !ShapedType::isDynamic(past))
+    return combineMasks(ctx, mask, createCausalMask(ctx, queries, keys, past));
+  if (ShapedType::isDynamic(past))
+    return ctx.emitError() << "attribute 'is_causal' = 1 with 'past_key' of "
+                              "dynamic length and query and new key lengths "
                            << formatShape({queries, newKeys})
-                           << " is not supported: lmopt needs them static, "
-                              "to align the queries after the past keys";
+                           << " that may differ is not supported";
+  int64_t seqAxis = ctx.getInputType(0).getRank() == 4 ? 2 : 1;
   return combineMasks(ctx, mask,
-                      createCausalMask(ctx, queries, keys, keys - newKeys));
+                      createDynamicCausalMask(ctx, ctx.getInput(0), seqAxis,
+                                              key, keyAxis, past));
 }
 
 static LogicalResult convertAttention(NodeContext &ctx) {
@@ -405,7 +461,6 @@ static LogicalResult convertAttention(NodeContext &ctx) {
     ctx.setOutput(1, key);
     ctx.setOutput(2, value);
   }
-  int64_t keys = typeOfValue(key).getDimSize(split ? 2 : 1);
   // Head-split key and value must share a shape; a value head size of its
   // own reads them packed.
   if (split && typeOfValue(key).getShape() != typeOfValue(value).getShape()) {
@@ -416,7 +471,7 @@ static LogicalResult convertAttention(NodeContext &ctx) {
 
   bool causalAttr = false;
   FailureOr<Value> mask =
-      buildMask(ctx, attrs, queries, newKeys, keys, causalAttr);
+      buildMask(ctx, attrs, queries, newKeys, key, split ? 2 : 1, causalAttr);
   if (failed(mask))
     return failure();
   RankedTensorType v = typeOfValue(value);

@@ -72,6 +72,10 @@ save("attn23_3d_bool_mask", "Attention",
 save("attn23_causal_offset", "Attention",
      qkv4(kv_heads=4, sq=3, sk=5) + [vi("attn_mask", F, [3, 4])], [Y],
      is_causal=1)
+# Causal over symbolic lengths: the mask comes from run-time positions.
+save("attn23_causal_dynamic", "Attention",
+     [vi("Q", F, [2, 4, "s", 8]), vi("K", F, [2, 2, "t", 8]),
+      vi("V", F, [2, 2, "t", 8])], [Y], is_causal=1)
 # Opset 24: nonpad_kv_seqlen with is_causal.
 save("attn24_nonpad_causal", "Attention",
      qkv4(sq=2, sk=6) + [None, None, None, vi("nonpad_kv_seqlen", I64, [2])],
@@ -99,9 +103,10 @@ save("attn23_softmax_precision", "Attention", qkv4(), [Y],
 save("attn23_3d_no_heads", "Attention", qkv3(), [Y], q_num_heads=4)
 save("attn23_mask_type", "Attention", qkv4() + [vi("attn_mask", I64, [3, 3])],
      [Y])
-save("attn23_causal_dynamic", "Attention",
-     [vi("Q", F, [2, 4, "s", 8]), vi("K", F, [2, 2, "t", 8]),
-      vi("V", F, [2, 2, "t", 8])], [Y], is_causal=1)
+save("attn23_causal_dynamic_past", "Attention",
+     [vi("Q", F, [2, 4, "s", 8]), vi("K", F, [2, 2, "s", 8]),
+      vi("V", F, [2, 2, "s", 8]), None, vi("past_key", F, [2, 2, "p", 8]),
+      vi("past_value", F, [2, 2, "p", 8])], [Y], is_causal=1)
 save("rotary23_interleaved", "RotaryEmbedding",
      [vi("input", F, [2, 4, 3, 8]), vi("cos_cache", F, [2, 3, 4]),
       vi("sin_cache", F, [2, 3, 4])], [Y], interleaved=1)

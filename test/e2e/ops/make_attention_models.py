@@ -18,8 +18,8 @@ from onnx.reference import ReferenceEvaluator
 from make_op_models import OUT, RNG, const_i64, node, randn, save
 
 
-def save_checked(name, nodes, inputs, outputs, opset):
-    save(name, nodes, inputs, outputs, opset=opset)
+def save_checked(name, nodes, inputs, outputs, opset, dims=None):
+    save(name, nodes, inputs, outputs, opset=opset, dims=dims)
     model = os.path.join(OUT, name + ".onnx")
     expected = np.load(os.path.join(OUT, name + ".ref.npz"))
     got = ReferenceEvaluator(model).run(None, inputs)
@@ -57,6 +57,14 @@ def main():
         [node("Attention", ["q", "k", "v"], ["y"], is_causal=1)],
         {"q": randn(1, 2, 3, 8), "k": randn(1, 2, 5, 8),
          "v": randn(1, 2, 5, 8)}, ["y"], opset=23)
+    # Causal self-attention over a symbolic length, as exporters write
+    # scaled_dot_product_attention(is_causal=True).
+    save_checked(
+        "attention_causal_dynamic",
+        [node("Attention", ["q", "k", "v"], ["y"], is_causal=1)],
+        {"q": randn(1, 2, 5, 8), "k": randn(1, 2, 5, 8),
+         "v": randn(1, 2, 5, 8)}, ["y"], opset=23,
+        dims={n: [1, 2, "s", 8] for n in "qkv"})
     # Opset 24: a static cache of 6 slots with 4 and 2 valid keys, causal.
     save_checked(
         "attention_nonpad",

@@ -185,6 +185,11 @@ ArrayRef<ConverterEntry> getMicrosoftConverters();
 /// node naming both element types or shapes (ElementwiseOps.cpp).
 FailureOr<Value> buildBroadcastAdd(NodeContext &ctx, Value lhs, Value rhs);
 
+/// The positions `[0, n)` along dim `axis` of `input` as a 1-D i64 tensor,
+/// from the input's shape at run time where the dim is dynamic
+/// (AttentionOps.cpp).
+Value createPositions(NodeContext &ctx, Value input, int64_t axis);
+
 /// The latest opset of the default domain this importer knows: every
 /// converter's schema versions up to it were reviewed (docs/importer.md,
 /// "Opsets above 23"). Raise it only after reviewing each supported op's
