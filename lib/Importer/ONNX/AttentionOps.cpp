@@ -410,6 +410,19 @@ static FailureOr<Value> buildMask(NodeContext &ctx, const AttentionAttrs &attrs,
                                               key, keyAxis, past));
 }
 
+/// Checks that cache input `index` extends the head-split `current`.
+static LogicalResult checkPast(NodeContext &ctx, size_t index, StringRef name,
+                               Value current) {
+  RankedTensorType type = ctx.getInputType(index);
+  RankedTensorType split = typeOfValue(current);
+  if (type.getRank() != 4 || type.getElementType() != split.getElementType() ||
+      dimsDiffer(type.getDimSize(1), split.getDimSize(1)) ||
+      dimsDiffer(type.getDimSize(3), split.getDimSize(3)))
+    return ctx.emitError() << "'" << name << "' of type " << type
+                           << " does not extend the head-split " << split;
+  return success();
+}
+
 static LogicalResult convertAttention(NodeContext &ctx) {
   if (failed(ctx.checkInputs(3, ctx.getOpset() >= 24 ? 7 : 6)))
     return failure();
@@ -442,19 +455,10 @@ static LogicalResult convertAttention(NodeContext &ctx) {
       value = splitHeads(ctx, value, attrs.kvHeads);
       split = true;
     }
-    for (auto [index, name] :
-         {std::pair{4, "past_key"}, std::pair{5, "past_value"}}) {
-      if (!past)
-        break;
-      RankedTensorType type = ctx.getInputType(index);
-      RankedTensorType current = typeOfValue(index == 4 ? key : value);
-      if (type.getRank() != 4 || type.getElementType() != element ||
-          dimsDiffer(type.getDimSize(1), current.getDimSize(1)) ||
-          dimsDiffer(type.getDimSize(3), current.getDimSize(3)))
-        return ctx.emitError() << "'" << name << "' of type " << type
-                               << " does not extend the head-split " << current;
-    }
     if (past) {
+      if (failed(checkPast(ctx, 4, "past_key", key)) ||
+          failed(checkPast(ctx, 5, "past_value", value)))
+        return failure();
       key = concatAxis(ctx, {ctx.getInput(4), key}, 2);
       value = concatAxis(ctx, {ctx.getInput(5), value}, 2);
     }

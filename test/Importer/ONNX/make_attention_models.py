@@ -112,3 +112,27 @@ save("rotary23_interleaved", "RotaryEmbedding",
       vi("sin_cache", F, [2, 3, 4])], [Y], interleaved=1)
 save("rms23_stash_double", "RMSNormalization",
      [vi("X", F, [2, 8]), vi("W", F, [8])], [Y], stash_type=11)
+save("attn23_ranks", "Attention",
+     [vi("Q", F, [2, 4, 3, 8]), vi("K", F, [2, 3, 16]), vi("V", F, [2, 3, 16])],
+     [Y])
+save("attn23_heads", "Attention", qkv4(q_heads=4, kv_heads=3), [Y])
+save("attn23_negative_scale", "Attention", qkv4(), [Y], scale=-0.5)
+save("attn23_mask_too_long", "Attention",
+     qkv4() + [vi("attn_mask", F, [3, 7])], [Y])
+save("attn23_past_heads", "Attention",
+     qkv4() + [None, vi("past_key", F, [2, 3, 5, 8]),
+               vi("past_value", F, [2, 3, 5, 8])], [Y])
+save("attn23_past_alone", "Attention",
+     qkv4() + [None, vi("past_key", F, [2, 2, 5, 8])], [Y])
+save("attn24_nonpad_past", "Attention",
+     qkv4() + [None, vi("past_key", F, [2, 2, 5, 8]),
+               vi("past_value", F, [2, 2, 5, 8]),
+               vi("nonpad_kv_seqlen", I64, [2])], [Y], opset=24)
+save("rotary23_odd_dim", "RotaryEmbedding",
+     [vi("input", F, [2, 4, 3, 8]), vi("cos_cache", F, [2, 3, 2]),
+      vi("sin_cache", F, [2, 3, 2])], [Y], rotary_embedding_dim=5)
+save("rotary23_cache_width", "RotaryEmbedding",
+     [vi("input", F, [2, 4, 3, 8]), vi("cos_cache", F, [16, 8]),
+      vi("sin_cache", F, [16, 8]), vi("position_ids", I64, [2, 3])], [Y])
+save("rms23_axis", "RMSNormalization",
+     [vi("X", F, [2, 8]), vi("W", F, [8])], [Y], axis=2)
