@@ -169,13 +169,14 @@ static LogicalResult readHeads(NodeContext &ctx, AttentionAttrs &attrs) {
     attrs.qHeads = q.getDimSize(1);
     attrs.kvHeads = k.getDimSize(1);
     if (ShapedType::isDynamic(attrs.qHeads) ||
-        ShapedType::isDynamic(attrs.kvHeads) ||
-        ShapedType::isDynamic(q.getDimSize(3)) ||
+        ShapedType::isDynamic(attrs.kvHeads) || attrs.kvHeads <= 0 ||
+        attrs.qHeads <= 0 || ShapedType::isDynamic(q.getDimSize(3)) ||
         ShapedType::isDynamic(k.getDimSize(3)) ||
         ShapedType::isDynamic(v.getDimSize(3)) ||
         v.getDimSize(1) != attrs.kvHeads)
       return ctx.emitError()
-             << "4-D Q, K and V need static head counts and sizes, with "
+             << "4-D Q, K and V need static positive head counts and sizes, "
+                "with "
                 "K's and V's equal, got "
              << formatShape(q.getShape()) << ", " << formatShape(k.getShape())
              << " and " << formatShape(v.getShape());
@@ -268,13 +269,19 @@ static Value createDynamicCausalMask(NodeContext &ctx, Value query,
 }
 
 /// Hides what `visible` (i1) hides in `mask` (i1, a float to add, or null).
-static Value combineMasks(NodeContext &ctx, Value mask, Value visible) {
+static FailureOr<Value> combineMasks(NodeContext &ctx, Value mask,
+                                     Value visible) {
   if (!mask)
     return visible;
   RankedTensorType maskType = typeOfValue(mask);
+  ArrayRef<int64_t> visibleShape = typeOfValue(visible).getShape();
   std::optional<SmallVector<int64_t>> shape =
-      broadcastShapes(maskType.getShape(), typeOfValue(visible).getShape());
-  assert(shape && "the verifier checks that the mask broadcasts");
+      broadcastShapes(maskType.getShape(), visibleShape);
+  if (!shape)
+    return ctx.emitError() << "'attn_mask' of shape "
+                           << formatShape(maskType.getShape())
+                           << " does not broadcast to the scores' "
+                           << formatShape(visibleShape);
   auto type = RankedTensorType::get(*shape, maskType.getElementType());
   if (maskType.getElementType().isInteger(1))
     return ctx.createOp<AndOp>(type, mask, visible).getOutput();
@@ -519,12 +526,7 @@ static FailureOr<Value> buildRotaryTable(NodeContext &ctx, size_t index,
                            << (gathered ? "[max_position, " : "[batch, seq, ")
                            << half << "] of the input's element type";
   if (gathered) {
-    RankedTensorType ids = ctx.getInputType(3);
-    if (ids.getRank() != 2)
-      return ctx.emitError()
-             << "'position_ids' of shape " << formatShape(ids.getShape())
-             << " must be [batch, seq]";
-    SmallVector<int64_t> shape(ids.getShape());
+    SmallVector<int64_t> shape(ctx.getInputType(3).getShape());
     shape.push_back(half);
     cache = ctx.createOp<GatherOp>(
                    RankedTensorType::get(shape, type.getElementType()), cache,
@@ -590,6 +592,10 @@ static LogicalResult convertRotaryEmbedding(NodeContext &ctx) {
     return ctx.emitError() << "'rotary_embedding_dim' = " << *rotaryDim
                            << " must be even and at most the head size "
                            << head;
+  if (ctx.hasInput(3) && ctx.getInputType(3).getRank() != 2)
+    return ctx.emitError() << "'position_ids' of shape "
+                           << formatShape(ctx.getInputType(3).getShape())
+                           << " must be [batch, seq]";
   // The heads are dim 1 of [B, H, S, D] and dim 2 of [B, S, H, D].
   int64_t headAxis = type.getRank() == 4 ? 1 : 2;
   FailureOr<Value> cos =

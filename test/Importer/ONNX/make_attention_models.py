@@ -136,3 +136,10 @@ save("rotary23_cache_width", "RotaryEmbedding",
       vi("sin_cache", F, [16, 8]), vi("position_ids", I64, [2, 3])], [Y])
 save("rms23_axis", "RMSNormalization",
      [vi("X", F, [2, 8]), vi("W", F, [8])], [Y], axis=2)
+save("attn23_mask_shape", "Attention",
+     qkv4(kv_heads=4, sq=3, sk=5) + [vi("attn_mask", F, [4, 5])], [Y],
+     is_causal=1)
+save("attn23_zero_heads", "Attention", qkv4(q_heads=0, kv_heads=0), [Y])
+save("rotary23_position_rank", "RotaryEmbedding",
+     [vi("input", F, [2, 4, 3, 8]), vi("cos_cache", F, [16, 4]),
+      vi("sin_cache", F, [16, 4]), vi("position_ids", I64, [3])], [Y])
