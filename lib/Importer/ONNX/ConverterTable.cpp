@@ -11,7 +11,8 @@ ConverterTable::ConverterTable() {
         getNormalizationConverters(), getShapeConverters(),
         getDataMovementConverters(), getQuantizedConverters(),
         getMicrosoftConverters(), getPadConverters(), getMaskConverters(),
-        getCompositeConverters(), getEinsumConverters()})
+        getCompositeConverters(), getEinsumConverters(),
+        getAttentionConverters()})
     llvm::append_range(entries, family);
 }
 

@@ -96,31 +96,6 @@ static LogicalResult convertSkipLayerNorm(NodeContext &ctx) {
 // Attention
 //===----------------------------------------------------------------------===//
 
-/// The key positions `[0, seq)` of `input` (`[batch, seq, hidden]`) as i64.
-static Value createPositions(NodeContext &ctx, Value input) {
-  MLIRContext *context = ctx.getContext();
-  auto i64 = IntegerType::get(context, 64);
-  int64_t seq = llvm::cast<RankedTensorType>(input.getType()).getDimSize(1);
-  Value limit;
-  if (ShapedType::isDynamic(seq)) {
-    Value dims = ctx.createOp<ShapeOp>(RankedTensorType::get({1}, i64), input,
-                                       static_cast<uint64_t>(1),
-                                       ctx.getBuilder().getI64IntegerAttr(2))
-                     .getOutput();
-    Value scalarShape = ctx.createConstant(KnownInts{{0}, {}}, i64);
-    limit = ctx.createOp<ReshapeOp>(RankedTensorType::get({}, i64), dims,
-                                    scalarShape, false)
-                .getOutput();
-  } else {
-    limit = ctx.createConstant(KnownInts::scalar(seq), i64);
-  }
-  return ctx
-      .createOp<RangeOp>(RankedTensorType::get({seq}, i64),
-                         ctx.createConstant(KnownInts::scalar(0), i64), limit,
-                         ctx.createConstant(KnownInts::scalar(1), i64))
-      .getOutput();
-}
-
 /// Turns `mask_index` into a boolean mask broadcasting to the scores
 /// `[batch, heads, seq, total_seq]`, true where attended, shaped
 /// `[batch, 1, 1, total_seq]`. Supported forms: a 2-D `[batch, total_seq]`
@@ -154,7 +129,7 @@ static FailureOr<Value> convertMaskIndex(NodeContext &ctx, Value maskIndex) {
                  .getOutput();
     mask = ctx.createOp<LessOp>(
                   RankedTensorType::get({type.getDimSize(0), seq}, i1),
-                  createPositions(ctx, ctx.getInput(0)), counts)
+                  createPositions(ctx, ctx.getInput(0), 1), counts)
                .getOutput();
   } else {
     mask = ctx.createOp<CastOp>(RankedTensorType::get(type.getShape(), i1),

@@ -155,6 +155,35 @@ static LogicalResult convertLayerNorm(NodeContext &ctx) {
   return success();
 }
 
+/// RMSNormalization (opset 23): `lmopt.rms_norm` over `[axis, rank)`, which
+/// computes in float as `stash_type` 1 asks.
+static LogicalResult convertRmsNorm(NodeContext &ctx) {
+  if (failed(ctx.checkInputs(2, 2)))
+    return failure();
+  FailureOr<int64_t> axis = ctx.getInt("axis", -1);
+  FailureOr<float> epsilon = ctx.getFloat("epsilon", 1e-5f);
+  FailureOr<Type> stash = ctx.getStashType();
+  if (failed(axis) || failed(epsilon) || failed(stash))
+    return failure();
+  if (!stash->isF32())
+    return ctx.emitError() << "attribute 'stash_type' = 11 is not supported: "
+                              "lmopt.rms_norm computes in float";
+  RankedTensorType type = ctx.getInputType(0);
+  if (!normalizeAxis(*axis, type.getRank()))
+    return ctx.emitError() << "axis " << *axis << " is out of range for rank "
+                           << type.getRank();
+  if (ctx.getInputType(1).getElementType() != type.getElementType())
+    return ctx.emitError() << "'scale' element type "
+                           << ctx.getInputType(1).getElementType()
+                           << " differs from the input's "
+                           << type.getElementType();
+  ctx.setOutput(0,
+                ctx.createOp<RmsNormOp>(type, ctx.getInput(0), ctx.getInput(1),
+                                        *axis, APFloat(*epsilon))
+                    .getOutput());
+  return success();
+}
+
 static LogicalResult convertCumSum(NodeContext &ctx) {
   if (failed(ctx.checkInputs(2, 2)))
     return failure();
@@ -187,6 +216,7 @@ static const ConverterEntry kNormalizationConverters[] = {
     {"", "Softmax", 1, kMax, convertSoftmax<SoftmaxOp>},
     {"", "LogSoftmax", 1, kMax, convertSoftmax<LogSoftmaxOp>},
     {"", "LayerNormalization", 17, kMax, convertLayerNorm},
+    {"", "RMSNormalization", 23, kMax, convertRmsNorm},
     {"", "CumSum", 11, kMax, convertCumSum},
 };
 

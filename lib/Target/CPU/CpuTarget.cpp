@@ -80,6 +80,13 @@ static FailureOr<OpRole> classifyForCpu(Operation *op, bool symbolic) {
     if (!isF32(attention.getQuery()) || !isF32(attention.getKey()) ||
         !isF32(attention.getValue()))
       return unsupported("only f32 attention runs on the CPU so far");
+    // The CPU step reads one head size D for query, key and value.
+    auto query = llvm::cast<RankedTensorType>(attention.getQuery().getType());
+    auto output = llvm::cast<RankedTensorType>(attention.getType());
+    if (query.getShape().back() != output.getShape().back())
+      return unsupported("the CPU attention step needs the value head size "
+                         "to equal the query's (ONNX Attention with V's "
+                         "head size of its own)");
     return OpRole::LibraryStep;
   }
   // A gather_elements step checks its indices at run time, which a kernel

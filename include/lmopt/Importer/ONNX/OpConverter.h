@@ -175,6 +175,9 @@ ArrayRef<ConverterEntry> getQuantizedConverters();
 ArrayRef<ConverterEntry> getPadConverters();
 /// Trilu, as an index comparison selecting the input or zero (MaskOps.cpp).
 ArrayRef<ConverterEntry> getMaskConverters();
+/// Attention and RotaryEmbedding (opset 23), onto the fused ops
+/// (AttentionOps.cpp).
+ArrayRef<ConverterEntry> getAttentionConverters();
 /// ONNX Runtime's `com.microsoft` fused operators.
 ArrayRef<ConverterEntry> getMicrosoftConverters();
 
@@ -208,6 +211,11 @@ Value createAxisIndices(NodeContext &ctx, Value input, int64_t axis);
 /// `lhs + rhs` with ONNX's broadcasting rules checked, or an error at the
 /// node naming both element types or shapes (ElementwiseOps.cpp).
 FailureOr<Value> buildBroadcastAdd(NodeContext &ctx, Value lhs, Value rhs);
+
+/// The positions `[0, n)` along dim `axis` of `input` as a 1-D i64 tensor,
+/// from the input's shape at run time where the dim is dynamic
+/// (AttentionOps.cpp).
+Value createPositions(NodeContext &ctx, Value input, int64_t axis);
 
 /// The latest opset of the default domain this importer knows: every
 /// converter's schema versions up to it were reviewed (docs/importer.md,
