@@ -499,6 +499,7 @@ static LogicalResult convertAttention(NodeContext &ctx) {
   bool masked = *mask || causalAttr;
   Value output =
       ctx.createOp<AttentionOp>(outputType, query, key, value, *mask,
+                                /*bias=*/Value(),
                                 static_cast<uint64_t>(attrs.qHeads), scaleAttr,
                                 causalAttr, split, masked, kvHeadsAttr)
           .getOutput();
