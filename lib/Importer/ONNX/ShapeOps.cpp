@@ -369,6 +369,67 @@ static LogicalResult convertExpand(NodeContext &ctx) {
   return success();
 }
 
+/// Tile. Where every axis either has size 1 in the input or repeats once,
+/// tiling is broadcasting: an `lmopt.expand` to the repeats, which may be
+/// known only at run time (DeBERTa repeats its relative embeddings per
+/// batch with repeats read from a shape). Otherwise the repeats must be
+/// known at import time and each repeated axis becomes an `lmopt.concat` of
+/// that many copies.
+static LogicalResult convertTile(NodeContext &ctx) {
+  if (failed(ctx.checkInputs(2, 2)))
+    return failure();
+  FailureOr<SmallVector<int64_t>> repeats = getShapeOperand(ctx, 1);
+  if (failed(repeats))
+    return failure();
+  RankedTensorType type = ctx.getInputType(0);
+  if (int64_t(repeats->size()) != type.getRank())
+    return ctx.emitError() << "'repeats' has " << repeats->size()
+                           << " entries for an input of rank "
+                           << type.getRank();
+  for (int64_t r : *repeats)
+    if (!ShapedType::isDynamic(r) && r < 0)
+      return ctx.emitError() << "'repeats' has negative entry " << r;
+  bool broadcasts = true;
+  for (auto [dim, r] : llvm::zip(type.getShape(), *repeats))
+    broadcasts &= dim == 1 || r == 1;
+  if (broadcasts) {
+    SmallVector<int64_t> shape;
+    for (auto [dim, r] : llvm::zip(type.getShape(), *repeats))
+      shape.push_back(dim == 1 ? r : dim);
+    auto resultType = RankedTensorType::get(shape, type.getElementType());
+    ctx.setOutput(0, ctx.createOp<ExpandOp>(resultType, ctx.getInput(0),
+                                            ctx.getInput(1))
+                         .getOutput());
+    return success();
+  }
+  Value result = ctx.getInput(0);
+  for (auto [axis, r] : llvm::enumerate(*repeats)) {
+    if (ShapedType::isDynamic(r))
+      return ctx.emitError()
+             << "'repeats' entry " << axis
+             << " is known only at run time and axis " << axis
+             << " of the input has size "
+             << (type.isDynamicDim(axis)
+                     ? std::string("?")
+                     : std::to_string(type.getDimSize(axis)))
+             << ", not 1: lmopt tiles by a run-time count only where "
+                "tiling is broadcasting";
+    if (r == 1)
+      continue;
+    auto current = llvm::cast<RankedTensorType>(result.getType());
+    SmallVector<int64_t> shape = llvm::to_vector(current.getShape());
+    if (!ShapedType::isDynamic(shape[axis]))
+      shape[axis] *= r;
+    SmallVector<Value> copies(r, result);
+    result = ctx.createOp<ConcatOp>(
+                    RankedTensorType::get(shape, type.getElementType()),
+                    copies, int64_t(axis))
+                 .getOutput();
+  }
+  ctx.setOutput(0, result);
+  return success();
+}
+
 static constexpr int64_t kMax = kMaxSupportedOpset;
 
 static const ConverterEntry kShapeConverters[] = {
@@ -379,6 +440,7 @@ static const ConverterEntry kShapeConverters[] = {
     {"", "Range", 11, kMax, convertRange},
     {"", "Reshape", 5, kMax, convertReshape},
     {"", "Expand", 8, kMax, convertExpand},
+    {"", "Tile", 6, kMax, convertTile},
 };
 
 ArrayRef<ConverterEntry> mlir::lmopt::onnx_import::getShapeConverters() {

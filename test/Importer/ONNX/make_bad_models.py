@@ -300,3 +300,6 @@ save(model([helper.make_node("Einsum", ["x"], ["y"], name="ein1",
                              equation="ijk->i")],
            [vi("x", F, [2, 3])], [vi("y", F, [2])], opset=12),
      "einsum_rank.onnx")
+save(model([helper.make_node("Tile", ["x", "r"], ["y"], name="tile0")],
+           [vi("x", F, [2, 3]), vi("r", I64, [2])], [vi("y", F, [4, 3])]),
+     "tile_runtime_repeats.onnx")

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Regenerate the models of composite.test in test/e2e/ops/Inputs: the ONNX
 operators the importer builds from simpler ones (activations, Clip, Sum,
-Mean, IsInf, Xor, ArgMax/ArgMin, Einsum, the norm-like reductions), with
-ONNX Runtime's outputs as references (see make_op_models.py):
+Mean, IsInf, Xor, ArgMax/ArgMin, Einsum, Tile, the norm-like reductions),
+with ONNX Runtime's outputs as references (see make_op_models.py):
 
     python3 test/e2e/ops/make_composite_models.py
 """
@@ -127,6 +127,20 @@ def main():
          [node("Ceil", ["r"], ["ceil"]), node("Floor", ["r"], ["floor"]),
           node("Round", ["r"], ["round"])],
          {"r": r}, ["ceil", "floor", "round"])
+
+    # Tile: by constant repeats (copies along each axis), and per batch by
+    # repeats read from another input's symbolic shape, which is broadcasting
+    # (DeBERTa's relative embeddings).
+    save("tile",
+         [node("Tile", ["w", "reps"], ["tiled"]),
+          node("Shape", ["ids"], ["ids_shape"], start=0, end=1),
+          node("Concat", ["ids_shape", "ones"], ["per_batch"], axis=0),
+          node("Tile", ["table", "per_batch"], ["batched"])],
+         {"w": randn(2, 3), "table": randn(1, 4, 5),
+          "ids": np.zeros((3, 7), np.int64)},
+         ["tiled", "batched"],
+         initializers=[const_i64("reps", [2, 3]), const_i64("ones", [1, 1])],
+         dims={"ids": ["batch", "seq"]})
 
     # Reductions over an empty axis: sums are 0, ReduceLogSumExp is -inf;
     # the empty input still passes through the kernel's calling convention.
