@@ -372,9 +372,10 @@ static LogicalResult convertExpand(NodeContext &ctx) {
 /// Tile. Where every axis either has size 1 in the input or repeats once,
 /// tiling is broadcasting: an `lmopt.expand` to the repeats, which may be
 /// known only at run time (DeBERTa repeats its relative embeddings per
-/// batch with repeats read from a shape). Otherwise the repeats must be
-/// known at import time and each repeated axis becomes an `lmopt.concat` of
-/// that many copies.
+/// batch with repeats read from a shape). One axis repeated a run-time
+/// number of times in an otherwise static tensor is an unsqueeze, expand
+/// and reshape. Otherwise the repeats must be known at import time and each
+/// repeated axis becomes an `lmopt.concat` of that many copies.
 static LogicalResult convertTile(NodeContext &ctx) {
   if (failed(ctx.checkInputs(2, 2)))
     return failure();
@@ -402,6 +403,67 @@ static LogicalResult convertTile(NodeContext &ctx) {
                          .getOutput());
     return success();
   }
+  // One axis repeated a run-time number of times, every other dim static
+  // (DeBERTa repeats its [heads, 2k, d] position projections per batch):
+  // a new unit axis before it, expanded to the count, merged back with the
+  // axis by a reshape whose only unknown entry is that product.
+  int64_t runtimeAxes = llvm::count_if(*repeats, ShapedType::isDynamic);
+  if (runtimeAxes == 1) {
+    int64_t axis = llvm::find_if(*repeats, ShapedType::isDynamic) -
+                   repeats->begin();
+    bool othersStatic = true, othersOnce = true;
+    for (auto [i, dim] : llvm::enumerate(type.getShape()))
+      if (int64_t(i) != axis) {
+        othersStatic &= !ShapedType::isDynamic(dim);
+        othersOnce &= (*repeats)[i] == 1;
+      }
+    if (othersStatic && othersOnce) {
+      OpBuilder &b = ctx.getBuilder();
+      Type i64 = b.getI64Type();
+      auto vec = [&](ArrayRef<int64_t> v) {
+        return ctx.createConstant(KnownInts::vector(v), i64);
+      };
+      SmallVector<int64_t> unitShape = llvm::to_vector(type.getShape());
+      unitShape.insert(unitShape.begin() + axis, 1);
+      Value unit =
+          ctx.createOp<UnsqueezeOp>(
+                 RankedTensorType::get(unitShape, type.getElementType()),
+                 ctx.getInput(0), SmallVector<int64_t>{axis})
+              .getOutput();
+      // [1, ..., count, ..., 1]: the count sliced from the repeats.
+      Value count =
+          ctx.createOp<SliceOp>(RankedTensorType::get({1}, i64),
+                                ctx.getInput(1), vec({axis}), vec({axis + 1}),
+                                vec({0}), vec({1}))
+              .getOutput();
+      SmallVector<Value> parts;
+      if (axis > 0)
+        parts.push_back(vec(SmallVector<int64_t>(axis, 1)));
+      parts.push_back(count);
+      parts.push_back(vec(SmallVector<int64_t>(type.getRank() - axis, 1)));
+      Value target = ctx.createOp<ConcatOp>(
+                            RankedTensorType::get({type.getRank() + 1}, i64),
+                            parts, int64_t(0))
+                         .getOutput();
+      SmallVector<int64_t> expandedShape = unitShape;
+      expandedShape[axis] = ShapedType::kDynamic;
+      Value expanded =
+          ctx.createOp<ExpandOp>(
+                 RankedTensorType::get(expandedShape, type.getElementType()),
+                 unit, target)
+              .getOutput();
+      SmallVector<int64_t> merged = llvm::to_vector(type.getShape());
+      merged[axis] = -1;
+      SmallVector<int64_t> resultShape = llvm::to_vector(type.getShape());
+      resultShape[axis] = ShapedType::kDynamic;
+      ctx.setOutput(
+          0, ctx.createOp<ReshapeOp>(
+                    RankedTensorType::get(resultShape, type.getElementType()),
+                    expanded, vec(merged), b.getBoolAttr(false))
+                 .getOutput());
+      return success();
+    }
+  }
   Value result = ctx.getInput(0);
   for (auto [axis, r] : llvm::enumerate(*repeats)) {
     if (ShapedType::isDynamic(r))
@@ -413,7 +475,8 @@ static LogicalResult convertTile(NodeContext &ctx) {
                      ? std::string("?")
                      : std::to_string(type.getDimSize(axis)))
              << ", not 1: lmopt tiles by a run-time count only where "
-                "tiling is broadcasting";
+                "tiling is broadcasting, or along one axis of a tensor "
+                "otherwise static";
     if (r == 1)
       continue;
     auto current = llvm::cast<RankedTensorType>(result.getType());

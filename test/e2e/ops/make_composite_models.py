@@ -129,16 +129,17 @@ def main():
          {"r": r}, ["ceil", "floor", "round"])
 
     # Tile: by constant repeats (copies along each axis), and per batch by
-    # repeats read from another input's symbolic shape, which is broadcasting
-    # (DeBERTa's relative embeddings).
+    # repeats read from another input's symbolic shape, broadcasting a unit
+    # axis or repeating an axis of size 2 (DeBERTa's position projections).
     save("tile",
          [node("Tile", ["w", "reps"], ["tiled"]),
           node("Shape", ["ids"], ["ids_shape"], start=0, end=1),
           node("Concat", ["ids_shape", "ones"], ["per_batch"], axis=0),
-          node("Tile", ["table", "per_batch"], ["batched"])],
+          node("Tile", ["table", "per_batch"], ["batched"]),
+          node("Tile", ["heads", "per_batch"], ["heads_batched"])],
          {"w": randn(2, 3), "table": randn(1, 4, 5),
-          "ids": np.zeros((3, 7), np.int64)},
-         ["tiled", "batched"],
+          "ids": np.zeros((3, 7), np.int64), "heads": randn(2, 4, 5)},
+         ["tiled", "batched", "heads_batched"],
          initializers=[const_i64("reps", [2, 3]), const_i64("ones", [1, 1])],
          dims={"ids": ["batch", "seq"]})
 
