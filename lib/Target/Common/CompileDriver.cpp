@@ -132,6 +132,8 @@ llvm::Error CompileDriver::optimize(ModuleOp module,
       return makeDiagnosedError();
   }
   PassManager pm(module.getContext());
+  // Gemms that did not become linears run as matrix products.
+  pm.addPass(createDecomposeGemmPass());
   if (!options.prune.empty()) {
     if (observer)
       if (llvm::Error error = observer->beforePrune(module))

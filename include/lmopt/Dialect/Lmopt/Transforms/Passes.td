@@ -91,6 +91,20 @@ def FuseLinearPass : Pass<"lmopt-fuse-linear"> {
   let dependentDialects = ["::mlir::lmopt::LmoptDialect"];
 }
 
+def DecomposeGemmPass : Pass<"lmopt-decompose-gemm"> {
+  let summary = "Rewrite the Gemms left after linear fusion as matmuls";
+  let description = [{
+    `gemm(A, B, C)` becomes `matmul(op(A), op(B))`, times `alpha` when it is
+    not 1, plus `beta * C` when there is a C and beta is not 0 (`op` a
+    `[1, 0]` transpose where `trans_a`/`trans_b` ask for one). Run after
+    `lmopt-fuse-linear`, which turns the Gemms of Linear layers (constant B,
+    alpha = beta = 1) into linears; the compiler runs it before planning,
+    so a Gemm with a run-time B or scalings other than 1 runs as a matrix
+    product and a kernel instead of being refused.
+  }];
+  let dependentDialects = ["::mlir::lmopt::LmoptDialect"];
+}
+
 def FoldLinearTransposePass : Pass<"lmopt-fold-linear-transpose"> {
   let summary = "Let a matrix product read its transposed input in place";
   let description = [{
