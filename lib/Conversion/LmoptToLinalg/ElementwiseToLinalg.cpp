@@ -214,6 +214,16 @@ static Value buildArith(OpBuilder &b, Location loc, Value lhs, Value rhs) {
   return ArithOp::create(b, loc, lhs, rhs);
 }
 
+/// Integer powers through f64 (exact while the result fits its 53-bit
+/// mantissa, as numpy's integer power is), truncated back.
+static Value buildIntPow(OpBuilder &b, Location loc, Value lhs, Value rhs) {
+  Type f64 = b.getF64Type(), type = lhs.getType();
+  Value base = arith::SIToFPOp::create(b, loc, f64, lhs);
+  Value exponent = arith::SIToFPOp::create(b, loc, f64, rhs);
+  Value power = math::PowFOp::create(b, loc, base, exponent);
+  return arith::FPToSIOp::create(b, loc, type, power);
+}
+
 template <arith::CmpFPredicate predicate>
 static Value buildCmpF(OpBuilder &b, Location loc, Value lhs, Value rhs) {
   return arith::CmpFOp::create(b, loc, predicate, lhs, rhs);
@@ -474,7 +484,7 @@ static void addBinaryPatterns(RewritePatternSet &patterns) {
   addBinary<DivOp>(patterns,
                    {buildArith<arith::DivFOp>, buildArith<arith::DivSIOp>});
   // Integer pow has no lowering to LLVM upstream; it stays.
-  addBinary<PowOp>(patterns, {buildArith<math::PowFOp>});
+  addBinary<PowOp>(patterns, {buildArith<math::PowFOp>, buildIntPow});
   // maximumf/minimumf propagate NaN, as the evaluator does.
   addBinary<MaxOp>(patterns,
                    {buildArith<arith::MaximumFOp>, buildArith<arith::MaxSIOp>});

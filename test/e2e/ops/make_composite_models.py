@@ -128,6 +128,23 @@ def main():
           node("Round", ["r"], ["round"])],
          {"r": r}, ["ceil", "floor", "round"])
 
+    # Gemm with a run-time B, A transposed, alpha and beta other than 1: not
+    # a linear, so it runs as a matmul and a kernel (lmopt-decompose-gemm).
+    save("gemm",
+         [node("Gemm", ["ga", "gb", "gc"], ["gemm"], alpha=0.5, beta=2.0,
+               transA=1)],
+         {"ga": randn(4, 3), "gb": randn(4, 5), "gc": randn(5)}, ["gemm"])
+
+    # Integer Pow (the CPU computes it through f64).
+    save("int_pow",
+         [node("Pow", ["pi", "qi"], ["pow_i32"]),
+          node("Pow", ["pl", "ql"], ["pow_i64"])],
+         {"pi": np.array([[2, -3, 5], [7, 0, -1]], np.int32),
+          "qi": np.array([[10, 3, 4], [2, 5, 7]], np.int32),
+          "pl": np.array([3, -2, 10, 1], np.int64),
+          "ql": np.array([30, 31, 15, 0], np.int64)},
+         ["pow_i32", "pow_i64"])
+
     # Tile: by constant repeats (copies along each axis), and per batch by
     # repeats read from another input's symbolic shape, broadcasting a unit
     # axis or repeating an axis of size 2 (DeBERTa's position projections).
