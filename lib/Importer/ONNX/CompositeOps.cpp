@@ -111,16 +111,21 @@ private:
 
 } // namespace
 
+/// Fails, naming the type and the operator, unless input 0 is a
+/// floating-point tensor.
+static LogicalResult requireFloatInput(NodeContext &ctx) {
+  Type element = ctx.getInputType(0).getElementType();
+  if (llvm::isa<FloatType>(element))
+    return success();
+  return ctx.emitError() << "input 0 has element type " << element << "; "
+                         << ctx.getOpType() << " takes floating-point tensors";
+}
+
 /// The node's first input, which must be a floating-point tensor.
 static FailureOr<Value> floatInput(NodeContext &ctx, size_t min = 1,
                                    size_t max = 1) {
-  if (failed(ctx.checkInputs(min, max)))
+  if (failed(ctx.checkInputs(min, max)) || failed(requireFloatInput(ctx)))
     return failure();
-  Type element = ctx.getInputType(0).getElementType();
-  if (!llvm::isa<FloatType>(element))
-    return ctx.emitError() << "input 0 has element type " << element << "; "
-                           << ctx.getOpType()
-                           << " takes floating-point tensors";
   return ctx.getInput(0);
 }
 
@@ -304,9 +309,8 @@ template <bool IsMean> static LogicalResult convertSumOrMean(NodeContext &ctx) {
   if (failed(ctx.checkInputs(1, std::max<size_t>(count, 1))))
     return failure();
   Type element = ctx.getInputType(0).getElementType();
-  if (IsMean && !llvm::isa<FloatType>(element))
-    return ctx.emitError() << "input 0 has element type " << element
-                           << "; Mean takes floating-point tensors";
+  if (IsMean && failed(requireFloatInput(ctx)))
+    return failure();
   Value total = ctx.getInput(0);
   for (size_t i = 1; i < count; ++i) {
     FailureOr<Value> next = buildBroadcastAdd(ctx, total, ctx.getInput(i));
@@ -376,10 +380,8 @@ template <NormReduce Kind> static LogicalResult convertNormReduce(NodeContext &c
   Type element = type.getElementType();
   bool floatOnly = Kind == NormReduce::L2 || Kind == NormReduce::LogSum ||
                    Kind == NormReduce::LogSumExp;
-  if (floatOnly && !llvm::isa<FloatType>(element))
-    return ctx.emitError() << "input 0 has element type " << element << "; "
-                           << ctx.getOpType()
-                           << " takes floating-point tensors";
+  if (floatOnly && failed(requireFloatInput(ctx)))
+    return failure();
   Composer c(ctx, element);
   Value x = ctx.getInput(0);
   auto reduce = [&](auto tag, Value input, bool keepdims) -> Value {
@@ -478,17 +480,15 @@ template <bool IsMax> static LogicalResult convertArgExtreme(NodeContext &ctx) {
   };
   Type i64 = ctx.getBuilder().getI64Type();
   SmallVector<int64_t> axes = {dim};
-  Value extreme =
-      IsMax ? ctx.createOp<ReduceMaxOp>(
-                     RankedTensorType::get(reducedShape(true),
-                                           type.getElementType()),
-                     x, axes, true)
-                  .getOutput()
-            : ctx.createOp<ReduceMinOp>(
-                     RankedTensorType::get(reducedShape(true),
-                                           type.getElementType()),
-                     x, axes, true)
-                  .getOutput();
+  // reduce_max over the axis when `useMax`, else reduce_min.
+  auto extremeOf = [&](bool useMax, Value input, Type element, bool keep) {
+    auto resultType = RankedTensorType::get(reducedShape(keep), element);
+    return useMax ? ctx.createOp<ReduceMaxOp>(resultType, input, axes, keep)
+                        .getOutput()
+                  : ctx.createOp<ReduceMinOp>(resultType, input, axes, keep)
+                        .getOutput();
+  };
+  Value extreme = extremeOf(IsMax, x, type.getElementType(), true);
   Composer values(ctx, type.getElementType()), indices(ctx, i64);
   Value hit = values.compare<EqualOp>(x, extreme);
   // The axis' indices as a tensor of x's rank, size 1 everywhere else.
@@ -505,14 +505,7 @@ template <bool IsMax> static LogicalResult convertArgExtreme(NodeContext &ctx) {
   Value sentinel =
       indices.scalar(*last ? -1.0 : double(std::numeric_limits<int32_t>::max()));
   Value candidates = indices.select(hit, index, sentinel);
-  auto resultType = RankedTensorType::get(reducedShape(*keepdims != 0), i64);
-  Value result =
-      *last ? ctx.createOp<ReduceMaxOp>(resultType, candidates, axes,
-                                        *keepdims != 0)
-                  .getOutput()
-            : ctx.createOp<ReduceMinOp>(resultType, candidates, axes,
-                                        *keepdims != 0)
-                  .getOutput();
+  Value result = extremeOf(*last != 0, candidates, i64, *keepdims != 0);
   ctx.setOutput(0, result);
   return success();
 }
