@@ -423,8 +423,12 @@ void mlir::lmopt::cpu::buildKernelBufferizationPipeline(OpPassManager &pm) {
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   pm.addNestedPass<func::FuncOp>(createRelaxKernelFloatsPass());
-  // Reducing kernels: one loop over rows, each row through every generic.
-  pm.addNestedPass<func::FuncOp>(createTileKernelRowsPass());
+  // Reducing kernels: one loop over rows, each row through every generic;
+  // every other kernel: one loop per independent result, so that its rows
+  // (or columns, for a column sum) can be split between threads.
+  TileKernelRowsPassOptions tileOptions;
+  tileOptions.independentRoots = true;
+  pm.addNestedPass<func::FuncOp>(createTileKernelRowsPass(tileOptions));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 

@@ -14,6 +14,7 @@
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -89,11 +90,117 @@ static bool followsEveryIndex(tensor::ExtractSliceOp slice,
                       [&](Value iv) { return reached.contains(iv); });
 }
 
+/// The ops, of any kind, whose values `op` (transitively) reads.
+static DenseSet<Operation *> getAllProducers(Operation *op) {
+  SmallVector<Operation *> worklist{op};
+  DenseSet<Operation *> producers;
+  while (!worklist.empty())
+    for (Value operand : worklist.pop_back_val()->getOperands())
+      if (Operation *producer = operand.getDefiningOp())
+        if (producers.insert(producer).second)
+          worklist.push_back(producer);
+  return producers;
+}
+
+/// The returned linalg ops (on tensors) that no other returned op reads,
+/// through any chain of ops, in body order: each can drive a loop of its
+/// own that reads nothing another root's loop writes.
+static SmallVector<linalg::LinalgOp> findIndependentRoots(func::FuncOp func) {
+  SmallVector<linalg::LinalgOp> returned;
+  SmallVector<Operation *> returnedOps;
+  func.walk([&](func::ReturnOp ret) {
+    for (Value value : ret.getOperands()) {
+      auto op = value.getDefiningOp<linalg::LinalgOp>();
+      if (op && op.hasPureTensorSemantics() && !llvm::is_contained(returned, op))
+        returned.push_back(op);
+      if (Operation *def = value.getDefiningOp())
+        returnedOps.push_back(def);
+    }
+  });
+  DenseSet<Operation *> read;
+  for (Operation *op : returnedOps)
+    for (Operation *producer : getAllProducers(op))
+      read.insert(producer);
+  SmallVector<linalg::LinalgOp> roots;
+  for (linalg::LinalgOp op : returned)
+    if (!read.contains(op.getOperation()))
+      roots.push_back(op);
+  llvm::sort(roots, [](linalg::LinalgOp a, linalg::LinalgOp b) {
+    return a->isBeforeInBlock(b);
+  });
+  return roots;
+}
+
+/// Whether `op` reduces over an outer loop while its innermost loop is
+/// parallel: a sum over rows, one value per column.
+static bool isColumnReduction(linalg::LinalgOp op) {
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  return op.getNumReductionLoops() > 0 && !iterators.empty() &&
+         iterators.back() == utils::IteratorType::parallel;
+}
+
+/// Gives every linalg op whose init is a shared `tensor.empty` (CSE merges
+/// equal ones) an empty of its own. Otherwise tile and fuse computes a
+/// fused producer into the slice of the root's result it shares an empty
+/// with, and the result buffer holds a temporary before the root reads its
+/// operands: wrong where the runtime writes that result in place of an
+/// operand (a gradient accumulated into its state, PlanStates.cpp).
+static void giveInitsTheirOwnEmpties(func::FuncOp func) {
+  func.walk([](linalg::LinalgOp op) {
+    for (OpOperand &init : op.getDpsInitsMutable()) {
+      auto empty = init.get().getDefiningOp<tensor::EmptyOp>();
+      if (!empty || empty->hasOneUse())
+        continue;
+      OpBuilder builder(op);
+      init.set(builder.clone(*empty)->getResult(0));
+    }
+  });
+}
+
+/// Starts the destination chain of every returned value (linalg inits,
+/// loop outputs, fills) at a `bufferization.alloc_tensor` of its own
+/// instead of a `tensor.empty`. CSE merges equal empties, also after tiling
+/// (the empty of a temporary in a loop of one iteration, once the loop is
+/// inlined), and bufferization may then compute the temporary in the
+/// result's buffer before the result reads its operands: wrong where the
+/// runtime writes that result in place of an operand (a gradient
+/// accumulated into its state, PlanStates.cpp). An allocation is never
+/// merged.
+static void giveResultsTheirOwnBuffers(func::FuncOp func) {
+  func.walk([](func::ReturnOp ret) {
+    for (Value value : ret.getOperands()) {
+      OpOperand *init = nullptr;
+      for (Operation *op = value.getDefiningOp(); op;) {
+        auto result = llvm::cast<OpResult>(value);
+        if (auto dps = llvm::dyn_cast<DestinationStyleOpInterface>(op))
+          init = dps.getTiedOpOperand(result);
+        else if (auto loop = llvm::dyn_cast<scf::ForallOp>(op))
+          init = &loop.getOutputsMutable()[result.getResultNumber()];
+        else
+          break;
+        value = init->get();
+        op = value.getDefiningOp();
+        if (!op || llvm::isa<tensor::EmptyOp>(op))
+          break;
+      }
+      auto empty = value.getDefiningOp<tensor::EmptyOp>();
+      if (!init || !empty)
+        continue;
+      OpBuilder builder(empty);
+      init->set(bufferization::AllocTensorOp::create(
+          builder, empty.getLoc(), empty.getType(), empty.getDynamicSizes()));
+      if (empty->use_empty())
+        empty->erase();
+    }
+  });
+}
+
 namespace {
 
 /// Tiles the root of a reducing kernel over all its loops but the innermost
 /// (rank-1 roots: blocks of rows) with scf.forall and fuses its producers
-/// into the loop, each only where its slice follows every row index.
+/// into the loop, each only where its slice follows every row index. With
+/// `independent-roots`, every root of an independent loop the same way.
 struct TileKernelRowsPass
     : lmopt::cpu::impl::TileKernelRowsPassBase<TileKernelRowsPass> {
   using TileKernelRowsPassBase::TileKernelRowsPassBase;
@@ -105,35 +212,44 @@ struct TileKernelRowsPass
     linalg::registerTilingInterfaceExternalModels(registry);
   }
 
-  void runOnOperation() override {
-    func::FuncOp func = getOperation();
-    linalg::LinalgOp root = findRowRoot(func);
-    auto tileable =
-        root ? llvm::dyn_cast<TilingInterface>(root.getOperation()) : nullptr;
-    if (!tileable)
-      return;
-    // A kernel over a tensor of no elements has no rows to share out, and
-    // fusing a producer into a tile of an empty slice crashes MLIR's tile
-    // and fuse; its loops run zero times as they are.
-    bool empty = false;
-    func.walk([&](linalg::LinalgOp op) {
-      for (Value operand : op->getOperands())
-        if (auto type = llvm::dyn_cast<ShapedType>(operand.getType()))
-          if (type.hasStaticShape() && type.getNumElements() == 0)
-            empty = true;
-    });
-    if (empty)
-      return;
+  /// The tile sizes of `root`'s loops (0: not tiled); all 0 when the root
+  /// has no loop to share out.
+  SmallVector<int64_t> getTileSizes(linalg::LinalgOp root) {
     unsigned numLoops = root.getNumLoops();
     SmallVector<utils::IteratorType> iterators = root.getIteratorTypesArray();
     SmallVector<int64_t> tileSizes(numLoops, 0);
-    if (numLoops == 1 && iterators[0] == utils::IteratorType::parallel)
-      tileSizes[0] = std::max<int64_t>(rank1RowTile, 1);
+    bool readsReduction = false, readsColumnReduction = false;
+    for (Operation *producer : getLinalgProducers(root)) {
+      auto op = llvm::cast<linalg::LinalgOp>(producer);
+      readsReduction |= op.getNumReductionLoops() > 0;
+      readsColumnReduction |= isColumnReduction(op);
+    }
+    if (numLoops == 1 && iterators[0] == utils::IteratorType::parallel) {
+      int64_t tile = rank1RowTile;
+      if (independentRoots && readsColumnReduction)
+        tile = columnTile;
+      else if (independentRoots && !readsReduction)
+        tile = flatTile;
+      tileSizes[0] = std::max<int64_t>(tile, 1);
+      return tileSizes;
+    }
     for (unsigned i = 0; i + 1 < numLoops; ++i)
       if (iterators[i] == utils::IteratorType::parallel)
         tileSizes[i] = 1;
+    if (independentRoots && isColumnReduction(root))
+      tileSizes.back() = std::max<int64_t>(columnTile, 1);
+    return tileSizes;
+  }
+
+  /// Tiles `root` and fuses its producers; false when the root keeps its
+  /// loop nest.
+  bool tileRoot(func::FuncOp func, linalg::LinalgOp root) {
+    auto tileable = llvm::dyn_cast<TilingInterface>(root.getOperation());
+    if (!tileable)
+      return false;
+    SmallVector<int64_t> tileSizes = getTileSizes(root);
     if (llvm::all_of(tileSizes, [](int64_t size) { return size == 0; }))
-      return;
+      return false;
 
     MLIRContext *context = &getContext();
     scf::SCFTilingOptions tiling;
@@ -177,7 +293,7 @@ struct TileKernelRowsPass
     FailureOr<scf::SCFTileAndFuseResult> tiled =
         scf::tileConsumerAndFuseProducersUsingSCF(rewriter, tileable, options);
     if (failed(tiled))
-      return; // the kernel keeps one loop nest per generic
+      return false; // the kernel keeps one loop nest per generic
     DominanceInfo dominance(func);
     SmallVector<Operation *> replaced{root};
     llvm::append_range(replaced, tiled->fusedProducers);
@@ -196,6 +312,38 @@ struct TileKernelRowsPass
       if (op->use_empty())
         rewriter.eraseOp(op);
     }
+    return true;
+  }
+
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    // A kernel over a tensor of no elements has no rows to share out, and
+    // fusing a producer into a tile of an empty slice crashes MLIR's tile
+    // and fuse; its loops run zero times as they are.
+    bool empty = false;
+    func.walk([&](linalg::LinalgOp op) {
+      for (Value operand : op->getOperands())
+        if (auto type = llvm::dyn_cast<ShapedType>(operand.getType()))
+          if (type.hasStaticShape() && type.getNumElements() == 0)
+            empty = true;
+    });
+    if (empty)
+      return;
+    if (!independentRoots) {
+      if (linalg::LinalgOp root = findRowRoot(func))
+        tileRoot(func, root);
+      return;
+    }
+    // Each root's loop reads only the function's arguments, values computed
+    // before every loop and its own fused producers: the loops can run
+    // their iterations in any order relative to each other.
+    giveInitsTheirOwnEmpties(func);
+    bool tiledAny = false;
+    for (linalg::LinalgOp root : findIndependentRoots(func))
+      tiledAny |= tileRoot(func, root);
+    if (tiledAny)
+      func->setAttr(kIndependentRowLoopsAttrName, UnitAttr::get(&getContext()));
+    giveResultsTheirOwnBuffers(func);
   }
 };
 
@@ -296,10 +444,21 @@ struct LowerKernelRowLoopsPass
     }
     if (!bufferized)
       return signalPassFailure();
+    // Several loops split together only when lmopt-tile-kernel-rows found
+    // that none reads what another writes: a thread runs its share of each
+    // loop in turn, without waiting for the other threads' shares.
+    bool independent = func->hasAttr(kIndependentRowLoopsAttrName);
+    func->removeAttr(kIndependentRowLoopsAttrName);
     bool partition =
-        loops.size() == 1 && loops[0]->getParentOp() == func &&
+        (loops.size() == 1 || independent) &&
+        llvm::all_of(loops,
+                     [&](scf::ForallOp loop) {
+                       return loop->getParentOp() == func;
+                     }) &&
         llvm::all_of(func.front(), [&](Operation &op) {
-          return &op == loops[0].getOperation() || isPrivateToCall(op);
+          auto loop = llvm::dyn_cast<scf::ForallOp>(op);
+          return (loop && llvm::is_contained(loops, loop)) ||
+                 isPrivateToCall(op);
         });
     Value part, parts;
     if (partition) {

@@ -132,6 +132,70 @@ func.func @negative_two_loops(%arg0: memref<4x64xf32>, %arg1: memref<4x64xf32>) 
 
 // -----
 
+// The same two loops in a function that lmopt-tile-kernel-rows marked as
+// independent (neither reads what the other writes): both run their share
+// of their own rows, with one `part` and one `parts`; the mark is consumed.
+// CHECK-LABEL: func.func @independent_loops(
+// CHECK-SAME: %{{.*}}: memref<4x64xf32>, %{{.*}}: memref<4x64xf32>, %{{.*}}: memref<8x64xf32>, %[[PART:arg[0-9]+]]: index, %[[PARTS:arg[0-9]+]]: index) attributes {lmopt.partitioned}
+// CHECK: %[[B0:.*]] = arith.muli %{{.*}}, %[[PART]] : index
+// CHECK: %[[BEGIN0:.*]] = arith.divui %[[B0]], %[[PARTS]] : index
+// CHECK: scf.for %{{.*}} = %[[BEGIN0]] to %{{.*}} step
+// CHECK: memref.copy
+// CHECK: %[[B1:.*]] = arith.muli %{{.*}}, %[[PART]] : index
+// CHECK: %[[BEGIN1:.*]] = arith.divui %[[B1]], %[[PARTS]] : index
+// CHECK: scf.for %{{.*}} = %[[BEGIN1]] to %{{.*}} step
+// CHECK: math.exp
+// CHECK-NOT: scf.forall
+func.func @independent_loops(%arg0: memref<4x64xf32>, %arg1: memref<4x64xf32>, %arg2: memref<8x64xf32>) attributes {lmopt.independent_row_loops} {
+  scf.forall (%arg3) in (4) {
+    %subview = memref.subview %arg0[%arg3, 0] [1, 64] [1, 1] : memref<4x64xf32> to memref<1x64xf32, strided<[64, 1], offset: ?>>
+    %subview_0 = memref.subview %arg1[%arg3, 0] [1, 64] [1, 1] : memref<4x64xf32> to memref<1x64xf32, strided<[64, 1], offset: ?>>
+    memref.copy %subview, %subview_0 : memref<1x64xf32, strided<[64, 1], offset: ?>> to memref<1x64xf32, strided<[64, 1], offset: ?>>
+  }
+  scf.forall (%arg3) in (8) {
+    %subview = memref.subview %arg2[%arg3, 0] [1, 64] [1, 1] : memref<8x64xf32> to memref<1x64xf32, strided<[64, 1], offset: ?>>
+    linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} outs(%subview : memref<1x64xf32, strided<[64, 1], offset: ?>>) {
+    ^bb0(%out: f32):
+      %0 = math.exp %out fastmath<contract> : f32
+      linalg.yield %0 : f32
+    }
+  }
+  return
+}
+
+// -----
+
+// Independent loops after a producer that both read, computed once outside
+// them: a share of the loops would not have it, so nothing is partitioned.
+// CHECK-LABEL: func.func @negative_independent_loops_after_shared_work(
+// CHECK-SAME: %{{.*}}: memref<4x64xf32>, %{{.*}}: memref<4x64xf32>, %{{.*}}: memref<4x64xf32>) {
+// CHECK: linalg.generic
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step
+// CHECK-NOT: scf.forall
+func.func @negative_independent_loops_after_shared_work(%arg0: memref<4x64xf32>, %arg1: memref<4x64xf32>, %arg2: memref<4x64xf32>) attributes {lmopt.independent_row_loops} {
+  %alloc = memref.alloc() {alignment = 64 : i64} : memref<4x64xf32>
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%arg0 : memref<4x64xf32>) outs(%alloc : memref<4x64xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %0 = math.exp %in fastmath<contract> : f32
+    linalg.yield %0 : f32
+  }
+  scf.forall (%arg3) in (4) {
+    %subview = memref.subview %alloc[%arg3, 0] [1, 64] [1, 1] : memref<4x64xf32> to memref<1x64xf32, strided<[64, 1], offset: ?>>
+    %subview_0 = memref.subview %arg1[%arg3, 0] [1, 64] [1, 1] : memref<4x64xf32> to memref<1x64xf32, strided<[64, 1], offset: ?>>
+    memref.copy %subview, %subview_0 : memref<1x64xf32, strided<[64, 1], offset: ?>> to memref<1x64xf32, strided<[64, 1], offset: ?>>
+  }
+  scf.forall (%arg3) in (4) {
+    %subview = memref.subview %alloc[%arg3, 0] [1, 64] [1, 1] : memref<4x64xf32> to memref<1x64xf32, strided<[64, 1], offset: ?>>
+    %subview_0 = memref.subview %arg2[%arg3, 0] [1, 64] [1, 1] : memref<4x64xf32> to memref<1x64xf32, strided<[64, 1], offset: ?>>
+    memref.copy %subview, %subview_0 : memref<1x64xf32, strided<[64, 1], offset: ?>> to memref<1x64xf32, strided<[64, 1], offset: ?>>
+  }
+  memref.dealloc %alloc : memref<4x64xf32>
+  return
+}
+
+// -----
+
 // Without a row loop nothing changes.
 // CHECK-LABEL: func.func @negative_no_row_loop(
 // CHECK-SAME: %{{.*}}: memref<4xf32>, %{{.*}}: memref<4xf32>) {

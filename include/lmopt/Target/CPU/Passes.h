@@ -16,6 +16,12 @@ namespace mlir::lmopt::cpu {
 /// it gave `part` and `parts` arguments.
 inline constexpr llvm::StringLiteral kPartitionedAttrName = "lmopt.partitioned";
 
+/// The unit attribute lmopt-tile-kernel-rows (with `independent-roots`) puts
+/// on a function whose row loops read nothing another of its loops writes,
+/// so that each loop can be split between threads on its own.
+inline constexpr llvm::StringLiteral kIndependentRowLoopsAttrName =
+    "lmopt.independent_row_loops";
+
 #define GEN_PASS_DECL
 #include "lmopt/Target/CPU/Passes.h.inc"
 

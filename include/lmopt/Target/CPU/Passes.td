@@ -75,6 +75,20 @@ def TileKernelRowsPass
     through every generic, and its rows can be split between threads
     (`lmopt-lower-kernel-row-loops`).
 
+    With `independent-roots`, every returned linalg op that no other
+    returned op reads is a root of its own loop, with or without a
+    reduction: an elementwise root is tiled like a row root (a rank-1 one in
+    blocks of `flat-tile` elements), a root whose innermost loop is parallel
+    and that reduces over outer loops (a column sum) or reads such a
+    reduction is tiled in blocks of `column-tile` columns. The roots read
+    one another's values through no loop, so when any is tiled the
+    function gets the unit attribute `lmopt.independent_row_loops`, which
+    lets `lmopt-lower-kernel-row-loops` split every loop between threads
+    (it still refuses where shared work stays outside the loops). Each
+    result then starts from a `bufferization.alloc_tensor` instead of a
+    `tensor.empty`, so that no temporary CSE merges with it is computed in
+    the result's buffer, which the runtime may share with an operand.
+
     Precondition: linalg on tensors after `lmopt-fuse-kernel-ops`. The pass
     registers linalg's TilingInterface models itself. A function without
     such a root, or whose root does not tile, is left unchanged.
@@ -83,10 +97,22 @@ def TileKernelRowsPass
     Option<"rank1RowTile", "rank1-row-tile", "int64_t", /*default=*/"8",
            "Rows per iteration of a rank-1 parallel root (the CUDA target "
            "maps one row to a block and uses 1)">,
+    Option<"independentRoots", "independent-roots", "bool",
+           /*default=*/"false",
+           "One loop per returned linalg op that no other returned op reads, "
+           "elementwise ones included (the CPU target; the CUDA target "
+           "launches one grid per kernel and leaves it off)">,
+    Option<"columnTile", "column-tile", "int64_t", /*default=*/"64",
+           "Columns per iteration of a root that reduces over its outer "
+           "loops (independent-roots)">,
+    Option<"flatTile", "flat-tile", "int64_t", /*default=*/"4096",
+           "Elements per iteration of a rank-1 elementwise root "
+           "(independent-roots)">,
   ];
   let dependentDialects = [
     "::mlir::affine::AffineDialect",
     "::mlir::arith::ArithDialect",
+    "::mlir::bufferization::BufferizationDialect",
     "::mlir::linalg::LinalgDialect",
     "::mlir::scf::SCFDialect",
     "::mlir::tensor::TensorDialect",
@@ -143,7 +169,11 @@ def LowerKernelRowLoopsPass
     `part` and `parts`, the loop runs iterations
     `[total * part / parts, total * (part + 1) / parts)`, and the function
     gets the unit attribute `lmopt.partitioned`: calls for different parts
-    may run on different threads at once.
+    may run on different threads at once. A function with the attribute
+    `lmopt.independent_row_loops` (its loops read nothing another loop
+    writes) is partitioned the same way when its body is several such
+    loops plus private work: each loop runs its share of its iterations.
+    The pass removes that attribute either way.
 
     Precondition: after bufferization, and before
     `lmopt-pass-dynamic-sizes`, whose size arguments follow `part` and
