@@ -25,11 +25,13 @@ torch.autocast("cpu", dtype=torch.bfloat16) (the same split).
 
 usage: bench/compare_train.py [--config base|small] [--batch 8] [--seq 128]
                               [--steps 5] [--threads 2] [--build build]
-                              [--precision fp32|bf16] [--dropout P]
+                              [--precision fp32|bf16] [--dropout P] [--keep]
 """
 import argparse
+import atexit
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -99,12 +101,19 @@ def main() -> int:
     parser.add_argument("--build", default=os.path.join(ROOT, "build"))
     parser.add_argument("--precision", default="fp32", choices=("fp32", "bf16"))
     parser.add_argument("--dropout", type=float, default=0.0)
+    parser.add_argument("--keep", action="store_true",
+                        help="keep the work folder (model, data, bundles; "
+                             "1.3 GB for BERT-base) and print its path")
     args = parser.parse_args()
 
     import torch
     from transformers import BertConfig, BertForSequenceClassification
 
     work = tempfile.mkdtemp(prefix="lmopt-train-bench-")
+    if args.keep:
+        print(f"work folder: {work}")
+    else:
+        atexit.register(shutil.rmtree, work, ignore_errors=True)
     torch.manual_seed(0)
     config = BertConfig(vocab_size=30522, max_position_embeddings=512,
                         num_labels=2, hidden_dropout_prob=args.dropout,
