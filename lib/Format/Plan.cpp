@@ -64,6 +64,8 @@ const char *lmopt::runtime::stepKindName(StepKind kind) {
     return "adamw";
   case StepKind::GatherElements:
     return "gather_elements";
+  case StepKind::AttentionGrad:
+    return "attention_grad";
   }
   return "invalid";
 }

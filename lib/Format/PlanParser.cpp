@@ -350,7 +350,8 @@ static bool readStep(ByteReader &r, const EntryContext &c, const Plan &plan,
   if (std::string_view(stepKindName(s.kind)) == "invalid" ||
       (c.legacy &&
        (s.kind == StepKind::Append || s.kind == StepKind::GatherGrad ||
-        s.kind == StepKind::AdamW || s.kind == StepKind::GatherElements)))
+        s.kind == StepKind::AdamW || s.kind == StepKind::GatherElements ||
+        s.kind == StepKind::AttentionGrad)))
     return r.fail("step '" + s.name + "' has kind " + std::to_string(kind) +
                   ", which this runtime does not know");
   std::string what =

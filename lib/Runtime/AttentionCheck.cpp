@@ -178,20 +178,85 @@ Status lmopt::runtime::checkAttentionStep(const StepCheck &c,
   return getCapacity(c, "value", value, kvAxis, s.valueCapacity);
 }
 
+/// The kind of the mask, operand `index`, by its dtype.
+static Status getMaskKind(const StepCheck &c, size_t index,
+                          AttentionMaskKind &kind) {
+  const PlanTensor &mask = c.operand(index);
+  if (mask.dtype == DType::F32)
+    kind = AttentionMaskKind::Additive;
+  else if (mask.dtype == DType::Bool)
+    kind = AttentionMaskKind::Bool;
+  else
+    return c.error("mask " + describe(mask) + " has dtype " +
+                   dtypeName(mask.dtype) + "; expected f32 (additive) or bool");
+  return Status::ok();
+}
+
 Status lmopt::runtime::checkAttentionMask(const StepCheck &c,
                                           AttentionShape &s) {
   s.mask = AttentionMaskKind::None;
   if (c.step.operands.size() != (s.scoreBias ? 5u : 4u))
     return Status::ok();
-  const PlanTensor &mask = c.operand(3);
-  if (mask.dtype == DType::F32)
-    s.mask = AttentionMaskKind::Additive;
-  else if (mask.dtype == DType::Bool)
-    s.mask = AttentionMaskKind::Bool;
-  else
-    return c.error("mask " + describe(mask) + " has dtype " +
-                   dtypeName(mask.dtype) + "; expected f32 (additive) or bool");
-  return Status::ok();
+  return getMaskKind(c, 3, s.mask);
+}
+
+Status lmopt::runtime::checkAttentionGradStep(const StepCheck &c,
+                                              AttentionShape &s) {
+  if (Status st =
+          c.expectAttrs({"num_heads", "scale", "causal", "zero_masked_rows"});
+      !st)
+    return st;
+  if (Status st = c.getInt("num_heads", s.heads); !st)
+    return st;
+  s.kvHeads = s.heads;
+  if (Status st = c.step.getFloat("scale", s.scale); !st)
+    return c.withSource(st);
+  if (Status st = c.getFlags(
+          {{"causal", &s.causal}, {"zero_masked_rows", &s.zeroMaskedRows}});
+      !st)
+    return st;
+  bool hasMask = c.step.operands.size() == 5;
+  if (Status st = c.expectCounts(hasMask ? 5 : 4,
+                                 std::string("query, key, value, output_grad") +
+                                     (hasMask ? ", mask" : ""),
+                                 3);
+      !st)
+    return st;
+  const PlanTensor &query = c.operand(0), &key = c.operand(1);
+  if (Status st = c.expectRank("query", query, 3); !st)
+    return st;
+  if (Status st = c.expectRank("key", key, 3); !st)
+    return st;
+  const int64_t width = query.dims[2];
+  if (s.heads <= 0 || width % s.heads != 0)
+    return c.error("query " + describe(query) + " has " +
+                   std::to_string(width) +
+                   " features, not a positive multiple of num_heads = " +
+                   std::to_string(s.heads));
+  s.batch = query.dims[0];
+  s.queryLength = query.dims[1];
+  s.keyLength = key.dims[1];
+  s.headDim = width / s.heads;
+  const std::vector<int64_t> rows = {s.batch, s.queryLength, width},
+                             keys = {s.batch, s.keyLength, width};
+  const struct {
+    const char *role;
+    const PlanTensor &t;
+    const std::vector<int64_t> &dims;
+  } expected[] = {{"key", key, keys},
+                  {"value", c.operand(2), keys},
+                  {"output_grad", c.operand(3), rows},
+                  {"query_grad", c.result(0), rows},
+                  {"key_grad", c.result(1), keys},
+                  {"value_grad", c.result(2), keys}};
+  for (const auto &e : expected)
+    if (Status st = c.expectDims(e.role, e.t, e.dims,
+                                 &e.dims == &rows ? "[B, Sq, H*D], the query's"
+                                                  : "[B, Sk, H*D], the key's");
+        !st)
+      return st;
+  s.mask = AttentionMaskKind::None;
+  return hasMask ? getMaskKind(c, 4, s.mask) : Status::ok();
 }
 
 Status lmopt::runtime::checkAttentionBias(const StepCheck &c,

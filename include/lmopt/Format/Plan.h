@@ -143,6 +143,12 @@ enum class StepKind : uint32_t {
   /// data's size along attribute `axis` (negative counts from the end)
   /// before any byte is read; one outside fails the run. Version 2.0.
   GatherElements = 11,
+  /// `lmopt.attention_grad` (runtime/CPU/AttentionGradStep.h): operands
+  /// query, key, value, output_grad (f32 [B, Sq|Sk, H*D], dense), [mask]
+  /// (f32 additive or bool, broadcasting to [B, H, Sq, Sk]); results the
+  /// gradients of query, key and value. Attributes num_heads, scale, causal,
+  /// zero_masked_rows as an attention step's. Version 2.0.
+  AttentionGrad = 12,
 };
 
 const char *stepKindName(StepKind kind);

@@ -54,6 +54,12 @@ Status checkAttentionStep(const StepCheck &c, AttentionDTypeRule dtypes,
 /// The optional mask operand's dtype: f32 (additive) or bool; sets
 /// `out.mask`.
 Status checkAttentionMask(const StepCheck &c, AttentionShape &out);
+/// Attributes (num_heads, scale, causal, zero_masked_rows), operand and
+/// result counts and dims of an attention_grad step: query, output_grad and
+/// the query's gradient [B, Sq, H*D], key, value and their gradients
+/// [B, Sk, H*D], all dense; the optional mask (operand 4) f32 or bool.
+/// Dtypes other than the mask's are the device's to check.
+Status checkAttentionGradStep(const StepCheck &c, AttentionShape &out);
 /// The score bias operand, when `score_bias` says there is one: f32, rank 4,
 /// [1|B, 1|H, 1|Sq, Sk].
 Status checkAttentionBias(const StepCheck &c, const AttentionShape &s);

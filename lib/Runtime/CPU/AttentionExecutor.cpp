@@ -1,13 +1,15 @@
 //===- AttentionExecutor.cpp - The attention step on the CPU --------------===//
 //
-// Checks an attention step as every device does (checkAttentionStep), with
-// the CPU's f32, and builds its AttentionStep.
+// Checks an attention or attention_grad step as every device does
+// (checkAttentionStep, checkAttentionGradStep), with the CPU's f32, and
+// builds its AttentionStep or AttentionGradStep.
 //
 //===----------------------------------------------------------------------===//
 
 #include "StepChecker.h"
 
 #include "lmopt/Runtime/AttentionCheck.h"
+#include "lmopt/Runtime/CPU/AttentionGradStep.h"
 #include "lmopt/Runtime/CPU/AttentionStep.h"
 
 using namespace lmopt::runtime;
@@ -27,6 +29,24 @@ public:
 
   std::unique_ptr<AttentionStep> step;
   int64_t query = 0, key = 0, value = 0, mask = -1, bias = -1, output = 0;
+};
+
+class AttentionGradExecutor : public StepExecutor {
+public:
+  Status run(void *const *tensors) const override {
+    auto in = [&](size_t i) {
+      return static_cast<const float *>(tensors[operands[i]]);
+    };
+    auto out = [&](size_t i) {
+      return static_cast<float *>(tensors[results[i]]);
+    };
+    return step->run(in(0), in(1), in(2), in(3),
+                     operands.size() > 4 ? tensors[operands[4]] : nullptr,
+                     out(0), out(1), out(2));
+  }
+
+  std::unique_ptr<AttentionGradStep> step;
+  std::vector<uint32_t> operands, results;
 };
 } // namespace
 
@@ -55,16 +75,9 @@ static AttentionMask toDesc(AttentionMaskKind kind) {
                                              : AttentionMask::None;
 }
 
-Status
-lmopt::runtime::buildAttentionExecutor(const StepChecker &c,
-                                       std::unique_ptr<StepExecutor> &out) {
-  AttentionShape s;
-  if (Status st = checkAttentionStep(c, expectF32, s); !st)
-    return st;
-  if (Status st = checkAttentionMask(c, s); !st)
-    return st;
-  if (Status st = checkAttentionBias(c, s); !st)
-    return st;
+/// The step's desc; the mask, when there is one, is operand `maskOperand`.
+static AttentionStepDesc toDesc(const StepChecker &c, const AttentionShape &s,
+                                size_t maskOperand) {
   AttentionStepDesc desc;
   desc.name = c.step.name;
   desc.batch = s.batch;
@@ -83,12 +96,25 @@ lmopt::runtime::buildAttentionExecutor(const StepChecker &c,
   desc.keyCapacity = s.keyCapacity;
   desc.valueCapacity = s.valueCapacity;
   desc.mask = toDesc(s.mask);
+  if (desc.mask != AttentionMask::None)
+    desc.maskDims = c.operand(maskOperand).dims;
+  return desc;
+}
 
+Status
+lmopt::runtime::buildAttentionExecutor(const StepChecker &c,
+                                       std::unique_ptr<StepExecutor> &out) {
+  AttentionShape s;
+  if (Status st = checkAttentionStep(c, expectF32, s); !st)
+    return st;
+  if (Status st = checkAttentionMask(c, s); !st)
+    return st;
+  if (Status st = checkAttentionBias(c, s); !st)
+    return st;
+  AttentionStepDesc desc = toDesc(c, s, 3);
   auto exec = std::make_unique<AttentionExecutor>();
-  if (desc.mask != AttentionMask::None) {
-    desc.maskDims = c.operand(3).dims;
+  if (desc.mask != AttentionMask::None)
     exec->mask = c.step.operands[3];
-  }
   if (s.scoreBias) {
     desc.scoreBias = true;
     desc.biasDims = c.operand(c.step.operands.size() - 1).dims;
@@ -99,6 +125,32 @@ lmopt::runtime::buildAttentionExecutor(const StepChecker &c,
   exec->value = c.step.operands[2];
   exec->output = c.step.results[0];
   if (Status st = AttentionStep::create(c.context.cpu, desc, exec->step); !st)
+    return c.withSource(st);
+  out = std::move(exec);
+  return Status::ok();
+}
+
+Status
+lmopt::runtime::buildAttentionGradExecutor(const StepChecker &c,
+                                           std::unique_ptr<StepExecutor> &out) {
+  AttentionShape s;
+  if (Status st = checkAttentionGradStep(c, s); !st)
+    return st;
+  // The CPU's backward runs f32 (the mask's dtype is its kind).
+  static const char *const kRoles[] = {"query",       "key",        "value",
+                                       "output_grad", "query_grad", "key_grad",
+                                       "value_grad"};
+  for (size_t i = 0; i < 7; ++i)
+    if (Status st = c.expectDType(
+            kRoles[i], i < 4 ? c.operand(i) : c.result(i - 4), DType::F32);
+        !st)
+      return st;
+  AttentionStepDesc desc = toDesc(c, s, 4);
+  auto exec = std::make_unique<AttentionGradExecutor>();
+  exec->operands = c.step.operands;
+  exec->results = c.step.results;
+  if (Status st = AttentionGradStep::create(c.context.cpu, desc, exec->step);
+      !st)
     return c.withSource(st);
   out = std::move(exec);
   return Status::ok();

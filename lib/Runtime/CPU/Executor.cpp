@@ -518,6 +518,7 @@ static const StepKindEntry kStepKinds[] = {
     {StepKind::GatherGrad, buildGatherGrad},
     {StepKind::AdamW, buildAdamW},
     {StepKind::GatherElements, buildGatherElements},
+    {StepKind::AttentionGrad, buildAttentionGradExecutor},
 };
 
 Status

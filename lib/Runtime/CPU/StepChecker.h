@@ -28,6 +28,9 @@ public:
 /// The attention step's builder (AttentionExecutor.cpp).
 Status buildAttentionExecutor(const StepChecker &c,
                               std::unique_ptr<StepExecutor> &out);
+/// The attention_grad step's builder (AttentionExecutor.cpp).
+Status buildAttentionGradExecutor(const StepChecker &c,
+                                  std::unique_ptr<StepExecutor> &out);
 
 } // namespace lmopt::runtime
 

@@ -89,6 +89,17 @@ static FailureOr<OpRole> classifyForCpu(Operation *op, bool symbolic) {
                          "head size of its own)");
     return OpRole::LibraryStep;
   }
+  if (auto grad = dyn_cast<AttentionGradOp>(op)) {
+    if (!isF32(grad.getQuery()))
+      return unsupported("only f32 attention_grad runs on the CPU so far");
+    if (ShapedType::isDynamic(
+            llvm::cast<RankedTensorType>(grad.getQuery().getType())
+                .getShape()
+                .back()))
+      return unsupported("the query's last dim (heads x head size) must be "
+                         "static");
+    return OpRole::LibraryStep;
+  }
   // A gather_elements step checks its indices at run time, which a kernel
   // cannot: an index out of range fails the run instead of being clamped.
   if (isa<GatherOp, GatherElementsOp>(op))
@@ -237,6 +248,9 @@ public:
         })
         .Case([&](AttentionOp attention) {
           return emitAttentionStep(attention, emitter);
+        })
+        .Case([&](AttentionGradOp grad) {
+          return emitAttentionGradStep(grad, emitter);
         })
         .Case([&](GatherOp gather) { return emitGather(gather, emitter); })
         .Case([&](GatherElementsOp gather) {

@@ -119,6 +119,10 @@ static FailureOr<OpRole> classifyForCuda(Operation *op, bool symbolic) {
     }
     return OpRole::LibraryStep;
   }
+  if (isa<AttentionGradOp>(op))
+    return unsupported("the fused attention backward runs on the CPU only "
+                       "so far; training on the GPU needs a CUDA kernel "
+                       "for it");
   if (auto gather = dyn_cast<GatherOp>(op)) {
     if (llvm::isa<quant::QuantizedType>(elementTypeOf(gather.getData())))
       return unsupported("gathers from quantized tables run on the CPU only "

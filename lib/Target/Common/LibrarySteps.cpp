@@ -7,6 +7,8 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace mlir::lmopt;
 namespace rt = ::lmopt::runtime;
@@ -56,6 +58,32 @@ LogicalResult mlir::lmopt::emitAttentionStep(AttentionOp op,
   if (failed(added))
     return failure();
   (*added)->attrs = std::move(lowering.attrs);
+  return success();
+}
+
+LogicalResult mlir::lmopt::emitAttentionGradStep(AttentionGradOp op,
+                                                 PlanEmitter &emitter) {
+  FailureOr<std::vector<uint32_t>> operands =
+      emitter.getTensors(op->getOperands());
+  if (failed(operands))
+    return failure();
+  std::string name = describeNode(op.getLoc());
+  std::vector<uint32_t> results;
+  for (Value result : op->getResults())
+    results.push_back(
+        emitter.addResult(result, name + ":" + std::to_string(results.size())));
+  rt::PlanStep &step = emitter.addStep(rt::StepKind::AttentionGrad, name);
+  step.operands = std::move(*operands);
+  step.results = std::move(results);
+  int64_t numHeads = op.getNumHeads();
+  int64_t hidden =
+      llvm::cast<RankedTensorType>(op.getQuery().getType()).getShape().back();
+  double scale = op.getScale() ? double(op.getScale()->convertToFloat())
+                               : 1.0 / std::sqrt(double(hidden / numHeads));
+  PlanEmitter::addIntAttr(step, "num_heads", numHeads);
+  PlanEmitter::addFloatAttr(step, "scale", scale);
+  PlanEmitter::addIntAttr(step, "causal", op.getCausal());
+  PlanEmitter::addIntAttr(step, "zero_masked_rows", op.getZeroMaskedRows());
   return success();
 }
 

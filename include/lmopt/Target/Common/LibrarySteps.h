@@ -37,6 +37,12 @@ LogicalResult emitLinearStep(LinearOp op, PlanEmitter &emitter);
 /// lowerAttention (AttentionPlan.h): views read in place.
 LogicalResult emitAttentionStep(AttentionOp op, PlanEmitter &emitter);
 
+/// An `attention_grad` step: operands query, key, value, output_grad,
+/// [mask] (dense: no views); results the gradients of query, key and
+/// value; attributes num_heads, scale (the op's, or 1/sqrt(D)), causal,
+/// zero_masked_rows.
+LogicalResult emitAttentionGradStep(AttentionGradOp op, PlanEmitter &emitter);
+
 /// A `gather` step: operands data, indices; attribute axis (normalized to
 /// be non-negative). Returned so that a target can add to it.
 FailureOr<::lmopt::runtime::PlanStep *> emitGatherStep(GatherOp op,

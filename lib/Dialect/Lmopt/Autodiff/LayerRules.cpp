@@ -11,9 +11,11 @@
 //   fused it;
 // - layer norms recompute the mean and reciprocal deviation from their
 //   input (or the skip sum the op returns) instead of saving them;
-// - attention recomputes the probabilities per head from the queries and
-//   keys and applies softmax's backward, as flash attention's backward
-//   does, here as whole-tensor ops.
+// - attention is one `lmopt.attention_grad`, which recomputes the
+//   probabilities per head from the queries and keys and applies softmax's
+//   backward, as flash attention's backward does; with a score bias (whose
+//   gradient is the scores') or a value head size of its own, the same
+//   arithmetic as whole-tensor ops.
 //
 //===----------------------------------------------------------------------===//
 
@@ -238,6 +240,16 @@ static LogicalResult attentionRule(AttentionOp op, GradBuilder &gb,
     return op.emitError("no gradient for 'lmopt.attention' whose query is ")
            << q.getType() << ", not [batch, sequence, heads x size] with a "
            << "static last dim";
+  if (!bias && shapeOf(v).back() == shapeOf(q)[2]) {
+    auto grad = AttentionGradOp::create(
+        gb.getBuilder(), gb.getLoc(),
+        TypeRange{q.getType(), k.getType(), v.getType()}, q, k, v, rg[0], mask,
+        op.getNumHeadsAttr(), op.getScaleAttr(), op.getCausalAttr(),
+        op.getZeroMaskedRowsAttr());
+    for (unsigned i = 0; i < 3; ++i)
+      og[i] = grad->getResult(i);
+    return success();
+  }
   int64_t heads = op.getNumHeads();
   int64_t headSize = shapeOf(q)[2] / heads;
   double scale = op.getScale() ? op.getScale()->convertToDouble()

@@ -301,6 +301,18 @@ static LogicalResult verifyScoreBias(AttentionOp op, Value bias,
   return success();
 }
 
+/// Checks that `mask` broadcasts to the `scores` [B, H, Sq, Sk].
+static LogicalResult verifyScoreMask(Operation *op, Value mask,
+                                     ArrayRef<int64_t> scores) {
+  ArrayRef<int64_t> shape = shapeOf(mask);
+  std::optional<SmallVector<int64_t>> merged = broadcastShapes(scores, shape);
+  if (shape.size() > 4 || !merged || !isCompatibleShape(*merged, scores))
+    return op->emitOpError("mask of shape ")
+           << formatShape(shape) << " does not broadcast to scores "
+           << formatShape(scores);
+  return success();
+}
+
 LogicalResult AttentionOp::verify() {
   ArrayRef<int64_t> q = shapeOf(getQuery()), k = shapeOf(getKey()),
                     v = shapeOf(getValue());
@@ -339,15 +351,9 @@ LogicalResult AttentionOp::verify() {
     return emitOpError("scale must be positive, got ")
            << scale->convertToFloat();
   int64_t keySeq = headsSplit ? k[2] : k[1];
-  if (Value mask = getMask()) {
-    ArrayRef<int64_t> shape = shapeOf(mask);
-    SmallVector<int64_t> scores = {q[0], heads, q[1], keySeq};
-    std::optional<SmallVector<int64_t>> merged = broadcastShapes(scores, shape);
-    if (shape.size() > 4 || !merged || !isCompatibleShape(*merged, scores))
-      return emitOpError("mask of shape ")
-             << formatShape(shape) << " does not broadcast to scores "
-             << formatShape(scores);
-  }
+  if (Value mask = getMask();
+      mask && failed(verifyScoreMask(*this, mask, {q[0], heads, q[1], keySeq})))
+    return failure();
   if (Value bias = getBias();
       bias && failed(verifyScoreBias(*this, bias, {q[0], heads, q[1], keySeq})))
     return failure();
@@ -364,6 +370,61 @@ LogicalResult AttentionOp::verify() {
     return emitOpError("result shape ")
            << formatShape(shapeOf(getOutput()))
            << " does not match expected shape " << formatShape(expected);
+  return success();
+}
+
+LogicalResult AttentionGradOp::verify() {
+  Value operands[] = {getQuery(), getKey(), getValue(), getOutputGrad()};
+  for (Value operand : operands)
+    if (shapeOf(operand).size() != 3)
+      return emitOpError("query, key, value and output_grad must be rank 3 "
+                         "[batch, seq, hidden], got ")
+             << formatShape(shapeOf(getQuery())) << ", "
+             << formatShape(shapeOf(getKey())) << ", "
+             << formatShape(shapeOf(getValue())) << " and "
+             << formatShape(shapeOf(getOutputGrad()));
+  Type element = elementTypeOf(getQuery());
+  for (Value value : {getKey(), getValue(), getOutputGrad(), getQueryGrad(),
+                      getKeyGrad(), getValueGrad()})
+    if (elementTypeOf(value) != element)
+      return emitOpError("operands and results must share the query's "
+                         "element type ")
+             << element << ", got " << elementTypeOf(value);
+  ArrayRef<int64_t> q = shapeOf(getQuery()), k = shapeOf(getKey()),
+                    v = shapeOf(getValue()), dy = shapeOf(getOutputGrad());
+  int64_t heads = getNumHeads();
+  if (!ShapedType::isDynamic(q[2]) && q[2] % heads != 0)
+    return emitOpError("query hidden size ")
+           << q[2] << " is not divisible by num_heads " << heads;
+  if (dimsDiffer(q[0], k[0]) || dimsDiffer(q[0], v[0]))
+    return emitOpError("query, key and value batch sizes differ");
+  // One head size D for query, key and value: the fused backward has no
+  // value head size of its own.
+  if (dimsDiffer(q[2], k[2]) || dimsDiffer(q[2], v[2]))
+    return emitOpError("key and value hidden sizes ")
+           << k[2] << " and " << v[2] << " must equal the query's " << q[2];
+  if (dimsDiffer(k[1], v[1]))
+    return emitOpError("key and value sequence lengths ")
+           << k[1] << " and " << v[1] << " differ";
+  if (!isCompatibleShape(dy, q))
+    return emitOpError("output_grad shape ")
+           << formatShape(dy) << " does not match the query's "
+           << formatShape(q);
+  if (std::optional<APFloat> scale = getScale();
+      scale && !(scale->convertToFloat() > 0.0f))
+    return emitOpError("scale must be positive, got ")
+           << scale->convertToFloat();
+  if (Value mask = getMask();
+      mask && failed(verifyScoreMask(*this, mask, {q[0], heads, q[1], k[1]})))
+    return failure();
+  for (auto [result, operand] :
+       {std::pair<Value, Value>{getQueryGrad(), getQuery()},
+        {getKeyGrad(), getKey()},
+        {getValueGrad(), getValue()}})
+    if (!isCompatibleShape(shapeOf(result), shapeOf(operand)))
+      return emitOpError("result shape ")
+             << formatShape(shapeOf(result)) << " does not match its operand's "
+             << formatShape(shapeOf(operand));
   return success();
 }
 

@@ -106,6 +106,16 @@ static void setSameAsFirstOperand(Operation *op, SymbolicShapes &shapes) {
         shapes.setDims(result, dims);
 }
 
+/// Result i shaped like operand i (the gradients of attention_grad, one
+/// per query, key and value).
+static void setResultsAsOperands(Operation *op, SymbolicShapes &shapes) {
+  for (auto [operand, result] : llvm::zip(op->getOperands(), op->getResults()))
+    if (auto type = llvm::dyn_cast<RankedTensorType>(result.getType()))
+      if (type.getRank() ==
+          llvm::cast<RankedTensorType>(operand.getType()).getRank())
+        shapes.setDims(result, allDims(shapes, operand));
+}
+
 /// Identity and integer casts keep the contents; a cast to i1 does not (it
 /// compares with zero), nor does one to a float.
 static void setCopy(Operation *op, SymbolicShapes &shapes) {
@@ -652,6 +662,7 @@ public:
     add<LayerNormOp, SkipLayerNormOp, RmsNormOp, DropoutOp, AttentionOp,
         RotaryOp, QuantizeOp, DequantizeOp, DynamicQuantizeLinearOp>(
         setSameAsFirstOperand);
+    add<AttentionGradOp>(setResultsAsOperands);
   }
 
   const Rule *lookup(Operation *op) const {

@@ -67,3 +67,51 @@ func.func @kv_cache_attention(%q: tensor<1x2x8xf32> {lmopt.trainable = "q"}, %k:
   %1 = lmopt.reduce_sum %0 {keepdims = false} : tensor<1x2x8xf32> -> tensor<f32>
   return %1 : tensor<f32>
 }
+
+// -----
+
+// Attention's backward is one attention_grad on the forward's query, key,
+// value and mask with its flags; nothing of the scores' size is built.
+// CHECK-LABEL: func.func @attention
+// CHECK: %[[Y:.*]] = lmopt.attention %arg0, %arg1, %arg2 mask %arg3
+// CHECK: %[[DQ:[a-z_0-9]+]], %[[DK:[a-z_0-9]+]], %[[DV:[a-z_0-9]+]] = lmopt.attention_grad %arg0, %arg1, %arg2, %{{.*}} mask %arg3 {causal = true, num_heads = 2 : i64, scale = 5.000000e-01 : f32, zero_masked_rows = true}
+// CHECK-NOT: lmopt.softmax
+// CHECK-NOT: lmopt.matmul
+// CHECK: return %{{.*}}, %[[DQ]], %[[DK]], %[[DV]]
+func.func @attention(%q: tensor<2x3x8xf32> {lmopt.trainable = "q"},
+                     %k: tensor<2x4x8xf32> {lmopt.trainable = "k"},
+                     %v: tensor<2x4x8xf32> {lmopt.trainable = "v"},
+                     %m: tensor<2x1x1x4xi1>) -> tensor<f32> {
+  %0 = lmopt.attention %q, %k, %v mask %m {num_heads = 2 : i64, scale = 0.5 : f32, causal = true, zero_masked_rows = true} : (tensor<2x3x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x1x1x4xi1>) -> tensor<2x3x8xf32>
+  %1 = lmopt.reduce_sum %0 {keepdims = false} : tensor<2x3x8xf32> -> tensor<f32>
+  return %1 : tensor<f32>
+}
+
+// -----
+
+// A score bias needs its own gradient (the scores'), which the fused
+// backward does not give: the decomposed rule stays.
+// CHECK-LABEL: func.func @negative_attention_bias
+// CHECK-NOT: lmopt.attention_grad
+// CHECK: lmopt.softmax
+// CHECK: return
+func.func @negative_attention_bias(%q: tensor<2x3x8xf32> {lmopt.trainable = "q"},
+                                   %b: tensor<1x2x3x3xf32> {lmopt.trainable = "b"}) -> tensor<f32> {
+  %0 = lmopt.attention %q, %q, %q bias %b {num_heads = 2 : i64} : (tensor<2x3x8xf32>, tensor<2x3x8xf32>, tensor<2x3x8xf32>, tensor<1x2x3x3xf32>) -> tensor<2x3x8xf32>
+  %1 = lmopt.reduce_sum %0 {keepdims = false} : tensor<2x3x8xf32> -> tensor<f32>
+  return %1 : tensor<f32>
+}
+
+// -----
+
+// A value head size of its own (4 here, the query's 8): the decomposed rule.
+// CHECK-LABEL: func.func @negative_attention_value_head_size
+// CHECK-NOT: lmopt.attention_grad
+// CHECK: lmopt.softmax
+// CHECK: return
+func.func @negative_attention_value_head_size(%q: tensor<2x3x16xf32> {lmopt.trainable = "q"},
+                                              %v: tensor<2x3x8xf32> {lmopt.trainable = "v"}) -> tensor<f32> {
+  %0 = lmopt.attention %q, %q, %v {num_heads = 2 : i64} : (tensor<2x3x16xf32>, tensor<2x3x16xf32>, tensor<2x3x8xf32>) -> tensor<2x3x8xf32>
+  %1 = lmopt.reduce_sum %0 {keepdims = false} : tensor<2x3x8xf32> -> tensor<f32>
+  return %1 : tensor<f32>
+}

@@ -331,3 +331,16 @@ func.func @gather_nd(%data: tensor<?x?x8xf32>, %nd: tensor<?x3x1xi64>) -> tensor
   %0 = lmopt.gather_nd %data, %nd {batch_dims = 1 : i64} : (tensor<?x?x8xf32>, tensor<?x3x1xi64>) -> tensor<?x3x8xf32>
   return %0 : tensor<?x3x8xf32>
 }
+
+// -----
+
+// The attention backward's gradients take the dims of query, key and value
+// (keys of their own length).
+func.func @attention_grad(%q: tensor<?x?x64xf32>, %kv: tensor<?x?x64xf32>) -> tensor<?x?x64xf32>
+    attributes {lmopt.input_names = ["q", "kv"]} {
+  // expected-remark @below {{result 0 dims [q.0, q.1, 64]}}
+  // expected-remark @below {{result 1 dims [kv.0, kv.1, 64]}}
+  // expected-remark @below {{result 2 dims [kv.0, kv.1, 64]}}
+  %0:3 = lmopt.attention_grad %q, %kv, %kv, %q {num_heads = 4 : i64} : (tensor<?x?x64xf32>, tensor<?x?x64xf32>, tensor<?x?x64xf32>, tensor<?x?x64xf32>) -> (tensor<?x?x64xf32>, tensor<?x?x64xf32>, tensor<?x?x64xf32>)
+  return %0#1 : tensor<?x?x64xf32>
+}

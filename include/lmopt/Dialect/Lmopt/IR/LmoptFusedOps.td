@@ -143,6 +143,50 @@ def Lmopt_AttentionOp : Lmopt_Op<"attention", [Pure, AttrSizedOperandSegments]> 
   let hasVerifier = 1;
 }
 
+def Lmopt_AttentionGradOp : Lmopt_Op<"attention_grad", [Pure]> {
+  let summary = "fused backward of multi-head attention";
+  let description = [{
+    The gradients of `lmopt.attention %query, %key, %value mask %mask` (same
+    `num_heads`, `scale`, `causal` and `zero_masked_rows`) with respect to
+    query, key and value, given `output_grad`, the gradient of its output.
+    Flash attention's backward: per head the probabilities `P` are recomputed
+    from the queries and keys with the forward's softmax (so nothing of the
+    size of the scores is saved between forward and backward), then
+    `dV = P^T dO`, `dP = dO V^T`, `dS = P * (dP - rowsum(dP * P)) * scale`,
+    `dQ = dS K`, `dK = dS^T Q`.
+
+    `query` and `output_grad` are `[B, Sq, H*D]`, `key` and `value`
+    `[B, Sk, H*D]` (one head size D for all four), heads packed in the last
+    dim; the results have the shapes of query, key and value. The mask
+    broadcasts to `[B, H, Sq, Sk]` as the forward's does. There is no score
+    bias, grouped-query or head-split form: `lmopt-autodiff` keeps the
+    decomposed gradient for those. A row that `zero_masked_rows` zeroes in
+    the forward (every key hidden) has zero gradient.
+
+    ```mlir
+    %dq, %dk, %dv = lmopt.attention_grad %q, %k, %v, %dy mask %m {num_heads = 12 : i64}
+        : (tensor<8x128x768xf32>, tensor<8x128x768xf32>, tensor<8x128x768xf32>,
+           tensor<8x128x768xf32>, tensor<8x1x1x128xi1>)
+        -> (tensor<8x128x768xf32>, tensor<8x128x768xf32>, tensor<8x128x768xf32>)
+    ```
+  }];
+  let arguments = (ins Lmopt_FloatTensor:$query, Lmopt_FloatTensor:$key,
+                       Lmopt_FloatTensor:$value, Lmopt_FloatTensor:$output_grad,
+                       Optional<Lmopt_Tensor>:$mask,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$num_heads,
+                       OptionalAttr<F32Attr>:$scale,
+                       DefaultValuedAttr<BoolAttr, "false">:$causal,
+                       DefaultValuedAttr<BoolAttr, "false">:$zero_masked_rows);
+  let results = (outs Lmopt_FloatTensor:$query_grad,
+                      Lmopt_FloatTensor:$key_grad,
+                      Lmopt_FloatTensor:$value_grad);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value `,` $output_grad (`mask` $mask^)? attr-dict
+    `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 def Lmopt_SkipLayerNormOp : Lmopt_Op<"skip_layer_norm", [Pure]> {
   let summary = "residual add followed by layer normalization";
   let description = [{
