@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "lmopt/Target/CPU/Passes.h"
+#include "lmopt/Target/Common/PlanBuilder.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Transforms/Passes.h"
@@ -46,7 +47,7 @@ namespace {
 /// broadcast), so a chain of ops makes one pass over memory and nothing is
 /// computed twice: a per-row statistic stays one value per row.
 struct FuseKernelOpsPass
-    : lmopt::cpu::impl::FuseKernelOpsPassBase<FuseKernelOpsPass> {
+    : mlir::lmopt::cpu::impl::FuseKernelOpsPassBase<FuseKernelOpsPass> {
   void runOnOperation() override {
     MLIRContext *context = &getContext();
     RewritePatternSet patterns(context);
@@ -71,7 +72,7 @@ struct FuseKernelOpsPass
 /// be reassociated: that is what lets LLVM vectorize a reduction loop. Nothing
 /// else is relaxed (NaN and infinity semantics stay, softmax masks use -inf).
 struct RelaxKernelFloatsPass
-    : lmopt::cpu::impl::RelaxKernelFloatsPassBase<RelaxKernelFloatsPass> {
+    : mlir::lmopt::cpu::impl::RelaxKernelFloatsPassBase<RelaxKernelFloatsPass> {
   void runOnOperation() override {
     getOperation().walk([](linalg::GenericOp generic) {
       Block *body = generic.getBody();
@@ -104,7 +105,8 @@ struct RelaxKernelFloatsPass
 /// (buffer-results-to-out-params would hoist one allocation into two
 /// out-params), so every repeat becomes a copy into a fresh allocation.
 struct CopyRepeatedResultsPass
-    : lmopt::cpu::impl::CopyRepeatedResultsPassBase<CopyRepeatedResultsPass> {
+    : mlir::lmopt::cpu::impl::CopyRepeatedResultsPassBase<
+          CopyRepeatedResultsPass> {
   void runOnOperation() override {
     getOperation().walk([](func::ReturnOp ret) {
       DenseSet<Value> seen;
@@ -128,21 +130,27 @@ struct CopyRepeatedResultsPass
   }
 };
 
-/// Kernel buffers are distinct (results never alias operands) and 64-byte
-/// aligned; telling LLVM lets it keep accumulators in registers and use
-/// aligned vector accesses.
+/// Kernel buffers are distinct (results never alias operands, but for the
+/// pairs a step writes in place) and 64-byte aligned; telling LLVM lets it
+/// keep accumulators in registers and use aligned vector accesses.
 struct AnnotateKernelArgsPass
-    : lmopt::cpu::impl::AnnotateKernelArgsPassBase<AnnotateKernelArgsPass> {
+    : mlir::lmopt::cpu::impl::AnnotateKernelArgsPassBase<
+          AnnotateKernelArgsPass> {
   void runOnOperation() override {
     Builder b(&getContext());
     for (auto func : getOperation().getOps<func::FuncOp>()) {
       if (func.isExternal())
         continue;
+      ArrayRef<int64_t> shared;
+      if (auto attr = func->getAttrOfType<DenseI64ArrayAttr>(
+              mlir::lmopt::kInPlaceArgsAttrName))
+        shared = attr.asArrayRef();
       for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i) {
         if (!llvm::isa<MemRefType>(func.getArgument(i).getType()))
           continue;
-        func.setArgAttr(i, LLVM::LLVMDialect::getNoAliasAttrName(),
-                        b.getUnitAttr());
+        if (!llvm::is_contained(shared, int64_t(i)))
+          func.setArgAttr(i, LLVM::LLVMDialect::getNoAliasAttrName(),
+                          b.getUnitAttr());
         func.setArgAttr(i, LLVM::LLVMDialect::getAlignAttrName(),
                         b.getI64IntegerAttr(64));
       }
@@ -157,7 +165,7 @@ struct AnnotateKernelArgsPass
 /// argument of zero elements (a reduction over an empty axis) is
 /// reinterpreted the same way from constant sizes.
 struct PassDynamicSizesPass
-    : lmopt::cpu::impl::PassDynamicSizesPassBase<PassDynamicSizesPass> {
+    : mlir::lmopt::cpu::impl::PassDynamicSizesPassBase<PassDynamicSizesPass> {
   void runOnOperation() override {
     bool valid = true;
     for (auto func : getOperation().getOps<func::FuncOp>()) {
@@ -229,7 +237,8 @@ struct PassDynamicSizesPass
 /// linalg.copy it becomes loops like everything else. Contiguous copies stay
 /// (they lower to llvm.memcpy).
 struct LowerStridedCopiesPass
-    : lmopt::cpu::impl::LowerStridedCopiesPassBase<LowerStridedCopiesPass> {
+    : mlir::lmopt::cpu::impl::LowerStridedCopiesPassBase<
+          LowerStridedCopiesPass> {
   void runOnOperation() override {
     SmallVector<memref::CopyOp> copies;
     getOperation().walk([&](memref::CopyOp copy) {
@@ -255,7 +264,7 @@ struct LowerStridedCopiesPass
 /// conversions as integer arithmetic, since CPUs without AVX-512 BF16 would
 /// call `__truncsfbf2`, which older libgcc lacks.
 struct ExpandKernelMathPass
-    : lmopt::cpu::impl::ExpandKernelMathPassBase<ExpandKernelMathPass> {
+    : mlir::lmopt::cpu::impl::ExpandKernelMathPassBase<ExpandKernelMathPass> {
   void runOnOperation() override {
     auto approximated = [](StringRef name) {
       return llvm::is_contained(

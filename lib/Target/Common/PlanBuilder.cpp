@@ -404,6 +404,7 @@ LogicalResult PlanBuilder::flushGroup() {
       result.plan.addStep(rt::StepKind::Kernel, describeNode(loc));
   step.operands = std::move(*operandIds);
   std::string inPlace;
+  SmallVector<int64_t> inPlaceArgs;
   for (auto [index, value] : llvm::enumerate(outputs)) {
     // A state updated elementwise (a gradient accumulated into its state)
     // is written where it lies: no arena buffer, no copy after.
@@ -417,6 +418,8 @@ LogicalResult PlanBuilder::flushGroup() {
       step.results.push_back(id);
       inPlace += (inPlace.empty() ? "" : ",") + std::to_string(index) + ":" +
                  std::to_string(operand);
+      inPlaceArgs.push_back(int64_t(operand));
+      inPlaceArgs.push_back(int64_t(inputs.size() + index));
       continue;
     }
     uint32_t id =
@@ -424,8 +427,11 @@ LogicalResult PlanBuilder::flushGroup() {
     tensors[value] = id;
     step.results.push_back(id);
   }
-  if (!inPlace.empty())
+  if (!inPlace.empty()) {
     addStringAttr(step, "in_place", inPlace);
+    fn->setAttr(kInPlaceArgsAttrName,
+                builder.getDenseI64ArrayAttr(inPlaceArgs));
+  }
   addStringAttr(step, "entry", entry);
   if (!dimsOnly->empty())
     addStringAttr(step, "dims_only", *dimsOnly);

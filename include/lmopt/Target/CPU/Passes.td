@@ -147,12 +147,15 @@ def AnnotateKernelArgsPass
   let description = [{
     Sets `llvm.noalias` and `llvm.align = 64` on every memref argument of
     every `func.func` with a body, so that LLVM keeps accumulators in
-    registers and uses aligned vector accesses.
+    registers and uses aligned vector accesses. The arguments a function's
+    `lmopt.in_place_args` lists (an operand and the result written in its
+    buffer, which the plan builder records for a step with `in_place`) get
+    the alignment only.
 
     Precondition: after `buffer-results-to-out-params`, on kernels whose
     callers follow the kernel ABI (docs/cpu-backend.md): buffers 64-byte
-    aligned and results never aliasing operands. The pass does not check
-    this; it states it.
+    aligned and results never aliasing operands but for those pairs. The
+    pass does not check this; it states it.
   }];
 }
 

@@ -120,6 +120,12 @@ public:
 inline constexpr const char *kStateAttrName = "lmopt.state";
 inline constexpr const char *kStateWriteAttrName = "lmopt.state_write";
 
+/// The attribute of an outlined kernel whose step writes results in place
+/// of operands (the step's `in_place`): the arguments, operands and results
+/// as out-params counted after the operands, that share a buffer at run
+/// time. lmopt-annotate-kernel-args leaves them without `llvm.noalias`.
+inline constexpr const char *kInPlaceArgsAttrName = "lmopt.in_place_args";
+
 /// The number in `states` of the state argument `index` of `func` reads, or
 /// nullopt when it reads none (or names no state of `states`).
 std::optional<uint32_t>
