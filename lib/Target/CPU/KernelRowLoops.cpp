@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "lmopt/Target/CPU/Passes.h"
+#include "lmopt/Target/Common/PlanBuilder.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -27,6 +28,7 @@
 #include "mlir/IR/Dominance.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/Pass/Pass.h"
 
 namespace mlir::lmopt::cpu {
@@ -195,6 +197,19 @@ static void giveResultsTheirOwnBuffers(func::FuncOp func) {
   });
 }
 
+/// `tile`, or less so that a static `size` takes at least two tiles (of a
+/// multiple of 16 elements, a vector, where it is larger than 16): a loop
+/// of one iteration is inlined by canonicalization, and its work left
+/// outside every loop keeps the kernel from being split between threads.
+static int64_t atMostHalf(int64_t tile, int64_t size) {
+  if (ShapedType::isDynamic(size) || size < 2 || 2 * tile <= size)
+    return tile;
+  int64_t half = (size + 1) / 2;
+  if (half > 16)
+    half = llvm::alignTo(half, 16);
+  return std::min(tile, half);
+}
+
 namespace {
 
 /// Tiles the root of a reducing kernel over all its loops but the innermost
@@ -202,7 +217,7 @@ namespace {
 /// into the loop, each only where its slice follows every row index. With
 /// `independent-roots`, every root of an independent loop the same way.
 struct TileKernelRowsPass
-    : lmopt::cpu::impl::TileKernelRowsPassBase<TileKernelRowsPass> {
+    : mlir::lmopt::cpu::impl::TileKernelRowsPassBase<TileKernelRowsPass> {
   using TileKernelRowsPassBase::TileKernelRowsPassBase;
 
   // Tiling and fusion go through linalg's TilingInterface, an external
@@ -227,9 +242,9 @@ struct TileKernelRowsPass
     if (numLoops == 1 && iterators[0] == utils::IteratorType::parallel) {
       int64_t tile = rank1RowTile;
       if (independentRoots && readsColumnReduction)
-        tile = columnTile;
+        tile = atMostHalf(columnTile, root.getStaticLoopRanges()[0]);
       else if (independentRoots && !readsReduction)
-        tile = flatTile;
+        tile = atMostHalf(flatTile, root.getStaticLoopRanges()[0]);
       tileSizes[0] = std::max<int64_t>(tile, 1);
       return tileSizes;
     }
@@ -237,7 +252,8 @@ struct TileKernelRowsPass
       if (iterators[i] == utils::IteratorType::parallel)
         tileSizes[i] = 1;
     if (independentRoots && isColumnReduction(root))
-      tileSizes.back() = std::max<int64_t>(columnTile, 1);
+      tileSizes.back() = std::max<int64_t>(
+          atMostHalf(columnTile, root.getStaticLoopRanges().back()), 1);
     return tileSizes;
   }
 
@@ -347,13 +363,80 @@ struct TileKernelRowsPass
   }
 };
 
+/// The buffer `value` is a view of: a block argument or the result of an
+/// op that is not a view (an allocation).
+static Value getRootBuffer(Value value) {
+  while (auto view = value.getDefiningOp<ViewLikeOpInterface>())
+    value = view.getViewSource();
+  return value;
+}
+
+/// The arguments of `func` some op in it writes, through any view; with
+/// `lmopt.in_place_args`, an operand written in place counts as written.
+static llvm::SmallDenseSet<unsigned> getWrittenArguments(func::FuncOp func) {
+  llvm::SmallDenseSet<unsigned> written;
+  func.walk([&](MemoryEffectOpInterface op) {
+    SmallVector<MemoryEffects::EffectInstance> effects;
+    op.getEffects(effects);
+    for (const MemoryEffects::EffectInstance &effect : effects)
+      if (llvm::isa<MemoryEffects::Write>(effect.getEffect()))
+        if (Value value = effect.getValue())
+          if (auto arg = llvm::dyn_cast<BlockArgument>(getRootBuffer(value)))
+            written.insert(arg.getArgNumber());
+  });
+  auto shared =
+      func->getAttrOfType<DenseI64ArrayAttr>(mlir::lmopt::kInPlaceArgsAttrName);
+  if (shared)
+    for (unsigned i = 0; i + 1 < shared.size(); i += 2)
+      if (written.contains(unsigned(shared[i])) ||
+          written.contains(unsigned(shared[i + 1]))) {
+        written.insert(unsigned(shared[i]));
+        written.insert(unsigned(shared[i + 1]));
+      }
+  return written;
+}
+
+/// Iterations from which a linalg op before the loops is not worth running
+/// once per share of the rows.
+static constexpr int64_t kMaxPrivateIterations = 64;
+
 /// Whether `op`, outside the row loop, lets the threads each run the whole
 /// kernel body for their share of the rows: it writes no memory that another
-/// thread reads or writes (its own temporaries and checks are fine).
-static bool isPrivateToCall(Operation &op) {
-  return isMemoryEffectFree(&op) ||
-         llvm::isa<memref::AllocOp, memref::AllocaOp, memref::DeallocOp,
-                   memref::GetGlobalOp, cf::AssertOp, func::ReturnOp>(op);
+/// thread reads or writes (its own temporaries and checks are fine). A small
+/// linalg op (a scalar condition every loop reads, say) qualifies when it
+/// writes only the call's own allocations and reads no argument the kernel
+/// writes: each share computes it again.
+static bool isPrivateToCall(Operation &op,
+                            const llvm::SmallDenseSet<unsigned> &written) {
+  if (isMemoryEffectFree(&op) ||
+      llvm::isa<memref::AllocOp, memref::AllocaOp, memref::DeallocOp,
+                memref::GetGlobalOp, cf::AssertOp, func::ReturnOp>(op))
+    return true;
+  auto linalgOp = llvm::dyn_cast<linalg::LinalgOp>(op);
+  if (!linalgOp || !linalgOp.hasPureBufferSemantics())
+    return false;
+  int64_t iterations = 1;
+  for (int64_t range : linalgOp.getStaticLoopRanges()) {
+    if (ShapedType::isDynamic(range))
+      return false;
+    iterations *= range;
+  }
+  if (iterations > kMaxPrivateIterations)
+    return false;
+  for (OpOperand &operand : op.getOpOperands()) {
+    Value root = getRootBuffer(operand.get());
+    bool local = root.getDefiningOp<memref::AllocOp>() ||
+                 root.getDefiningOp<memref::AllocaOp>();
+    if (linalgOp.isDpsInit(&operand) && !local)
+      return false;
+    if (auto arg = llvm::dyn_cast<BlockArgument>(root)) {
+      if (written.contains(arg.getArgNumber()))
+        return false;
+    } else if (!local) {
+      return false;
+    }
+  }
+  return true;
 }
 
 /// `value` as an index value at `b`'s insertion point.
@@ -423,7 +506,8 @@ static void lowerToLinearLoop(scf::ForallOp loop, Value part, Value parts) {
 /// (KernelEntryPoint::partitioned; the entry points pass 0 and 1, or a
 /// thread's share).
 struct LowerKernelRowLoopsPass
-    : lmopt::cpu::impl::LowerKernelRowLoopsPassBase<LowerKernelRowLoopsPass> {
+    : mlir::lmopt::cpu::impl::LowerKernelRowLoopsPassBase<
+          LowerKernelRowLoopsPass> {
   void runOnOperation() override {
     func::FuncOp func = getOperation();
     SmallVector<scf::ForallOp> loops;
@@ -449,6 +533,7 @@ struct LowerKernelRowLoopsPass
     // loop in turn, without waiting for the other threads' shares.
     bool independent = func->hasAttr(kIndependentRowLoopsAttrName);
     func->removeAttr(kIndependentRowLoopsAttrName);
+    llvm::SmallDenseSet<unsigned> written = getWrittenArguments(func);
     bool partition =
         (loops.size() == 1 || independent) &&
         llvm::all_of(loops,
@@ -458,7 +543,7 @@ struct LowerKernelRowLoopsPass
         llvm::all_of(func.front(), [&](Operation &op) {
           auto loop = llvm::dyn_cast<scf::ForallOp>(op);
           return (loop && llvm::is_contained(loops, loop)) ||
-                 isPrivateToCall(op);
+                 isPrivateToCall(op, written);
         });
     Value part, parts;
     if (partition) {

@@ -196,6 +196,83 @@ func.func @negative_independent_loops_after_shared_work(%arg0: memref<4x64xf32>,
 
 // -----
 
+// A scalar condition every loop reads (a gradient accumulation's
+// `accumulate > 0`), computed before the loops into the call's own buffer:
+// each share computes it again, and the loops are partitioned.
+// CHECK-LABEL: func.func @independent_loops_after_private_scalar(
+// CHECK-SAME: %[[PART:arg[0-9]+]]: index, %[[PARTS:arg[0-9]+]]: index) attributes {lmopt.partitioned}
+// CHECK: memref.alloca() : memref<i1>
+// CHECK: arith.cmpf
+// CHECK: arith.divui %{{.*}}, %[[PARTS]] : index
+// CHECK: scf.for
+// CHECK: arith.divui %{{.*}}, %[[PARTS]] : index
+// CHECK: scf.for
+func.func @independent_loops_after_private_scalar(%arg0: memref<f32>, %arg1: memref<4x64xf32>, %arg2: memref<4x64xf32>, %arg3: memref<8x64xf32>) attributes {lmopt.independent_row_loops} {
+  %cst = arith.constant 0.000000e+00 : f32
+  %alloca = memref.alloca() : memref<i1>
+  linalg.generic {indexing_maps = [affine_map<() -> ()>, affine_map<() -> ()>], iterator_types = []} ins(%arg0 : memref<f32>) outs(%alloca : memref<i1>) {
+  ^bb0(%in: f32, %out: i1):
+    %0 = arith.cmpf ogt, %in, %cst : f32
+    linalg.yield %0 : i1
+  }
+  scf.forall (%arg4) in (4) {
+    %subview = memref.subview %arg1[%arg4, 0] [1, 64] [1, 1] : memref<4x64xf32> to memref<1x64xf32, strided<[64, 1], offset: ?>>
+    %subview_0 = memref.subview %arg2[%arg4, 0] [1, 64] [1, 1] : memref<4x64xf32> to memref<1x64xf32, strided<[64, 1], offset: ?>>
+    linalg.generic {indexing_maps = [affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%alloca, %subview : memref<i1>, memref<1x64xf32, strided<[64, 1], offset: ?>>) outs(%subview_0 : memref<1x64xf32, strided<[64, 1], offset: ?>>) {
+    ^bb0(%in: i1, %in_1: f32, %out: f32):
+      %0 = arith.select %in, %in_1, %cst : f32
+      linalg.yield %0 : f32
+    }
+  }
+  scf.forall (%arg4) in (8) {
+    %subview = memref.subview %arg3[%arg4, 0] [1, 64] [1, 1] : memref<8x64xf32> to memref<1x64xf32, strided<[64, 1], offset: ?>>
+    linalg.generic {indexing_maps = [affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%alloca : memref<i1>) outs(%subview : memref<1x64xf32, strided<[64, 1], offset: ?>>) {
+    ^bb0(%in: i1, %out: f32):
+      %0 = arith.select %in, %out, %cst : f32
+      linalg.yield %0 : f32
+    }
+  }
+  return
+}
+
+// -----
+
+// The same scalar read from an argument that a loop writes in place of
+// another (lmopt.in_place_args pairs %arg0 with %arg2): a share could read
+// it after another share's loop wrote it, so nothing is partitioned.
+// CHECK-LABEL: func.func @negative_private_scalar_reads_written_state(
+// CHECK-SAME: %{{.*}}: memref<4x64xf32>, %{{.*}}: memref<4x64xf32>) attributes {lmopt.in_place_args = array<i64: 0, 2>} {
+func.func @negative_private_scalar_reads_written_state(%arg0: memref<4x64xf32>, %arg1: memref<4x64xf32>, %arg2: memref<4x64xf32>, %arg3: memref<4x64xf32>) attributes {lmopt.independent_row_loops, lmopt.in_place_args = array<i64: 0, 2>} {
+  %cst = arith.constant 0.000000e+00 : f32
+  %c0 = arith.constant 0 : index
+  %alloca = memref.alloca() : memref<f32>
+  %sub = memref.subview %arg0[0, 0] [1, 1] [1, 1] : memref<4x64xf32> to memref<f32, strided<[], offset: 0>>
+  linalg.generic {indexing_maps = [affine_map<() -> ()>, affine_map<() -> ()>], iterator_types = []} ins(%sub : memref<f32, strided<[], offset: 0>>) outs(%alloca : memref<f32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  }
+  scf.forall (%arg4) in (4) {
+    %subview = memref.subview %arg1[%arg4, 0] [1, 64] [1, 1] : memref<4x64xf32> to memref<1x64xf32, strided<[64, 1], offset: ?>>
+    %subview_0 = memref.subview %arg2[%arg4, 0] [1, 64] [1, 1] : memref<4x64xf32> to memref<1x64xf32, strided<[64, 1], offset: ?>>
+    linalg.generic {indexing_maps = [affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%alloca, %subview : memref<f32>, memref<1x64xf32, strided<[64, 1], offset: ?>>) outs(%subview_0 : memref<1x64xf32, strided<[64, 1], offset: ?>>) {
+    ^bb0(%in: f32, %in_1: f32, %out: f32):
+      %0 = arith.addf %in, %in_1 : f32
+      linalg.yield %0 : f32
+    }
+  }
+  scf.forall (%arg4) in (4) {
+    %subview = memref.subview %arg3[%arg4, 0] [1, 64] [1, 1] : memref<4x64xf32> to memref<1x64xf32, strided<[64, 1], offset: ?>>
+    linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} outs(%subview : memref<1x64xf32, strided<[64, 1], offset: ?>>) {
+    ^bb0(%out: f32):
+      %0 = arith.addf %out, %cst : f32
+      linalg.yield %0 : f32
+    }
+  }
+  return
+}
+
+// -----
+
 // Without a row loop nothing changes.
 // CHECK-LABEL: func.func @negative_no_row_loop(
 // CHECK-SAME: %{{.*}}: memref<4xf32>, %{{.*}}: memref<4xf32>) {

@@ -195,19 +195,22 @@ func.func @negative_scalar(%arg0: tensor<f32>) -> tensor<f32> {
 
 // A bias gradient accumulated into its state: the runtime writes the result
 // in place of %arg1. The column sum and the result shared one empty; the
-// result starts from an allocation of its own, so that once the loop of
-// one iteration (32 columns, blocks of 64) is inlined, CSE cannot merge the
-// sum's temporary into the result's buffer, where it would overwrite the
-// state before the addition reads it.
+// result starts from an allocation of its own and the sum's block from an
+// empty of its own, so no temporary is computed in the result's buffer,
+// where it would overwrite the state before the addition reads it. 32
+// columns take two blocks of 16 rather than one of 64: a loop of one
+// iteration would be inlined, and the kernel not split.
 // CHECK-LABEL: func.func @accumulate_into_result
 // CHECK: %[[OUT:.*]] = bufferization.alloc_tensor() : tensor<32xf32>
-// CHECK: scf.forall (%{{.*}}) = (0) to (32) step (64) shared_outs(%{{.*}} = %[[OUT]])
+// CHECK: scf.forall (%{{.*}}) = (0) to (32) step (16) shared_outs(%{{.*}} = %[[OUT]])
 // CANON-LABEL: func.func @accumulate_into_result
-// CANON-DAG: %[[OUT:.*]] = bufferization.alloc_tensor() : tensor<32xf32>
-// CANON-DAG: %[[TMP:.*]] = tensor.empty() : tensor<32xf32>
-// CANON: %[[ZERO:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%[[TMP]] : tensor<32xf32>)
-// CANON: %[[SUM:.*]] = linalg.generic {{.*}} ins(%{{.*}} : tensor<4x32xf32>) outs(%[[ZERO]] : tensor<32xf32>)
-// CANON: linalg.generic {{.*}} ins(%{{.*}}, %[[SUM]] : tensor<32xf32>, tensor<32xf32>) outs(%[[OUT]] : tensor<32xf32>)
+// CANON: %[[OUT:.*]] = bufferization.alloc_tensor() : tensor<32xf32>
+// CANON: scf.forall (%{{.*}}) = (0) to (32) step (16) shared_outs(%[[SHARED:.*]] = %[[OUT]])
+// CANON: %[[TMP:.*]] = tensor.empty() : tensor<16xf32>
+// CANON: %[[ZERO:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%[[TMP]] : tensor<16xf32>)
+// CANON: %[[SUM:.*]] = linalg.generic {{.*}} ins(%{{.*}} : tensor<4x16xf32>) outs(%[[ZERO]] : tensor<16xf32>)
+// CANON: %[[SLICE:.*]] = tensor.extract_slice %[[SHARED]]
+// CANON: linalg.generic {{.*}} ins(%{{.*}}, %[[SUM]] : tensor<16xf32>, tensor<16xf32>) outs(%[[SLICE]] : tensor<16xf32>)
 // DEFAULT-LABEL: func.func @accumulate_into_result
 // DEFAULT-NOT: bufferization.alloc_tensor
 func.func @accumulate_into_result(%arg0: tensor<4x32xf32>, %arg1: tensor<32xf32>) -> tensor<32xf32> {
@@ -225,4 +228,32 @@ func.func @accumulate_into_result(%arg0: tensor<4x32xf32>, %arg1: tensor<32xf32>
     linalg.yield %4 : f32
   } -> tensor<32xf32>
   return %3 : tensor<32xf32>
+}
+
+// -----
+
+// A scalar accumulated into its state: nothing to tile, but the result
+// still starts from an allocation of its own, so that once CSE merges the
+// two empties the sum is not computed in the result's buffer.
+// CANON-LABEL: func.func @scalar_accumulate_into_result
+// CANON-DAG: %[[OUT:.*]] = bufferization.alloc_tensor() : tensor<f32>
+// CANON-DAG: %[[TMP:.*]] = tensor.empty() : tensor<f32>
+// CANON: %[[ZERO:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%[[TMP]] : tensor<f32>)
+// CANON: %[[SUM:.*]] = linalg.generic {{.*}} ins(%{{.*}} : tensor<64xf32>) outs(%[[ZERO]] : tensor<f32>)
+// CANON: linalg.generic {{.*}} ins(%{{.*}}, %[[SUM]] : tensor<f32>, tensor<f32>) outs(%[[OUT]] : tensor<f32>)
+func.func @scalar_accumulate_into_result(%arg0: tensor<64xf32>, %arg1: tensor<f32>) -> tensor<f32> {
+  %cst = arith.constant 0.000000e+00 : f32
+  %0 = tensor.empty() : tensor<f32>
+  %1 = linalg.fill ins(%cst : f32) outs(%0 : tensor<f32>) -> tensor<f32>
+  %2 = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]} ins(%arg0 : tensor<64xf32>) outs(%1 : tensor<f32>) {
+  ^bb0(%in: f32, %out: f32):
+    %4 = arith.addf %in, %out fastmath<reassoc,contract> : f32
+    linalg.yield %4 : f32
+  } -> tensor<f32>
+  %3 = linalg.generic {indexing_maps = [affine_map<() -> ()>, affine_map<() -> ()>, affine_map<() -> ()>], iterator_types = []} ins(%arg1, %2 : tensor<f32>, tensor<f32>) outs(%0 : tensor<f32>) {
+  ^bb0(%in: f32, %in_0: f32, %out: f32):
+    %4 = arith.addf %in, %in_0 fastmath<contract> : f32
+    linalg.yield %4 : f32
+  } -> tensor<f32>
+  return %3 : tensor<f32>
 }

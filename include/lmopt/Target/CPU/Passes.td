@@ -80,7 +80,9 @@ def TileKernelRowsPass
     reduction: an elementwise root is tiled like a row root (a rank-1 one in
     blocks of `flat-tile` elements), a root whose innermost loop is parallel
     and that reduces over outer loops (a column sum) or reads such a
-    reduction is tiled in blocks of `column-tile` columns. The roots read
+    reduction is tiled in blocks of `column-tile` columns; a static size
+    below two blocks takes two smaller ones, so that no loop of one
+    iteration is inlined. The roots read
     one another's values through no loop, so when any is tiled the
     function gets the unit attribute `lmopt.independent_row_loops`, which
     lets `lmopt-lower-kernel-row-loops` split every loop between threads
@@ -176,6 +178,10 @@ def LowerKernelRowLoopsPass
     `lmopt.independent_row_loops` (its loops read nothing another loop
     writes) is partitioned the same way when its body is several such
     loops plus private work: each loop runs its share of its iterations.
+    A linalg op of at most 64 iterations that writes only the call's own
+    allocations and reads no argument the function writes (an operand
+    that `lmopt.in_place_args` pairs with a written result included) is
+    private work too: each share computes it again.
     The pass removes that attribute either way.
 
     Precondition: after bufferization, and before
