@@ -40,15 +40,25 @@ namespace mlir::lmopt::cpu {
 using namespace mlir;
 using namespace mlir::lmopt::cpu;
 
+/// The ops `op` (transitively) reads the values of, not `op` itself; with
+/// `linalgOnly`, through linalg ops alone.
+static DenseSet<Operation *> getProducers(Operation *op, bool linalgOnly) {
+  SmallVector<Operation *> worklist{op};
+  DenseSet<Operation *> producers;
+  while (!worklist.empty())
+    for (Value operand : worklist.pop_back_val()->getOperands()) {
+      Operation *producer = operand.getDefiningOp();
+      if (producer && (!linalgOnly || llvm::isa<linalg::LinalgOp>(producer)) &&
+          producers.insert(producer).second)
+        worklist.push_back(producer);
+    }
+  return producers;
+}
+
 /// `root` and the linalg ops it (transitively) reads.
 static DenseSet<Operation *> getLinalgProducers(linalg::LinalgOp root) {
-  SmallVector<Operation *> worklist{root};
-  DenseSet<Operation *> producers{root};
-  while (!worklist.empty())
-    for (Value operand : worklist.pop_back_val()->getOperands())
-      if (auto producer = operand.getDefiningOp<linalg::LinalgOp>())
-        if (producers.insert(producer).second)
-          worklist.push_back(producer);
+  DenseSet<Operation *> producers = getProducers(root, /*linalgOnly=*/true);
+  producers.insert(root);
   return producers;
 }
 
@@ -92,18 +102,6 @@ static bool followsEveryIndex(tensor::ExtractSliceOp slice,
                       [&](Value iv) { return reached.contains(iv); });
 }
 
-/// The ops, of any kind, whose values `op` (transitively) reads.
-static DenseSet<Operation *> getAllProducers(Operation *op) {
-  SmallVector<Operation *> worklist{op};
-  DenseSet<Operation *> producers;
-  while (!worklist.empty())
-    for (Value operand : worklist.pop_back_val()->getOperands())
-      if (Operation *producer = operand.getDefiningOp())
-        if (producers.insert(producer).second)
-          worklist.push_back(producer);
-  return producers;
-}
-
 /// The returned linalg ops (on tensors) that no other returned op reads,
 /// through any chain of ops, in body order: each can drive a loop of its
 /// own that reads nothing another root's loop writes.
@@ -121,7 +119,7 @@ static SmallVector<linalg::LinalgOp> findIndependentRoots(func::FuncOp func) {
   });
   DenseSet<Operation *> read;
   for (Operation *op : returnedOps)
-    for (Operation *producer : getAllProducers(op))
+    for (Operation *producer : getProducers(op, /*linalgOnly=*/false))
       read.insert(producer);
   SmallVector<linalg::LinalgOp> roots;
   for (linalg::LinalgOp op : returned)
@@ -139,24 +137,6 @@ static bool isColumnReduction(linalg::LinalgOp op) {
   SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
   return op.getNumReductionLoops() > 0 && !iterators.empty() &&
          iterators.back() == utils::IteratorType::parallel;
-}
-
-/// Gives every linalg op whose init is a shared `tensor.empty` (CSE merges
-/// equal ones) an empty of its own. Otherwise tile and fuse computes a
-/// fused producer into the slice of the root's result it shares an empty
-/// with, and the result buffer holds a temporary before the root reads its
-/// operands: wrong where the runtime writes that result in place of an
-/// operand (a gradient accumulated into its state, PlanStates.cpp).
-static void giveInitsTheirOwnEmpties(func::FuncOp func) {
-  func.walk([](linalg::LinalgOp op) {
-    for (OpOperand &init : op.getDpsInitsMutable()) {
-      auto empty = init.get().getDefiningOp<tensor::EmptyOp>();
-      if (!empty || empty->hasOneUse())
-        continue;
-      OpBuilder builder(op);
-      init.set(builder.clone(*empty)->getResult(0));
-    }
-  });
 }
 
 /// Starts the destination chain of every returned value (linalg inits,
@@ -353,7 +333,6 @@ struct TileKernelRowsPass
     // Each root's loop reads only the function's arguments, values computed
     // before every loop and its own fused producers: the loops can run
     // their iterations in any order relative to each other.
-    giveInitsTheirOwnEmpties(func);
     bool tiledAny = false;
     for (linalg::LinalgOp root : findIndependentRoots(func))
       tiledAny |= tileRoot(func, root);
