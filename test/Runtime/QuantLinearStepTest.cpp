@@ -22,6 +22,7 @@
 #include "lmopt/Format/Float16.h"
 #include "lmopt/Runtime/CPU/Executor.h"
 
+#include "../../lib/Runtime/CPU/AmxGemm.h"
 #include "../../lib/Runtime/CPU/QuantKernels.h"
 #include "TestUtil.h"
 
@@ -314,6 +315,38 @@ TEST(QuantLinearStep, BertShapes) {
                        true, seed++),
               /*inPlace=*/true);
   }
+}
+
+TEST(QuantLinearStep, Bf16OnAmxTiles) {
+  // Where the CPU has AMX, bf16 runs the runtime's tile kernel (AmxGemm.h):
+  // row counts that leave a partial 32-row block of at most 16 rows (one
+  // input tile) and of more, K not a multiple of 32 (the input copied with
+  // K padded), N not a multiple of 32, K in several slices with partial
+  // sums kept between them (K = 1536 slices by 512) and, on one thread,
+  // several column chunks (K = 1536 puts 8 column blocks in a chunk).
+  if (!quant::amxBf16Usable())
+    GTEST_SKIP() << "no AMX-BF16 on this CPU (or oneDNN's ISA cap excludes "
+                    "it): bf16 runs oneDNN's matmul, covered above";
+  uint32_t seed = 501;
+  std::unique_ptr<CpuContext> ctx = makeContext(0);
+  ASSERT_TRUE(ctx);
+  Case probe = makeCase(QuantLinearMode::BF16, 33, 64, 40, false, true,
+                        LinearActivation::None, false, seed++);
+  std::unique_ptr<QuantLinearStep> step;
+  ASSERT_TRUE(QuantLinearStep::create(*ctx, probe.desc, probe.m,
+                                      probe.weights(), step));
+  EXPECT_EQ(step->implementation(), "lmopt:amx_bf16");
+  checkCase(probe);
+  for (int64_t m : {1, 16, 47, 50, 64})
+    checkCase(makeCase(QuantLinearMode::BF16, m, 72, 130, m % 2, true,
+                       LinearActivation::Gelu, m > 16, seed++),
+              /*inPlace=*/m == 50);
+  checkCase(makeCase(QuantLinearMode::BF16, 50, 1536, 300, true, true,
+                     LinearActivation::GeluTanh, true, seed++),
+            /*inPlace=*/true, /*threads=*/1);
+  checkCase(makeCase(QuantLinearMode::BF16, 70, 1536, 40, false, false,
+                     LinearActivation::Relu, false, seed++),
+            /*inPlace=*/false, /*threads=*/2);
 }
 
 TEST(QuantLinearStep, OneThreadAndOneRow) {

@@ -253,10 +253,10 @@ LMOPT_AVX512 static void quantizeU8Avx512(const float *x, int64_t count,
   }
 }
 
-LMOPT_AVX512 static void epilogueRowsAvx512(const float *acc,
-                                            int64_t accStride, int64_t begin,
-                                            int64_t end, int64_t n,
-                                            const Epilogue &e, float *out) {
+LMOPT_AVX512 static void epilogueRowsAvx512(const float *acc, int64_t accStride,
+                                            int64_t begin, int64_t end,
+                                            int64_t n, const Epilogue &e,
+                                            float *out, int64_t outStride) {
   for (int64_t r = begin; r < end; ++r) {
     __m512 s = _mm512_set1_ps(e.rowScales ? e.rowScales[r] : e.uniformScale);
     for (int64_t c = 0; c < n; c += 16) {
@@ -269,9 +269,9 @@ LMOPT_AVX512 static void epilogueRowsAvx512(const float *acc,
                         : _mm512_setzero_ps();
       v = vactivate(_mm512_fmadd_ps(v, s, b), e.activation);
       if (e.residual)
-        v = _mm512_add_ps(v,
-                          _mm512_maskz_loadu_ps(lanes, e.residual + r * n + c));
-      _mm512_mask_storeu_ps(out + r * n + c, lanes, v);
+        v = _mm512_add_ps(
+            v, _mm512_maskz_loadu_ps(lanes, e.residual + r * outStride + c));
+      _mm512_mask_storeu_ps(out + r * outStride + c, lanes, v);
     }
   }
 }
@@ -318,7 +318,8 @@ static void quantizeRowsPortable(const float *x, int64_t begin, int64_t end,
 
 static void epilogueRowsPortable(const float *acc, int64_t accStride,
                                  int64_t begin, int64_t end, int64_t n,
-                                 const quant::Epilogue &e, float *out) {
+                                 const quant::Epilogue &e, float *out,
+                                 int64_t outStride) {
   for (int64_t r = begin; r < end; ++r) {
     float s = e.rowScales ? e.rowScales[r] : e.uniformScale;
     for (int64_t c = 0; c < n; ++c) {
@@ -328,8 +329,8 @@ static void epilogueRowsPortable(const float *acc, int64_t accStride,
       float v = a * s + (e.bias ? e.bias[c] : 0.0f);
       v = activate(v, e.activation);
       if (e.residual)
-        v += e.residual[r * n + c];
-      out[r * n + c] = v;
+        v += e.residual[r * outStride + c];
+      out[r * outStride + c] = v;
     }
   }
 }
@@ -346,13 +347,15 @@ static void quantizeRows(const float *x, int64_t begin, int64_t end,
 
 static void epilogueRows(const float *acc, int64_t accStride, int64_t begin,
                          int64_t end, int64_t n, const quant::Epilogue &e,
-                         float *out, bool avx512) {
+                         float *out, bool avx512, int64_t outStride = -1) {
+  if (outStride < 0)
+    outStride = n;
 #ifdef LMOPT_QUANT_AVX512
   if (avx512)
-    return epilogueRowsAvx512(acc, accStride, begin, end, n, e, out);
+    return epilogueRowsAvx512(acc, accStride, begin, end, n, e, out, outStride);
 #endif
   (void)avx512;
-  epilogueRowsPortable(acc, accStride, begin, end, n, e, out);
+  epilogueRowsPortable(acc, accStride, begin, end, n, e, out, outStride);
 }
 
 void quant::quantizeRowsS8(const float *x, int64_t rows, int64_t k, int8_t *q,
@@ -415,6 +418,12 @@ void quant::applyEpilogue(const float *acc, int64_t accStride, int64_t rows,
   forRanges(rows, rows * n, threads, [&](int64_t begin, int64_t end) {
     epilogueRows(acc, accStride, begin, end, n, e, out, avx512);
   });
+}
+
+void quant::applyEpilogueBlock(const float *acc, int64_t accStride,
+                               int64_t rows, int64_t n, const Epilogue &e,
+                               float *out, int64_t outStride, bool avx512) {
+  epilogueRows(acc, accStride, 0, rows, n, e, out, avx512, outStride);
 }
 
 void quant::applyEpilogueQuantized(float *acc, int64_t rows, int64_t n,

@@ -58,6 +58,15 @@ void applyEpilogue(const float *acc, int64_t accStride, int64_t rows,
                    int64_t n, const Epilogue &e, float *out, int threads,
                    bool avx512);
 
+/// The epilogue on one block of `rows` x `n` on the calling thread, with
+/// the output's and the residual's rows `outStride` apart (the block's
+/// first element at out[0] and e.residual[0]; e.bias and e.columnShift
+/// start at the block's first column; e.rowScales and e.rowSums at its
+/// first row).
+void applyEpilogueBlock(const float *acc, int64_t accStride, int64_t rows,
+                        int64_t n, const Epilogue &e, float *out,
+                        int64_t outStride, bool avx512);
+
 /// The epilogue, then each row quantized as quantizeRowsS8 would: q
 /// [rows, n] and scales [rows]. `acc` ([rows, n], dense) is overwritten
 /// with the f32 rows (e.residual must be null).

@@ -16,6 +16,7 @@
 
 #include "lmopt/Runtime/CPU/QuantLinearStep.h"
 
+#include "AmxGemm.h"
 #include "QuantKernels.h"
 #include "WeightOnlyGemm.h"
 #include "lmopt/Runtime/CPU/Executor.h"
@@ -109,6 +110,10 @@ struct QuantLinearStep::Impl {
   /// to `product`).
   quant::Int4Panels int4;
   quant::F16Panels f16;
+  /// bf16 on AMX tiles (AmxGemm.h): the packed weight and, when K is not a
+  /// multiple of 32, room for the input with K padded.
+  quant::AmxBf16Weight amx;
+  Aligned amxScratch;
   Aligned gemmInput;
   int gemmThreads = 1;
 };
@@ -498,6 +503,19 @@ Status QuantLinearStep::create(const CpuContext &context,
         !st)
       return st;
     step->packedBytes_ = impl.packedWeight.bytes;
+  } else if (desc.mode == QuantLinearMode::BF16 && quant::amxBf16Usable()) {
+    // The runtime's AMX kernel: ahead of oneDNN 2.6's on BERT shapes and it
+    // applies the epilogue block by block (docs/cpu-backend.md).
+    size_t scratch = 0;
+    if (!quant::packAmxBf16(static_cast<const uint16_t *>(weights.weight),
+                            desc.transposeWeight, k, n, impl.amx) ||
+        ((scratch = quant::amxBf16ScratchBytes(rows, impl.amx)) &&
+         !impl.amxScratch.allocate(scratch)))
+      return Status::error(StatusCode::IoError,
+                           prefix + "out of memory: cannot allocate the "
+                                    "packed weight");
+    step->packedBytes_ = impl.amx.bytes();
+    step->implementation_ = "lmopt:amx_bf16";
   } else if (desc.mode == QuantLinearMode::BF16) {
     if (Status st = createBf16(context, desc, rows, weights, impl,
                                step->implementation_, prefix);
@@ -690,6 +708,11 @@ Status QuantLinearStep::run(const QuantLinearIo &io) const {
   }
 
   // bf16.
+  if (impl.amx.data) {
+    quant::gemmAmxBf16(static_cast<const uint16_t *>(input), rows, impl.amx, e,
+                       output, context_.threads(), impl.amxScratch.data);
+    return Status::ok();
+  }
   size_t outBytes = size_t(rows * n) * sizeof(float);
   std::vector<float> saved;
   if (residual && !impl.residualPostOp && residual == output) {
