@@ -317,36 +317,54 @@ TEST(QuantLinearStep, BertShapes) {
   }
 }
 
-TEST(QuantLinearStep, Bf16OnAmxTiles) {
-  // Where the CPU has AMX, bf16 runs the runtime's tile kernel (AmxGemm.h):
-  // row counts that leave a partial 32-row block of at most 16 rows (one
-  // input tile) and of more, K not a multiple of 32 (the input copied with
-  // K padded), N not a multiple of 32, K in several slices with partial
-  // sums kept between them (K = 1536 slices by 512) and, on one thread,
-  // several column chunks (K = 1536 puts 8 column blocks in a chunk).
-  if (!quant::amxBf16Usable())
-    GTEST_SKIP() << "no AMX-BF16 on this CPU (or oneDNN's ISA cap excludes "
-                    "it): bf16 runs oneDNN's matmul, covered above";
-  uint32_t seed = 501;
+TEST(QuantLinearStep, AmxTiles) {
+  // Where the CPU has AMX, bf16, int8 per token and int8 static without an
+  // input zero point run the runtime's tile kernel (AmxGemm.h): row counts
+  // that leave a partial 32-row block of at most 16 rows (one input tile)
+  // and of more, K not a multiple of the tile step (the input copied with K
+  // padded), N not a multiple of 32, K in several slices with partial sums
+  // kept between them (K = 1536) and, on one thread, several column chunks
+  // (K = 1536 puts 8 or 16 column blocks in a chunk).
+  struct Kind {
+    QuantLinearMode mode;
+    bool usable;
+    const char *implementation;
+  };
+  const Kind kinds[] = {
+      {QuantLinearMode::BF16, quant::amxBf16Usable(), "lmopt:amx_bf16"},
+      {QuantLinearMode::Int8DynamicPerToken, quant::amxInt8Usable(),
+       "lmopt:amx_int8"},
+      {QuantLinearMode::Int8Static, quant::amxInt8Usable(), "lmopt:amx_int8"}};
+  if (!kinds[0].usable && !kinds[1].usable)
+    GTEST_SKIP() << "no AMX on this CPU (or oneDNN's ISA cap excludes it): "
+                    "these modes run oneDNN's matmul, covered above";
   std::unique_ptr<CpuContext> ctx = makeContext(0);
   ASSERT_TRUE(ctx);
-  Case probe = makeCase(QuantLinearMode::BF16, 33, 64, 40, false, true,
-                        LinearActivation::None, false, seed++);
-  std::unique_ptr<QuantLinearStep> step;
-  ASSERT_TRUE(QuantLinearStep::create(*ctx, probe.desc, probe.m,
-                                      probe.weights(), step));
-  EXPECT_EQ(step->implementation(), "lmopt:amx_bf16");
-  checkCase(probe);
-  for (int64_t m : {1, 16, 47, 50, 64})
-    checkCase(makeCase(QuantLinearMode::BF16, m, 72, 130, m % 2, true,
-                       LinearActivation::Gelu, m > 16, seed++),
-              /*inPlace=*/m == 50);
-  checkCase(makeCase(QuantLinearMode::BF16, 50, 1536, 300, true, true,
-                     LinearActivation::GeluTanh, true, seed++),
-            /*inPlace=*/true, /*threads=*/1);
-  checkCase(makeCase(QuantLinearMode::BF16, 70, 1536, 40, false, false,
-                     LinearActivation::Relu, false, seed++),
-            /*inPlace=*/false, /*threads=*/2);
+  uint32_t seed = 501;
+  for (const Kind &kind : kinds) {
+    if (!kind.usable)
+      continue;
+    auto make = [&](int64_t m, int64_t k, int64_t n, bool transpose, bool bias,
+                    LinearActivation act, bool residual) {
+      Case c =
+          makeCase(kind.mode, m, k, n, transpose, bias, act, residual, seed++);
+      c.desc.inputZeroPoint = 0; // int8 static: no zero point on AMX
+      return c;
+    };
+    Case probe = make(33, 64, 40, false, true, LinearActivation::None, false);
+    std::unique_ptr<QuantLinearStep> step;
+    ASSERT_TRUE(QuantLinearStep::create(*ctx, probe.desc, probe.m,
+                                        probe.weights(), step));
+    EXPECT_EQ(step->implementation(), kind.implementation);
+    checkCase(probe);
+    for (int64_t m : {1, 16, 47, 50, 64})
+      checkCase(make(m, 72, 130, m % 2, true, LinearActivation::Gelu, m > 16),
+                /*inPlace=*/m == 50);
+    checkCase(make(50, 1536, 300, true, true, LinearActivation::GeluTanh, true),
+              /*inPlace=*/true, /*threads=*/1);
+    checkCase(make(70, 1536, 40, false, false, LinearActivation::Relu, false),
+              /*inPlace=*/false, /*threads=*/2);
+  }
 }
 
 TEST(QuantLinearStep, OneThreadAndOneRow) {

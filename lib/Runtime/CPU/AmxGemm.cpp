@@ -1,4 +1,4 @@
-//===- AmxGemm.cpp - bf16 products on AMX tiles ---------------------------===//
+//===- AmxGemm.cpp - bf16 and int8 products on AMX tiles ------------------===//
 //
 // See AmxGemm.h for the layout and the blocking. Every function that
 // touches the tile registers carries the AMX target attribute, so the rest
@@ -24,7 +24,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #define LMOPT_AMX_TARGET                                                       \
-  __attribute__((target("amx-tile,amx-bf16,avx512f,avx512bw")))
+  __attribute__((target("amx-tile,amx-bf16,amx-int8,avx512f,avx512bw")))
 #endif
 
 using namespace lmopt::runtime;
@@ -33,21 +33,20 @@ using namespace lmopt::runtime::quant;
 namespace {
 constexpr int64_t kBlock = 32;     // rows and columns of one product block
 constexpr int64_t kPanelCols = 16; // columns of one packed panel (one tile)
-constexpr int64_t kStepK = 32;     // K values of one tile step
+constexpr int64_t kStepBytes = 64; // bytes of K per input tile row
 
 int64_t roundUp(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 } // namespace
 
-void AmxBf16Weight::Free::operator()(uint16_t *p) const { std::free(p); }
+void AmxWeight::Free::operator()(uint8_t *p) const { std::free(p); }
 
-bool quant::amxBf16Usable() {
+/// CPUID.(7, 0):EDX bit `feature` (22: AMX-BF16, 24: AMX-TILE, 25:
+/// AMX-INT8), AMX-TILE, oneDNN's cap and the tile permission.
+static bool amxUsable(unsigned feature) {
 #ifdef LMOPT_AMX
-  static const bool usable = [] {
+  static const bool tiles = [] {
     unsigned eax, ebx, ecx, edx;
-    if (!__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx))
-      return false;
-    bool amxBf16 = edx & (1u << 22), amxTile = edx & (1u << 24);
-    if (!amxBf16 || !amxTile)
+    if (!__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) || !(edx & (1u << 24)))
       return false;
     unsigned isa = unsigned(dnnl_get_effective_cpu_isa());
     unsigned amx = unsigned(dnnl_cpu_isa_avx512_core_amx);
@@ -58,41 +57,61 @@ bool quant::amxBf16Usable() {
     constexpr long kReqXcompPerm = 0x1023, kXtileData = 18;
     return syscall(SYS_arch_prctl, kReqXcompPerm, kXtileData) == 0;
   }();
-  return usable;
+  unsigned eax, ebx, ecx, edx;
+  return tiles && __get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) &&
+         (edx & (1u << feature));
 #else
+  (void)feature;
   return false;
 #endif
 }
 
-bool quant::packAmxBf16(const uint16_t *weight, bool transposed, int64_t k,
-                        int64_t n, AmxBf16Weight &out) {
+bool quant::amxBf16Usable() { return amxUsable(22); }
+bool quant::amxInt8Usable() { return amxUsable(25); }
+
+/// Packs `weight` of `Element` (2 or 1 bytes) as AmxGemm.h describes.
+template <typename Element>
+static bool pack(const Element *weight, bool transposed, int64_t k, int64_t n,
+                 AmxWeight &out) {
+  constexpr int64_t group = 4 / sizeof(Element); // K values per 4 bytes
+  out.elementBytes = sizeof(Element);
   out.k = k;
   out.n = n;
-  out.kPadded = roundUp(k, kStepK);
+  out.kPadded = roundUp(k, kStepBytes / int64_t(sizeof(Element)));
   out.nPadded = roundUp(n, kBlock);
   void *p = nullptr;
   if (posix_memalign(&p, 64, std::max<size_t>(64, out.bytes())) != 0 || !p)
     return false;
-  out.data.reset(static_cast<uint16_t *>(p));
-  uint16_t *dst = out.data.get();
-  const int64_t pairs = out.kPadded / 2;
+  out.data.reset(static_cast<uint8_t *>(p));
+  Element *dst = reinterpret_cast<Element *>(out.data.get());
+  const int64_t groups = out.kPadded / group;
   for (int64_t panel = 0; panel < out.nPadded / kPanelCols; ++panel)
-    for (int64_t i = 0; i < pairs; ++i) {
-      uint16_t *row = dst + (panel * pairs + i) * kPanelCols * 2;
+    for (int64_t i = 0; i < groups; ++i) {
+      Element *row = dst + (panel * groups + i) * kPanelCols * group;
       for (int64_t c = 0; c < kPanelCols; ++c)
-        for (int64_t e = 0; e < 2; ++e) {
-          int64_t kk = 2 * i + e, col = panel * kPanelCols + c;
-          row[c * 2 + e] =
+        for (int64_t e = 0; e < group; ++e) {
+          int64_t kk = group * i + e, col = panel * kPanelCols + c;
+          row[c * group + e] =
               kk < k && col < n
                   ? weight[transposed ? col * k + kk : kk * n + col]
-                  : uint16_t(0);
+                  : Element(0);
         }
     }
   return true;
 }
 
-size_t quant::amxBf16ScratchBytes(int64_t rows, const AmxBf16Weight &w) {
-  return w.k == w.kPadded ? 0 : size_t(rows * w.kPadded) * 2;
+bool quant::packAmxBf16(const uint16_t *weight, bool transposed, int64_t k,
+                        int64_t n, AmxWeight &out) {
+  return pack(weight, transposed, k, n, out);
+}
+
+bool quant::packAmxInt8(const int8_t *weight, bool transposed, int64_t k,
+                        int64_t n, AmxWeight &out) {
+  return pack(weight, transposed, k, n, out);
+}
+
+size_t quant::amxScratchBytes(int64_t rows, const AmxWeight &w) {
+  return w.k == w.kPadded ? 0 : size_t(rows * w.kPadded * w.elementBytes);
 }
 
 #ifdef LMOPT_AMX
@@ -130,23 +149,31 @@ TileConfig tileConfig(int64_t rows) {
   return cfg;
 }
 
+/// The tile product of one kind: bf16 x bf16, s8 x s8 or u8 x s8.
+enum class Kind { BF16, S8, U8 };
+
 struct Shape {
-  const uint16_t *a; // input rows, lda apart (bf16)
+  const uint8_t *a; // input rows, lda bytes apart
   int64_t lda;
-  const uint16_t *b; // packed weight
-  int64_t kPadded, n;
-  int64_t kSlice;
+  const uint8_t *b; // packed weight
+  int64_t kBytes;   // bytes of K per row (padded)
+  int64_t n;
+  int64_t sliceBytes;
+  /// int8: the weight's scales (one, or one per column).
+  const float *weightScales = nullptr;
+  bool perChannel = false;
 };
 
 /// One thread's work: row blocks [m0, m1) x column blocks [c0, c1), rows
 /// below `rows`.
+template <Kind kind>
 LMOPT_AMX_TARGET void runRange(const Shape &s, int64_t rows, int64_t m0,
                                int64_t m1, int64_t c0, int64_t c1,
                                int64_t chunk, const Epilogue &e, float *out,
                                bool avx512, float *partial) {
   alignas(64) float block[kBlock * kBlock];
-  const int64_t panelStride = s.kPadded / 2 * kPanelCols * 2;
-  const size_t blockStride = size_t(s.lda) * 2;
+  // A panel is kBytes / 4 rows of 64 bytes.
+  const int64_t panelBytes = s.kBytes / 4 * 64;
   int64_t configured = -1;
   for (int64_t cb = c0; cb < c1; cb += chunk) {
     const int64_t cEnd = std::min(c1, cb + chunk);
@@ -159,14 +186,15 @@ LMOPT_AMX_TARGET void runRange(const Shape &s, int64_t rows, int64_t m0,
         configured = blockRows;
       }
       const bool twoHalves = blockRows > 16;
-      const uint16_t *a0 = s.a + r0 * s.lda;
-      const uint16_t *a1 = a0 + 16 * s.lda;
-      for (int64_t k0 = 0; k0 < s.kPadded; k0 += s.kSlice) {
-        const int64_t k1 = std::min(s.kPadded, k0 + s.kSlice);
-        const bool first = k0 == 0, last = k1 == s.kPadded;
+      const uint8_t *a0 = s.a + r0 * s.lda;
+      const uint8_t *a1 = a0 + 16 * s.lda;
+      for (int64_t k0 = 0; k0 < s.kBytes; k0 += s.sliceBytes) {
+        const int64_t k1 = std::min(s.kBytes, k0 + s.sliceBytes);
+        const bool first = k0 == 0, last = k1 == s.kBytes;
         for (int64_t c = cb; c < cEnd; ++c) {
-          const uint16_t *b0 = s.b + 2 * c * panelStride;
-          const uint16_t *b1 = b0 + panelStride;
+          const uint8_t *b0 = s.b + 2 * c * panelBytes;
+          const uint8_t *b1 = b0 + panelBytes;
+          // i32 sums (int8) are stored and reloaded as their bits.
           float *sum = partial + (c - cb) * kBlock * kBlock;
           if (first) {
             _tile_zero(0);
@@ -185,16 +213,33 @@ LMOPT_AMX_TARGET void runRange(const Shape &s, int64_t rows, int64_t m0,
           }
           // The second half's branch is the same for the whole block, so
           // it costs nothing next to the 16-cycle tile products.
-          for (int64_t k = k0; k < k1; k += kStepK) {
-            _tile_loadd(4, a0 + k, blockStride);
+          for (int64_t k = k0; k < k1; k += kStepBytes) {
+            _tile_loadd(4, a0 + k, s.lda);
             _tile_loadd(6, b0 + k * kPanelCols, 64);
-            _tile_dpbf16ps(0, 4, 6);
             _tile_loadd(7, b1 + k * kPanelCols, 64);
-            _tile_dpbf16ps(1, 4, 7);
-            if (twoHalves) {
-              _tile_loadd(5, a1 + k, blockStride);
-              _tile_dpbf16ps(2, 5, 6);
-              _tile_dpbf16ps(3, 5, 7);
+            if (twoHalves)
+              _tile_loadd(5, a1 + k, s.lda);
+            if constexpr (kind == Kind::BF16) {
+              _tile_dpbf16ps(0, 4, 6);
+              _tile_dpbf16ps(1, 4, 7);
+              if (twoHalves) {
+                _tile_dpbf16ps(2, 5, 6);
+                _tile_dpbf16ps(3, 5, 7);
+              }
+            } else if constexpr (kind == Kind::S8) {
+              _tile_dpbssd(0, 4, 6);
+              _tile_dpbssd(1, 4, 7);
+              if (twoHalves) {
+                _tile_dpbssd(2, 5, 6);
+                _tile_dpbssd(3, 5, 7);
+              }
+            } else {
+              _tile_dpbusd(0, 4, 6);
+              _tile_dpbusd(1, 4, 7);
+              if (twoHalves) {
+                _tile_dpbusd(2, 5, 6);
+                _tile_dpbusd(3, 5, 7);
+              }
             }
           }
           float *to = last ? block : sum;
@@ -207,9 +252,31 @@ LMOPT_AMX_TARGET void runRange(const Shape &s, int64_t rows, int64_t m0,
           if (!last)
             continue;
           const int64_t col = c * kBlock;
+          if constexpr (kind != Kind::BF16) {
+            // i32 sums to f32, times the weight's scales.
+            const int32_t *bits = reinterpret_cast<const int32_t *>(block);
+            for (int64_t r = 0; r < blockRows; ++r)
+              for (int64_t j = 0; j < 2; ++j) {
+                const int64_t at = r * kBlock + j * 16;
+                __m512 scale =
+                    s.perChannel
+                        ? _mm512_loadu_ps(s.weightScales + col + j * 16)
+                        : _mm512_set1_ps(s.weightScales[0]);
+                _mm512_store_ps(block + at,
+                                _mm512_mul_ps(_mm512_cvtepi32_ps(
+                                                  _mm512_load_si512(bits + at)),
+                                              scale));
+              }
+          }
           Epilogue be = e;
           if (e.bias)
             be.bias = e.bias + col;
+          if (e.columnShift)
+            be.columnShift = e.columnShift + col;
+          if (e.rowScales)
+            be.rowScales = e.rowScales + r0;
+          if (e.rowSums)
+            be.rowSums = e.rowSums + r0;
           if (e.residual)
             be.residual = e.residual + r0 * s.n + col;
           applyEpilogueBlock(block, kBlock, blockRows,
@@ -222,33 +289,36 @@ LMOPT_AMX_TARGET void runRange(const Shape &s, int64_t rows, int64_t m0,
   _tile_release();
 }
 
-} // namespace
-#endif // LMOPT_AMX
-
-void quant::gemmAmxBf16(const uint16_t *input, int64_t rows,
-                        const AmxBf16Weight &w, const Epilogue &e, float *out,
-                        int threads, void *scratch) {
-#ifdef LMOPT_AMX
+/// Pads the input's K when needed, picks the blocking and runs the team.
+template <Kind kind>
+void run(const void *input, int64_t rows, const AmxWeight &w,
+         const float *weightScales, bool perChannel, const Epilogue &e,
+         float *out, int threads, void *scratch) {
   Shape s;
-  s.a = input;
-  s.lda = w.k;
+  const int64_t rowBytes = w.k * w.elementBytes;
+  s.a = static_cast<const uint8_t *>(input);
+  s.lda = rowBytes;
+  s.kBytes = w.kPadded * w.elementBytes;
   if (w.k != w.kPadded) {
-    // Tiles read 32 K values per row: copy the rows with K padded by zeros.
-    uint16_t *padded = static_cast<uint16_t *>(scratch);
+    // Tiles read 64 bytes of K per row: copy the rows with K padded by
+    // zeros.
+    uint8_t *padded = static_cast<uint8_t *>(scratch);
     for (int64_t r = 0; r < rows; ++r) {
-      std::memcpy(padded + r * w.kPadded, input + r * w.k, size_t(w.k) * 2);
-      std::memset(padded + r * w.kPadded + w.k, 0, size_t(w.kPadded - w.k) * 2);
+      std::memcpy(padded + r * s.kBytes, s.a + r * rowBytes, size_t(rowBytes));
+      std::memset(padded + r * s.kBytes + rowBytes, 0,
+                  size_t(s.kBytes - rowBytes));
     }
     s.a = padded;
-    s.lda = w.kPadded;
+    s.lda = s.kBytes;
   }
   s.b = w.data.get();
-  s.kPadded = w.kPadded;
   s.n = w.n;
-  s.kSlice = std::min(w.kPadded, w.kPadded <= 1024 ? int64_t(256) : 512);
+  s.sliceBytes = std::min(s.kBytes, s.kBytes <= 2048 ? int64_t(512) : 1024);
+  s.weightScales = weightScales;
+  s.perChannel = perChannel;
   // Column blocks per chunk: about 768 KiB of packed weight.
   const int64_t chunk =
-      std::max<int64_t>(1, (768 * 1024) / (w.kPadded * kBlock * 2));
+      std::max<int64_t>(1, (768 * 1024) / (s.kBytes * kBlock));
   const int64_t rowBlocks = (rows + kBlock - 1) / kBlock;
   const int64_t colBlocks = w.nPadded / kBlock;
   int team = threads > 0 ? threads : omp_get_max_threads();
@@ -260,19 +330,42 @@ void quant::gemmAmxBf16(const uint16_t *input, int64_t rows,
     const int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
     std::vector<float> partial(size_t(chunk * kBlock * kBlock));
     if (colBlocks >= nt)
-      runRange(s, rows, 0, rowBlocks, colBlocks * t / nt,
-               colBlocks * (t + 1) / nt, chunk, e, out, avx512, partial.data());
+      runRange<kind>(s, rows, 0, rowBlocks, colBlocks * t / nt,
+                     colBlocks * (t + 1) / nt, chunk, e, out, avx512,
+                     partial.data());
     else
-      runRange(s, rows, rowBlocks * t / nt, rowBlocks * (t + 1) / nt, 0,
-               colBlocks, chunk, e, out, avx512, partial.data());
+      runRange<kind>(s, rows, rowBlocks * t / nt, rowBlocks * (t + 1) / nt, 0,
+                     colBlocks, chunk, e, out, avx512, partial.data());
   }
+}
+
+} // namespace
+#endif // LMOPT_AMX
+
+void quant::gemmAmxBf16(const uint16_t *input, int64_t rows, const AmxWeight &w,
+                        const Epilogue &e, float *out, int threads,
+                        void *scratch) {
+#ifdef LMOPT_AMX
+  run<Kind::BF16>(input, rows, w, nullptr, false, e, out, threads, scratch);
 #else
-  (void)input;
-  (void)rows;
-  (void)w;
-  (void)e;
-  (void)out;
-  (void)threads;
-  (void)scratch;
+  (void)input, (void)rows, (void)w, (void)e, (void)out, (void)threads,
+      (void)scratch;
+#endif
+}
+
+void quant::gemmAmxInt8(const void *input, bool inputSigned, int64_t rows,
+                        const AmxWeight &w, const float *weightScales,
+                        bool perChannel, const Epilogue &e, float *out,
+                        int threads, void *scratch) {
+#ifdef LMOPT_AMX
+  if (inputSigned)
+    run<Kind::S8>(input, rows, w, weightScales, perChannel, e, out, threads,
+                  scratch);
+  else
+    run<Kind::U8>(input, rows, w, weightScales, perChannel, e, out, threads,
+                  scratch);
+#else
+  (void)input, (void)inputSigned, (void)rows, (void)w, (void)weightScales,
+      (void)perChannel, (void)e, (void)out, (void)threads, (void)scratch;
 #endif
 }

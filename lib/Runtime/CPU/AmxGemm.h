@@ -1,26 +1,28 @@
 //===- AmxGemm.h - bf16 products on AMX tiles -------------------*- C++ -*-===//
 //
-// The bf16 quantized linear's product on Intel AMX (AMX-TILE and AMX-BF16):
-// bf16 input x bf16 weight with f32 accumulation, and the linear's epilogue
-// (bias, activation, residual) applied to each 32 x 32 block of the product
-// while it is in cache. Used by QuantLinearStep in bf16 mode where the CPU
+// The bf16 and int8 quantized linears' products on Intel AMX (AMX-TILE,
+// AMX-BF16, AMX-INT8): bf16 x bf16 with f32 accumulation, or s8/u8 x s8 with
+// i32 accumulation scaled by the weight's scales, and the linear's epilogue
+// (row scale, bias, activation, residual) applied to each 32 x 32 block of
+// the product while it is in cache. Used by QuantLinearStep where the CPU
 // and the kernel allow AMX and oneDNN's ISA cap includes it; oneDNN's matmul
 // runs elsewhere. Internal to the runtime.
 //
 // Layout. The weight is packed once into panels of 16 output columns: panel
-// p holds, for each pair of K rows (2i, 2i + 1), the 16 columns' two values
-// side by side (64 bytes), which is the B operand layout of TDPBF16PS, so a
-// 16-row slice of a panel (32 values of K) is one contiguous 1 KiB tile. K is
-// padded to a multiple of 32 and N to a multiple of 32 with zeros.
+// p holds, for each group of G consecutive K rows (G = 2 for bf16, 4 for
+// int8), the 16 columns' G values side by side (64 bytes), which is the B
+// operand layout of TDPBF16PS and TDPB[SU]SD, so a 16-row slice of a panel
+// (32 bf16 or 64 int8 values of K) is one contiguous 1 KiB tile. K is padded
+// to a multiple of that step and N to a multiple of 32 with zeros.
 //
-// Blocking. Each thread takes a contiguous range of 32-column blocks (or,
-// when there are fewer blocks than threads, a range of 32-row blocks), in
-// chunks whose packed weight fits in L2 (768 KiB); for each 32-row block of
-// the input it runs K in slices of 256 (K <= 1024) or 512 values, so the
-// input slice (32 x 256 or 512 bf16, 16 or 32 KiB) stays in L1 while every
-// column block of the chunk multiplies it: four accumulator tiles (32 x 32
-// f32) per block, two input tiles and two weight tiles per step of 32 K
-// values. Partial sums between slices are kept in a per-thread buffer.
+// Blocking (both types). Each thread takes a contiguous range of 32-column
+// blocks (or, when there are fewer blocks than threads, a range of 32-row
+// blocks), in chunks whose packed weight fits in L2 (768 KiB); for each 32-row
+// block of the input it runs K in slices of 512 (K <= 2048) or 1024 bytes per
+// row, so the input slice (16 or 32 KiB) stays in L1 while every column block
+// of the chunk multiplies it: four accumulator tiles (32 x 32 f32) per block,
+// two input tiles and two weight tiles per step of 32 K values. Partial sums
+// between slices are kept in a per-thread buffer.
 //
 //===----------------------------------------------------------------------===//
 
@@ -40,32 +42,48 @@ namespace lmopt::runtime::quant {
 /// includes AMX. Asked once per process.
 bool amxBf16Usable();
 
-/// A weight packed for gemmAmxBf16.
-struct AmxBf16Weight {
+/// True when amxBf16Usable's conditions hold for AMX-INT8.
+bool amxInt8Usable();
+
+/// A weight packed for gemmAmxBf16 or gemmAmxInt8.
+struct AmxWeight {
   struct Free {
-    void operator()(uint16_t *p) const;
+    void operator()(uint8_t *p) const;
   };
-  std::unique_ptr<uint16_t[], Free> data;
+  std::unique_ptr<uint8_t[], Free> data;
+  /// 2 (bf16) or 1 (int8).
+  int64_t elementBytes = 2;
   int64_t k = 0, n = 0, kPadded = 0, nPadded = 0;
-  size_t bytes() const { return size_t(kPadded * nPadded) * 2; }
+  size_t bytes() const { return size_t(kPadded * nPadded * elementBytes); }
 };
 
-/// Packs `weight` (bf16 bits, [K, N], or [N, K] when `transposed`). False
-/// when the buffer cannot be allocated.
+/// Packs `weight` ([K, N], or [N, K] when `transposed`): bf16 bits, or s8
+/// values. False when the buffer cannot be allocated.
 bool packAmxBf16(const uint16_t *weight, bool transposed, int64_t k, int64_t n,
-                 AmxBf16Weight &out);
+                 AmxWeight &out);
+bool packAmxInt8(const int8_t *weight, bool transposed, int64_t k, int64_t n,
+                 AmxWeight &out);
 
-/// Bytes of scratch gemmAmxBf16 needs for `rows` rows: a copy of the input
-/// with K padded, when K is not a multiple of 32 (else 0).
-size_t amxBf16ScratchBytes(int64_t rows, const AmxBf16Weight &w);
+/// Bytes of scratch the products need for `rows` rows: a copy of the input
+/// with K padded, when K is not a multiple of the tile step (else 0).
+size_t amxScratchBytes(int64_t rows, const AmxWeight &w);
 
 /// out[r, c] = epilogue(input[r, :] x W[:, c]) for r < rows, c < N, with
 /// `input` bf16 [rows, K] and the epilogue's bias, activation and residual
 /// (e.rowScales, columnShift and rowSums must be null; e.residual may be
-/// `out`). `scratch` holds amxBf16ScratchBytes(rows, w) bytes, 64-byte
+/// `out`). `scratch` holds amxScratchBytes(rows, w) bytes, 64-byte
 /// aligned. Runs on `threads` OpenMP threads (0: the OpenMP default). Only
 /// where amxBf16Usable().
-void gemmAmxBf16(const uint16_t *input, int64_t rows, const AmxBf16Weight &w,
+void gemmAmxBf16(const uint16_t *input, int64_t rows, const AmxWeight &w,
+                 const Epilogue &e, float *out, int threads, void *scratch);
+
+/// The same for int8: `input` is s8 (`inputSigned`) or u8 [rows, K], and
+/// each i32 sum is multiplied by weightScales[c] (`perChannel`) or
+/// weightScales[0] before the epilogue, which may use rowScales (or
+/// uniformScale) and columnShift with rowSums as applyEpilogue does. Only
+/// where amxInt8Usable().
+void gemmAmxInt8(const void *input, bool inputSigned, int64_t rows,
+                 const AmxWeight &w, const float *weightScales, bool perChannel,
                  const Epilogue &e, float *out, int threads, void *scratch);
 
 } // namespace lmopt::runtime::quant

@@ -110,10 +110,12 @@ struct QuantLinearStep::Impl {
   /// to `product`).
   quant::Int4Panels int4;
   quant::F16Panels f16;
-  /// bf16 on AMX tiles (AmxGemm.h): the packed weight and, when K is not a
-  /// multiple of 32, room for the input with K padded.
-  quant::AmxBf16Weight amx;
+  /// bf16 and int8 on AMX tiles (AmxGemm.h): the packed weight and, when K
+  /// is not a multiple of the tile step, room for the input with K padded.
+  quant::AmxWeight amx;
   Aligned amxScratch;
+  /// int8 on AMX: the weight's scales (N, or one).
+  std::vector<float> weightScales;
   Aligned gemmInput;
   int gemmThreads = 1;
 };
@@ -313,36 +315,41 @@ static Status createInt8(const CpuContext &context,
   if (Status s = dnnlCheck(st, prefix, "memory descriptor setup"); !s)
     return s;
 
-  dnnl_matmul_desc_t matmul;
-  OwnedAttr attr;
+  // The runtime's AMX kernel (AmxGemm.h) where the CPU has AMX-INT8 and the
+  // input has no zero point; oneDNN's matmul otherwise.
+  const bool amx = !srcZeroPoint && quant::amxInt8Usable();
   OwnedPd pd;
-  st = dnnl_matmul_desc_init(&matmul, &srcMd, &anyWeightMd, nullptr, &dstMd);
-  if (st == dnnl_success)
-    st = dnnl_primitive_attr_create(&attr.value);
-  if (st == dnnl_success)
-    st = dnnl_primitive_attr_set_output_scales(
-        attr.value, d.perChannelScales ? n : 1, d.perChannelScales ? 2 : 0,
-        w.scales);
-  if (st == dnnl_success && srcZeroPoint) {
-    int32_t runtime = DNNL_RUNTIME_S32_VAL;
-    st = dnnl_primitive_attr_set_zero_points(attr.value, DNNL_ARG_SRC, 1, 0,
-                                             &runtime);
+  if (!amx) {
+    dnnl_matmul_desc_t matmul;
+    OwnedAttr attr;
+    st = dnnl_matmul_desc_init(&matmul, &srcMd, &anyWeightMd, nullptr, &dstMd);
+    if (st == dnnl_success)
+      st = dnnl_primitive_attr_create(&attr.value);
+    if (st == dnnl_success)
+      st = dnnl_primitive_attr_set_output_scales(
+          attr.value, d.perChannelScales ? n : 1, d.perChannelScales ? 2 : 0,
+          w.scales);
+    if (st == dnnl_success && srcZeroPoint) {
+      int32_t runtime = DNNL_RUNTIME_S32_VAL;
+      st = dnnl_primitive_attr_set_zero_points(attr.value, DNNL_ARG_SRC, 1, 0,
+                                               &runtime);
+    }
+    if (st == dnnl_success)
+      st = dnnl_primitive_desc_create(&pd.value, &matmul, attr.value,
+                                      context.engine(), nullptr);
+    if (Status s = dnnlCheck(st, prefix, "int8 matmul primitive selection"); !s)
+      return s;
+    const char *name = nullptr;
+    if (dnnl_primitive_desc_query(pd.value, dnnl_query_impl_info_str, 0,
+                                  &name) == dnnl_success &&
+        name)
+      implName = name;
+    if (Status s =
+            dnnlCheck(dnnl_primitive_create(&impl.primitive.value, pd.value),
+                      prefix, "int8 matmul primitive creation");
+        !s)
+      return s;
   }
-  if (st == dnnl_success)
-    st = dnnl_primitive_desc_create(&pd.value, &matmul, attr.value,
-                                    context.engine(), nullptr);
-  if (Status s = dnnlCheck(st, prefix, "int8 matmul primitive selection"); !s)
-    return s;
-  const char *name = nullptr;
-  if (dnnl_primitive_desc_query(pd.value, dnnl_query_impl_info_str, 0,
-                                &name) == dnnl_success &&
-      name)
-    implName = name;
-  if (Status s = dnnlCheck(dnnl_primitive_create(&impl.primitive.value,
-                                                 pd.value),
-                           prefix, "int8 matmul primitive creation");
-      !s)
-    return s;
   // u8 weights run as s8 (w - 128); the zero points, shifted alike, are
   // applied in the epilogue as scale * zp * sum_k(input), since oneDNN's
   // fast kernels take no weight zero point.
@@ -373,10 +380,20 @@ static Status createInt8(const CpuContext &context,
     if (!any)
       impl.columnShift.clear();
   }
-  if (Status s = packForPrimitive(context, pd.value, plainWeightMd, weight,
-                                  impl, prefix);
-      !s)
+  if (amx) {
+    if (!quant::packAmxInt8(static_cast<const int8_t *>(weight),
+                            d.transposeWeight, k, n, impl.amx) ||
+        !impl.amxScratch.allocate(quant::amxScratchBytes(rows, impl.amx)))
+      return Status::error(StatusCode::IoError,
+                           prefix + "out of memory: cannot allocate the "
+                                    "packed weight");
+    impl.weightScales.assign(w.scales, w.scales + (d.perChannelScales ? n : 1));
+    implName = "lmopt:amx_int8";
+  } else if (Status s = packForPrimitive(context, pd.value, plainWeightMd,
+                                         weight, impl, prefix);
+             !s) {
     return s;
+  }
   if (!impl.columnShift.empty() &&
       !impl.rowSums.allocate(size_t(rows) * sizeof(float)))
     return Status::error(StatusCode::IoError,
@@ -389,6 +406,8 @@ static Status createInt8(const CpuContext &context,
        !impl.product.allocate(size_t(rows * n) * sizeof(float))))
     return Status::error(StatusCode::IoError,
                          prefix + "cannot allocate scratch buffers");
+  if (amx)
+    return Status::ok();
   dnnl_engine_t engine = context.engine();
   st = dnnl_memory_create(&impl.src.value, &srcMd, engine,
                           quantizes ? impl.quantized.data : DNNL_MEMORY_NONE);
@@ -509,7 +528,7 @@ Status QuantLinearStep::create(const CpuContext &context,
     size_t scratch = 0;
     if (!quant::packAmxBf16(static_cast<const uint16_t *>(weights.weight),
                             desc.transposeWeight, k, n, impl.amx) ||
-        ((scratch = quant::amxBf16ScratchBytes(rows, impl.amx)) &&
+        ((scratch = quant::amxScratchBytes(rows, impl.amx)) &&
          !impl.amxScratch.allocate(scratch)))
       return Status::error(StatusCode::IoError,
                            prefix + "out of memory: cannot allocate the "
@@ -620,8 +639,10 @@ Status QuantLinearStep::run(const QuantLinearIo &io) const {
     case QuantLinearMode::Int8DynamicPerToken:
       if (desc_.inputQuantized) {
         e.rowScales = io.inputScales;
-        if (dnnl_status_t st = dnnl_memory_set_data_handle(
-                impl.src.value, const_cast<void *>(input));
+        if (dnnl_status_t st =
+                impl.amx.data ? dnnl_success
+                              : dnnl_memory_set_data_handle(
+                                    impl.src.value, const_cast<void *>(input));
             st != dnnl_success)
           return dnnlCheck(st, prefix, "memory handle update");
         break;
@@ -640,8 +661,10 @@ Status QuantLinearStep::run(const QuantLinearIo &io) const {
       break;
     default:
       e.uniformScale = desc_.inputScale;
-      if (dnnl_status_t st = dnnl_memory_set_data_handle(
-              impl.src.value, const_cast<void *>(input));
+      if (dnnl_status_t st =
+              impl.amx.data ? dnnl_success
+                            : dnnl_memory_set_data_handle(
+                                  impl.src.value, const_cast<void *>(input));
           st != dnnl_success)
         return dnnlCheck(st, prefix, "memory handle update");
       break;
@@ -654,6 +677,30 @@ Status QuantLinearStep::run(const QuantLinearIo &io) const {
                      perToken ? 0 : impl.zeroPoint, impl.rowSums.as<float>());
       e.columnShift = impl.columnShift.data();
       e.rowSums = impl.rowSums.as<float>();
+    }
+    if (impl.amx.data) {
+      // The tile kernel applies the epilogue block by block (a residual in
+      // the output included); a quantized output needs whole rows, so then
+      // it writes the scaled product and the epilogue runs after.
+      const bool perToken = desc_.mode == QuantLinearMode::Int8DynamicPerToken;
+      const void *src =
+          perToken && !desc_.inputQuantized ? impl.quantized.data : input;
+      const bool srcSigned = perToken || desc_.inputSigned;
+      const bool perChannel = desc_.perChannelScales;
+      if (!desc_.quantizeOutput) {
+        quant::gemmAmxInt8(src, srcSigned, rows, impl.amx,
+                           impl.weightScales.data(), perChannel, e, output,
+                           context_.threads(), impl.amxScratch.data);
+        return Status::ok();
+      }
+      quant::gemmAmxInt8(src, srcSigned, rows, impl.amx,
+                         impl.weightScales.data(), perChannel,
+                         quant::Epilogue(), io.product, context_.threads(),
+                         impl.amxScratch.data);
+      quant::applyEpilogueQuantized(
+          io.product, rows, n, e, static_cast<int8_t *>(io.output),
+          io.outputScales, context_.threads(), impl.avx512);
+      return Status::ok();
     }
     // The product goes straight into the output, and the epilogue rewrites
     // it in place, unless the output holds the residual the epilogue reads.
