@@ -680,26 +680,21 @@ Status QuantLinearStep::run(const QuantLinearIo &io) const {
     }
     if (impl.amx.data) {
       // The tile kernel applies the epilogue block by block (a residual in
-      // the output included); a quantized output needs whole rows, so then
-      // it writes the scaled product and the epilogue runs after.
+      // the output included); a quantized output needs whole rows for its
+      // scales, so then the epilogue's f32 rows go to the product scratch
+      // and one pass quantizes them, as applyEpilogueQuantized would.
       const bool perToken = desc_.mode == QuantLinearMode::Int8DynamicPerToken;
       const void *src =
           perToken && !desc_.inputQuantized ? impl.quantized.data : input;
       const bool srcSigned = perToken || desc_.inputSigned;
-      const bool perChannel = desc_.perChannelScales;
-      if (!desc_.quantizeOutput) {
-        quant::gemmAmxInt8(src, srcSigned, rows, impl.amx,
-                           impl.weightScales.data(), perChannel, e, output,
-                           context_.threads(), impl.amxScratch.data);
-        return Status::ok();
-      }
       quant::gemmAmxInt8(src, srcSigned, rows, impl.amx,
-                         impl.weightScales.data(), perChannel,
-                         quant::Epilogue(), io.product, context_.threads(),
-                         impl.amxScratch.data);
-      quant::applyEpilogueQuantized(
-          io.product, rows, n, e, static_cast<int8_t *>(io.output),
-          io.outputScales, context_.threads(), impl.avx512);
+                         impl.weightScales.data(), desc_.perChannelScales, e,
+                         desc_.quantizeOutput ? io.product : output,
+                         context_.threads(), impl.amxScratch.data);
+      if (desc_.quantizeOutput)
+        quant::quantizeRowsS8(io.product, rows, n,
+                              static_cast<int8_t *>(io.output), io.outputScales,
+                              context_.threads(), impl.avx512);
       return Status::ok();
     }
     // The product goes straight into the output, and the epilogue rewrites

@@ -19,11 +19,15 @@
 //   f32 scale (and optionally one zero point) per output channel and block.
 // - fp16: f16 input and weight, f32 accumulation.
 //
-// The integer products run on oneDNN's int8 matmul (AMX or VNNI, whichever
-// oneDNN picks) with the weight scales as output scales; the row scale,
-// bias, activation and residual are one pass over the product afterwards
-// (oneDNN 2.6 has no per-row scale its fast kernels take). bf16 is one
-// oneDNN matmul with bias, activation and residual as post-ops. int4 is the
+// Where the CPU has AMX, bf16, int8 per token and int8 static without an
+// input zero point run the runtime's tile kernel (AmxGemm.h), which applies
+// the row scale, bias, activation and residual to each block of the product
+// while it is in cache. Elsewhere the integer products run on oneDNN's int8
+// matmul (AMX or VNNI, whichever oneDNN picks) with the weight scales as
+// output scales, and the row scale, bias, activation and residual are one
+// pass over the product afterwards (oneDNN 2.6 has no per-row scale its fast
+// kernels take); bf16 is one oneDNN matmul with bias, activation and
+// residual as post-ops. int4
 // and fp16 (oneDNN 2.6 has no f16 matmul on the CPU) run the runtime's own
 // kernel (WeightOnlyGemm): 64-column panels of the weight are widened to f32
 // into a cache-resident buffer, K chunk by K chunk, and an AVX-512 FMA
