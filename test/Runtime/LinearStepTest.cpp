@@ -11,6 +11,7 @@
 #include "lmopt/Format/Float16.h"
 #include "lmopt/Format/Npy.h"
 
+#include "../../lib/Runtime/CPU/AmxGemm.h"
 #include "TestUtil.h"
 
 #include <algorithm>
@@ -555,6 +556,63 @@ TEST(LinearStepBf16, ExactOnBf16Values) {
             }
           EXPECT_EQ(bad, 0);
         }
+}
+
+// The weight-gradient form x^T dy in bf16 (input stored [K, rows]), with a
+// K that is not a multiple of the AMX tile step and fewer rows than a
+// 32-row block multiple, on the values bf16 and f32 hold exactly; the
+// step's kernel (AMX tiles where the CPU has them, oneDNN otherwise) must
+// give the integer reference exactly. With AMX the step names its kernel.
+TEST(LinearStepBf16, TransposedInputExact) {
+  const int64_t m = 45, k = 40, n = 70;
+  std::unique_ptr<CpuContext> ctx = makeContext();
+  ASSERT_TRUE(ctx);
+  auto value = [](int64_t i, uint32_t salt) {
+    return int64_t((uint32_t(i) * 2654435761u ^ salt) % 13u) - 6;
+  };
+  std::vector<uint16_t> xt(size_t(k * m)), w(size_t(k * n));
+  for (size_t i = 0; i < xt.size(); ++i)
+    xt[i] = floatToBFloat16(float(value(int64_t(i), 5)));
+  for (size_t i = 0; i < w.size(); ++i)
+    w[i] = floatToBFloat16(float(value(int64_t(i), 9)));
+  std::vector<float> bias(static_cast<size_t>(n));
+  for (int64_t j = 0; j < n; ++j)
+    bias[size_t(j)] = float(j % 7 - 3);
+  for (bool transposeWeight : {false, true}) {
+    SCOPED_TRACE(transposeWeight ? "weight [N, K]" : "weight [K, N]");
+    // w is [K, N]; stored transposed when asked.
+    std::vector<uint16_t> stored(w.size());
+    for (int64_t r = 0; r < k; ++r)
+      for (int64_t c = 0; c < n; ++c)
+        stored[size_t(transposeWeight ? c * k + r : r * n + c)] =
+            w[size_t(r * n + c)];
+    LinearStepDesc d =
+        makeDesc(k, n, transposeWeight, true, LinearActivation::Relu, false);
+    d.transposeInput = true;
+    d.bf16Operands = true;
+    std::unique_ptr<LinearStep> step;
+    Status st = LinearStep::create(*ctx, d, m, step);
+    ASSERT_TRUE(st) << st.toString();
+    if (quant::amxBf16Usable()) {
+      EXPECT_EQ(step->implementation(), "lmopt:amx_bf16");
+    }
+    std::vector<float> out(size_t(m * n), -1.0f);
+    st = step->run(xt.data(), m, stored.data(), bias.data(), nullptr,
+                   out.data());
+    ASSERT_TRUE(st) << st.toString();
+    int bad = 0;
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        int64_t want = int64_t(bias[size_t(j)]);
+        for (int64_t c = 0; c < k; ++c)
+          want += value(c * m + i, 5) * value(c * n + j, 9);
+        want = std::max<int64_t>(want, 0);
+        if (out[size_t(i * n + j)] != float(want) && bad++ < 5)
+          ADD_FAILURE() << "row " << i << " column " << j << ": got "
+                        << out[size_t(i * n + j)] << ", want " << want;
+      }
+    EXPECT_EQ(bad, 0);
+  }
 }
 
 // A bf16 step packs no weight: packing reorders f32 weights only.

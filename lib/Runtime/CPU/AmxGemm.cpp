@@ -38,7 +38,7 @@ constexpr int64_t kStepBytes = 64; // bytes of K per input tile row
 int64_t roundUp(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 } // namespace
 
-void AmxWeight::Free::operator()(uint8_t *p) const { std::free(p); }
+void AmxWeight::Free::operator()(void *p) const { std::free(p); }
 
 /// CPUID.(7, 0):EDX bit `feature` (22: AMX-BF16, 24: AMX-TILE, 25:
 /// AMX-INT8), AMX-TILE, oneDNN's cap and the tile permission.
@@ -69,45 +69,92 @@ static bool amxUsable(unsigned feature) {
 bool quant::amxBf16Usable() { return amxUsable(22); }
 bool quant::amxInt8Usable() { return amxUsable(25); }
 
-/// Packs `weight` of `Element` (2 or 1 bytes) as AmxGemm.h describes.
-template <typename Element>
-static bool pack(const Element *weight, bool transposed, int64_t k, int64_t n,
-                 AmxWeight &out) {
-  constexpr int64_t group = 4 / sizeof(Element); // K values per 4 bytes
-  out.elementBytes = sizeof(Element);
+/// Sets `out`'s sizes for a [K, N] weight of `elementBytes` and allocates
+/// its buffer.
+static bool allocate(int64_t elementBytes, int64_t k, int64_t n,
+                     AmxWeight &out) {
+  out.elementBytes = elementBytes;
   out.k = k;
   out.n = n;
-  out.kPadded = roundUp(k, kStepBytes / int64_t(sizeof(Element)));
+  out.kPadded = roundUp(k, kStepBytes / elementBytes);
   out.nPadded = roundUp(n, kBlock);
   void *p = nullptr;
   if (posix_memalign(&p, 64, std::max<size_t>(64, out.bytes())) != 0 || !p)
     return false;
   out.data.reset(static_cast<uint8_t *>(p));
-  Element *dst = reinterpret_cast<Element *>(out.data.get());
-  const int64_t groups = out.kPadded / group;
-  for (int64_t panel = 0; panel < out.nPadded / kPanelCols; ++panel)
-    for (int64_t i = 0; i < groups; ++i) {
-      Element *row = dst + (panel * groups + i) * kPanelCols * group;
-      for (int64_t c = 0; c < kPanelCols; ++c)
-        for (int64_t e = 0; e < group; ++e) {
-          int64_t kk = group * i + e, col = panel * kPanelCols + c;
-          row[c * group + e] =
-              kk < k && col < n
-                  ? weight[transposed ? col * k + kk : kk * n + col]
-                  : Element(0);
-        }
-    }
   return true;
+}
+
+/// Writes panels [p0, p1) of `out` from `weight` of `Element` (2 or 1
+/// bytes) as AmxGemm.h describes. Each panel row takes `group` consecutive
+/// K values of 16 columns; the loops follow the stored order (columns
+/// within a K row, or K within a column of a transposed weight).
+template <typename Element>
+static void fillPanels(const Element *weight, bool transposed,
+                       const AmxWeight &out, int64_t p0, int64_t p1) {
+  constexpr int64_t group = 4 / sizeof(Element); // K values per 4 bytes
+  const int64_t k = out.k, n = out.n, groups = out.kPadded / group;
+  Element *dst = reinterpret_cast<Element *>(out.data.get());
+  for (int64_t panel = p0; panel < p1; ++panel) {
+    Element *base = dst + panel * groups * kPanelCols * group;
+    const int64_t col0 = panel * kPanelCols;
+    const int64_t cols = std::max<int64_t>(0, std::min(kPanelCols, n - col0));
+    if (cols < kPanelCols || k % group)
+      std::memset(base, 0,
+                  size_t(groups * kPanelCols * group) * sizeof(Element));
+    if (transposed) {
+      for (int64_t c = 0; c < cols; ++c) {
+        const Element *src = weight + (col0 + c) * k;
+        for (int64_t kk = 0; kk < k; ++kk)
+          base[(kk / group * kPanelCols + c) * group + kk % group] = src[kk];
+      }
+    } else {
+      for (int64_t kk = 0; kk < k; ++kk) {
+        const Element *src = weight + kk * n + col0;
+        Element *row = base + kk / group * kPanelCols * group + kk % group;
+        for (int64_t c = 0; c < cols; ++c)
+          row[c * group] = src[c];
+      }
+    }
+    // Rows of K past the end (k rounded up to the tile step) stay zero.
+    const int64_t kRows = (k + group - 1) / group;
+    if (kRows < groups)
+      std::memset(base + kRows * kPanelCols * group, 0,
+                  size_t((groups - kRows) * kPanelCols * group) *
+                      sizeof(Element));
+  }
 }
 
 bool quant::packAmxBf16(const uint16_t *weight, bool transposed, int64_t k,
                         int64_t n, AmxWeight &out) {
-  return pack(weight, transposed, k, n, out);
+  if (!allocate(2, k, n, out))
+    return false;
+  fillPanels(weight, transposed, out, 0, out.nPadded / kPanelCols);
+  return true;
 }
 
 bool quant::packAmxInt8(const int8_t *weight, bool transposed, int64_t k,
                         int64_t n, AmxWeight &out) {
-  return pack(weight, transposed, k, n, out);
+  if (!allocate(1, k, n, out))
+    return false;
+  fillPanels(weight, transposed, out, 0, out.nPadded / kPanelCols);
+  return true;
+}
+
+bool quant::allocateAmxBf16(int64_t k, int64_t n, AmxWeight &out) {
+  return allocate(2, k, n, out);
+}
+
+void quant::repackAmxBf16(const uint16_t *weight, bool transposed,
+                          AmxWeight &out, int threads) {
+  const int64_t panels = out.nPadded / kPanelCols;
+  int team = threads > 0 ? threads : omp_get_max_threads();
+  team = int(std::max<int64_t>(1, std::min<int64_t>(team, panels)));
+#pragma omp parallel num_threads(team)
+  {
+    const int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
+    fillPanels(weight, transposed, out, panels * t / nt, panels * (t + 1) / nt);
+  }
 }
 
 size_t quant::amxScratchBytes(int64_t rows, const AmxWeight &w) {

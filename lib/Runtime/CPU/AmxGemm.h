@@ -48,7 +48,7 @@ bool amxInt8Usable();
 /// A weight packed for gemmAmxBf16 or gemmAmxInt8.
 struct AmxWeight {
   struct Free {
-    void operator()(uint8_t *p) const;
+    void operator()(void *p) const;
   };
   std::unique_ptr<uint8_t[], Free> data;
   /// 2 (bf16) or 1 (int8).
@@ -63,6 +63,14 @@ bool packAmxBf16(const uint16_t *weight, bool transposed, int64_t k, int64_t n,
                  AmxWeight &out);
 bool packAmxInt8(const int8_t *weight, bool transposed, int64_t k, int64_t n,
                  AmxWeight &out);
+
+/// A bf16 weight whose values change from run to run (a training step's
+/// bf16 copy of a parameter, or a gradient that a weight gradient multiplies
+/// by): allocateAmxBf16 sizes the buffer once, repackAmxBf16 fills it before
+/// each product, split over `threads` OpenMP threads (0: the default).
+bool allocateAmxBf16(int64_t k, int64_t n, AmxWeight &out);
+void repackAmxBf16(const uint16_t *weight, bool transposed, AmxWeight &out,
+                   int threads);
 
 /// Bytes of scratch the products need for `rows` rows: a copy of the input
 /// with K padded, when K is not a multiple of the tile step (else 0).

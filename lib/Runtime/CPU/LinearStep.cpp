@@ -8,6 +8,8 @@
 
 #include "lmopt/Runtime/CPU/LinearStep.h"
 
+#include "AmxGemm.h"
+
 #include <oneapi/dnnl/dnnl.h>
 #include <oneapi/dnnl/dnnl_debug.h>
 
@@ -196,6 +198,25 @@ const char *lmopt::runtime::linearActivationName(LinearActivation activation) {
   return "invalid";
 }
 
+struct LinearStep::Amx {
+  quant::AmxWeight weight;
+  /// The input transposed to [rows, K] (transposeInput), and the copy of
+  /// the input with K padded that the product may need.
+  std::unique_ptr<uint16_t[], quant::AmxWeight::Free> transposed;
+  std::unique_ptr<uint8_t[], quant::AmxWeight::Free> scratch;
+};
+
+/// A 64-byte aligned buffer of `bytes` for a unique_ptr with AmxWeight's
+/// deleter (null when the allocation fails).
+template <typename T> static T *alignedBuffer(size_t bytes) {
+  void *p = nullptr;
+  if (posix_memalign(&p, 64, std::max<size_t>(64, bytes)) != 0)
+    return nullptr;
+  return static_cast<T *>(p);
+}
+
+LinearStep::LinearStep(const CpuContext &context) : context_(context) {}
+
 LinearStep::~LinearStep() {
   if (packedMemory_)
     dnnl_memory_destroy(packedMemory_);
@@ -369,6 +390,35 @@ Status LinearStep::build(const CpuContext &context, const LinearStepDesc &desc,
   if (packing && desc.bf16Operands)
     return Status::error(StatusCode::Unsupported,
                          prefix + "packs f32 weights only, not bf16");
+  if (desc.bf16Operands && !packing && quant::amxBf16Usable()) {
+    // The runtime's tile kernel: ahead of oneDNN 2.6's bf16 matmul, which
+    // also repacks a weight it reads in place on every call.
+    std::unique_ptr<LinearStep> step(new LinearStep(context));
+    auto amx = std::make_unique<Amx>();
+    size_t scratch = 0;
+    bool ok = quant::allocateAmxBf16(k, n, amx->weight);
+    if (ok && desc.transposeInput) {
+      amx->transposed.reset(
+          alignedBuffer<uint16_t>(size_t(rows * k) * sizeof(uint16_t)));
+      ok = amx->transposed != nullptr;
+    }
+    if (ok && (scratch = quant::amxScratchBytes(rows, amx->weight))) {
+      amx->scratch.reset(alignedBuffer<uint8_t>(scratch));
+      ok = amx->scratch != nullptr;
+    }
+    if (!ok)
+      return Status::error(StatusCode::IoError,
+                           prefix + "out of memory: cannot allocate the "
+                                    "weight's tile layout");
+    step->amx_ = std::move(amx);
+    step->desc_ = desc;
+    step->maxRows_ = rows;
+    step->k_ = k;
+    step->n_ = n;
+    step->implementation_ = "lmopt:amx_bf16";
+    out = std::move(step);
+    return Status::ok();
+  }
   dnnl_memory_desc_t srcMd, weightMd, biasMd, dstMd, anyWeightMd;
   // A transposed input's row stride is the row count: fixed at build time.
   bool fixedRows = packing || desc.transposeInput;
@@ -493,6 +543,23 @@ Status LinearStep::run(const void *input, int64_t rows, const void *weight,
     return st;
   if (rows == 0)
     return Status::ok();
+  if (amx_) {
+    if (residual && residual != output) {
+      auto begin = [](const float *p) {
+        return reinterpret_cast<uintptr_t>(p);
+      };
+      size_t bytes = size_t(rows * n_) * sizeof(float);
+      if (begin(residual) < begin(output) + bytes &&
+          begin(output) < begin(residual) + bytes)
+        return Status::error(
+            StatusCode::InvalidArgument,
+            prefix + "residual partially overlaps the output (" +
+                std::to_string(rows) + " x " + std::to_string(n_) + " f32)");
+    }
+    runAmx(static_cast<const uint16_t *>(input), rows,
+           static_cast<const uint16_t *>(weight), bias, residual, output);
+    return Status::ok();
+  }
   // With the residual added after the primitive, an in-place residual is
   // saved before the primitive overwrites it.
   std::vector<float> savedResidual;
@@ -555,4 +622,30 @@ Status LinearStep::run(const void *input, int64_t rows, const void *weight,
       output[i] += residual[i];
   }
   return Status::ok();
+}
+
+void LinearStep::runAmx(const uint16_t *input, int64_t rows,
+                        const uint16_t *weight, const float *bias,
+                        const float *residual, float *output) const {
+  const int threads = context_.threads();
+  quant::repackAmxBf16(weight, desc_.transposeWeight, amx_->weight, threads);
+  if (desc_.transposeInput) {
+    // [K, rows] -> [rows, K] in 32 x 32 blocks, split over row blocks.
+    uint16_t *to = amx_->transposed.get();
+    const int64_t k = k_, blocks = (rows + 31) / 32;
+    int team = threads > 0 ? threads : omp_get_max_threads();
+#pragma omp parallel for num_threads(team) schedule(static)
+    for (int64_t rb = 0; rb < blocks; ++rb)
+      for (int64_t k0 = 0; k0 < k; k0 += 32)
+        for (int64_t r = rb * 32; r < std::min(rows, rb * 32 + 32); ++r)
+          for (int64_t kk = k0; kk < std::min(k, k0 + 32); ++kk)
+            to[r * k + kk] = input[kk * rows + r];
+    input = to;
+  }
+  quant::Epilogue e;
+  e.bias = bias;
+  e.activation = desc_.activation;
+  e.residual = residual;
+  quant::gemmAmxBf16(input, rows, amx_->weight, e, output, threads,
+                     amx_->scratch.get());
 }

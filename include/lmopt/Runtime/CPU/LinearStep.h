@@ -144,10 +144,13 @@ public:
   const std::string &implementation() const { return implementation_; }
 
 private:
-  LinearStep(const CpuContext &context) : context_(context) {}
+  LinearStep(const CpuContext &context);
   static Status build(const CpuContext &context, const LinearStepDesc &desc,
                       int64_t rows, const float *weight,
                       std::unique_ptr<LinearStep> &out);
+  /// run() on the tile kernel, after its checks.
+  void runAmx(const uint16_t *input, int64_t rows, const uint16_t *weight,
+              const float *bias, const float *residual, float *output) const;
 
   const CpuContext &context_;
   LinearStepDesc desc_;
@@ -163,6 +166,11 @@ private:
   void *packedWeight_ = nullptr;
   uint64_t packedBytes_ = 0;
   dnnl_memory *packedMemory_ = nullptr;
+  /// bf16 operands on AMX (the runtime's tile kernel, lib/Runtime/CPU/
+  /// AmxGemm.h) instead of the primitive: the weight's tile layout, refilled
+  /// on every run, and scratch for a transposed input.
+  struct Amx;
+  std::unique_ptr<Amx> amx_;
 };
 
 } // namespace lmopt::runtime
