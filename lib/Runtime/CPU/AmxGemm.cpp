@@ -30,6 +30,12 @@
 using namespace lmopt::runtime;
 using namespace lmopt::runtime::quant;
 
+// GCC 12 reports its own AVX-512 conversion intrinsics' undefined-source
+// operand as maybe uninitialized (QuantKernels.cpp does the same).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+
 namespace {
 constexpr int64_t kBlock = 32;     // rows and columns of one product block
 constexpr int64_t kPanelCols = 16; // columns of one packed panel (one tile)
@@ -145,6 +151,93 @@ bool quant::allocateAmxBf16(int64_t k, int64_t n, AmxWeight &out) {
   return allocate(2, k, n, out);
 }
 
+#ifdef LMOPT_AMX
+/// fillPanels for bf16 with AVX-512 where the panel is whole (16 columns)
+/// and K is even: [K, N] interleaves two K rows' 16 values per tile row;
+/// [N, K] transposes 16 x 16 blocks of K pairs (32-bit words) of 16
+/// columns. The rest goes to fillPanels.
+LMOPT_AMX_TARGET static void fillPanelsBf16(const uint16_t *weight,
+                                            bool transposed,
+                                            const AmxWeight &out, int64_t p0,
+                                            int64_t p1) {
+  const int64_t k = out.k, n = out.n, pairs = out.kPadded / 2;
+  uint16_t *dst = reinterpret_cast<uint16_t *>(out.data.get());
+  for (int64_t panel = p0; panel < p1; ++panel) {
+    const int64_t col0 = panel * kPanelCols;
+    if (col0 + kPanelCols > n || k % 2) {
+      fillPanels(weight, transposed, out, panel, panel + 1);
+      continue;
+    }
+    uint16_t *base = dst + panel * pairs * kPanelCols * 2;
+    const int64_t kPairs = k / 2;
+    if (!transposed) {
+      // Word j of the result is row 2i's column j/2 (even j) or row
+      // 2i + 1's (odd j).
+      alignas(64) static const uint16_t interleave[32] = {
+          0, 32, 1, 33, 2,  34, 3,  35, 4,  36, 5,  37, 6,  38, 7,  39,
+          8, 40, 9, 41, 10, 42, 11, 43, 12, 44, 13, 45, 14, 46, 15, 47};
+      const __m512i index = _mm512_load_si512(interleave);
+      for (int64_t i = 0; i < kPairs; ++i) {
+        __m512i r0 = _mm512_castsi256_si512(_mm256_loadu_si256(
+            reinterpret_cast<const __m256i *>(weight + 2 * i * n + col0)));
+        __m512i r1 = _mm512_castsi256_si512(
+            _mm256_loadu_si256(reinterpret_cast<const __m256i *>(
+                weight + (2 * i + 1) * n + col0)));
+        _mm512_storeu_si512(base + i * 32,
+                            _mm512_permutex2var_epi16(r0, index, r1));
+      }
+    } else {
+      // Column c's K pairs are 32-bit words of its stored row; tile row i
+      // holds word i of the 16 columns. Blocks of 16 words are transposed
+      // in registers (unpack 32 and 64-bit, then two rounds of 128-bit lane
+      // shuffles: the standard 16 x 16 transpose, which leaves word w in
+      // register w); a last partial block goes word by word.
+      const uint32_t *rows = reinterpret_cast<const uint32_t *>(weight);
+      uint32_t *to = reinterpret_cast<uint32_t *>(base);
+      const int64_t rowWords = k / 2;
+      int64_t i0 = 0;
+      for (; i0 + 16 <= kPairs; i0 += 16) {
+        __m512i v[16];
+        for (int c = 0; c < 16; ++c)
+          v[c] = _mm512_loadu_si512(rows + (col0 + c) * rowWords + i0);
+        // 16 x 16 transpose of 32-bit words: 4 rounds of pairwise
+        // exchanges (32-bit, 64-bit, 128-bit, 256-bit lanes).
+        __m512i t[16];
+        for (int c = 0; c < 16; c += 2) {
+          t[c] = _mm512_unpacklo_epi32(v[c], v[c + 1]);
+          t[c + 1] = _mm512_unpackhi_epi32(v[c], v[c + 1]);
+        }
+        for (int c = 0; c < 16; c += 4) {
+          v[c] = _mm512_unpacklo_epi64(t[c], t[c + 2]);
+          v[c + 1] = _mm512_unpackhi_epi64(t[c], t[c + 2]);
+          v[c + 2] = _mm512_unpacklo_epi64(t[c + 1], t[c + 3]);
+          v[c + 3] = _mm512_unpackhi_epi64(t[c + 1], t[c + 3]);
+        }
+        for (int c = 0; c < 4; ++c) {
+          t[c] = _mm512_shuffle_i32x4(v[c], v[c + 4], 0x88);
+          t[c + 4] = _mm512_shuffle_i32x4(v[c], v[c + 4], 0xdd);
+          t[c + 8] = _mm512_shuffle_i32x4(v[c + 8], v[c + 12], 0x88);
+          t[c + 12] = _mm512_shuffle_i32x4(v[c + 8], v[c + 12], 0xdd);
+        }
+        for (int c = 0; c < 8; ++c) {
+          v[c] = _mm512_shuffle_i32x4(t[c], t[c + 8], 0x88);
+          v[c + 8] = _mm512_shuffle_i32x4(t[c], t[c + 8], 0xdd);
+        }
+        // v[w] now holds word i0 + w of the 16 columns, in column order.
+        for (int w = 0; w < 16; ++w)
+          _mm512_storeu_si512(to + (i0 + w) * 16, v[w]);
+      }
+      for (int64_t i = i0; i < kPairs; ++i)
+        for (int64_t c = 0; c < 16; ++c)
+          to[i * 16 + c] = rows[(col0 + c) * rowWords + i];
+    }
+    if (kPairs < pairs)
+      std::memset(base + kPairs * 32, 0,
+                  size_t(pairs - kPairs) * 32 * sizeof(uint16_t));
+  }
+}
+#endif
+
 void quant::repackAmxBf16(const uint16_t *weight, bool transposed,
                           AmxWeight &out, int threads) {
   const int64_t panels = out.nPadded / kPanelCols;
@@ -153,7 +246,12 @@ void quant::repackAmxBf16(const uint16_t *weight, bool transposed,
 #pragma omp parallel num_threads(team)
   {
     const int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
+#ifdef LMOPT_AMX
+    fillPanelsBf16(weight, transposed, out, panels * t / nt,
+                   panels * (t + 1) / nt);
+#else
     fillPanels(weight, transposed, out, panels * t / nt, panels * (t + 1) / nt);
+#endif
   }
 }
 
