@@ -11,9 +11,9 @@
 
 #include "FileUtil.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
-#include <cinttypes>
-#include <cstdio>
 #include <cstring>
 
 using namespace lmopt::runtime;
@@ -59,15 +59,10 @@ static uint64_t get64(const uint8_t *p) {
   return uint64_t(get32(p)) | uint64_t(get32(p + 4)) << 32;
 }
 
-static std::string hex(uint64_t v) {
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), "0x%016" PRIx64, v);
-  return buf;
-}
+static std::string hex(uint64_t v) { return fmt::format("0x{:016x}", v); }
 
 static std::string range(uint64_t begin, uint64_t size) {
-  return "[" + std::to_string(begin) + ", " + std::to_string(begin + size) +
-         ")";
+  return fmt::format("[{}, {})", begin, begin + size);
 }
 
 static bool isPowerOfTwo(uint64_t v) { return v && !(v & (v - 1)); }

@@ -2,8 +2,9 @@
 
 #include "FileUtil.h"
 
+#include <fmt/format.h>
+
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
 #include <system_error>
 #include <vector>
@@ -32,9 +33,7 @@ std::string lmopt::runtime::quote(const std::string &s) {
       out += char(c);
       continue;
     }
-    char buf[8];
-    std::snprintf(buf, sizeof(buf), "\\x%02x", c);
-    out += buf;
+    out += fmt::format("\\x{:02x}", c);
   }
   return out + "'";
 }

@@ -14,6 +14,8 @@
 
 #include "FileUtil.h"
 
+#include <fmt/format.h>
+
 #include <cstring>
 
 using namespace lmopt::runtime;
@@ -67,13 +69,10 @@ uint64_t Tensor::elementCount() const {
 }
 
 static std::string shapeString(const std::vector<int64_t> &shape) {
-  std::string s = "(";
-  for (size_t i = 0; i < shape.size(); ++i) {
-    s += std::to_string(shape[i]);
-    s += (i + 1 < shape.size() || shape.size() == 1) ? "," : "";
-    s += i + 1 < shape.size() ? " " : "";
-  }
-  return s + ")";
+  // Python's tuple: "()", "(3,)", "(2, 3)".
+  if (shape.size() == 1)
+    return fmt::format("({},)", shape[0]);
+  return fmt::format("({})", fmt::join(shape, ", "));
 }
 
 /// Product of `shape` times `itemSize`, or false on overflow.

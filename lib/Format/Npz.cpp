@@ -12,8 +12,9 @@
 
 #include "FileUtil.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
-#include <cstdio>
 #include <cstring>
 #include <zlib.h>
 
@@ -323,13 +324,12 @@ Status ZipReader::extract(const Member &m, std::vector<uint8_t> &storage,
     bytes = storage.data();
   }
   uint32_t crc = crc32Of(bytes, m.size);
-  if (crc != m.crc) {
-    char buf[64];
-    std::snprintf(buf, sizeof(buf), "CRC-32 0x%08x, directory says 0x%08x", crc,
-                  m.crc);
-    return Status::error(StatusCode::ChecksumMismatch,
-                         what_ + " has corrupt " + member + ": " + buf);
-  }
+  if (crc != m.crc)
+    return Status::error(
+        StatusCode::ChecksumMismatch,
+        fmt::format(
+            "{} has corrupt {}: CRC-32 0x{:08x}, directory says 0x{:08x}",
+            what_, member, crc, m.crc));
   return Status::ok();
 }
 

@@ -2,6 +2,8 @@
 
 #include "lmopt/Format/Status.h"
 
+#include <fmt/format.h>
+
 using namespace lmopt::runtime;
 
 const char *lmopt::runtime::statusCodeName(StatusCode code) {
@@ -35,8 +37,5 @@ std::string Status::toString() const {
 }
 
 std::string lmopt::runtime::formatDims(const int64_t *dims, size_t rank) {
-  std::string s = "[";
-  for (size_t i = 0; i < rank; ++i)
-    s += (i ? ", " : "") + std::to_string(dims[i]);
-  return s + "]";
+  return fmt::format("[{}]", fmt::join(dims, dims + rank, ", "));
 }

@@ -15,9 +15,9 @@
 
 #include "lmopt/Format/Checksum.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
-#include <cinttypes>
-#include <cstdio>
 #include <cstring>
 
 using namespace lmopt::runtime;
@@ -61,9 +61,7 @@ static Status invalid(const std::string &message) {
 }
 
 static std::string hex(uint64_t value) {
-  char buf[24];
-  std::snprintf(buf, sizeof(buf), "0x%016" PRIx64, value);
-  return buf;
+  return fmt::format("0x{:016x}", value);
 }
 
 template <typename T> static T get(const uint8_t *p) {

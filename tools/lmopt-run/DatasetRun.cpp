@@ -5,9 +5,10 @@
 #include "lmopt/Format/Npy.h"
 #include "lmopt/Format/TokenBatches.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
 #include <cstring>
 #include <map>
 
@@ -64,11 +65,11 @@ static Status keepRows(const NamedTensor &out, const TokenBatch &batch,
                        int64_t ranRows, Gathered &g) {
   const Tensor &t = out.tensor;
   if (t.shape.empty() || t.shape[0] != ranRows)
-    return invalid("output '" + out.name + "' has dims " + formatDims(t.shape) +
-                   ", not one row per example of the " +
-                   std::to_string(ranRows) +
-                   "-row batch; --output with --dataset gathers outputs "
-                   "whose first dim is the batch");
+    return invalid(fmt::format(
+        "output '{}' has dims {}, not one row per example of the {}-row "
+        "batch; --output with --dataset gathers outputs whose first dim is "
+        "the batch",
+        out.name, formatDims(t.shape), ranRows));
   if (g.pieces.empty()) {
     g.dtype = t.dtype;
     g.maxInner.assign(t.shape.begin() + 1, t.shape.end());
@@ -154,15 +155,14 @@ Status lmopt_run::runDataset(Session &session, size_t entry,
           ? o.batch
           : (staticBatch >= 0 ? staticBatch : std::min<int64_t>(8, batchBound));
   if (staticBatch >= 0 && options.batchSize != staticBatch)
-    return invalid("'--batch " + std::to_string(options.batchSize) +
-                   "': entry '" + info.name + "' takes batches of exactly " +
-                   std::to_string(staticBatch) + " ('input_ids' " +
-                   formatDims(ids->dims) + ")");
+    return invalid(fmt::format(
+        "'--batch {}': entry '{}' takes batches of exactly {} ('input_ids' {})",
+        options.batchSize, info.name, staticBatch, formatDims(ids->dims)));
   if (options.batchSize > batchBound)
-    return invalid("'--batch " + std::to_string(options.batchSize) +
-                   "': entry '" + info.name + "' takes at most " +
-                   std::to_string(batchBound) + " rows ('input_ids' at most " +
-                   formatDims(ids->maxDims) + ")");
+    return invalid(fmt::format(
+        "'--batch {}': entry '{}' takes at most {} rows ('input_ids' at most "
+        "{})",
+        options.batchSize, info.name, batchBound, formatDims(ids->maxDims)));
   options.byLength = o.byLength;
   options.fixedLength = ids->dims[1];
   options.maxLength = ids->maxDims[1];
@@ -191,9 +191,9 @@ Status lmopt_run::runDataset(Session &session, size_t entry,
       views.push_back({a.name, TensorView::of(a.tensor)});
     Clock::time_point built = Clock::now();
     if (Status st = session.run(entry, views, outputs); !st)
-      return Status::error(st.code(), "batch of examples " +
-                                          std::to_string(batch.rows.front()) +
-                                          "...: " + st.message());
+      return Status::error(st.code(),
+                           fmt::format("batch of examples {}...: {}",
+                                       batch.rows.front(), st.message()));
     Clock::time_point ran = Clock::now();
     batchSeconds += std::chrono::duration<double>(built - start).count();
     modelSeconds += std::chrono::duration<double>(ran - built).count();
@@ -214,29 +214,27 @@ Status lmopt_run::runDataset(Session &session, size_t entry,
         return st;
     }
   }
-  std::printf("dataset: %llu examples, %zu batches of %lld%s, %llu tokens, "
-              "%.1f%% padding, %llu truncated\n",
-              (unsigned long long)dataset->size(), batches.size(),
-              (long long)options.batchSize,
-              o.byLength ? " by length" : " in dataset order",
-              (unsigned long long)tokens,
-              positions ? 100.0 * double(positions - tokens) / double(positions)
-                        : 0.0,
-              (unsigned long long)truncated);
-  std::printf("run: %.3f s in the model, %.1f examples/s, %.0f tokens/s; "
-              "%.3f s building batches\n",
-              modelSeconds,
-              modelSeconds > 0 ? double(dataset->size()) / modelSeconds : 0.0,
-              modelSeconds > 0 ? double(tokens) / modelSeconds : 0.0,
-              batchSeconds);
+  fmt::print("dataset: {} examples, {} batches of {}{}, {} tokens, {:.1f}% "
+             "padding, {} truncated\n",
+             dataset->size(), batches.size(), options.batchSize,
+             o.byLength ? " by length" : " in dataset order", tokens,
+             positions ? 100.0 * double(positions - tokens) / double(positions)
+                       : 0.0,
+             truncated);
+  fmt::print("run: {:.3f} s in the model, {:.1f} examples/s, {:.0f} tokens/s; "
+             "{:.3f} s building batches\n",
+             modelSeconds,
+             modelSeconds > 0 ? double(dataset->size()) / modelSeconds : 0.0,
+             modelSeconds > 0 ? double(tokens) / modelSeconds : 0.0,
+             batchSeconds);
   if (o.output.empty())
     return Status::ok();
   if (Status st = writeGathered(*dataset, gathered, outputOrder,
                                 uint64_t(options.maxLength), o.output);
       !st)
     return st;
-  std::printf("wrote %zu outputs and 'lengths' to '%s' (one row per "
-              "example, in input order)\n",
-              outputOrder.size(), o.output.c_str());
+  fmt::print("wrote {} outputs and 'lengths' to '{}' (one row per example, in "
+             "input order)\n",
+             outputOrder.size(), o.output);
   return Status::ok();
 }

@@ -16,6 +16,7 @@
 #include "lmopt/Runtime/ProcessMemory.h"
 #include "lmopt/Runtime/Session.h"
 
+#include <fmt/format.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -30,6 +31,7 @@
 #include <new>
 #include <optional>
 #include <string>
+#include <system_error>
 #include <vector>
 
 using namespace lmopt::runtime;
@@ -95,12 +97,6 @@ static double elementAt(const Tensor &t, size_t i) {
   return 0;
 }
 
-static std::string number(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), "%.6g", v);
-  return buf;
-}
-
 static void printOutputs(const std::vector<NamedTensor> &outputs) {
   constexpr size_t kShown = 6;
   for (const NamedTensor &o : outputs) {
@@ -108,11 +104,11 @@ static void printOutputs(const std::vector<NamedTensor> &outputs) {
     size_t count = t.elementCount();
     std::string values;
     for (size_t i = 0; i < count && i < kShown; ++i)
-      values += (i ? ", " : "") + number(elementAt(t, i));
+      values += fmt::format("{}{:.6g}", i ? ", " : "", elementAt(t, i));
     if (count > kShown)
-      values += ", ... (" + std::to_string(count) + " values)";
-    std::printf("%s: %s %s = [%s]\n", o.name.c_str(), dtypeName(t.dtype),
-                formatDims(t.shape).c_str(), values.c_str());
+      values += fmt::format(", ... ({} values)", count);
+    fmt::print("{}: {} {} = [{}]\n", o.name, dtypeName(t.dtype),
+               formatDims(t.shape), values);
   }
 }
 
@@ -125,8 +121,8 @@ static void printOutputs(const std::vector<NamedTensor> &outputs) {
 static void compareOutputs(const std::vector<NamedTensor> &outputs,
                            const std::vector<NamedTensor> &refs,
                            const Options &o, bool &pass) {
-  std::printf("compare with '%s' (rtol %g, atol %g):\n", o.compare.c_str(),
-              o.rtol, o.atol);
+  fmt::print("compare with '{}' (rtol {:g}, atol {:g}):\n", o.compare, o.rtol,
+             o.atol);
   size_t failures = 0;
   for (const NamedTensor &out : outputs) {
     auto ref = std::find_if(refs.begin(), refs.end(),
@@ -143,7 +139,7 @@ static void compareOutputs(const std::vector<NamedTensor> &outputs,
     }
     if (!verdict.empty()) {
       ++failures;
-      std::printf("  %s: %s: FAIL\n", out.name.c_str(), verdict.c_str());
+      fmt::print("  {}: {}: FAIL\n", out.name, verdict);
       continue;
     }
     double maxAbs = 0, maxRel = 0;
@@ -165,28 +161,26 @@ static void compareOutputs(const std::vector<NamedTensor> &outputs,
         maxAbs = diff;
       maxRel = std::max(maxRel, rel);
     }
-    std::printf("  %s: max abs error %s, max rel error %s", out.name.c_str(),
-                number(maxAbs).c_str(), number(maxRel).c_str());
+    fmt::print("  {}: max abs error {:.6g}, max rel error {:.6g}", out.name,
+               maxAbs, maxRel);
     if (bad) {
       ++failures;
-      std::printf(", %zu of %zu elements differ (first at %zu: %s vs %s): "
-                  "FAIL\n",
-                  bad, count, worst,
-                  number(elementAt(out.tensor, worst)).c_str(),
-                  number(elementAt(ref->tensor, worst)).c_str());
+      fmt::print(", {} of {} elements differ (first at {}: {:.6g} vs {:.6g}): "
+                 "FAIL\n",
+                 bad, count, worst, elementAt(out.tensor, worst),
+                 elementAt(ref->tensor, worst));
     } else {
-      std::printf(": PASS\n");
+      fmt::print(": PASS\n");
     }
   }
   for (const NamedTensor &ref : refs)
     if (std::none_of(outputs.begin(), outputs.end(),
                      [&](const auto &out) { return out.name == ref.name; }))
-      std::printf("  %s: not an output of the model (ignored)\n",
-                  ref.name.c_str());
+      fmt::print("  {}: not an output of the model (ignored)\n", ref.name);
   if (failures)
-    std::printf("FAIL: %zu of %zu outputs differ\n", failures, outputs.size());
+    fmt::print("FAIL: {} of {} outputs differ\n", failures, outputs.size());
   else
-    std::printf("PASS: %zu outputs\n", outputs.size());
+    fmt::print("PASS: {} outputs\n", outputs.size());
   pass = failures == 0;
 }
 
@@ -229,17 +223,17 @@ static Status bench(Session &session, size_t entry,
   };
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
-  std::printf("bench: %ld warm-up runs, %ld timed runs, threads %s, %s\n",
-              o.warmup, o.bench,
-              o.threads ? std::to_string(o.threads).c_str() : "default",
-              o.packWeights ? "packed weights" : "weights in place");
-  std::printf("  latency p50 %.3f ms, p90 %.3f ms, min %.3f ms, max %.3f "
-              "ms\n",
-              percentile(0.5), percentile(0.9), ms.front(), ms.back());
-  std::printf("  throughput %.1f runs/s\n", double(o.bench) / total);
-  std::printf("  peak RSS %.1f MiB, RSS now %.1f MiB\n",
-              double(usage.ru_maxrss) / 1024, residentMiB());
-  std::printf("  session creation %.1f ms\n", createMs);
+  fmt::print("bench: {} warm-up runs, {} timed runs, threads {}, {}\n",
+             o.warmup, o.bench,
+             o.threads ? std::to_string(o.threads) : "default",
+             o.packWeights ? "packed weights" : "weights in place");
+  fmt::print("  latency p50 {:.3f} ms, p90 {:.3f} ms, min {:.3f} ms, max "
+             "{:.3f} ms\n",
+             percentile(0.5), percentile(0.9), ms.front(), ms.back());
+  fmt::print("  throughput {:.1f} runs/s\n", double(o.bench) / total);
+  fmt::print("  peak RSS {:.1f} MiB, RSS now {:.1f} MiB\n",
+             double(usage.ru_maxrss) / 1024, residentMiB());
+  fmt::print("  session creation {:.1f} ms\n", createMs);
   return Status::ok();
 }
 
@@ -255,14 +249,15 @@ static void printProfile(const Session &session, long top) {
     entry.first += 1;
     entry.second += p.seconds;
   }
-  std::printf("profile: %zu steps, %llu runs, %.3f ms per run in steps\n",
-              steps.size(), (unsigned long long)runs,
-              runs ? total * 1e3 / double(runs) : 0.0);
-  std::printf("  %-10s %6s %12s %7s\n", "kind", "steps", "ms per run", "share");
+  fmt::print("profile: {} steps, {} runs, {:.3f} ms per run in steps\n",
+             steps.size(), runs, runs ? total * 1e3 / double(runs) : 0.0);
+  fmt::print("  {:<10} {:>6} {:>12} {:>7}\n", "kind", "steps", "ms per run",
+             "share");
+  // '>' on every number: {fmt} 9 pads "inf" and "nan" on the right otherwise.
   for (const auto &[kind, entry] : byKind)
-    std::printf("  %-10s %6zu %12.3f %6.1f%%\n", kind.c_str(), entry.first,
-                runs ? entry.second * 1e3 / double(runs) : 0.0,
-                total > 0 ? 100 * entry.second / total : 0.0);
+    fmt::print("  {:<10} {:>6} {:>12.3f} {:>6.1f}%\n", kind, entry.first,
+               runs ? entry.second * 1e3 / double(runs) : 0.0,
+               total > 0 ? 100 * entry.second / total : 0.0);
   std::vector<const StepProfile *> slowest;
   for (const StepProfile &p : steps)
     slowest.push_back(&p);
@@ -271,13 +266,13 @@ static void printProfile(const Session &session, long top) {
                      return a->seconds > b->seconds;
                    });
   slowest.resize(std::min<size_t>(slowest.size(), size_t(top)));
-  std::printf("  slowest steps:\n");
+  fmt::print("  slowest steps:\n");
   bool entries = session.entries().size() > 1;
   for (const StepProfile *p : slowest)
-    std::printf("    %-24s %-10s %10.3f ms per run%s\n", p->name.c_str(),
-                stepKindName(p->kind),
-                runs ? p->seconds * 1e3 / double(runs) : 0.0,
-                entries ? (" (entry '" + p->entry + "')").c_str() : "");
+    fmt::print("    {:<24} {:<10} {:>10.3f} ms per run{}\n", p->name,
+               stepKindName(p->kind),
+               runs ? p->seconds * 1e3 / double(runs) : 0.0,
+               entries ? fmt::format(" (entry '{}')", p->entry) : "");
 }
 
 /// Reads the prompt: a .npy, or the member 'prompt' of an .npz.
@@ -342,12 +337,10 @@ static Status generate(Session &session, const Options &o, bool &pass) {
   const int64_t batch = result.tokens.shape[0];
   const auto *tokens =
       reinterpret_cast<const int64_t *>(result.tokens.data.data());
-  for (int64_t b = 0; b < batch; ++b) {
-    std::printf("tokens[%lld]:", (long long)b);
-    for (int64_t i = 0; i < o.generate; ++i)
-      std::printf(" %lld", (long long)tokens[b * o.generate + i]);
-    std::printf("\n");
-  }
+  for (int64_t b = 0; b < batch; ++b)
+    fmt::print(
+        "tokens[{}]: {}\n", b,
+        fmt::join(tokens + b * o.generate, tokens + (b + 1) * o.generate, " "));
   std::vector<double> ms;
   double decodeTotal = 0;
   for (double s : result.decodeSeconds) {
@@ -355,13 +348,13 @@ static Status generate(Session &session, const Options &o, bool &pass) {
     decodeTotal += s;
   }
   std::sort(ms.begin(), ms.end());
-  std::printf("prefill: %lld x %lld tokens in %.3f ms\n", (long long)batch,
-              (long long)prompt.shape[1], result.prefillSeconds * 1e3);
+  fmt::print("prefill: {} x {} tokens in {:.3f} ms\n", batch, prompt.shape[1],
+             result.prefillSeconds * 1e3);
   if (!ms.empty())
-    std::printf("decode: %zu steps, p50 %.3f ms, min %.3f ms, max %.3f ms per "
-                "step, %.1f tokens/s\n",
-                ms.size(), ms[ms.size() / 2], ms.front(), ms.back(),
-                double(batch) * double(ms.size()) / decodeTotal);
+    fmt::print("decode: {} steps, p50 {:.3f} ms, min {:.3f} ms, max {:.3f} ms "
+               "per step, {:.1f} tokens/s\n",
+               ms.size(), ms[ms.size() / 2], ms.front(), ms.back(),
+               double(batch) * double(ms.size()) / decodeTotal);
   if (!o.compare.empty())
     return compareGeneration(result, o, pass);
   return Status::ok();
@@ -399,12 +392,12 @@ static Status runTool(const Options &o, bool &pass) {
   if (Status st = Session::create(o.model, sessionOptions, session); !st)
     return st;
   if (session->hasRandomWeights())
-    std::fprintf(stderr,
-                 "lmopt-run: warning: '%s' was compiled with --omit-weights "
-                 "and runs on random weights (seed %llu): its outputs are "
-                 "meaningless; time it, never use them%s\n",
-                 o.model.c_str(), (unsigned long long)*o.randomWeightsSeed,
-                 o.compare.empty() ? "" : ", and expect '--compare' to fail");
+    fmt::print(stderr,
+               "lmopt-run: warning: '{}' was compiled with --omit-weights "
+               "and runs on random weights (seed {}): its outputs are "
+               "meaningless; time it, never use them{}\n",
+               o.model, *o.randomWeightsSeed,
+               o.compare.empty() ? "" : ", and expect '--compare' to fail");
   double createMs = std::chrono::duration<double, std::milli>(
                         std::chrono::steady_clock::now() - createStart)
                         .count();
@@ -444,13 +437,12 @@ static Status runTool(const Options &o, bool &pass) {
   if (!o.output.empty()) {
     if (Status st = writeNpz(o.output, outputs); !st)
       return st;
-    std::printf("wrote %zu outputs to '%s'\n", outputs.size(),
-                o.output.c_str());
+    fmt::print("wrote {} outputs to '{}'\n", outputs.size(), o.output);
   }
   if (!o.saveStates.empty()) {
     if (Status st = session->saveStates(o.saveStates); !st)
       return st;
-    std::printf("wrote the states to '%s'\n", o.saveStates.c_str());
+    fmt::print("wrote the states to '{}'\n", o.saveStates);
   }
   if (o.profile)
     printProfile(*session, o.profileTop);
@@ -464,8 +456,8 @@ int main(int argc, char **argv) {
   std::string error;
   bool help = false;
   if (!lmopt_run::parseArgs(argc, argv, options, error, help)) {
-    std::fprintf(stderr, "lmopt-run: error: %s (see 'lmopt-run --help')\n",
-                 error.c_str());
+    fmt::print(stderr, "lmopt-run: error: {} (see 'lmopt-run --help')\n",
+               error);
     return 1;
   }
   if (help) {
@@ -480,10 +472,13 @@ int main(int argc, char **argv) {
     st = runTool(options, pass);
   } catch (const std::bad_alloc &) {
     st = Status::error(StatusCode::IoError, "out of memory");
+  } catch (const std::system_error &e) {
+    // fmt::print throws where printf failed silently (stdout on a full disk).
+    st = Status::error(StatusCode::IoError, e.what());
   }
   std::fflush(stdout);
   if (!st) {
-    std::fprintf(stderr, "lmopt-run: error: %s\n", st.message().c_str());
+    fmt::print(stderr, "lmopt-run: error: {}\n", st.message());
     return 1;
   }
   return pass ? 0 : 1;

@@ -13,6 +13,8 @@
 #include "lmopt/Runtime/RandomInputs.h"
 #include "lmopt/Runtime/Session.h"
 
+#include <fmt/format.h>
+
 #include <cerrno>
 #include <chrono>
 #include <cmath>
@@ -21,6 +23,7 @@
 #include <new>
 #include <set>
 #include <string>
+#include <system_error>
 #include <vector>
 
 using namespace lmopt::runtime;
@@ -149,8 +152,8 @@ static bool parseArgs(int argc, char **argv, Options &o, std::string &error,
   }
   if (o.warmup >= o.runs) {
     if (o.warmupGiven) {
-      error = "'--warmup' (" + std::to_string(o.warmup) +
-              ") must be below '--runs' (" + std::to_string(o.runs) + ")";
+      error = fmt::format("'--warmup' ({}) must be below '--runs' ({})",
+                          o.warmup, o.runs);
       return false;
     }
     o.warmup = o.runs / 10;
@@ -158,14 +161,12 @@ static bool parseArgs(int argc, char **argv, Options &o, std::string &error,
   return true;
 }
 
-static std::string formatDims(const std::vector<NamedTensor> &inputs) {
+/// "input_ids [2, 7], attention_mask [2, 7]".
+static std::string formatInputDims(const std::vector<NamedTensor> &inputs) {
   std::string text;
-  for (const NamedTensor &input : inputs) {
-    text += (text.empty() ? "" : ", ") + input.name + " [";
-    for (size_t d = 0; d < input.tensor.shape.size(); ++d)
-      text += (d ? ", " : "") + std::to_string(input.tensor.shape[d]);
-    text += "]";
-  }
+  for (const NamedTensor &input : inputs)
+    text += fmt::format("{}{} {}", text.empty() ? "" : ", ", input.name,
+                        formatDims(input.tensor.shape));
   return text;
 }
 
@@ -189,9 +190,9 @@ static Status soak(const Options &o, bool &pass) {
   RandomInputs random;
   if (Status st = RandomInputs::create(plan, inputOptions, random); !st)
     return st;
-  std::printf("soak: '%s' entry '%s', %ld runs (%ld warm-up), seed %ld\n",
-              o.model.c_str(), plan.name.c_str(), o.runs, o.warmup, o.seed);
-  std::printf("  dims drawn: %s\n", random.describe().c_str());
+  fmt::print("soak: '{}' entry '{}', {} runs ({} warm-up), seed {}\n", o.model,
+             plan.name, o.runs, o.warmup, o.seed);
+  fmt::print("  dims drawn: {}\n", random.describe());
 
   double start = residentMiB(), warm = start;
   std::set<std::string> shapes;
@@ -207,27 +208,27 @@ static Status soak(const Options &o, bool &pass) {
     for (const NamedTensor &input : inputs)
       views.push_back({input.name, TensorView::of(input.tensor)});
     if (Status st = session->run(entry, views, outputs); !st)
-      return Status::error(st.code(), "run " + std::to_string(run) + " (" +
-                                          formatDims(inputs) +
-                                          "): " + st.message());
+      return Status::error(st.code(),
+                           fmt::format("run {} ({}): {}", run,
+                                       formatInputDims(inputs), st.message()));
     if (shapes.size() < 100000)
-      shapes.insert(formatDims(inputs));
+      shapes.insert(formatInputDims(inputs));
   }
   double end = residentMiB();
   double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - began)
           .count();
   double growth = warm > 0 ? (end - warm) / warm * 100 : 0;
-  std::printf("  %zu distinct input shapes, %.1f runs/s\n", shapes.size(),
-              double(o.runs) / seconds);
-  std::printf("rss: start %.1f MiB, after %ld warm-up runs %.1f MiB, end "
-              "%.1f MiB\n",
-              start, o.warmup, warm, end);
-  std::printf("growth after warm-up: %+.2f%%", growth);
+  fmt::print("  {} distinct input shapes, {:.1f} runs/s\n", shapes.size(),
+             double(o.runs) / seconds);
+  fmt::print("rss: start {:.1f} MiB, after {} warm-up runs {:.1f} MiB, end "
+             "{:.1f} MiB\n",
+             start, o.warmup, warm, end);
+  fmt::print("growth after warm-up: {:+.2f}%", growth);
   pass = o.maxGrowth < 0 || growth <= o.maxGrowth;
   if (o.maxGrowth >= 0)
-    std::printf(" (limit %.2f%%): %s", o.maxGrowth, pass ? "PASS" : "FAIL");
-  std::printf("\n");
+    fmt::print(" (limit {:.2f}%): {}", o.maxGrowth, pass ? "PASS" : "FAIL");
+  fmt::print("\n");
   return Status::ok();
 }
 
@@ -236,8 +237,8 @@ int main(int argc, char **argv) {
   std::string error;
   bool help = false;
   if (!parseArgs(argc, argv, options, error, help)) {
-    std::fprintf(stderr, "lmopt-soak: error: %s (see 'lmopt-soak --help')\n",
-                 error.c_str());
+    fmt::print(stderr, "lmopt-soak: error: {} (see 'lmopt-soak --help')\n",
+               error);
     return 1;
   }
   if (help) {
@@ -250,10 +251,13 @@ int main(int argc, char **argv) {
     st = soak(options, pass);
   } catch (const std::bad_alloc &) {
     st = Status::error(StatusCode::IoError, "out of memory");
+  } catch (const std::system_error &e) {
+    // fmt::print throws where printf failed silently (stdout on a full disk).
+    st = Status::error(StatusCode::IoError, e.what());
   }
   std::fflush(stdout);
   if (!st) {
-    std::fprintf(stderr, "lmopt-soak: error: %s\n", st.message().c_str());
+    fmt::print(stderr, "lmopt-soak: error: {}\n", st.message());
     return 1;
   }
   return pass ? 0 : 1;

@@ -16,13 +16,13 @@
 
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <link.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -78,9 +78,7 @@ static std::string leadingBytes(const uint8_t *data, size_t size) {
       out += char(data[i]);
       continue;
     }
-    char buf[5];
-    std::snprintf(buf, sizeof(buf), "\\x%02x", data[i]);
-    out += buf;
+    out += fmt::format("\\x{:02x}", data[i]);
   }
   return out;
 }
