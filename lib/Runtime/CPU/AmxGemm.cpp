@@ -75,19 +75,24 @@ static bool amxUsable(unsigned feature) {
 bool quant::amxBf16Usable() { return amxUsable(22); }
 bool quant::amxInt8Usable() { return amxUsable(25); }
 
-/// Sets `out`'s sizes for a [K, N] weight of `elementBytes` and allocates
-/// its buffer.
-static bool allocate(int64_t elementBytes, int64_t k, int64_t n,
-                     AmxWeight &out) {
+/// Sets `out`'s sizes for a [K, N] weight of `elementBytes`.
+static void layout(int64_t elementBytes, int64_t k, int64_t n, AmxWeight &out) {
   out.elementBytes = elementBytes;
   out.k = k;
   out.n = n;
   out.kPadded = roundUp(k, kStepBytes / elementBytes);
   out.nPadded = roundUp(n, kBlock);
+}
+
+/// layout(), and a buffer `out` owns.
+static bool allocate(int64_t elementBytes, int64_t k, int64_t n,
+                     AmxWeight &out) {
+  layout(elementBytes, k, n, out);
   void *p = nullptr;
   if (posix_memalign(&p, 64, std::max<size_t>(64, out.bytes())) != 0 || !p)
     return false;
-  out.data.reset(static_cast<uint8_t *>(p));
+  out.owned.reset(static_cast<uint8_t *>(p));
+  out.data = out.owned.get();
   return true;
 }
 
@@ -100,7 +105,7 @@ static void fillPanels(const Element *weight, bool transposed,
                        const AmxWeight &out, int64_t p0, int64_t p1) {
   constexpr int64_t group = 4 / sizeof(Element); // K values per 4 bytes
   const int64_t k = out.k, n = out.n, groups = out.kPadded / group;
-  Element *dst = reinterpret_cast<Element *>(out.data.get());
+  Element *dst = reinterpret_cast<Element *>(out.data);
   for (int64_t panel = p0; panel < p1; ++panel) {
     Element *base = dst + panel * groups * kPanelCols * group;
     const int64_t col0 = panel * kPanelCols;
@@ -147,11 +152,48 @@ bool quant::packAmxInt8(const int8_t *weight, bool transposed, int64_t k,
   return true;
 }
 
-bool quant::allocateAmxBf16(int64_t k, int64_t n, AmxWeight &out) {
-  return allocate(2, k, n, out);
+void quant::layoutAmxBf16(int64_t k, int64_t n, AmxWeight &out) {
+  layout(2, k, n, out);
 }
 
 #ifdef LMOPT_AMX
+/// Transposes 16 x 16 32-bit words in registers: v[r] lane c becomes the
+/// word that was v[c] lane r (unpack 32 and 64-bit, then two rounds of
+/// 128-bit lane shuffles).
+LMOPT_AMX_TARGET static inline void transposeWords(__m512i v[16]) {
+  __m512i t[16];
+  for (int c = 0; c < 16; c += 2) {
+    t[c] = _mm512_unpacklo_epi32(v[c], v[c + 1]);
+    t[c + 1] = _mm512_unpackhi_epi32(v[c], v[c + 1]);
+  }
+  for (int c = 0; c < 16; c += 4) {
+    v[c] = _mm512_unpacklo_epi64(t[c], t[c + 2]);
+    v[c + 1] = _mm512_unpackhi_epi64(t[c], t[c + 2]);
+    v[c + 2] = _mm512_unpacklo_epi64(t[c + 1], t[c + 3]);
+    v[c + 3] = _mm512_unpackhi_epi64(t[c + 1], t[c + 3]);
+  }
+  for (int c = 0; c < 4; ++c) {
+    t[c] = _mm512_shuffle_i32x4(v[c], v[c + 4], 0x88);
+    t[c + 4] = _mm512_shuffle_i32x4(v[c], v[c + 4], 0xdd);
+    t[c + 8] = _mm512_shuffle_i32x4(v[c + 8], v[c + 12], 0x88);
+    t[c + 12] = _mm512_shuffle_i32x4(v[c + 8], v[c + 12], 0xdd);
+  }
+  for (int c = 0; c < 8; ++c) {
+    v[c] = _mm512_shuffle_i32x4(t[c], t[c + 8], 0x88);
+    v[c + 8] = _mm512_shuffle_i32x4(t[c], t[c + 8], 0xdd);
+  }
+}
+
+/// Word j of the result is a's 16-bit value j/2 (even j) or b's (odd j).
+LMOPT_AMX_TARGET static inline __m512i interleave16(__m256i a, __m256i b) {
+  alignas(64) static const uint16_t order[32] = {
+      0, 32, 1, 33, 2,  34, 3,  35, 4,  36, 5,  37, 6,  38, 7,  39,
+      8, 40, 9, 41, 10, 42, 11, 43, 12, 44, 13, 45, 14, 46, 15, 47};
+  return _mm512_permutex2var_epi16(_mm512_castsi256_si512(a),
+                                   _mm512_load_si512(order),
+                                   _mm512_castsi256_si512(b));
+}
+
 /// fillPanels for bf16 with AVX-512 where the panel is whole (16 columns)
 /// and K is even: [K, N] interleaves two K rows' 16 values per tile row;
 /// [N, K] transposes 16 x 16 blocks of K pairs (32-bit words) of 16
@@ -161,7 +203,7 @@ LMOPT_AMX_TARGET static void fillPanelsBf16(const uint16_t *weight,
                                             const AmxWeight &out, int64_t p0,
                                             int64_t p1) {
   const int64_t k = out.k, n = out.n, pairs = out.kPadded / 2;
-  uint16_t *dst = reinterpret_cast<uint16_t *>(out.data.get());
+  uint16_t *dst = reinterpret_cast<uint16_t *>(out.data);
   for (int64_t panel = p0; panel < p1; ++panel) {
     const int64_t col0 = panel * kPanelCols;
     if (col0 + kPanelCols > n || k % 2) {
@@ -171,27 +213,17 @@ LMOPT_AMX_TARGET static void fillPanelsBf16(const uint16_t *weight,
     uint16_t *base = dst + panel * pairs * kPanelCols * 2;
     const int64_t kPairs = k / 2;
     if (!transposed) {
-      // Word j of the result is row 2i's column j/2 (even j) or row
-      // 2i + 1's (odd j).
-      alignas(64) static const uint16_t interleave[32] = {
-          0, 32, 1, 33, 2,  34, 3,  35, 4,  36, 5,  37, 6,  38, 7,  39,
-          8, 40, 9, 41, 10, 42, 11, 43, 12, 44, 13, 45, 14, 46, 15, 47};
-      const __m512i index = _mm512_load_si512(interleave);
-      for (int64_t i = 0; i < kPairs; ++i) {
-        __m512i r0 = _mm512_castsi256_si512(_mm256_loadu_si256(
-            reinterpret_cast<const __m256i *>(weight + 2 * i * n + col0)));
-        __m512i r1 = _mm512_castsi256_si512(
-            _mm256_loadu_si256(reinterpret_cast<const __m256i *>(
-                weight + (2 * i + 1) * n + col0)));
-        _mm512_storeu_si512(base + i * 32,
-                            _mm512_permutex2var_epi16(r0, index, r1));
-      }
+      for (int64_t i = 0; i < kPairs; ++i)
+        _mm512_storeu_si512(
+            base + i * 32,
+            interleave16(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(
+                             weight + 2 * i * n + col0)),
+                         _mm256_loadu_si256(reinterpret_cast<const __m256i *>(
+                             weight + (2 * i + 1) * n + col0))));
     } else {
       // Column c's K pairs are 32-bit words of its stored row; tile row i
       // holds word i of the 16 columns. Blocks of 16 words are transposed
-      // in registers (unpack 32 and 64-bit, then two rounds of 128-bit lane
-      // shuffles: the standard 16 x 16 transpose, which leaves word w in
-      // register w); a last partial block goes word by word.
+      // in registers; a last partial block goes word by word.
       const uint32_t *rows = reinterpret_cast<const uint32_t *>(weight);
       uint32_t *to = reinterpret_cast<uint32_t *>(base);
       const int64_t rowWords = k / 2;
@@ -200,29 +232,7 @@ LMOPT_AMX_TARGET static void fillPanelsBf16(const uint16_t *weight,
         __m512i v[16];
         for (int c = 0; c < 16; ++c)
           v[c] = _mm512_loadu_si512(rows + (col0 + c) * rowWords + i0);
-        // 16 x 16 transpose of 32-bit words: 4 rounds of pairwise
-        // exchanges (32-bit, 64-bit, 128-bit, 256-bit lanes).
-        __m512i t[16];
-        for (int c = 0; c < 16; c += 2) {
-          t[c] = _mm512_unpacklo_epi32(v[c], v[c + 1]);
-          t[c + 1] = _mm512_unpackhi_epi32(v[c], v[c + 1]);
-        }
-        for (int c = 0; c < 16; c += 4) {
-          v[c] = _mm512_unpacklo_epi64(t[c], t[c + 2]);
-          v[c + 1] = _mm512_unpackhi_epi64(t[c], t[c + 2]);
-          v[c + 2] = _mm512_unpacklo_epi64(t[c + 1], t[c + 3]);
-          v[c + 3] = _mm512_unpackhi_epi64(t[c + 1], t[c + 3]);
-        }
-        for (int c = 0; c < 4; ++c) {
-          t[c] = _mm512_shuffle_i32x4(v[c], v[c + 4], 0x88);
-          t[c + 4] = _mm512_shuffle_i32x4(v[c], v[c + 4], 0xdd);
-          t[c + 8] = _mm512_shuffle_i32x4(v[c + 8], v[c + 12], 0x88);
-          t[c + 12] = _mm512_shuffle_i32x4(v[c + 8], v[c + 12], 0xdd);
-        }
-        for (int c = 0; c < 8; ++c) {
-          v[c] = _mm512_shuffle_i32x4(t[c], t[c + 8], 0x88);
-          v[c + 8] = _mm512_shuffle_i32x4(t[c], t[c + 8], 0xdd);
-        }
+        transposeWords(v);
         // v[w] now holds word i0 + w of the 16 columns, in column order.
         for (int w = 0; w < 16; ++w)
           _mm512_storeu_si512(to + (i0 + w) * 16, v[w]);
@@ -237,6 +247,61 @@ LMOPT_AMX_TARGET static void fillPanelsBf16(const uint16_t *weight,
   }
 }
 #endif
+
+#ifdef LMOPT_AMX
+/// transposeBf16 on rows [r0, r1) of the output: blocks of 32 input rows
+/// x 16 input columns, each pair of input rows interleaved into 32-bit
+/// words and the 16 x 16 words transposed, give 16 output rows' 32
+/// consecutive values; the edges go value by value.
+LMOPT_AMX_TARGET static void transposeRows(const uint16_t *in, int64_t rows,
+                                           int64_t cols, uint16_t *out,
+                                           int64_t r0, int64_t r1) {
+  // Output row r is input column r.
+  int64_t c0 = r0;
+  for (; c0 + 16 <= r1; c0 += 16) {
+    int64_t k0 = 0;
+    for (; k0 + 32 <= rows; k0 += 32) {
+      __m512i v[16];
+      for (int p = 0; p < 16; ++p)
+        v[p] =
+            interleave16(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(
+                             in + (k0 + 2 * p) * cols + c0)),
+                         _mm256_loadu_si256(reinterpret_cast<const __m256i *>(
+                             in + (k0 + 2 * p + 1) * cols + c0)));
+      transposeWords(v);
+      for (int j = 0; j < 16; ++j)
+        _mm512_storeu_si512(out + (c0 + j) * rows + k0, v[j]);
+    }
+    for (int64_t j = c0; j < c0 + 16; ++j)
+      for (int64_t k = k0; k < rows; ++k)
+        out[j * rows + k] = in[k * cols + j];
+  }
+  for (int64_t j = c0; j < r1; ++j)
+    for (int64_t k = 0; k < rows; ++k)
+      out[j * rows + k] = in[k * cols + j];
+}
+#endif
+
+void quant::transposeBf16(const uint16_t *in, int64_t rows, int64_t cols,
+                          uint16_t *out, int threads) {
+  // Threads take ranges of output rows in multiples of 16.
+  const int64_t groups = (cols + 15) / 16;
+  int team = threads > 0 ? threads : omp_get_max_threads();
+  team = int(std::max<int64_t>(1, std::min<int64_t>(team, groups)));
+#pragma omp parallel num_threads(team)
+  {
+    const int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
+    const int64_t r0 = std::min(cols, groups * t / nt * 16);
+    const int64_t r1 = std::min(cols, groups * (t + 1) / nt * 16);
+#ifdef LMOPT_AMX
+    transposeRows(in, rows, cols, out, r0, r1);
+#else
+    for (int64_t j = r0; j < r1; ++j)
+      for (int64_t k = 0; k < rows; ++k)
+        out[j * rows + k] = in[k * cols + j];
+#endif
+  }
+}
 
 void quant::repackAmxBf16(const uint16_t *weight, bool transposed,
                           AmxWeight &out, int threads) {
@@ -456,7 +521,7 @@ void run(const void *input, int64_t rows, const AmxWeight &w,
     s.a = padded;
     s.lda = s.kBytes;
   }
-  s.b = w.data.get();
+  s.b = w.data;
   s.n = w.n;
   s.sliceBytes = std::min(s.kBytes, s.kBytes <= 2048 ? int64_t(512) : 1024);
   s.weightScales = weightScales;

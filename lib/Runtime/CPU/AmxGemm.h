@@ -50,7 +50,9 @@ struct AmxWeight {
   struct Free {
     void operator()(void *p) const;
   };
-  std::unique_ptr<uint8_t[], Free> data;
+  /// The packed values: `owned`'s buffer, or one the caller lends.
+  std::unique_ptr<uint8_t[], Free> owned;
+  uint8_t *data = nullptr;
   /// 2 (bf16) or 1 (int8).
   int64_t elementBytes = 2;
   int64_t k = 0, n = 0, kPadded = 0, nPadded = 0;
@@ -66,11 +68,17 @@ bool packAmxInt8(const int8_t *weight, bool transposed, int64_t k, int64_t n,
 
 /// A bf16 weight whose values change from run to run (a training step's
 /// bf16 copy of a parameter, or a gradient that a weight gradient multiplies
-/// by): allocateAmxBf16 sizes the buffer once, repackAmxBf16 fills it before
-/// each product, split over `threads` OpenMP threads (0: the default).
-bool allocateAmxBf16(int64_t k, int64_t n, AmxWeight &out);
+/// by): layoutAmxBf16 sets the sizes (the caller points `data` at
+/// bytes() bytes, 64-byte aligned), repackAmxBf16 fills it before each
+/// product, split over `threads` OpenMP threads (0: the default).
+void layoutAmxBf16(int64_t k, int64_t n, AmxWeight &out);
 void repackAmxBf16(const uint16_t *weight, bool transposed, AmxWeight &out,
                    int threads);
+
+/// out = in^T for bf16 `in` [rows, cols] (out [cols, rows]), split over
+/// `threads` OpenMP threads (0: the default): a weight gradient's x^T.
+void transposeBf16(const uint16_t *in, int64_t rows, int64_t cols,
+                   uint16_t *out, int threads);
 
 /// Bytes of scratch the products need for `rows` rows: a copy of the input
 /// with K padded, when K is not a multiple of the tile step (else 0).

@@ -145,10 +145,23 @@ initLinearDescs(dnnl_memory_desc_t &srcMd, dnnl_memory_desc_t &weightMd,
 //===----------------------------------------------------------------------===//
 
 CpuContext::~CpuContext() {
+  std::free(scratch_);
   if (stream_)
     dnnl_stream_destroy(stream_);
   if (engine_)
     dnnl_engine_destroy(engine_);
+}
+
+void *CpuContext::sharedScratch(size_t bytes) const {
+  if (bytes <= scratchBytes_ && scratch_)
+    return scratch_;
+  void *p = nullptr;
+  if (posix_memalign(&p, 64, std::max<size_t>(64, bytes)) != 0)
+    return nullptr;
+  std::free(scratch_);
+  scratch_ = p;
+  scratchBytes_ = bytes;
+  return scratch_;
 }
 
 Status CpuContext::create(const Options &options,
@@ -199,21 +212,10 @@ const char *lmopt::runtime::linearActivationName(LinearActivation activation) {
 }
 
 struct LinearStep::Amx {
+  /// The sizes of the weight's tile layout; its bytes, a transposed input
+  /// and the K-padded input copy live in the context's shared scratch.
   quant::AmxWeight weight;
-  /// The input transposed to [rows, K] (transposeInput), and the copy of
-  /// the input with K padded that the product may need.
-  std::unique_ptr<uint16_t[], quant::AmxWeight::Free> transposed;
-  std::unique_ptr<uint8_t[], quant::AmxWeight::Free> scratch;
 };
-
-/// A 64-byte aligned buffer of `bytes` for a unique_ptr with AmxWeight's
-/// deleter (null when the allocation fails).
-template <typename T> static T *alignedBuffer(size_t bytes) {
-  void *p = nullptr;
-  if (posix_memalign(&p, 64, std::max<size_t>(64, bytes)) != 0)
-    return nullptr;
-  return static_cast<T *>(p);
-}
 
 LinearStep::LinearStep(const CpuContext &context) : context_(context) {}
 
@@ -395,21 +397,7 @@ Status LinearStep::build(const CpuContext &context, const LinearStepDesc &desc,
     // also repacks a weight it reads in place on every call.
     std::unique_ptr<LinearStep> step(new LinearStep(context));
     auto amx = std::make_unique<Amx>();
-    size_t scratch = 0;
-    bool ok = quant::allocateAmxBf16(k, n, amx->weight);
-    if (ok && desc.transposeInput) {
-      amx->transposed.reset(
-          alignedBuffer<uint16_t>(size_t(rows * k) * sizeof(uint16_t)));
-      ok = amx->transposed != nullptr;
-    }
-    if (ok && (scratch = quant::amxScratchBytes(rows, amx->weight))) {
-      amx->scratch.reset(alignedBuffer<uint8_t>(scratch));
-      ok = amx->scratch != nullptr;
-    }
-    if (!ok)
-      return Status::error(StatusCode::IoError,
-                           prefix + "out of memory: cannot allocate the "
-                                    "weight's tile layout");
+    quant::layoutAmxBf16(k, n, amx->weight);
     step->amx_ = std::move(amx);
     step->desc_ = desc;
     step->maxRows_ = rows;
@@ -556,9 +544,9 @@ Status LinearStep::run(const void *input, int64_t rows, const void *weight,
             prefix + "residual partially overlaps the output (" +
                 std::to_string(rows) + " x " + std::to_string(n_) + " f32)");
     }
-    runAmx(static_cast<const uint16_t *>(input), rows,
-           static_cast<const uint16_t *>(weight), bias, residual, output);
-    return Status::ok();
+    return runAmx(static_cast<const uint16_t *>(input), rows,
+                  static_cast<const uint16_t *>(weight), bias, residual, output,
+                  prefix);
   }
   // With the residual added after the primitive, an in-place residual is
   // saved before the primitive overwrites it.
@@ -624,28 +612,37 @@ Status LinearStep::run(const void *input, int64_t rows, const void *weight,
   return Status::ok();
 }
 
-void LinearStep::runAmx(const uint16_t *input, int64_t rows,
-                        const uint16_t *weight, const float *bias,
-                        const float *residual, float *output) const {
+Status LinearStep::runAmx(const uint16_t *input, int64_t rows,
+                          const uint16_t *weight, const float *bias,
+                          const float *residual, float *output,
+                          const std::string &prefix) const {
   const int threads = context_.threads();
-  quant::repackAmxBf16(weight, desc_.transposeWeight, amx_->weight, threads);
+  quant::AmxWeight &w = amx_->weight;
+  auto aligned = [](size_t bytes) { return (bytes + 63) / 64 * 64; };
+  const size_t weightBytes = aligned(w.bytes());
+  const size_t transposedBytes =
+      desc_.transposeInput ? aligned(size_t(rows * k_) * sizeof(uint16_t)) : 0;
+  const size_t padBytes = aligned(quant::amxScratchBytes(rows, w));
+  uint8_t *scratch = static_cast<uint8_t *>(
+      context_.sharedScratch(weightBytes + transposedBytes + padBytes));
+  if (!scratch)
+    return Status::error(
+        StatusCode::IoError,
+        prefix + "out of memory: cannot allocate " +
+            std::to_string(weightBytes + transposedBytes + padBytes) +
+            " bytes of scratch for the tile layout");
+  w.data = scratch;
+  quant::repackAmxBf16(weight, desc_.transposeWeight, w, threads);
   if (desc_.transposeInput) {
-    // [K, rows] -> [rows, K] in 32 x 32 blocks, split over row blocks.
-    uint16_t *to = amx_->transposed.get();
-    const int64_t k = k_, blocks = (rows + 31) / 32;
-    int team = threads > 0 ? threads : omp_get_max_threads();
-#pragma omp parallel for num_threads(team) schedule(static)
-    for (int64_t rb = 0; rb < blocks; ++rb)
-      for (int64_t k0 = 0; k0 < k; k0 += 32)
-        for (int64_t r = rb * 32; r < std::min(rows, rb * 32 + 32); ++r)
-          for (int64_t kk = k0; kk < std::min(k, k0 + 32); ++kk)
-            to[r * k + kk] = input[kk * rows + r];
+    uint16_t *to = reinterpret_cast<uint16_t *>(scratch + weightBytes);
+    quant::transposeBf16(input, k_, rows, to, threads);
     input = to;
   }
   quant::Epilogue e;
   e.bias = bias;
   e.activation = desc_.activation;
   e.residual = residual;
-  quant::gemmAmxBf16(input, rows, amx_->weight, e, output, threads,
-                     amx_->scratch.get());
+  quant::gemmAmxBf16(input, rows, w, e, output, threads,
+                     scratch + weightBytes + transposedBytes);
+  return Status::ok();
 }

@@ -54,12 +54,20 @@ public:
   dnnl_engine *engine() const { return engine_; }
   dnnl_stream *stream() const { return stream_; }
 
+  /// Per-run scratch that the library steps of this context share (the
+  /// steps of one session run one at a time): at least `bytes`, 64-byte
+  /// aligned, grown on demand and kept until the context goes; null when
+  /// it cannot grow. Valid until the next call.
+  void *sharedScratch(size_t bytes) const;
+
 private:
   CpuContext() = default;
 
   int threads_ = 0;
   dnnl_engine *engine_ = nullptr;
   dnnl_stream *stream_ = nullptr;
+  mutable void *scratch_ = nullptr;
+  mutable size_t scratchBytes_ = 0;
 };
 
 /// The epilogue activation; the values are those of the dialect's
@@ -149,8 +157,9 @@ private:
                       int64_t rows, const float *weight,
                       std::unique_ptr<LinearStep> &out);
   /// run() on the tile kernel, after its checks.
-  void runAmx(const uint16_t *input, int64_t rows, const uint16_t *weight,
-              const float *bias, const float *residual, float *output) const;
+  Status runAmx(const uint16_t *input, int64_t rows, const uint16_t *weight,
+                const float *bias, const float *residual, float *output,
+                const std::string &prefix) const;
 
   const CpuContext &context_;
   LinearStepDesc desc_;
@@ -168,7 +177,7 @@ private:
   dnnl_memory *packedMemory_ = nullptr;
   /// bf16 operands on AMX (the runtime's tile kernel, lib/Runtime/CPU/
   /// AmxGemm.h) instead of the primitive: the weight's tile layout, refilled
-  /// on every run, and scratch for a transposed input.
+  /// on every run in the context's shared scratch.
   struct Amx;
   std::unique_ptr<Amx> amx_;
 };
