@@ -463,20 +463,26 @@ LMOPT_AMX_TARGET void runRange(const Shape &s, int64_t rows, int64_t m0,
             continue;
           const int64_t col = c * kBlock;
           if constexpr (kind != Kind::BF16) {
-            // i32 sums to f32, times the weight's scales.
+            // i32 sums to f32, times the weight's scales (N of them: the
+            // columns past N, whose sums are zero, read none).
             const int32_t *bits = reinterpret_cast<const int32_t *>(block);
-            for (int64_t r = 0; r < blockRows; ++r)
-              for (int64_t j = 0; j < 2; ++j) {
+            for (int64_t j = 0; j < 2; ++j) {
+              const int64_t from = col + j * 16;
+              const int64_t valid =
+                  std::max<int64_t>(0, std::min<int64_t>(16, s.n - from));
+              const __m512 scale =
+                  s.perChannel
+                      ? _mm512_maskz_loadu_ps(__mmask16((1u << valid) - 1),
+                                              s.weightScales + from)
+                      : _mm512_set1_ps(s.weightScales[0]);
+              for (int64_t r = 0; r < blockRows; ++r) {
                 const int64_t at = r * kBlock + j * 16;
-                __m512 scale =
-                    s.perChannel
-                        ? _mm512_loadu_ps(s.weightScales + col + j * 16)
-                        : _mm512_set1_ps(s.weightScales[0]);
                 _mm512_store_ps(block + at,
                                 _mm512_mul_ps(_mm512_cvtepi32_ps(
                                                   _mm512_load_si512(bits + at)),
                                               scale));
               }
+            }
           }
           Epilogue be = e;
           if (e.bias)
