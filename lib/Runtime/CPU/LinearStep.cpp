@@ -531,42 +531,30 @@ Status LinearStep::run(const void *input, int64_t rows, const void *weight,
     return st;
   if (rows == 0)
     return Status::ok();
-  if (amx_) {
-    if (residual && residual != output) {
-      auto begin = [](const float *p) {
-        return reinterpret_cast<uintptr_t>(p);
-      };
-      size_t bytes = size_t(rows * n_) * sizeof(float);
-      if (begin(residual) < begin(output) + bytes &&
-          begin(output) < begin(residual) + bytes)
-        return Status::error(
-            StatusCode::InvalidArgument,
-            prefix + "residual partially overlaps the output (" +
-                std::to_string(rows) + " x " + std::to_string(n_) + " f32)");
-    }
-    return runAmx(static_cast<const uint16_t *>(input), rows,
-                  static_cast<const uint16_t *>(weight), bias, residual, output,
-                  prefix);
-  }
-  // With the residual added after the primitive, an in-place residual is
-  // saved before the primitive overwrites it.
-  std::vector<float> savedResidual;
-  if (residualAfter_ && residual == output) {
-    savedResidual.assign(residual, residual + rows * n_);
-    residual = savedResidual.data();
-  }
+  const size_t bytes = size_t(rows * n_) * sizeof(float);
   if (residual && residual != output) {
     auto begin = [](const float *p) { return reinterpret_cast<uintptr_t>(p); };
-    size_t bytes = size_t(rows * n_) * sizeof(float);
     if (begin(residual) < begin(output) + bytes &&
         begin(output) < begin(residual) + bytes)
       return Status::error(StatusCode::InvalidArgument,
                            prefix + "residual partially overlaps the output (" +
                                std::to_string(rows) + " x " +
                                std::to_string(n_) + " f32)");
-    if (!residualAfter_)
-      std::memcpy(output, residual, bytes);
   }
+  if (amx_)
+    return runAmx(static_cast<const uint16_t *>(input), rows,
+                  static_cast<const uint16_t *>(weight), bias, residual, output,
+                  prefix);
+  // With the residual added after the primitive, an in-place residual is
+  // saved before the primitive overwrites it; otherwise a residual elsewhere
+  // is copied into the output, which the primitive's sum post-op adds to.
+  std::vector<float> savedResidual;
+  if (residualAfter_ && residual == output) {
+    savedResidual.assign(residual, residual + rows * n_);
+    residual = savedResidual.data();
+  }
+  if (residual && residual != output && !residualAfter_)
+    std::memcpy(output, residual, bytes);
 
   dnnl_memory_desc_t srcMd, weightMd, biasMd, dstMd;
   dnnl_status_t st =
