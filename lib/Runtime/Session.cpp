@@ -395,8 +395,9 @@ Status Session::createEntry(size_t index, const SessionOptions &options) {
 
   entry->profileOffset = profile_.size();
   if (profiling_)
-    for (const PlanStep &step : plan.steps)
-      profile_.push_back({plan.name, step.name, step.kind, 0, 0});
+    for (size_t i = 0; i < plan.steps.size(); ++i)
+      profile_.push_back({plan.name, plan.steps[i].name, plan.steps[i].kind,
+                          uint32_t(i), 0, 0});
   entryInfos_.push_back(std::move(info));
   entries_.push_back(std::move(entry));
   return Status::ok();

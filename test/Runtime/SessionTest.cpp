@@ -402,6 +402,7 @@ TEST_F(SessionTest, ProfileCountsEveryStep) {
   ASSERT_EQ(session->profile().size(), 1u);
   EXPECT_EQ(session->profile()[0].name, "dense_0");
   EXPECT_EQ(session->profile()[0].kind, StepKind::Linear);
+  EXPECT_EQ(session->profile()[0].index, 0u);
   EXPECT_EQ(session->profile()[0].calls, 3u);
   EXPECT_GT(session->profile()[0].seconds, 0);
   session->resetProfile();

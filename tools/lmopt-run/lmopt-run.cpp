@@ -269,8 +269,8 @@ static void printProfile(const Session &session, long top) {
   fmt::print("  slowest steps:\n");
   bool entries = session.entries().size() > 1;
   for (const StepProfile *p : slowest)
-    fmt::print("    {:<24} {:<10} {:>10.3f} ms per run{}\n", p->name,
-               stepKindName(p->kind),
+    fmt::print("    step {:<4} {:<24} {:<10} {:>10.3f} ms per run{}\n",
+               p->index, p->name, stepKindName(p->kind),
                runs ? p->seconds * 1e3 / double(runs) : 0.0,
                entries ? fmt::format(" (entry '{}')", p->entry) : "");
 }

@@ -119,6 +119,8 @@ struct StepProfile {
   std::string entry;
   std::string name;
   StepKind kind = StepKind::Kernel;
+  /// The step's index in its entry, as `--dump-plan` numbers it.
+  uint32_t index = 0;
   uint64_t calls = 0;
   double seconds = 0;
 };
