@@ -303,25 +303,32 @@ struct FoldHalfRoundTrip : OpRewritePattern<CastOp> {
   }
 };
 
-/// `narrow(transpose(x))` -> `transpose(narrow(x))`: exact, moves half the
-/// bytes, and the narrowed `x` is the one a linear reading `x` already has
-/// (CSE), so a weight gradient's transposed input costs no second cast.
-struct HoistNarrowingCast : OpRewritePattern<CastOp> {
-  using OpRewritePattern::OpRewritePattern;
+/// `narrow(op(x))` -> `op(narrow(x))` for an op that moves every element
+/// of `x` once (a transpose, a reshape, a squeeze or an unsqueeze): exact,
+/// moves half the bytes, and the narrowed `x` is the one a linear reading
+/// `x` already has (CSE). A weight gradient reads its activation and its
+/// output gradient transposed or flattened to rank 2, while the forward
+/// linear and the input gradient read them as they are; without this each
+/// would get a second cast, and the f32 activation would stay alive until
+/// the backward only to be cast again.
+template <typename OpTy> struct HoistNarrowingCast : OpRewritePattern<CastOp> {
+  using OpRewritePattern<CastOp>::OpRewritePattern;
 
   LogicalResult matchAndRewrite(CastOp op,
                                 PatternRewriter &rewriter) const override {
-    auto transpose = op.getInput().getDefiningOp<TransposeOp>();
+    auto mover = op.getInput().template getDefiningOp<OpTy>();
     Type to = elementTypeOf(op.getOutput());
-    if (!transpose || !elementTypeOf(transpose.getInput()).isF32() ||
+    if (!mover || !elementTypeOf(mover->getOperand(0)).isF32() ||
         !(to.isF16() || to.isBF16()))
-      return rewriter.notifyMatchFailure(op, "not a narrowed f32 transpose");
+      return rewriter.notifyMatchFailure(op, "not a narrowed f32 data move");
     auto inputType =
-        llvm::cast<RankedTensorType>(transpose.getInput().getType());
-    Value narrowed = CastOp::create(rewriter, op.getLoc(),
-                                    inputType.clone(to), transpose.getInput());
-    rewriter.replaceOpWithNewOp<TransposeOp>(op, op.getType(), narrowed,
-                                             transpose.getPermAttr());
+        llvm::cast<RankedTensorType>(mover->getOperand(0).getType());
+    Value narrowed = CastOp::create(rewriter, op.getLoc(), inputType.clone(to),
+                                    mover->getOperand(0));
+    Operation *moved = rewriter.clone(*mover);
+    moved->setOperand(0, narrowed);
+    moved->getResult(0).setType(op.getType());
+    rewriter.replaceOp(op, moved->getResults());
     return success();
   }
 };
@@ -334,7 +341,9 @@ void mlir::lmopt::populateNarrowPrecisionCleanupPatterns(
   patterns.add<SinkWideningCast<ReshapeOp>, SinkWideningCast<SqueezeOp>,
                SinkWideningCast<UnsqueezeOp>, SinkWideningCast<TransposeOp>,
                SinkWideningCast<SliceOp>, SinkWideningCast<SplitOp>,
-               FoldHalfRoundTrip, HoistNarrowingCast>(context);
+               FoldHalfRoundTrip, HoistNarrowingCast<TransposeOp>,
+               HoistNarrowingCast<ReshapeOp>, HoistNarrowingCast<SqueezeOp>,
+               HoistNarrowingCast<UnsqueezeOp>>(context);
 }
 
 //===----------------------------------------------------------------------===//

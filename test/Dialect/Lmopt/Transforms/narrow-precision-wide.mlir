@@ -38,6 +38,54 @@ func.func @weight_gradient(%x: tensor<4x3xf32>, %w: tensor<3x2xf32>, %dy: tensor
 
 // -----
 
+// A training step's products of rank-3 activations: the forward linear
+// reads x as it is, the input gradient dy as it is, the weight gradient both
+// flattened to rank 2 (and x transposed). The narrowing moves above the
+// reshapes and the transpose, so x and dy are each cast once (before this,
+// a second cast of each was a kernel of its own and x stayed alive in f32).
+// CHECK-LABEL: func @flattened_gradient
+// CHECK-SAME: (%[[X:.*]]: tensor<2x2x3xf32>, %[[W:.*]]: tensor<3x2xf32>, %[[DY:.*]]: tensor<2x2x2xf32>)
+// CHECK-DAG: %[[XH:.*]] = lmopt.cast %[[X]] : tensor<2x2x3xf32> -> tensor<2x2x3xbf16>
+// CHECK-DAG: %[[DYH:.*]] = lmopt.cast %[[DY]] : tensor<2x2x2xf32> -> tensor<2x2x2xbf16>
+// CHECK-DAG: lmopt.linear %[[XH]], %{{.*}} : (tensor<2x2x3xbf16>, tensor<3x2xbf16>) -> tensor<2x2x2xf32>
+// CHECK-DAG: lmopt.linear %[[DYH]], %{{.*}} {transpose_weight = true} : (tensor<2x2x2xbf16>, tensor<3x2xbf16>) -> tensor<2x2x3xf32>
+// CHECK-DAG: %[[XF:.*]] = lmopt.reshape %[[XH]], %{{.*}} : (tensor<2x2x3xbf16>, tensor<2xi64>) -> tensor<4x3xbf16>
+// CHECK-DAG: %[[XT:.*]] = lmopt.transpose %[[XF]] {{.*}} : tensor<4x3xbf16> -> tensor<3x4xbf16>
+// CHECK-DAG: %[[DYF:.*]] = lmopt.reshape %[[DYH]], %{{.*}} : (tensor<2x2x2xbf16>, tensor<2xi64>) -> tensor<4x2xbf16>
+// CHECK-DAG: lmopt.linear %[[XT]], %[[DYF]] : (tensor<3x4xbf16>, tensor<4x2xbf16>) -> tensor<3x2xf32>
+// CHECK-NOT: lmopt.cast
+// CHECK: return
+func.func @flattened_gradient(%x: tensor<2x2x3xf32>, %w: tensor<3x2xf32>, %dy: tensor<2x2x2xf32>) -> (tensor<2x2x2xf32>, tensor<2x2x3xf32>, tensor<3x2xf32>) {
+  %y = lmopt.linear %x, %w : (tensor<2x2x3xf32>, tensor<3x2xf32>) -> tensor<2x2x2xf32>
+  %dx = lmopt.linear %dy, %w {transpose_weight = true} : (tensor<2x2x2xf32>, tensor<3x2xf32>) -> tensor<2x2x3xf32>
+  %s43 = lmopt.constant dense<[4, 3]> : tensor<2xi64>
+  %s42 = lmopt.constant dense<[4, 2]> : tensor<2xi64>
+  %xf = lmopt.reshape %x, %s43 : (tensor<2x2x3xf32>, tensor<2xi64>) -> tensor<4x3xf32>
+  %xt = lmopt.transpose %xf {perm = array<i64: 1, 0>} : tensor<4x3xf32> -> tensor<3x4xf32>
+  %dyf = lmopt.reshape %dy, %s42 : (tensor<2x2x2xf32>, tensor<2xi64>) -> tensor<4x2xf32>
+  %g = lmopt.matmul %xt, %dyf : (tensor<3x4xf32>, tensor<4x2xf32>) -> tensor<3x2xf32>
+  return %y, %dx, %g : tensor<2x2x2xf32>, tensor<2x2x3xf32>, tensor<3x2xf32>
+}
+
+// -----
+
+// Negative: a slice reads part of its input, so the narrowing stays after
+// it (casting the whole input would convert elements nobody reads).
+// CHECK-LABEL: func @sliced_operand
+// CHECK: %[[S:.*]] = lmopt.slice %{{.*}} : (tensor<6x3xf32>, {{.*}}) -> tensor<4x3xf32>
+// CHECK: %[[SH:.*]] = lmopt.cast %[[S]] : tensor<4x3xf32> -> tensor<4x3xbf16>
+// CHECK: lmopt.linear %[[SH]]
+func.func @sliced_operand(%x: tensor<6x3xf32>, %w: tensor<3x2xf32>) -> tensor<4x2xf32> {
+  %b = lmopt.constant dense<[0]> : tensor<1xi64>
+  %e = lmopt.constant dense<[4]> : tensor<1xi64>
+  %a = lmopt.constant dense<[0]> : tensor<1xi64>
+  %s = lmopt.slice %x, %b, %e axes %a : (tensor<6x3xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<4x3xf32>
+  %y = lmopt.linear %s, %w : (tensor<4x3xf32>, tensor<3x2xf32>) -> tensor<4x2xf32>
+  return %y : tensor<4x2xf32>
+}
+
+// -----
+
 // Negative: batched matmuls and attention stay f32 (the CPU's attention and
 // batched products read f32), as does a linear of a model already in half precision.
 // CHECK-LABEL: func @stays_f32
@@ -52,4 +100,4 @@ func.func @stays_f32(%a: tensor<2x4x3xf32>, %b: tensor<2x3x5xf32>, %q: tensor<1x
   return %0, %1, %2 : tensor<2x4x5xf32>, tensor<1x4x8xf32>, tensor<4x2xf16>
 }
 
-// REPORT: half_precision 3 0
+// REPORT: half_precision 7 0
