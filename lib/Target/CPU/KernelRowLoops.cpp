@@ -177,6 +177,26 @@ static void giveResultsTheirOwnBuffers(func::FuncOp func) {
   });
 }
 
+/// Gives every reader of a `linalg.fill` its own copy. CSE merges equal
+/// fills, so two sums of one width (a layer norm's weight and bias
+/// gradients) start from one zero-filled tensor; read by two loops, that
+/// fill could fuse into neither, stayed before both, and bufferization
+/// then filled one result and copied it into the other: work outside every
+/// loop, which keeps the kernel from being split between threads.
+static void unshareFills(func::FuncOp func) {
+  SmallVector<linalg::FillOp> shared;
+  func.walk([&](linalg::FillOp fill) {
+    if (fill.hasPureTensorSemantics() && !fill->getResult(0).hasOneUse())
+      shared.push_back(fill);
+  });
+  for (linalg::FillOp fill : shared) {
+    OpBuilder builder(fill);
+    for (OpOperand &use :
+         llvm::make_early_inc_range(llvm::drop_begin(fill->getUses())))
+      use.set(builder.clone(*fill)->getResult(0));
+  }
+}
+
 /// `tile`, or less so that a static `size` takes at least two tiles (of a
 /// multiple of 16 elements, a vector, where it is larger than 16): a loop
 /// of one iteration is inlined by canonicalization, and its work left
@@ -325,6 +345,7 @@ struct TileKernelRowsPass
     });
     if (empty)
       return;
+    unshareFills(func);
     if (!independentRoots) {
       if (linalg::LinalgOp root = findRowRoot(func))
         tileRoot(func, root);

@@ -91,6 +91,40 @@ func.func @column_sum_with_returned_producer(%arg0: tensor<128x256xf32>, %arg1: 
 
 // -----
 
+// Two column sums of one width (a layer norm's weight and bias gradients)
+// start from one zero fill after CSE. Each loop gets a fill of its own,
+// inside it, so nothing is left outside the loops (before, the shared fill
+// stayed outside, and bufferization filled one result and copied it into
+// the other, which kept the kernel from being split between threads).
+// CHECK-LABEL: func.func @two_column_sums_one_fill
+// CHECK-SAME: attributes {lmopt.independent_row_loops}
+// CHECK-NOT: linalg.fill
+// CHECK: %[[A:.*]] = scf.forall (%[[I:.*]]) = (0) to (256) step (64)
+// CHECK: linalg.fill
+// CHECK: linalg.generic {{.*}}iterator_types = ["reduction", "parallel"]} ins(%{{.*}} : tensor<128x64xf32>)
+// CHECK: %[[B:.*]] = scf.forall (%[[J:.*]]) = (0) to (256) step (64)
+// CHECK: linalg.fill
+// CHECK: linalg.generic {{.*}}iterator_types = ["reduction", "parallel"]} ins(%{{.*}} : tensor<128x64xf32>)
+// CHECK: return %[[A]], %[[B]]
+func.func @two_column_sums_one_fill(%arg0: tensor<128x256xf32>, %arg1: tensor<128x256xf32>) -> (tensor<256xf32>, tensor<256xf32>) {
+  %cst = arith.constant 0.000000e+00 : f32
+  %0 = tensor.empty() : tensor<256xf32>
+  %1 = linalg.fill ins(%cst : f32) outs(%0 : tensor<256xf32>) -> tensor<256xf32>
+  %2 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]} ins(%arg0 : tensor<128x256xf32>) outs(%1 : tensor<256xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %4 = arith.addf %in, %out fastmath<reassoc,contract> : f32
+    linalg.yield %4 : f32
+  } -> tensor<256xf32>
+  %3 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]} ins(%arg1 : tensor<128x256xf32>) outs(%1 : tensor<256xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %4 = arith.addf %in, %out fastmath<reassoc,contract> : f32
+    linalg.yield %4 : f32
+  } -> tensor<256xf32>
+  return %2, %3 : tensor<256xf32>, tensor<256xf32>
+}
+
+// -----
+
 // A column sum cast to bf16: the rank-1 cast reads a column reduction, so
 // its loop takes blocks of 64 columns (not 8 rows) and the sum is computed
 // per block inside it.
