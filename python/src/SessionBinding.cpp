@@ -189,6 +189,7 @@ static nb::list profile(const PySession &self) {
     info["entry"] = step.entry;
     info["name"] = step.name;
     info["kind"] = runtime::stepKindName(step.kind);
+    info["index"] = step.index;
     info["calls"] = step.calls;
     info["seconds"] = step.seconds;
     result.append(info);

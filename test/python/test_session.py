@@ -84,7 +84,9 @@ def test_bench_and_profile(session):
     assert 0 < figures["min_ms"] <= figures["median_ms"] <= figures["max_ms"]
     steps = session.profile()
     assert steps and all(s["calls"] == 4 for s in steps)
-    assert {"entry", "name", "kind", "calls", "seconds"} <= set(steps[0])
+    assert {"entry", "name", "kind", "index", "calls", "seconds"} <= set(steps[0])
+    # One entry: the indices number its steps in plan order.
+    assert [s["index"] for s in steps] == list(range(len(steps)))
 
 
 def test_run_errors(session):
