@@ -290,6 +290,105 @@ LogicalResult PlanBuilder::emitAlias(Operation *op) {
   llvm_unreachable("unknown tensor storage");
 }
 
+/// The reduction `op` makes, if it is one: a row reduction reduces the last
+/// dim (a mean per row, or a normalization or softmax, which compute one);
+/// a column reduction keeps the last dim and reduces some outer one (a sum
+/// over tokens: a bias or layer-norm parameter gradient).
+namespace {
+enum class ReductionKind { None, Row, Column };
+} // namespace
+
+static ReductionKind getReductionKind(Operation *op) {
+  if (isa<SoftmaxOp, LogSoftmaxOp, LayerNormOp, SkipLayerNormOp, RmsNormOp>(op))
+    return ReductionKind::Row;
+  if (!isa<ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp>(op))
+    return ReductionKind::None;
+  auto type = dyn_cast<RankedTensorType>(op->getOperand(0).getType());
+  auto axes = op->getAttrOfType<DenseI64ArrayAttr>("axes");
+  if (!type || !axes || type.getRank() == 0)
+    return ReductionKind::None;
+  int64_t rank = type.getRank();
+  if (axes.empty())
+    return ReductionKind::Row; // every dim, the last included
+  for (int64_t axis : axes.asArrayRef())
+    if (axis == rank - 1 || axis == -1)
+      return ReductionKind::Row;
+  return ReductionKind::Column;
+}
+
+/// The ops of a kernel group to outline as a second kernel, after the rest:
+/// its column reductions, when one of them reads (through the group) a row
+/// reduction, with the ops only they read and every op that reads them.
+/// Empty when the group stays whole.
+///
+/// Such a group is a layer norm's backward with its parameter gradients:
+/// the input gradient is a loop over rows, the weight gradient a sum over
+/// rows of `dy * x_hat`, and both read `x_hat` and the row statistics. In
+/// one kernel the shared values are computed whole before either loop (a
+/// loop over columns cannot compute statistics over rows), and work
+/// outside the loops keeps the kernel on one thread. Cut, the first kernel
+/// is one row loop that also writes the values the sums read, and the
+/// second one loop per sum over blocks of columns; both split between
+/// threads.
+static SmallVector<Operation *>
+splitColumnSums(ArrayRef<Operation *> ops,
+                const llvm::SmallPtrSetImpl<Operation *> &opSet) {
+  // Which ops read a row reduction of the group, through the group.
+  llvm::SmallPtrSet<Operation *, 16> afterRow;
+  bool columnAfterRow = false;
+  for (Operation *op : ops) {
+    bool reads = getReductionKind(op) == ReductionKind::Row;
+    for (Value operand : op->getOperands())
+      if (Operation *def = operand.getDefiningOp();
+          def && opSet.contains(def) && afterRow.contains(def))
+        reads = true;
+    // A row reduction's own result counts: what reads it is after it.
+    if (reads)
+      afterRow.insert(op);
+    if (getReductionKind(op) == ReductionKind::Column &&
+        llvm::any_of(op->getOperands(), [&](Value operand) {
+          Operation *def = operand.getDefiningOp();
+          return def && opSet.contains(def) && afterRow.contains(def);
+        }))
+      columnAfterRow = true;
+  }
+  if (!columnAfterRow)
+    return {};
+  llvm::SmallPtrSet<Operation *, 16> second;
+  for (Operation *op : ops)
+    if (getReductionKind(op) == ReductionKind::Column)
+      second.insert(op);
+  for (bool changed = true; changed;) {
+    changed = false;
+    // Block order: an op's operands come before it, its users after.
+    for (Operation *op : ops) {
+      if (second.contains(op))
+        continue;
+      bool readsSecond = llvm::any_of(op->getOperands(), [&](Value operand) {
+        Operation *def = operand.getDefiningOp();
+        return def && second.contains(def);
+      });
+      // Only read by the second kernel, and no row reduction (which would
+      // bring the problem along).
+      bool onlyForSecond =
+          getReductionKind(op) != ReductionKind::Row && !op->use_empty() &&
+          llvm::all_of(op->getUsers(),
+                       [&](Operation *user) { return second.contains(user); });
+      if (readsSecond || onlyForSecond) {
+        second.insert(op);
+        changed = true;
+      }
+    }
+  }
+  if (second.size() == ops.size())
+    return {};
+  SmallVector<Operation *> result;
+  for (Operation *op : ops)
+    if (second.contains(op))
+      result.push_back(op);
+  return result;
+}
+
 LogicalResult PlanBuilder::flushGroup() {
   if (group.empty())
     return success();
@@ -297,6 +396,25 @@ LogicalResult PlanBuilder::flushGroup() {
   llvm::SmallPtrSet<Operation *, 16> opSet = std::move(groupSet);
   group.clear();
   groupSet.clear();
+  SmallVector<Operation *> second = splitColumnSums(ops, opSet);
+  if (second.empty())
+    return outlineGroup(std::move(ops), std::move(opSet));
+  llvm::SmallPtrSet<Operation *, 16> secondSet(second.begin(), second.end());
+  SmallVector<Operation *> first;
+  llvm::SmallPtrSet<Operation *, 16> firstSet;
+  for (Operation *op : ops)
+    if (!secondSet.contains(op)) {
+      first.push_back(op);
+      firstSet.insert(op);
+    }
+  if (failed(outlineGroup(std::move(first), std::move(firstSet))))
+    return failure();
+  return outlineGroup(std::move(second), std::move(secondSet));
+}
+
+LogicalResult
+PlanBuilder::outlineGroup(SmallVector<Operation *> ops,
+                          llvm::SmallPtrSet<Operation *, 16> opSet) {
 
   // Operands: values from outside the group, in order of first use; small
   // constants are cloned instead. Results: values read after the group.

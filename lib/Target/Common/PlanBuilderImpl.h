@@ -51,7 +51,12 @@ private:
   void addInputs();
 
   LogicalResult emitAlias(Operation *op);
+  /// Outlines the open kernel group, as two kernels when
+  /// splitColumnSums() cuts it.
   LogicalResult flushGroup();
+  /// Outlines `ops` (in block order) as one kernel step.
+  LogicalResult outlineGroup(SmallVector<Operation *> ops,
+                             llvm::SmallPtrSet<Operation *, 16> opSet);
   /// When `value` (a result of the kernel group `opSet`) is returned as a
   /// state's new value and computed from that state's argument by a chain
   /// of elementwise ops in the group, the state and the argument.
