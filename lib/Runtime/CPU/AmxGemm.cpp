@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "AmxGemm.h"
+#include "OmpRegionSync.h"
 
 #include <omp.h>
 #include <oneapi/dnnl/dnnl.h>
@@ -288,8 +289,11 @@ void quant::transposeBf16(const uint16_t *in, int64_t rows, int64_t cols,
   const int64_t groups = (cols + 15) / 16;
   int team = threads > 0 ? threads : omp_get_max_threads();
   team = int(std::max<int64_t>(1, std::min<int64_t>(team, groups)));
+  OmpRegionSync ompSync;
+  ompSync.fork();
 #pragma omp parallel num_threads(team)
   {
+    ompSync.enter();
     const int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
     const int64_t r0 = std::min(cols, groups * t / nt * 16);
     const int64_t r1 = std::min(cols, groups * (t + 1) / nt * 16);
@@ -300,7 +304,9 @@ void quant::transposeBf16(const uint16_t *in, int64_t rows, int64_t cols,
       for (int64_t k = 0; k < rows; ++k)
         out[j * rows + k] = in[k * cols + j];
 #endif
+    ompSync.leave();
   }
+  ompSync.join();
 }
 
 void quant::repackAmxBf16(const uint16_t *weight, bool transposed,
@@ -308,8 +314,11 @@ void quant::repackAmxBf16(const uint16_t *weight, bool transposed,
   const int64_t panels = out.nPadded / kPanelCols;
   int team = threads > 0 ? threads : omp_get_max_threads();
   team = int(std::max<int64_t>(1, std::min<int64_t>(team, panels)));
+  OmpRegionSync ompSync;
+  ompSync.fork();
 #pragma omp parallel num_threads(team)
   {
+    ompSync.enter();
     const int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
 #ifdef LMOPT_AMX
     fillPanelsBf16(weight, transposed, out, panels * t / nt,
@@ -317,7 +326,9 @@ void quant::repackAmxBf16(const uint16_t *weight, bool transposed,
 #else
     fillPanels(weight, transposed, out, panels * t / nt, panels * (t + 1) / nt);
 #endif
+    ompSync.leave();
   }
+  ompSync.join();
 }
 
 size_t quant::amxScratchBytes(int64_t rows, const AmxWeight &w) {
@@ -541,8 +552,11 @@ void run(const void *input, int64_t rows, const AmxWeight &w,
   team =
       int(std::max<int64_t>(1, std::min<int64_t>(team, rowBlocks * colBlocks)));
   const bool avx512 = useAvx512();
+  OmpRegionSync ompSync;
+  ompSync.fork();
 #pragma omp parallel num_threads(team)
   {
+    ompSync.enter();
     const int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
     std::vector<float> partial(size_t(chunk * kBlock * kBlock));
     if (colBlocks >= nt)
@@ -552,7 +566,9 @@ void run(const void *input, int64_t rows, const AmxWeight &w,
     else
       runRange<kind>(s, rows, rowBlocks * t / nt, rowBlocks * (t + 1) / nt, 0,
                      colBlocks, chunk, e, out, avx512, partial.data());
+    ompSync.leave();
   }
+  ompSync.join();
 }
 
 } // namespace

@@ -22,6 +22,7 @@
 
 #include "AttentionSoftmax.h"
 #include "AttentionStepDesc.h"
+#include "OmpRegionSync.h"
 
 #include <omp.h>
 #include <oneapi/dnnl/dnnl.h>
@@ -186,8 +187,11 @@ Status AttentionGradStep::run(const float *query, const float *key,
     failure.compare_exchange_strong(expected, int(st));
   };
 
+  OmpRegionSync ompSync;
+  ompSync.fork();
 #pragma omp parallel num_threads(impl.teamSize)
   {
+    ompSync.enter();
     // A nested oneDNN call sizes its own parallelism from this thread's
     // setting, which stays inside this region.
     omp_set_num_threads(1);
@@ -245,7 +249,9 @@ Status AttentionGradStep::run(const float *query, const float *key,
         }
       }
     }
+    ompSync.leave();
   }
+  ompSync.join();
 
   if (failure.load() == int(dnnl_success))
     return Status::ok();

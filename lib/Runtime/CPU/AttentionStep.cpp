@@ -24,6 +24,7 @@
 
 #include "AttentionSoftmax.h"
 #include "AttentionStepDesc.h"
+#include "OmpRegionSync.h"
 
 #include <omp.h>
 #include <oneapi/dnnl/dnnl.h>
@@ -202,8 +203,11 @@ Status AttentionStep::run(const float *query, const float *key,
   const int64_t items = b * h * impl.blocksPerPair;
   std::atomic<int> failure{int(dnnl_success)};
 
+  OmpRegionSync ompSync;
+  ompSync.fork();
 #pragma omp parallel num_threads(impl.teamSize)
   {
+    ompSync.enter();
     // A nested oneDNN call sizes its own parallelism from this thread's
     // setting, which stays inside this region.
     omp_set_num_threads(1);
@@ -253,7 +257,9 @@ Status AttentionStep::run(const float *query, const float *key,
                         ? 0.0f
                         : std::numeric_limits<float>::quiet_NaN());
     }
+    ompSync.leave();
   }
+  ompSync.join();
 
   if (failure.load() == int(dnnl_success))
     return Status::ok();

@@ -14,6 +14,7 @@
 #include "lmopt/Format/AdamW.h"
 #include "StepChecker.h"
 
+#include "OmpRegionSync.h"
 #include "lmopt/Runtime/CPU/GatherStep.h"
 #include "lmopt/Runtime/CPU/KernelLibrary.h"
 #include "lmopt/Runtime/CPU/LinearStep.h"
@@ -365,14 +366,22 @@ public:
     const int64_t n = count;
     // Element i is read before it is written, so results may alias the
     // operands they replace.
-#pragma omp parallel for num_threads(team) schedule(static) if (n >= 65536)
-    for (int64_t i = 0; i < n; ++i) {
-      float p = param[i], mi = m[i], vi = v[i];
-      lmopt::adamw::update(p, mi, vi, grad[i], s, c, decay);
-      newParam[i] = p;
-      newM[i] = mi;
-      newV[i] = vi;
+    OmpRegionSync ompSync;
+    ompSync.fork();
+#pragma omp parallel num_threads(team) if (n >= 65536)
+    {
+      ompSync.enter();
+#pragma omp for schedule(static) nowait
+      for (int64_t i = 0; i < n; ++i) {
+        float p = param[i], mi = m[i], vi = v[i];
+        lmopt::adamw::update(p, mi, vi, grad[i], s, c, decay);
+        newParam[i] = p;
+        newM[i] = mi;
+        newV[i] = vi;
+      }
+      ompSync.leave();
     }
+    ompSync.join();
     return Status::ok();
   }
 

@@ -2,6 +2,7 @@
 
 #include "lmopt/Runtime/CPU/MatMulStep.h"
 
+#include "OmpRegionSync.h"
 #include "lmopt/Runtime/MatMulCheck.h"
 
 #include <oneapi/dnnl/dnnl.h>
@@ -72,14 +73,22 @@ Status MatMulStep::run(const float *lhs, const float *rhs,
     omp_set_num_threads(saved);
     failure = int(st);
   } else {
-#pragma omp parallel for num_threads(team) schedule(static)
-    for (int64_t b = 0; b < count; ++b) {
-      dnnl_status_t st =
-          dnnl_sgemm('N', 'N', m_, n_, k_, 1.0f, lhs + lhsOffsets_[b], k_,
-                     rhs + rhsOffsets_[b], n_, 0.0f, output + b * m_ * n_, n_);
-      if (st != dnnl_success)
-        failure = int(st);
+    OmpRegionSync ompSync;
+    ompSync.fork();
+#pragma omp parallel num_threads(team)
+    {
+      ompSync.enter();
+#pragma omp for schedule(static) nowait
+      for (int64_t b = 0; b < count; ++b) {
+        dnnl_status_t st = dnnl_sgemm(
+            'N', 'N', m_, n_, k_, 1.0f, lhs + lhsOffsets_[b], k_,
+            rhs + rhsOffsets_[b], n_, 0.0f, output + b * m_ * n_, n_);
+        if (st != dnnl_success)
+          failure = int(st);
+      }
+      ompSync.leave();
     }
+    ompSync.join();
   }
   if (failure != int(dnnl_success))
     return Status::error(StatusCode::InvalidArgument,

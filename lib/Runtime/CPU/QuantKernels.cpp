@@ -8,6 +8,7 @@
 
 #include "QuantKernels.h"
 
+#include "OmpRegionSync.h"
 #include "lmopt/Format/Float16.h"
 
 #include <oneapi/dnnl/dnnl.h>
@@ -291,11 +292,16 @@ LMOPT_AVX512 static void epilogueRowsAvx512(const float *acc, int64_t accStride,
 template <typename Fn>
 static void forRanges(int64_t count, int64_t elements, int threads, Fn fn) {
   int team = elements >= (1 << 15) ? teamSize(threads) : 1;
+  OmpRegionSync ompSync;
+  ompSync.fork();
 #pragma omp parallel num_threads(team)
   {
+    ompSync.enter();
     int t = omp_get_thread_num(), n = omp_get_num_threads();
     fn(count * t / n, count * (t + 1) / n);
+    ompSync.leave();
   }
+  ompSync.join();
 }
 
 // Portable forms of the per-range loops, the AVX-512 ones' twins.

@@ -18,6 +18,7 @@
 
 #include "WeightOnlyGemm.h"
 
+#include "OmpRegionSync.h"
 #include "QuantKernels.h"
 
 #include <omp.h>
@@ -374,8 +375,11 @@ static void gemmPanels(const void *x, int64_t rows, int64_t k, int64_t panels,
   // Small products are not worth waking the team for.
   if (rows * k * panels * kPanel < (int64_t(1) << 18))
     team = 1;
+  OmpRegionSync ompSync;
+  ompSync.fork();
 #pragma omp parallel num_threads(team)
   {
+    ompSync.enter();
     int t = omp_get_thread_num(), count = omp_get_num_threads();
     float *a = scratch + t * blocking.blockFloats();
     alignas(64) float b[kChunk * kPanel];
@@ -435,7 +439,9 @@ static void gemmPanels(const void *x, int64_t rows, int64_t k, int64_t panels,
         done(r0 + (r1 - r0) * t / count, r0 + (r1 - r0) * (t + 1) / count);
       }
     }
+    ompSync.leave();
   }
+  ompSync.join();
   (void)avx512;
   (void)widen;
 }
