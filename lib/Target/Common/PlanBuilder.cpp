@@ -330,27 +330,20 @@ static ReductionKind getReductionKind(Operation *op) {
 /// is one row loop that also writes the values the sums read, and the
 /// second one loop per sum over blocks of columns; both split between
 /// threads.
-static SmallVector<Operation *>
-splitColumnSums(ArrayRef<Operation *> ops,
-                const llvm::SmallPtrSetImpl<Operation *> &opSet) {
+static SmallVector<Operation *> splitColumnSums(ArrayRef<Operation *> ops) {
   // Which ops read a row reduction of the group, through the group.
   llvm::SmallPtrSet<Operation *, 16> afterRow;
   bool columnAfterRow = false;
   for (Operation *op : ops) {
-    bool reads = getReductionKind(op) == ReductionKind::Row;
-    for (Value operand : op->getOperands())
-      if (Operation *def = operand.getDefiningOp();
-          def && opSet.contains(def) && afterRow.contains(def))
-        reads = true;
+    ReductionKind kind = getReductionKind(op);
+    bool readsRow = llvm::any_of(op->getOperands(), [&](Value operand) {
+      Operation *def = operand.getDefiningOp();
+      return def && afterRow.contains(def);
+    });
     // A row reduction's own result counts: what reads it is after it.
-    if (reads)
+    if (readsRow || kind == ReductionKind::Row)
       afterRow.insert(op);
-    if (getReductionKind(op) == ReductionKind::Column &&
-        llvm::any_of(op->getOperands(), [&](Value operand) {
-          Operation *def = operand.getDefiningOp();
-          return def && opSet.contains(def) && afterRow.contains(def);
-        }))
-      columnAfterRow = true;
+    columnAfterRow |= readsRow && kind == ReductionKind::Column;
   }
   if (!columnAfterRow)
     return {};
@@ -396,7 +389,7 @@ LogicalResult PlanBuilder::flushGroup() {
   llvm::SmallPtrSet<Operation *, 16> opSet = std::move(groupSet);
   group.clear();
   groupSet.clear();
-  SmallVector<Operation *> second = splitColumnSums(ops, opSet);
+  SmallVector<Operation *> second = splitColumnSums(ops);
   if (second.empty())
     return outlineGroup(std::move(ops), std::move(opSet));
   llvm::SmallPtrSet<Operation *, 16> secondSet(second.begin(), second.end());
