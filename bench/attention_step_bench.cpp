@@ -6,7 +6,9 @@
 // views of one fused QKV buffer [B, S, 3 H D] (as the plan binds a fused
 // projection's output), and the two dnnl_sgemm calls per (batch, head)
 // alone, spread over the same threads: the difference is the softmax and
-// the step's overhead. Not built by CMake and not in CI; after
+// the step's overhead; and the step with bf16 products on AMX tiles
+// (AttentionStepDesc::bf16Products; 0 where the CPU has no AMX-BF16). Not
+// built by CMake and not in CI; after
 // building LmoptRuntime in build/:
 //
 //   c++ -O2 -std=c++17 -Iinclude bench/attention_step_bench.cpp
@@ -88,6 +90,24 @@ int main(int argc, char **argv) {
       return bool(step->run(q.data(), k.data(), v.data(),
                             s.causal ? nullptr : mask.data(), out.data()));
     });
+    // The same step with bf16 products on AMX tiles (--quantize=bf16),
+    // where the CPU has them.
+    AttentionStepDesc bf16Desc = d;
+    bf16Desc.bf16Products = true;
+    std::unique_ptr<AttentionStep> bf16Step;
+    if (Status st = AttentionStep::create(*ctx, bf16Desc, bf16Step); !st) {
+      std::fprintf(stderr, "%s\n", st.toString().c_str());
+      return 1;
+    }
+    double tb =
+        bf16Step->usesAmx()
+            ? bestOf(repeats,
+                     [&] {
+                       return bool(bf16Step->run(
+                           q.data(), k.data(), v.data(),
+                           s.causal ? nullptr : mask.data(), out.data()));
+                     })
+            : 0.0;
     // The same inputs as views of one [B, S, 3 H D] buffer.
     int64_t width = s.heads * s.dim, rows = s.batch * s.seq;
     AttentionStepDesc viewDesc = d;
@@ -140,10 +160,12 @@ int main(int argc, char **argv) {
         4.0 * double(s.batch * s.heads) * double(s.seq * s.seq) * double(s.dim);
     std::printf("%-18s B=%-2lld H=%lld S=%-3lld D=%lld: step %8.1f us "
                 "%6.1f GFLOP/s | QKV views %8.1f us %6.1f GFLOP/s | GEMMs "
-                "only %8.1f us %6.1f GFLOP/s\n",
+                "only %8.1f us %6.1f GFLOP/s | bf16 products %8.1f us "
+                "%6.1f GFLOP/s\n",
                 s.label, (long long)s.batch, (long long)s.heads,
                 (long long)s.seq, (long long)s.dim, t * 1e6, flops / t * 1e-9,
-                tv * 1e6, flops / tv * 1e-9, g * 1e6, flops / g * 1e-9);
+                tv * 1e6, flops / tv * 1e-9, g * 1e6, flops / g * 1e-9,
+                tb * 1e6, tb > 0 ? flops / tb * 1e-9 : 0.0);
   }
   return 0;
 }

@@ -175,6 +175,8 @@ struct QuantizeState {
   int64_t embeddingTables = 0, fp32EmbeddingBytes = 0,
           quantizedEmbeddingBytes = 0;
   std::optional<uint64_t> fp32BundleBytes;
+  /// bf16: attentions whose products run in bf16.
+  int64_t attentionBf16 = 0;
 };
 } // namespace mlir::lmopt::quantization
 
@@ -317,6 +319,7 @@ llvm::Error QuantizeDriver::run(ModuleOp module, const BundleMeta &meta) {
     file->keep();
   }
   state->embeddingTables = summary->embeddingsQuantized;
+  state->attentionBf16 = summary->attentionBf16;
   state->fp32EmbeddingBytes = summary->embeddingBytesBefore;
   state->quantizedEmbeddingBytes = summary->embeddingBytesAfter;
   llvm::json::Object &report = state->report;
@@ -372,6 +375,11 @@ llvm::json::Object QuantizeDriver::finish(uint64_t bundleBytes) {
   llvm::json::Object report = std::move(state->report);
   report["linear_weight_bytes_f32"] = state->fp32WeightBytes;
   report["linear_weight_bytes"] = state->quantizedWeightBytes;
+  if (options.mode == "bf16") {
+    log << llvm::formatv("attention with bf16 products (f32 softmax): {0}\n",
+                         state->attentionBf16);
+    report["attention_bf16_products"] = state->attentionBf16;
+  }
   if (options.quantizeEmbeddings) {
     log << llvm::formatv(
         "quantized embedding tables: {0}, {1} bytes f32 -> {2} bytes int8 "

@@ -79,7 +79,8 @@ static Status readAttributes(const StepCheck &c, AttentionShape &s) {
   if (Status st = c.expectAttrs(
           {"num_heads", "num_kv_heads", "scale", "causal", "kv_heads_split",
            "zero_masked_rows", "score_bias", "query_offset", "query_row_stride",
-           "key_offset", "key_row_stride", "value_offset", "value_row_stride"});
+           "key_offset", "key_row_stride", "value_offset", "value_row_stride",
+           "bf16_products"});
       !st)
     return st;
   if (Status st = c.getInt("num_heads", s.heads); !st)
@@ -96,7 +97,8 @@ static Status readAttributes(const StepCheck &c, AttentionShape &s) {
   if (Status st = c.getFlags({{"causal", &s.causal},
                               {"kv_heads_split", &s.kvHeadsSplit},
                               {"zero_masked_rows", &s.zeroMaskedRows},
-                              {"score_bias", &s.scoreBias}});
+                              {"score_bias", &s.scoreBias},
+                              {"bf16_products", &s.bf16Products}});
       !st)
     return st;
   for (auto [role, view] :

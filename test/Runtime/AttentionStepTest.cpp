@@ -113,7 +113,8 @@ const AttentionFixture &fixture(const std::string &name) {
 
 /// Checks `out` against the fixture's samples (NaN where NumPy has NaN) and
 /// row sums.
-void expectMatches(const AttentionFixture &f, const std::vector<float> &out) {
+void expectMatches(const AttentionFixture &f, const std::vector<float> &out,
+                   double kAtol = ::kAtol, double kRtol = ::kRtol) {
   int bad = 0;
   double worst = 0;
   for (size_t i = 0; i < f.index.size(); ++i) {
@@ -168,6 +169,8 @@ const char *const kCases[] = {"plain",
                               "bert_b1",
                               "bert_b8",
                               "gpt2_b1",
+                              "tile_edges",
+                              "tile_edges_split",
                               "gqa_causal",
                               "gqa_split_decode",
                               "gqa_one_kv_head",
@@ -222,6 +225,59 @@ INSTANTIATE_TEST_SUITE_P(
     AllCases, AttentionStepNumpy,
     ::testing::Combine(::testing::ValuesIn(kCases), ::testing::Values(1, 2, 3)),
     [](const ::testing::TestParamInfo<AttentionStepNumpy::ParamType> &info) {
+      return std::string(std::get<0>(info.param)) + "_threads" +
+             std::to_string(std::get<1>(info.param));
+    });
+
+// bf16 products (--quantize=bf16): where the CPU has AMX-BF16 and D and Sk
+// are multiples of 32, Q K^T and P V run on bf16 tiles and the outputs stay
+// within bf16's error of NumPy's float64; elsewhere the step runs its f32
+// products and matches as tightly as without the flag.
+class AttentionStepBf16Products
+    : public ::testing::TestWithParam<std::tuple<const char *, int>> {};
+
+TEST_P(AttentionStepBf16Products, MatchesNumpy) {
+  const AttentionFixture &f = fixture(std::get<0>(GetParam()));
+  std::unique_ptr<CpuContext> ctx = makeContext(std::get<1>(GetParam()));
+  ASSERT_TRUE(ctx);
+  AttentionStepDesc desc = f.desc;
+  desc.bf16Products = true;
+  std::unique_ptr<AttentionStep> step;
+  Status st = AttentionStep::create(*ctx, desc, step);
+  ASSERT_TRUE(st) << st.toString();
+  const bool fits = desc.headDim % 32 == 0 && desc.keyLength % 32 == 0;
+  if (fits && !step->usesAmx())
+    GTEST_SKIP() << "this CPU has no AMX-BF16 and AVX512-BF16: the f32 "
+                    "products ran instead (covered by AttentionStepNumpy)";
+  EXPECT_EQ(step->usesAmx(), fits);
+  std::vector<float> out(size_t(f.rows() * f.width()), 12345.0f);
+  st = step->run(f.query.data(), f.key.data(), f.value.data(), f.mask(),
+                 out.data(), f.scoreBias());
+  ASSERT_TRUE(st) << st.toString();
+  if (!fits) {
+    expectMatches(f, out);
+    return;
+  }
+  // Q and K (|x| <= 3) and V (|v| <= 2) rounded to bf16 (relative error
+  // 2^-9 each) move a score (scale 1/8 over D = 64 terms, or 1/sqrt(32)
+  // over 32) by about sqrt(D) * 3 * 2^-9 / sqrt(D) ~ 6e-3 typically, so a
+  // probability by under 1% of itself, and P rounded to bf16 adds 2^-9; an
+  // output is a convex mix of values of magnitude <= 2. 1e-2 absolute plus
+  // 1e-2 relative holds that with a margin, while a bug (a wrong key, a
+  // missing scale, a stale tile) moves outputs by O(1).
+  expectMatches(f, out, 1e-2, 1e-2);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, AttentionStepBf16Products,
+    ::testing::Combine(::testing::Values("bert_b1", "bert_b8", "gpt2_b1",
+                                         "tile_edges", "tile_edges_split",
+                                         "plain", "bool_bqk", "gqa_causal",
+                                         "bias_t5", "masked_rows_zero",
+                                         "neginf_rows_eval"),
+                       ::testing::Values(1, 2)),
+    [](const ::testing::TestParamInfo<AttentionStepBf16Products::ParamType>
+           &info) {
       return std::string(std::get<0>(info.param)) + "_threads" +
              std::to_string(std::get<1>(info.param));
     });

@@ -123,6 +123,16 @@ def cases():
              mask=padding_mask([128, 1, 17, 64, 100, 127, 90, 128], 128,
                                np.float32, -10000.0)),
         case("gpt2_b1", 1, 12, 128, 128, 64, causal=True),
+        # Shapes whose D and Sk are multiples of 32 (the bf16 tile products'
+        # unit) with query blocks that are not: 45 rows (32 + 13) and 20,
+        # grouped heads, a head-split cache and a score bias.
+        case("tile_edges", 2, 4, 45, 64, 32, causal=True, kv_heads=2,
+             zero_rows=True, mask_kind=BOOL,
+             mask=padding_mask([64, 50], 64, np.uint8, 0)),
+        case("tile_edges_split", 1, 3, 20, 96, 64, split=True,
+             mask_kind=ADDITIVE,
+             mask=padding_mask([70], 96, np.float32, -10000.0),
+             bias=score_bias(42, (1, 3, 1, 96))),
         # Grouped-query attention: Llama's prefill (causal, padding), a
         # decode step on a head-split cache, and one key/value head for all.
         case("gqa_causal", 2, 4, 5, 7, 8, causal=True, kv_heads=2,

@@ -41,6 +41,10 @@ struct AttentionShape {
   /// The `score_bias` attribute: the last operand is an f32 score bias
   /// [1|B, 1|H, 1|Sq, Sk] (checkAttentionBias checks it).
   bool scoreBias = false;
+  /// The `bf16_products` attribute (`--quantize=bf16`): the products may
+  /// run in bf16 with f32 accumulation where the device has a kernel for
+  /// it; a device without one runs them as it would otherwise.
+  bool bf16Products = false;
 };
 
 /// A device's rule for the dtypes of query, key, value (operands 0 to 2)

@@ -402,8 +402,7 @@ LMOPT_AMX_TARGET void runRange(const Shape &s, int64_t rows, int64_t m0,
       const int64_t r0 = mb * kBlock;
       const int64_t blockRows = std::min(kBlock, rows - r0);
       if (blockRows != configured) {
-        TileConfig cfg = tileConfig(blockRows);
-        _tile_loadconfig(&cfg);
+        configureAmxTiles(blockRows);
         configured = blockRows;
       }
       const bool twoHalves = blockRows > 16;
@@ -572,6 +571,16 @@ void run(const void *input, int64_t rows, const AmxWeight &w,
 }
 
 } // namespace
+
+LMOPT_AMX_TARGET void quant::configureAmxTiles(int64_t rows) {
+  TileConfig cfg = tileConfig(rows);
+  // GCC 12 does not see that LDTILECFG reads all 64 bytes and drops the
+  // stores of the rows and widths: make them visible first.
+  asm volatile("" : : "r"(&cfg) : "memory");
+  _tile_loadconfig(&cfg);
+}
+#else
+void quant::configureAmxTiles(int64_t rows) { (void)rows; }
 #endif // LMOPT_AMX
 
 void quant::gemmAmxBf16(const uint16_t *input, int64_t rows, const AmxWeight &w,

@@ -80,6 +80,13 @@ void repackAmxBf16(const uint16_t *weight, bool transposed, AmxWeight &out,
 void transposeBf16(const uint16_t *in, int64_t rows, int64_t cols,
                    uint16_t *out, int threads);
 
+/// Loads the tile configuration the products use for a block of `rows`
+/// (1..32) rows: tiles 0-3 accumulate a 32 x 32 block (0: rows 0-15 x
+/// columns 0-15, 1: rows 0-15 x 16-31, 2 and 3 the same for rows 16-31), 4
+/// and 5 hold the A operand's two 16-row halves (64 bytes per row), 6 and 7
+/// two 16-column B panels. Only where amxBf16Usable() or amxInt8Usable().
+void configureAmxTiles(int64_t rows);
+
 /// Bytes of scratch the products need for `rows` rows: a copy of the input
 /// with K padded, when K is not a multiple of the tile step (else 0).
 size_t amxScratchBytes(int64_t rows, const AmxWeight &w);

@@ -90,6 +90,7 @@ static AttentionStepDesc toDesc(const StepChecker &c, const AttentionShape &s,
   desc.causal = s.causal;
   desc.kvHeadsSplit = s.kvHeadsSplit;
   desc.zeroMaskedRows = s.zeroMaskedRows;
+  desc.bf16Products = s.bf16Products;
   desc.queryView = toDesc(s.queryView);
   desc.keyView = toDesc(s.keyView);
   desc.valueView = toDesc(s.valueView);

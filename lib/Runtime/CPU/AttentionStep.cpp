@@ -22,6 +22,7 @@
 
 #include "lmopt/Runtime/CPU/AttentionStep.h"
 
+#include "AmxAttention.h"
 #include "AttentionSoftmax.h"
 #include "AttentionStepDesc.h"
 #include "OmpRegionSync.h"
@@ -33,6 +34,7 @@
 #include <atomic>
 #include <cfloat>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <new>
@@ -61,6 +63,10 @@ struct AttentionStep::Impl {
   /// One RowResult and one float per row of each thread's block.
   std::vector<RowResult> rowResults;
   std::vector<float> rowStats;
+  /// bf16 products (AmxAttention.h): each thread's scratch, amxStride
+  /// elements apart; empty when the products are f32.
+  std::unique_ptr<uint16_t[], void (*)(void *)> amxScratch{nullptr, std::free};
+  int64_t amxStride = 0;
 };
 
 AttentionStep::AttentionStep(const CpuContext &context) : context_(context) {}
@@ -107,6 +113,19 @@ Status AttentionStep::create(const CpuContext &context,
                              " bytes of scratch for scores");
   impl->rowResults.assign(size_t(team * rowBlock), RowResult::Normal);
   impl->rowStats.assign(size_t(team * rowBlock), 0.0f);
+  if (desc.bf16Products &&
+      quant::amxAttentionFits(desc.headDim, desc.keyLength)) {
+    impl->amxStride =
+        int64_t((quant::amxAttentionScratch(rowBlock, sk, desc.headDim) + 31) /
+                32 * 32);
+    size_t bytes = size_t(team * impl->amxStride) * sizeof(uint16_t);
+    impl->amxScratch.reset(
+        static_cast<uint16_t *>(std::aligned_alloc(64, bytes)));
+    if (!impl->amxScratch)
+      return Status::error(StatusCode::InvalidArgument,
+                           prefix + "cannot allocate " + std::to_string(bytes) +
+                               " bytes of scratch for bf16 products");
+  }
   impl->softmax = selectSoftmaxBlock(desc.mask, impl->maskStrides[3] == 0);
   impl->maskBytes = attentionMaskBytes(desc);
 
@@ -116,6 +135,8 @@ Status AttentionStep::create(const CpuContext &context,
   out = std::move(step);
   return Status::ok();
 }
+
+bool AttentionStep::usesAmx() const { return impl_->amxScratch != nullptr; }
 
 //===----------------------------------------------------------------------===//
 // Run
@@ -215,6 +236,9 @@ Status AttentionStep::run(const float *query, const float *key,
     float *scores = impl.scores.get() + thread * impl.blockStride;
     RowResult *results = impl.rowResults.data() + thread * impl.rowBlock;
     float *stats = impl.rowStats.data() + thread * impl.rowBlock;
+    uint16_t *amx = impl.amxScratch
+                        ? impl.amxScratch.get() + thread * impl.amxStride
+                        : nullptr;
 #pragma omp for schedule(static)
     for (int64_t item = 0; item < items; ++item) {
       if (failure.load(std::memory_order_relaxed) != int(dnnl_success))
@@ -228,8 +252,13 @@ Status AttentionStep::run(const float *query, const float *key,
       const float *v = vBase + bi * vBatchStride + hi / group * vHeadStride;
       float *o = output + (bi * sq + row0) * width + hi * d;
 
-      dnnl_status_t st = dnnl_sgemm('N', 'T', rows, sk, d, scale, q, qRowStride,
-                                    k, kRowStride, 0.0f, scores, sk);
+      dnnl_status_t st = dnnl_success;
+      if (amx)
+        quant::amxAttentionScores(q, qRowStride, rows, k, kRowStride, sk, d,
+                                  scale, amx, scores);
+      else
+        st = dnnl_sgemm('N', 'T', rows, sk, d, scale, q, qRowStride, k,
+                        kRowStride, 0.0f, scores, sk);
       if (st != dnnl_success) {
         int expected = int(dnnl_success);
         failure.compare_exchange_strong(expected, int(st));
@@ -241,8 +270,12 @@ Status AttentionStep::run(const float *query, const float *key,
       bool special = false;
       for (int64_t r = 0; r < rows; ++r)
         special |= results[r] != RowResult::Normal;
-      st = dnnl_sgemm('N', 'N', rows, d, sk, 1.0f, scores, sk, v, vRowStride,
-                      0.0f, o, width);
+      if (amx)
+        quant::amxAttentionValues(scores, rows, v, vRowStride, sk, d, amx, o,
+                                  width);
+      else
+        st = dnnl_sgemm('N', 'N', rows, d, sk, 1.0f, scores, sk, v, vRowStride,
+                        0.0f, o, width);
       if (st != dnnl_success) {
         int expected = int(dnnl_success);
         failure.compare_exchange_strong(expected, int(st));

@@ -13,6 +13,7 @@
 
 #include "lmopt/Dialect/Lmopt/IR/LmoptOps.h"
 #include "lmopt/Dialect/Lmopt/IR/ShapeUtils.h"
+#include "lmopt/Dialect/Lmopt/Transforms/Quantize.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Matchers.h"
@@ -156,6 +157,9 @@ AttentionLowering mlir::lmopt::lowerAttention(AttentionOp op) {
   // plans without it have no bias.
   if (op.getBias())
     addAttr(attrs, "score_bias", 1);
+  // --quantize=bf16 (Quantize.h); plans without it run f32 products.
+  if (op->hasAttr(kBf16ProductsAttr))
+    addAttr(attrs, "bf16_products", 1);
   // Query, key and value that are views read their source's buffer.
   static const char *const kRoles[] = {"query", "key", "value"};
   for (auto [index, role] : llvm::enumerate(kRoles)) {

@@ -77,6 +77,11 @@ struct AttentionStepDesc {
   /// kept at its capacity. 0 means Sk (dense); otherwise >= Sk, with a
   /// dense (non-view) operand.
   int64_t keyCapacity = 0, valueCapacity = 0;
+  /// The plan allows bf16 products (`--quantize=bf16`): where the CPU has
+  /// AMX-BF16 and D and Sk are multiples of 32, Q K^T and P V run on bf16
+  /// tiles with f32 accumulation (the softmax stays f32); elsewhere, and
+  /// by default, both are f32.
+  bool bf16Products = false;
 };
 
 class AttentionStep {
@@ -102,6 +107,9 @@ public:
              const float *bias = nullptr) const;
 
   const AttentionStepDesc &desc() const { return desc_; }
+
+  /// True when run() computes the products in bf16 on AMX tiles.
+  bool usesAmx() const;
 
 private:
   // Out of line: destroying impl_ needs Impl's definition.

@@ -214,6 +214,17 @@ FailureOr<QuantizeSummary> LinearQuantizer::run(Operation *root) {
         failedAny = true;
     }
   }
+  // bf16 also lets each attention run its two products in bf16 with f32
+  // accumulation (the softmax stays f32), as the linears do.
+  if (options.mode == QuantizeMode::BF16) {
+    MLIRContext *context = root->getContext();
+    root->walk([&](AttentionOp attention) {
+      if (isExcluded(getLayerName(attention)))
+        return;
+      attention->setAttr(kBf16ProductsAttr, UnitAttr::get(context));
+      ++summary.attentionBf16;
+    });
+  }
   if (failedAny)
     return failure();
   return summary;
@@ -457,6 +468,7 @@ struct QuantizePass : lmopt::impl::QuantizePassBase<QuantizePass> {
     weightBytesAfter += summary->weightBytesAfter;
     numEmbeddings += summary->embeddingsQuantized;
     numEmbeddingsSmall += summary->embeddingsSkippedSmall;
+    numAttentionBf16 += summary->attentionBf16;
   }
 };
 

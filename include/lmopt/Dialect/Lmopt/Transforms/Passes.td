@@ -348,14 +348,19 @@ def QuantizePass : Pass<"lmopt-quantize"> {
       the `u8` scale and zero point of its range in `calibration-table`;
     * `int4-weight`: `i4` (symmetric, scale `max|w| / 7`) or `u4` (with a
       zero point) blocks of `block-size` along K, input unchanged;
-    * `bf16`, `fp16`: weight converted, input cast by `lmopt.cast`.
+    * `bf16`, `fp16`: weight converted, input cast by `lmopt.cast`; with
+      `bf16`, each `lmopt.attention` also gets the unit attribute
+      `bf16_products` (its two products may run in bf16 with f32
+      accumulation, the softmax staying f32).
 
     Integer weights become an integer `lmopt.constant` and `quant.scast`;
     rounding is half to even. `exclude` lists globs matched against each
     linear's layer name (the first name in its location); such linears, and
     linears whose weight is not a constant `f32`, are left as they are (with
     a remark for the latter), as are int4 linears whose K the block size does
-    not divide. NaN or Inf in a weight, and a linear without an entry in the
+    not divide; in `bf16`, an attention whose name an `exclude` glob
+    matches keeps f32 products. NaN or Inf in a weight, and a linear
+    without an entry in the
     calibration table, are errors. Format of the table, and the summary in
     the statistics: docs/quantization.md.
 
@@ -407,7 +412,9 @@ def QuantizePass : Pass<"lmopt-quantize"> {
     Statistic<"numEmbeddings", "embeddings-quantized",
               "Gather tables quantized (quantize-embeddings)">,
     Statistic<"numEmbeddingsSmall", "embeddings-skipped-small",
-              "Gather tables left f32: fewer than embedding-min-elements">
+              "Gather tables left f32: fewer than embedding-min-elements">,
+    Statistic<"numAttentionBf16", "attention-bf16",
+              "bf16: attentions given bf16 products">
   ];
 }
 

@@ -93,7 +93,13 @@ struct QuantizeSummary {
   int64_t embeddingsSkippedSmall = 0;
   int64_t embeddingBytesBefore = 0;
   int64_t embeddingBytesAfter = 0;
+  /// bf16: attentions marked kBf16ProductsAttr.
+  int64_t attentionBf16 = 0;
 };
+
+/// The unit attribute mode bf16 puts on each `lmopt.attention` it does not
+/// exclude: its products may run in bf16 with f32 accumulation.
+inline constexpr llvm::StringLiteral kBf16ProductsAttr = "bf16_products";
 
 /// The layer name of `op`: the first name in its location (the ONNX node
 /// name the importer records), or "" when it has none.

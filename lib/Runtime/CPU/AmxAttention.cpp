@@ -1,0 +1,204 @@
+//===- AmxAttention.cpp - Attention's products on AMX tiles ---------------===//
+//
+// See AmxAttention.h. The tile use is AmxGemm.cpp's: tiles 0-3 accumulate
+// a 32 x 32 block (two 16-row halves by two 16-column panels), 4 and 5 hold
+// the A operand's halves, 6 and 7 the two B panels; a block of fewer than
+// 32 rows configures shorter tiles, so nothing past `rows` is read or
+// written. Functions that touch the tiles or convert to bf16 carry their
+// target attribute and run only after amxAttentionFits().
+//
+//===----------------------------------------------------------------------===//
+
+#include "AmxAttention.h"
+#include "AmxGemm.h"
+
+#include <algorithm>
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define LMOPT_AMX_ATTENTION 1
+#include <cpuid.h>
+#include <immintrin.h>
+#define LMOPT_AMX_ATTENTION_TARGET                                             \
+  __attribute__((target("amx-tile,amx-bf16,avx512f,avx512bw,avx512bf16")))
+#endif
+
+using namespace lmopt::runtime;
+using namespace lmopt::runtime::quant;
+
+/// Contraction values per tile row (bf16).
+static constexpr int64_t kStep = 32;
+
+/// Rows of the Q or P copy: whole 16-row tiles.
+static int64_t tileRows(int64_t rows) { return (rows + 15) / 16 * 16; }
+
+bool quant::amxAttentionFits(int64_t headDim, int64_t keys) {
+#ifdef LMOPT_AMX_ATTENTION
+  static const bool avx512Bf16 = [] {
+    unsigned eax, ebx, ecx, edx;
+    // CPUID.(7, 1):EAX bit 5: AVX512_BF16.
+    return __get_cpuid_count(7, 1, &eax, &ebx, &ecx, &edx) && (eax & (1u << 5));
+  }();
+  return avx512Bf16 && amxBf16Usable() && headDim > 0 && keys > 0 &&
+         headDim % kStep == 0 && keys % kStep == 0;
+#else
+  (void)headDim, (void)keys;
+  return false;
+#endif
+}
+
+size_t quant::amxAttentionScratch(int64_t rows, int64_t keys, int64_t headDim) {
+  // Q or P row-major, then K or V packed.
+  return size_t(tileRows(rows) * std::max(keys, headDim) + keys * headDim);
+}
+
+#ifdef LMOPT_AMX_ATTENTION
+namespace {
+
+/// 32 f32 values times `scale` as bf16 (round to nearest even), in order.
+LMOPT_AMX_ATTENTION_TARGET inline __m512i toBf16(const float *x, __m512 scale) {
+  __m512 lo = _mm512_mul_ps(_mm512_loadu_ps(x), scale);
+  __m512 hi = _mm512_mul_ps(_mm512_loadu_ps(x + 16), scale);
+  return __m512i(_mm512_cvtne2ps_pbh(hi, lo));
+}
+
+/// dst[r, :] = bf16(scale * src[r, :]) for r < rows, `cols` (a multiple of
+/// 32) per row, src rows `stride` floats apart, dst dense.
+LMOPT_AMX_ATTENTION_TARGET void convertRows(const float *src, int64_t stride,
+                                            int64_t rows, int64_t cols,
+                                            float scale, uint16_t *dst) {
+  const __m512 s = _mm512_set1_ps(scale);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; c += kStep)
+      _mm512_storeu_si512(dst + r * cols + c, toBf16(src + r * stride + c, s));
+}
+
+/// K [keys, d] (rows `stride` apart) as the B operand of Q K^T: for key
+/// panel p (16 keys) and step s (32 values of d), a 1 KiB tile whose row i
+/// holds, for each of the panel's keys, its values 2i and 2i + 1 of the
+/// step.
+LMOPT_AMX_ATTENTION_TARGET void packKeys(const float *k, int64_t stride,
+                                         int64_t keys, int64_t d,
+                                         uint16_t *out) {
+  const __m512 one = _mm512_set1_ps(1.0f);
+  // Dword i of a key's converted step goes to tile row i: 64 bytes apart.
+  const __m512i rowsApart = _mm512_mullo_epi32(
+      _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+      _mm512_set1_epi32(16));
+  const int64_t steps = d / kStep;
+  for (int64_t j = 0; j < keys; ++j) {
+    const int64_t panel = j / 16, col = j % 16;
+    for (int64_t s = 0; s < steps; ++s) {
+      __m512i pairs = toBf16(k + j * stride + s * kStep, one);
+      int *tile = reinterpret_cast<int *>(out + (panel * steps + s) * 512);
+      _mm512_i32scatter_epi32(tile + col, rowsApart, pairs, 4);
+    }
+  }
+}
+
+/// V [keys, d] (rows `stride` apart) as the B operand of P V: for value
+/// panel p (16 columns of d) and step s (32 keys), a 1 KiB tile whose row i
+/// holds, for each of the panel's columns, keys 2i and 2i + 1 of the step.
+LMOPT_AMX_ATTENTION_TARGET void packValues(const float *v, int64_t stride,
+                                           int64_t keys, int64_t d,
+                                           uint16_t *out) {
+  // cvtne2ps(b, a) puts a's 16 values below b's; interleave them.
+  alignas(64) static const int16_t kInterleave[32] = {
+      0, 16, 1, 17, 2,  18, 3,  19, 4,  20, 5,  21, 6,  22, 7,  23,
+      8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31};
+  const __m512i interleave = _mm512_load_si512(kInterleave);
+  const int64_t steps = keys / kStep;
+  for (int64_t j = 0; j < keys; j += 2) {
+    const int64_t s = j / kStep, row = (j % kStep) / 2;
+    const float *even = v + j * stride, *odd = even + stride;
+    for (int64_t panel = 0; panel < d / 16; ++panel) {
+      __m512i both =
+          __m512i(_mm512_cvtne2ps_pbh(_mm512_loadu_ps(odd + panel * 16),
+                                      _mm512_loadu_ps(even + panel * 16)));
+      _mm512_store_si512(out + (panel * steps + s) * 512 + row * 32,
+                         _mm512_permutexvar_epi16(interleave, both));
+    }
+  }
+}
+
+/// out[r, c] = A[r, :] . B[:, c] for r < rows, c < cols, with A bf16 dense
+/// [rows, depth], B packed (panels of 16 columns, depth / 32 tiles each)
+/// and out's rows `outStride` floats apart.
+LMOPT_AMX_ATTENTION_TARGET void product(const uint16_t *a, int64_t rows,
+                                        const uint16_t *b, int64_t depth,
+                                        int64_t cols, float *out,
+                                        int64_t outStride) {
+  const int64_t steps = depth / kStep, lda = depth * 2;
+  const int64_t ldc = outStride * int64_t(sizeof(float));
+  int64_t configured = -1;
+  for (int64_t r0 = 0; r0 < rows; r0 += 32) {
+    const int64_t blockRows = std::min<int64_t>(32, rows - r0);
+    if (blockRows != configured) {
+      configureAmxTiles(blockRows);
+      configured = blockRows;
+    }
+    const bool twoHalves = blockRows > 16;
+    const uint16_t *a0 = a + r0 * depth, *a1 = a0 + 16 * depth;
+    for (int64_t c = 0; c < cols; c += 32) {
+      const uint16_t *b0 = b + (c / 16) * steps * 512, *b1 = b0 + steps * 512;
+      _tile_zero(0);
+      _tile_zero(1);
+      if (twoHalves) {
+        _tile_zero(2);
+        _tile_zero(3);
+      }
+      for (int64_t s = 0; s < steps; ++s) {
+        _tile_loadd(4, a0 + s * kStep, lda);
+        _tile_loadd(6, b0 + s * 512, 64);
+        _tile_loadd(7, b1 + s * 512, 64);
+        _tile_dpbf16ps(0, 4, 6);
+        _tile_dpbf16ps(1, 4, 7);
+        if (twoHalves) {
+          _tile_loadd(5, a1 + s * kStep, lda);
+          _tile_dpbf16ps(2, 5, 6);
+          _tile_dpbf16ps(3, 5, 7);
+        }
+      }
+      float *o = out + r0 * outStride + c;
+      _tile_stored(0, o, ldc);
+      _tile_stored(1, o + 16, ldc);
+      if (twoHalves) {
+        _tile_stored(2, o + 16 * outStride, ldc);
+        _tile_stored(3, o + 16 * outStride + 16, ldc);
+      }
+    }
+  }
+  _tile_release();
+}
+
+} // namespace
+#endif // LMOPT_AMX_ATTENTION
+
+void quant::amxAttentionScores(const float *q, int64_t qStride, int64_t rows,
+                               const float *k, int64_t kStride, int64_t keys,
+                               int64_t headDim, float scale, uint16_t *scratch,
+                               float *scores) {
+#ifdef LMOPT_AMX_ATTENTION
+  uint16_t *packed = scratch + tileRows(rows) * std::max(keys, headDim);
+  convertRows(q, qStride, rows, headDim, scale, scratch);
+  packKeys(k, kStride, keys, headDim, packed);
+  product(scratch, rows, packed, headDim, keys, scores, keys);
+#else
+  (void)q, (void)qStride, (void)rows, (void)k, (void)kStride, (void)keys,
+      (void)headDim, (void)scale, (void)scratch, (void)scores;
+#endif
+}
+
+void quant::amxAttentionValues(const float *p, int64_t rows, const float *v,
+                               int64_t vStride, int64_t keys, int64_t headDim,
+                               uint16_t *scratch, float *out,
+                               int64_t outStride) {
+#ifdef LMOPT_AMX_ATTENTION
+  uint16_t *packed = scratch + tileRows(rows) * std::max(keys, headDim);
+  convertRows(p, keys, rows, keys, 1.0f, scratch);
+  packValues(v, vStride, keys, headDim, packed);
+  product(scratch, rows, packed, keys, headDim, out, outStride);
+#else
+  (void)p, (void)rows, (void)v, (void)vStride, (void)keys, (void)headDim,
+      (void)scratch, (void)out, (void)outStride;
+#endif
+}

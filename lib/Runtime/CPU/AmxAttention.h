@@ -1,0 +1,52 @@
+//===- AmxAttention.h - Attention's products on AMX tiles -------*- C++ -*-===//
+//
+// The two products of one attention work item (a block of query rows of
+// one batch and head) in bf16 on AMX tiles with f32 accumulation, for an
+// attention step whose plan asks for bf16 products (`--quantize=bf16`):
+// scores = scale * Q K^T and output = P V, the softmax between them staying
+// f32 (AttentionSoftmax.h). Internal to the runtime; AttentionStep.cpp
+// calls them only where amxAttentionFits().
+//
+// Each call converts its f32 operands to bf16 in the thread's scratch:
+// Q (times the scale) and P row-major, K and V into the tile products' B
+// layout (panels of 16 columns, each 32-value step of the contraction one
+// contiguous 1 KiB tile of value pairs, as AmxGemm.h packs weights), so a
+// work item reads its f32 operands once.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LMOPT_LIB_RUNTIME_CPU_AMXATTENTION_H
+#define LMOPT_LIB_RUNTIME_CPU_AMXATTENTION_H
+
+#include <cstddef>
+#include <cstdint>
+
+namespace lmopt::runtime::quant {
+
+/// True when this CPU runs bf16 tile products (amxBf16Usable) and AVX-512
+/// BF16 conversions, and a head of `headDim` values over `keys` keys fits
+/// the tiles: both multiples of 32.
+bool amxAttentionFits(int64_t headDim, int64_t keys);
+
+/// bf16 elements of scratch one thread needs for items of up to `rows`
+/// query rows.
+size_t amxAttentionScratch(int64_t rows, int64_t keys, int64_t headDim);
+
+/// scores[r, j] = scale * (Q[r, :] . K[j, :]) for r < rows, j < keys, with
+/// Q's rows `qStride` floats apart, K's `kStride` apart, scores dense
+/// [rows, keys]. `scratch` holds amxAttentionScratch(rows, keys, headDim)
+/// elements, 64-byte aligned.
+void amxAttentionScores(const float *q, int64_t qStride, int64_t rows,
+                        const float *k, int64_t kStride, int64_t keys,
+                        int64_t headDim, float scale, uint16_t *scratch,
+                        float *scores);
+
+/// out[r, :] = P[r, :] x V for r < rows, with P dense f32 [rows, keys], V's
+/// rows `vStride` floats apart and out's `outStride` apart.
+void amxAttentionValues(const float *p, int64_t rows, const float *v,
+                        int64_t vStride, int64_t keys, int64_t headDim,
+                        uint16_t *scratch, float *out, int64_t outStride);
+
+} // namespace lmopt::runtime::quant
+
+#endif // LMOPT_LIB_RUNTIME_CPU_AMXATTENTION_H
