@@ -72,27 +72,53 @@ LMOPT_AMX_ATTENTION_TARGET void convertRows(const float *src, int64_t stride,
       _mm512_storeu_si512(dst + r * cols + c, toBf16(src + r * stride + c, s));
 }
 
+/// out[c * 16 + j] = r[j][c]: a 16 x 16 matrix of dwords transposed
+/// (pairs, then 64-bit pairs inside each 128-bit lane, then the lanes).
+LMOPT_AMX_ATTENTION_TARGET void transpose16(const __m512i r[16],
+                                            uint32_t *out) {
+  __m512i t[16], u[16];
+  for (int i = 0; i < 16; i += 2) {
+    t[i] = _mm512_unpacklo_epi32(r[i], r[i + 1]);
+    t[i + 1] = _mm512_unpackhi_epi32(r[i], r[i + 1]);
+  }
+  for (int i = 0; i < 16; i += 4)
+    for (int j = 0; j < 2; ++j) {
+      u[i + j] = _mm512_unpacklo_epi64(t[i + j], t[i + j + 2]);
+      u[i + j + 2] = _mm512_unpackhi_epi64(t[i + j], t[i + j + 2]);
+    }
+  // Lane L of u[4g + p] now holds rows 4g..4g+3 of column 4L + m, where
+  // m = 0, 1, 2, 3 has p = 0, 2, 1, 3; gather the four groups per lane.
+  static constexpr int kPerm[4] = {0, 2, 1, 3};
+  for (int m = 0; m < 4; ++m) {
+    const int p = kPerm[m];
+    __m512i x0 = _mm512_shuffle_i32x4(u[p], u[4 + p], 0x44);
+    __m512i x1 = _mm512_shuffle_i32x4(u[p], u[4 + p], 0xEE);
+    __m512i y0 = _mm512_shuffle_i32x4(u[8 + p], u[12 + p], 0x44);
+    __m512i y1 = _mm512_shuffle_i32x4(u[8 + p], u[12 + p], 0xEE);
+    _mm512_store_si512(out + m * 16, _mm512_shuffle_i32x4(x0, y0, 0x88));
+    _mm512_store_si512(out + (4 + m) * 16, _mm512_shuffle_i32x4(x0, y0, 0xDD));
+    _mm512_store_si512(out + (8 + m) * 16, _mm512_shuffle_i32x4(x1, y1, 0x88));
+    _mm512_store_si512(out + (12 + m) * 16, _mm512_shuffle_i32x4(x1, y1, 0xDD));
+  }
+}
+
 /// K [keys, d] (rows `stride` apart) as the B operand of Q K^T: for key
 /// panel p (16 keys) and step s (32 values of d), a 1 KiB tile whose row i
 /// holds, for each of the panel's keys, its values 2i and 2i + 1 of the
-/// step.
+/// step: each key's step converted is a column of the tile.
 LMOPT_AMX_ATTENTION_TARGET void packKeys(const float *k, int64_t stride,
                                          int64_t keys, int64_t d,
                                          uint16_t *out) {
   const __m512 one = _mm512_set1_ps(1.0f);
-  // Dword i of a key's converted step goes to tile row i: 64 bytes apart.
-  const __m512i rowsApart = _mm512_mullo_epi32(
-      _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
-      _mm512_set1_epi32(16));
   const int64_t steps = d / kStep;
-  for (int64_t j = 0; j < keys; ++j) {
-    const int64_t panel = j / 16, col = j % 16;
+  __m512i columns[16];
+  for (int64_t panel = 0; panel < keys / 16; ++panel)
     for (int64_t s = 0; s < steps; ++s) {
-      __m512i pairs = toBf16(k + j * stride + s * kStep, one);
-      int *tile = reinterpret_cast<int *>(out + (panel * steps + s) * 512);
-      _mm512_i32scatter_epi32(tile + col, rowsApart, pairs, 4);
+      for (int64_t j = 0; j < 16; ++j)
+        columns[j] = toBf16(k + (panel * 16 + j) * stride + s * kStep, one);
+      transpose16(columns, reinterpret_cast<uint32_t *>(
+                               out + (panel * steps + s) * 512));
     }
-  }
 }
 
 /// V [keys, d] (rows `stride` apart) as the B operand of P V: for value
@@ -117,6 +143,19 @@ LMOPT_AMX_ATTENTION_TARGET void packValues(const float *v, int64_t stride,
       _mm512_store_si512(out + (panel * steps + s) * 512 + row * 32,
                          _mm512_permutexvar_epi16(interleave, both));
     }
+  }
+}
+
+/// x[r, :] *= scales[r] for r < rows, `cols` (a multiple of 16) per row,
+/// rows `stride` floats apart.
+LMOPT_AMX_ATTENTION_TARGET void scaleRows(float *x, int64_t stride,
+                                          int64_t rows, int64_t cols,
+                                          const float *scales) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const __m512 f = _mm512_set1_ps(scales[r]);
+    for (int64_t c = 0; c < cols; c += 16)
+      _mm512_storeu_ps(x + r * stride + c,
+                       _mm512_mul_ps(_mm512_loadu_ps(x + r * stride + c), f));
   }
 }
 
@@ -190,15 +229,16 @@ void quant::amxAttentionScores(const float *q, int64_t qStride, int64_t rows,
 
 void quant::amxAttentionValues(const float *p, int64_t rows, const float *v,
                                int64_t vStride, int64_t keys, int64_t headDim,
-                               uint16_t *scratch, float *out,
-                               int64_t outStride) {
+                               uint16_t *scratch, float *out, int64_t outStride,
+                               const float *rowScales) {
 #ifdef LMOPT_AMX_ATTENTION
   uint16_t *packed = scratch + tileRows(rows) * std::max(keys, headDim);
   convertRows(p, keys, rows, keys, 1.0f, scratch);
   packValues(v, vStride, keys, headDim, packed);
   product(scratch, rows, packed, keys, headDim, out, outStride);
+  scaleRows(out, outStride, rows, headDim, rowScales);
 #else
   (void)p, (void)rows, (void)v, (void)vStride, (void)keys, (void)headDim,
-      (void)scratch, (void)out, (void)outStride;
+      (void)scratch, (void)out, (void)outStride, (void)rowScales;
 #endif
 }

@@ -41,11 +41,14 @@ void amxAttentionScores(const float *q, int64_t qStride, int64_t rows,
                         int64_t headDim, float scale, uint16_t *scratch,
                         float *scores);
 
-/// out[r, :] = P[r, :] x V for r < rows, with P dense f32 [rows, keys], V's
-/// rows `vStride` floats apart and out's `outStride` apart.
+/// out[r, :] = rowScales[r] * (P[r, :] x V) for r < rows, with P dense f32
+/// [rows, keys] (a softmax's unnormalized exponentials, rowScales the
+/// inverse sums), V's rows `vStride` floats apart and out's `outStride`
+/// apart.
 void amxAttentionValues(const float *p, int64_t rows, const float *v,
                         int64_t vStride, int64_t keys, int64_t headDim,
-                        uint16_t *scratch, float *out, int64_t outStride);
+                        uint16_t *scratch, float *out, int64_t outStride,
+                        const float *rowScales);
 
 } // namespace lmopt::runtime::quant
 

@@ -318,6 +318,8 @@ static void softmaxBlock(const RowBlock &block) {
     if (block.results[r] == RowResult::Normal)
       block.stats[r] =
           1.0f / Passes::exp(block.scores + r * sk, sk, block.stats[r]);
+  if (!block.normalize)
+    return;
   for (int64_t r = 0; r < block.rows; ++r)
     if (block.results[r] == RowResult::Normal)
       Passes::scale(block.scores + r * sk, sk, block.stats[r]);

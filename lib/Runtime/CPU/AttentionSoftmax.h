@@ -65,6 +65,10 @@ struct RowBlock {
   /// Per row: its result, and scratch for the kernel.
   RowResult *results;
   float *stats;
+  /// False: Normal rows are left as exp(score - max), unnormalized, and
+  /// stats[r] is 1 / their sum, for the caller to scale the row's output
+  /// by (the bf16 products do; ScoreRowLayout::block sets true).
+  bool normalize = true;
 };
 
 /// Where the rows of a (batch, head) pair's scores find their causal limit,

@@ -266,13 +266,16 @@ Status AttentionStep::run(const float *query, const float *key,
       }
       RowBlock block =
           layout.block(bi, hi, row0, rows, scores, results, stats);
+      // The bf16 products scale each output row by 1 / sum instead of
+      // each probability: one pass over the scores fewer.
+      block.normalize = !amx;
       softmax(block);
       bool special = false;
       for (int64_t r = 0; r < rows; ++r)
         special |= results[r] != RowResult::Normal;
       if (amx)
         quant::amxAttentionValues(scores, rows, v, vRowStride, sk, d, amx, o,
-                                  width);
+                                  width, stats);
       else
         st = dnnl_sgemm('N', 'N', rows, d, sk, 1.0f, scores, sk, v, vRowStride,
                         0.0f, o, width);
