@@ -322,9 +322,10 @@ TEST(QuantLinearStep, AmxTiles) {
   // input zero point run the runtime's tile kernel (AmxGemm.h): row counts
   // that leave a partial 32-row block of at most 16 rows (one input tile)
   // and of more, K not a multiple of the tile step (the input copied with K
-  // padded), N not a multiple of 32, K in several slices with partial sums
-  // kept between them (K = 1536) and, on one thread, several column chunks
-  // (K = 1536 puts 8 or 16 column blocks in a chunk).
+  // padded), N not a multiple of 32, K whole or in several slices with
+  // partial sums kept between them (K = 1536: bf16 whole, int8 in slices of
+  // 512; K = 4608: bf16 in slices of 1024, int8 whole) and, on one thread,
+  // several column chunks (K = 1536 puts 8 or 16 column blocks in a chunk).
   struct Kind {
     QuantLinearMode mode;
     bool usable;
@@ -363,6 +364,8 @@ TEST(QuantLinearStep, AmxTiles) {
     checkCase(make(50, 1536, 300, true, true, LinearActivation::GeluTanh, true),
               /*inPlace=*/true, /*threads=*/1);
     checkCase(make(70, 1536, 40, false, false, LinearActivation::Relu, false),
+              /*inPlace=*/false, /*threads=*/2);
+    checkCase(make(40, 4608, 70, false, true, LinearActivation::None, true),
               /*inPlace=*/false, /*threads=*/2);
   }
 }

@@ -539,7 +539,15 @@ void run(const void *input, int64_t rows, const AmxWeight &w,
   }
   s.b = w.data;
   s.n = w.n;
-  s.sliceBytes = std::min(s.kBytes, s.kBytes <= 2048 ? int64_t(512) : 1024);
+  // K up to 2048 bytes per row runs in slices of 512 (the input slice
+  // stays in L1); up to 8192 whole (a 32-row block of the input, at most
+  // 256 KiB, stays in L2 beside the weight chunk, and no partial sums are
+  // stored and reloaded: BERT-base's FFN output projection, K = 3072,
+  // runs 17% (bf16) and 9% (int8) faster than in slices of 1024); longer
+  // rows in slices of 1024.
+  s.sliceBytes = s.kBytes <= 2048   ? std::min<int64_t>(s.kBytes, 512)
+                 : s.kBytes <= 8192 ? s.kBytes
+                                    : 1024;
   s.weightScales = weightScales;
   s.perChannel = perChannel;
   // Column blocks per chunk: about 768 KiB of packed weight.

@@ -18,11 +18,13 @@
 // Blocking (both types). Each thread takes a contiguous range of 32-column
 // blocks (or, when there are fewer blocks than threads, a range of 32-row
 // blocks), in chunks whose packed weight fits in L2 (768 KiB); for each 32-row
-// block of the input it runs K in slices of 512 (K <= 2048) or 1024 bytes per
-// row, so the input slice (16 or 32 KiB) stays in L1 while every column block
-// of the chunk multiplies it: four accumulator tiles (32 x 32 f32) per block,
-// two input tiles and two weight tiles per step of 32 K values. Partial sums
-// between slices are kept in a per-thread buffer.
+// block of the input it runs K in slices of 512 bytes per row when a row
+// has at most 2048 (the input slice, 16 KiB, stays in L1 while every column
+// block of the chunk multiplies it), whole when it has at most 8192 (the
+// 32-row block stays in L2 and no partial sums are stored), else in slices
+// of 1024: four accumulator tiles (32 x 32 f32) per block, two input tiles
+// and two weight tiles per step of 32 K values. Partial sums between slices
+// are kept in a per-thread buffer.
 //
 //===----------------------------------------------------------------------===//
 
