@@ -254,27 +254,75 @@ LMOPT_AVX512 static void quantizeU8Avx512(const float *x, int64_t count,
   }
 }
 
+/// The epilogue with its options fixed at compile time, so that each row's
+/// vectors carry no branches and the activation's arithmetic interleaves
+/// across them.
+template <LinearActivation Act, bool Shift, bool Bias, bool Residual>
 LMOPT_AVX512 static void epilogueRowsAvx512(const float *acc, int64_t accStride,
                                             int64_t begin, int64_t end,
                                             int64_t n, const Epilogue &e,
                                             float *out, int64_t outStride) {
   for (int64_t r = begin; r < end; ++r) {
-    __m512 s = _mm512_set1_ps(e.rowScales ? e.rowScales[r] : e.uniformScale);
+    const __m512 s =
+        _mm512_set1_ps(e.rowScales ? e.rowScales[r] : e.uniformScale);
+    const float *accRow = acc + r * accStride;
+    float *outRow = out + r * outStride;
     for (int64_t c = 0; c < n; c += 16) {
       __mmask16 lanes = laneMask(n - c);
-      __m512 v = _mm512_maskz_loadu_ps(lanes, acc + r * accStride + c);
-      if (e.columnShift)
+      __m512 v = _mm512_maskz_loadu_ps(lanes, accRow + c);
+      if constexpr (Shift)
         v = _mm512_fnmadd_ps(_mm512_maskz_loadu_ps(lanes, e.columnShift + c),
                              _mm512_set1_ps(e.rowSums[r]), v);
-      __m512 b = e.bias ? _mm512_maskz_loadu_ps(lanes, e.bias + c)
-                        : _mm512_setzero_ps();
-      v = vactivate(_mm512_fmadd_ps(v, s, b), e.activation);
-      if (e.residual)
+      __m512 b =
+          Bias ? _mm512_maskz_loadu_ps(lanes, e.bias + c) : _mm512_setzero_ps();
+      v = vactivate(_mm512_fmadd_ps(v, s, b), Act);
+      if constexpr (Residual)
         v = _mm512_add_ps(
             v, _mm512_maskz_loadu_ps(lanes, e.residual + r * outStride + c));
-      _mm512_mask_storeu_ps(out + r * outStride + c, lanes, v);
+      _mm512_mask_storeu_ps(outRow + c, lanes, v);
     }
   }
+}
+
+using EpilogueRowsFn = void (*)(const float *, int64_t, int64_t, int64_t,
+                                int64_t, const Epilogue &, float *, int64_t);
+
+template <LinearActivation Act>
+static EpilogueRowsFn pickEpilogueRows(const Epilogue &e) {
+  const int flags =
+      (e.columnShift ? 4 : 0) | (e.bias ? 2 : 0) | (e.residual ? 1 : 0);
+  static constexpr EpilogueRowsFn kTable[8] = {
+      epilogueRowsAvx512<Act, false, false, false>,
+      epilogueRowsAvx512<Act, false, false, true>,
+      epilogueRowsAvx512<Act, false, true, false>,
+      epilogueRowsAvx512<Act, false, true, true>,
+      epilogueRowsAvx512<Act, true, false, false>,
+      epilogueRowsAvx512<Act, true, false, true>,
+      epilogueRowsAvx512<Act, true, true, false>,
+      epilogueRowsAvx512<Act, true, true, true>};
+  return kTable[flags];
+}
+
+static void epilogueRowsAvx512(const float *acc, int64_t accStride,
+                               int64_t begin, int64_t end, int64_t n,
+                               const Epilogue &e, float *out,
+                               int64_t outStride) {
+  EpilogueRowsFn fn = nullptr;
+  switch (e.activation) {
+  case LinearActivation::None:
+    fn = pickEpilogueRows<LinearActivation::None>(e);
+    break;
+  case LinearActivation::Relu:
+    fn = pickEpilogueRows<LinearActivation::Relu>(e);
+    break;
+  case LinearActivation::Gelu:
+    fn = pickEpilogueRows<LinearActivation::Gelu>(e);
+    break;
+  case LinearActivation::GeluTanh:
+    fn = pickEpilogueRows<LinearActivation::GeluTanh>(e);
+    break;
+  }
+  fn(acc, accStride, begin, end, n, e, out, outStride);
 }
 
 #if defined(__GNUC__) && !defined(__clang__)
