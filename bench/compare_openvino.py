@@ -14,9 +14,12 @@ Engines (precision: what runs):
   bf16  lmopt --quantize=bf16, OpenVINO (inference precision bf16: its
         default on CPUs with AMX or AVX-512 BF16)
   int8  lmopt --quantize=int8-dynamic and --quantize=int8-static
-        (calibrated on the batch-8 inputs), OpenVINO with NNCF's static
-        quantization (transformer preset, the same calibration rows),
-        onnxruntime quantize_dynamic (int8 weights, per channel)
+        (calibrated on the batch-8 inputs), both with
+        --quantize-attention=bf16, OpenVINO with NNCF's static
+        quantization (transformer preset, the same calibration rows; what
+        stays float, attention included, runs at its default inference
+        precision, bf16), onnxruntime quantize_dynamic (int8 weights, per
+        channel)
 
 Models come from bench/make_models.py (built when missing): BERT-base,
 DistilBERT-base, GPT-2 small; sequence 128, batch 1 and 8.
@@ -43,8 +46,10 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from compare_ort import MODELS, ROOT, lmopt_p50, run_measured  # noqa: E402
 
 LMOPT_MODES = {"fp32": [], "bf16": ["--quantize=bf16"],
-               "int8-dynamic": ["--quantize=int8-dynamic"],
-               "int8-static": ["--quantize=int8-static"]}
+               "int8-dynamic": ["--quantize=int8-dynamic",
+                                "--quantize-attention=bf16"],
+               "int8-static": ["--quantize=int8-static",
+                               "--quantize-attention=bf16"]}
 PRECISION = {"fp32": "fp32", "bf16": "bf16", "int8-dynamic": "int8",
              "int8-static": "int8"}
 

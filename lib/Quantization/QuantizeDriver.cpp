@@ -55,7 +55,7 @@ llvm::Error mlir::lmopt::quantization::checkQuantizeOptions(
         !options.sensitivity && options.exclude.empty() && !options.blockSize &&
         !options.asymmetric && !options.quantizeEmbeddings &&
         !options.writeReport && !options.int4Method &&
-        options.quantizedMlirOut.empty())
+        options.quantizedMlirOut.empty() && options.attention == "auto")
       return llvm::Error::success();
     return makeError("quantization flags need --quantize=MODE (" +
                      llvm::join(getQuantizeModes(), ", ") +
@@ -66,6 +66,9 @@ llvm::Error mlir::lmopt::quantization::checkQuantizeOptions(
   if (!llvm::is_contained(getQuantizeModes(), mode))
     return makeError("unknown --quantize mode '" + mode + "'; use one of " +
                      llvm::join(getQuantizeModes(), ", "));
+  if (!parseAttentionPrecision(options.attention, QuantizeMode::BF16))
+    return makeError("--quantize-attention must be auto, bf16 or f32, got '" +
+                     options.attention + "'");
   if (mode == "int8-static" && !calibrating)
     return makeError("--quantize=int8-static needs --calibration=inputs.npz "
                      "to choose the activation ranges");
@@ -136,6 +139,9 @@ QuantizeOptions mlir::lmopt::quantization::getQuantizeOptions(
   if (useGptq(driverOptions))
     options.rounder = std::make_shared<GptqRounder>(stats.hessians);
   options.quantizeEmbeddings = driverOptions.quantizeEmbeddings;
+  options.attentionBf16 =
+      parseAttentionPrecision(driverOptions.attention, options.mode)
+          .value_or(false);
   return options;
 }
 
@@ -375,7 +381,7 @@ llvm::json::Object QuantizeDriver::finish(uint64_t bundleBytes) {
   llvm::json::Object report = std::move(state->report);
   report["linear_weight_bytes_f32"] = state->fp32WeightBytes;
   report["linear_weight_bytes"] = state->quantizedWeightBytes;
-  if (options.mode == "bf16") {
+  if (state->attentionBf16) {
     log << llvm::formatv("attention with bf16 products (f32 softmax): {0}\n",
                          state->attentionBf16);
     report["attention_bf16_products"] = state->attentionBf16;

@@ -78,6 +78,13 @@ static cl::opt<std::string> quantizeReport(
     cl::desc("Also write the quantization report as JSON ('-' for stdout)"),
     cl::value_desc("file.json|-"),
     cl::cat(lmopt_compile::getQuantizeCategory()));
+static cl::opt<std::string> quantizeAttention(
+    "quantize-attention",
+    cl::desc("With --quantize: run attention's two products in bf16 with "
+             "f32 accumulation (the softmax stays f32): auto (default: with "
+             "--quantize=bf16 only), bf16 (with every mode) or f32 (never)"),
+    cl::init("auto"), cl::value_desc("auto|bf16|f32"),
+    cl::cat(lmopt_compile::getQuantizeCategory()));
 static cl::opt<std::string> sensitivity(
     "sensitivity",
     cl::desc("Quantize one linear at a time, print the N most damaging and "
@@ -99,7 +106,9 @@ bool lmopt_compile::isQuantizationRequested() {
          blockSize.getNumOccurrences() || asymmetric.getNumOccurrences() ||
          calibrationMethodText.getNumOccurrences() ||
          quantizeEmbeddings.getNumOccurrences() ||
-         int4Method.getNumOccurrences() || quantizedMlirOut.getNumOccurrences();
+         int4Method.getNumOccurrences() ||
+         quantizedMlirOut.getNumOccurrences() ||
+         quantizeAttention.getNumOccurrences();
 }
 
 QuantizeDriverOptions lmopt_compile::getQuantizeDriverOptions() {
@@ -116,6 +125,7 @@ QuantizeDriverOptions lmopt_compile::getQuantizeDriverOptions() {
   if (int4Method.getNumOccurrences())
     options.int4Method = int4Method;
   options.quantizedMlirOut = quantizedMlirOut;
+  options.attention = quantizeAttention;
   options.writeReport = !quantizeReport.empty();
   if (sensitivity.getNumOccurrences())
     options.sensitivity = sensitivity;

@@ -51,6 +51,8 @@ struct QuantizeDriverOptions {
   std::optional<std::string> int4Method;
   /// --quantized-mlir-out.
   std::string quantizedMlirOut;
+  /// --quantize-attention: auto, bf16 or f32 (parseAttentionPrecision).
+  std::string attention = "auto";
   /// --quantize-report was given (the caller writes the report).
   bool writeReport = false;
   /// --sensitivity[=N]: "" for the default count.

@@ -49,6 +49,17 @@ std::optional<QuantizeMode> mlir::lmopt::parseQuantizeMode(StringRef name) {
       .Default(std::nullopt);
 }
 
+std::optional<bool> mlir::lmopt::parseAttentionPrecision(StringRef word,
+                                                         QuantizeMode mode) {
+  if (word == "auto")
+    return mode == QuantizeMode::BF16;
+  if (word == "bf16")
+    return true;
+  if (word == "f32")
+    return false;
+  return std::nullopt;
+}
+
 std::string mlir::lmopt::getLayerName(Operation *op) {
   std::string name;
   op->getLoc()->walk([&](Location loc) {
@@ -214,9 +225,9 @@ FailureOr<QuantizeSummary> LinearQuantizer::run(Operation *root) {
         failedAny = true;
     }
   }
-  // bf16 also lets each attention run its two products in bf16 with f32
-  // accumulation (the softmax stays f32), as the linears do.
-  if (options.mode == QuantizeMode::BF16) {
+  // Each attention may run its two products in bf16 with f32 accumulation
+  // (the softmax stays f32): by default in mode bf16, as the linears do.
+  if (options.attentionBf16) {
     MLIRContext *context = root->getContext();
     root->walk([&](AttentionOp attention) {
       if (isExcluded(getLayerName(attention)))
@@ -441,6 +452,14 @@ struct QuantizePass : lmopt::impl::QuantizePassBase<QuantizePass> {
     options.exclude.assign(exclude.begin(), exclude.end());
     options.quantizeEmbeddings = quantizeEmbeddings;
     options.embeddingMinElements = embeddingMinElements;
+    std::optional<bool> attentionBf16 =
+        parseAttentionPrecision(attention, options.mode);
+    if (!attentionBf16) {
+      root->emitError() << "attention must be auto, bf16 or f32, got '"
+                        << attention << "'";
+      return signalPassFailure();
+    }
+    options.attentionBf16 = *attentionBf16;
     if (options.embeddingMinElements < 1) {
       root->emitError() << "embedding-min-elements must be positive, got "
                         << options.embeddingMinElements;

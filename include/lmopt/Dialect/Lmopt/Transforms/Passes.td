@@ -348,10 +348,12 @@ def QuantizePass : Pass<"lmopt-quantize"> {
       the `u8` scale and zero point of its range in `calibration-table`;
     * `int4-weight`: `i4` (symmetric, scale `max|w| / 7`) or `u4` (with a
       zero point) blocks of `block-size` along K, input unchanged;
-    * `bf16`, `fp16`: weight converted, input cast by `lmopt.cast`; with
-      `bf16`, each `lmopt.attention` also gets the unit attribute
-      `bf16_products` (its two products may run in bf16 with f32
-      accumulation, the softmax staying f32).
+    * `bf16`, `fp16`: weight converted, input cast by `lmopt.cast`.
+
+    With `attention=bf16`, or `auto` (the default) in mode `bf16`, each
+    `lmopt.attention` also gets the unit attribute `bf16_products`: its two
+    products may run in bf16 with f32 accumulation, the softmax staying
+    f32. `attention=f32` leaves every attention as it is.
 
     Integer weights become an integer `lmopt.constant` and `quant.scast`;
     rounding is half to even. `exclude` lists globs matched against each
@@ -395,7 +397,10 @@ def QuantizePass : Pass<"lmopt-quantize"> {
            "Also quantize constant f32 gather tables of at least "
            "embedding-min-elements elements to i8 with one scale per row">,
     Option<"embeddingMinElements", "embedding-min-elements", "int64_t",
-           "4096", "quantize-embeddings: smaller tables stay f32">
+           "4096", "quantize-embeddings: smaller tables stay f32">,
+    Option<"attention", "attention", "std::string", "\"auto\"",
+           "bf16 products in lmopt.attention: auto (in mode bf16), bf16 "
+           "(in every mode) or f32 (never)">
   ];
   let statistics = [
     Statistic<"numQuantized", "quantized", "Linears quantized">,
@@ -414,7 +419,7 @@ def QuantizePass : Pass<"lmopt-quantize"> {
     Statistic<"numEmbeddingsSmall", "embeddings-skipped-small",
               "Gather tables left f32: fewer than embedding-min-elements">,
     Statistic<"numAttentionBf16", "attention-bf16",
-              "bf16: attentions given bf16 products">
+              "Attentions given bf16 products">
   ];
 }
 

@@ -74,7 +74,16 @@ struct QuantizeOptions {
   /// quantizeEmbeddings: tables with fewer elements stay f32 (token-type
   /// embeddings, whose few bytes are not worth a lookup that dequantizes).
   int64_t embeddingMinElements = 4096;
+  /// Mark each attention not excluded kBf16ProductsAttr (by default, only
+  /// in mode bf16; parseAttentionPrecision).
+  bool attentionBf16 = false;
 };
+
+/// `attention` / --quantize-attention: "auto" (bf16 products in mode bf16
+/// only), "bf16" (in every mode) or "f32" (never); nullopt for another
+/// word.
+std::optional<bool> parseAttentionPrecision(llvm::StringRef word,
+                                            QuantizeMode mode);
 
 /// What `quantizeLinears` did.
 struct QuantizeSummary {
