@@ -9,6 +9,10 @@
 // the team dnnl_sgemm runs single-threaded. Packed heads, and Q, K and V
 // that are views into a wider buffer (a fused QKV projection), are read
 // through the GEMMs' leading dimensions: nothing is copied or transposed.
+// With bf16 products (AttentionStepDesc::bf16Products, where
+// AmxAttention.h's tiles fit) both products run on AMX tiles instead, from
+// bf16 copies in the thread's scratch, and the softmax leaves its rows
+// unnormalized: each output row is scaled by its inverse sum.
 //
 // The softmax passes live in AttentionSoftmax.cpp, shared with the
 // backward step (AttentionGradStep.cpp).

@@ -3,8 +3,10 @@
 // The runtime's library step for `lmopt.attention`: per batch and head,
 // softmax(Q K^T * scale + bias + mask) V with the op's exact semantics (see the
 // op's description in LmoptFusedOps.td and the reference evaluator, which is
-// the numerical oracle). Matrix products run on oneDNN; batches x heads are
-// spread over the context's threads. docs/cpu-backend.md describes the step.
+// the numerical oracle). Matrix products run on oneDNN (or, with
+// bf16Products where the CPU has AMX-BF16, on bf16 tiles); batches x heads
+// are spread over the context's threads. docs/cpu-backend.md describes the
+// step.
 //
 //===----------------------------------------------------------------------===//
 
