@@ -24,7 +24,9 @@
 // 32-row block stays in L2 and no partial sums are stored), else in slices
 // of 1024: four accumulator tiles (32 x 32 f32) per block, two input tiles
 // and two weight tiles per step of 32 K values. Partial sums between slices
-// are kept in a per-thread buffer.
+// are kept in a per-thread buffer. The first row block of each chunk, which
+// reads the chunk's weight from memory, prefetches its panels a few tiles
+// ahead.
 //
 //===----------------------------------------------------------------------===//
 
