@@ -230,14 +230,15 @@ std::vector<double> dequantizedInput(const Case &c) {
 
 /// Runs the step (with the residual in place when `inPlace`) and compares.
 void checkCase(const Case &c, bool inPlace = false, int threads = 0) {
-  SCOPED_TRACE(std::string(quantLinearModeName(c.desc.mode)) + " " +
-               std::to_string(c.m) + "x" + std::to_string(c.desc.inputFeatures) +
-               "x" + std::to_string(c.desc.outputFeatures) + " act " +
-               linearActivationName(c.desc.activation) +
-               (c.desc.hasBias ? " bias" : "") +
-               (c.desc.hasResidual ? (inPlace ? " residual(in place)"
-                                              : " residual")
-                                   : ""));
+  SCOPED_TRACE(
+      std::string(quantLinearModeName(c.desc.mode)) + " " +
+      std::to_string(c.m) + "x" + std::to_string(c.desc.inputFeatures) + "x" +
+      std::to_string(c.desc.outputFeatures) + " act " +
+      linearActivationName(c.desc.activation) +
+      (c.desc.hasBias ? " bias" : "") +
+      (c.desc.hasResidual ? (inPlace ? " residual(in place)" : " residual")
+                          : "") +
+      (c.desc.outputBf16 ? " bf16 output" : ""));
   std::unique_ptr<CpuContext> ctx = makeContext(threads);
   ASSERT_TRUE(ctx);
   std::unique_ptr<QuantLinearStep> step;
@@ -250,9 +251,21 @@ void checkCase(const Case &c, bool inPlace = false, int threads = 0) {
     out = c.residual;
     residual = out.data();
   }
-  st = step->run(c.stepInput(), c.desc.hasBias ? c.bias.data() : nullptr,
-                 residual, out.data());
-  ASSERT_TRUE(st) << st.toString();
+  std::vector<uint16_t> outBf16(size_t(m * n), 0xFFFF);
+  if (c.desc.outputBf16) {
+    QuantLinearIo io;
+    io.input = c.stepInput();
+    io.bias = c.desc.hasBias ? c.bias.data() : nullptr;
+    io.output = outBf16.data();
+    st = step->run(io);
+    ASSERT_TRUE(st) << st.toString();
+    for (size_t i = 0; i < out.size(); ++i)
+      out[i] = bfloat16ToFloat(outBf16[i]);
+  } else {
+    st = step->run(c.stepInput(), c.desc.hasBias ? c.bias.data() : nullptr,
+                   residual, out.data());
+    ASSERT_TRUE(st) << st.toString();
+  }
 
   std::vector<double> x = dequantizedInput(c);
   int bad = 0;
@@ -274,7 +287,13 @@ void checkCase(const Case &c, bool inPlace = false, int threads = 0) {
         mag += std::fabs(c.residual[size_t(r * n + j)]);
       }
       double got = out[size_t(r * n + j)];
-      if (!(std::fabs(got - want) <= 1e-5 * mag + 1e-6) && bad++ < 5)
+      // A bf16 output adds its rounding: at most half a unit in the last
+      // of its 8 significant bits, 2^-8 of the value (truncating instead
+      // errs by up to 2^-7).
+      double tolerance =
+          1e-5 * mag + 1e-6 +
+          (c.desc.outputBf16 ? std::ldexp(std::fabs(want), -8) : 0.0);
+      if (!(std::fabs(got - want) <= tolerance) && bad++ < 5)
         ADD_FAILURE() << "out[" << r << ", " << j << "] = " << got
                       << ", want " << want << " (mag " << mag << ")";
     }
@@ -368,6 +387,78 @@ TEST(QuantLinearStep, AmxTiles) {
     checkCase(make(40, 4608, 70, false, true, LinearActivation::None, true),
               /*inPlace=*/false, /*threads=*/2);
   }
+}
+
+TEST(QuantLinearStep, Bf16Output) {
+  // bf16 steps writing a bf16 output (what the CPU target's plan gives a
+  // linear whose only reader is a cast to bf16): the AMX kernel's block
+  // epilogue where the CPU has AMX, else oneDNN's matmul with a bf16
+  // destination (runtime-unittests.test runs this under an ISA cap too).
+  // Against the reference within the f32 tolerance plus bf16's rounding,
+  // and bit for bit the f32 output rounded as the cast rounds
+  // (floatToBFloat16: ties to even).
+  std::unique_ptr<CpuContext> ctx = makeContext(0);
+  ASSERT_TRUE(ctx);
+  uint32_t seed = 701;
+  struct Shape {
+    int64_t m, k, n;
+    bool transpose, bias;
+    LinearActivation act;
+  };
+  const Shape shapes[] = {
+      {7, 64, 40, false, true, LinearActivation::None},
+      {7, 64, 40, true, false, LinearActivation::Relu},
+      {33, 64, 40, false, true, LinearActivation::Gelu},
+      {128, 768, 96, false, true, LinearActivation::Gelu},
+      {50, 1536, 130, true, true, LinearActivation::GeluTanh},
+      {1, 72, 130, false, true, LinearActivation::None}};
+  for (const Shape &shape : shapes) {
+    Case c = makeCase(QuantLinearMode::BF16, shape.m, shape.k, shape.n,
+                      shape.transpose, shape.bias, shape.act, false, seed++);
+    c.desc.outputBf16 = true;
+    checkCase(c);
+
+    std::unique_ptr<QuantLinearStep> wide, narrow;
+    Case f32 = c;
+    f32.desc.outputBf16 = false;
+    ASSERT_TRUE(
+        QuantLinearStep::create(*ctx, f32.desc, c.m, f32.weights(), wide));
+    ASSERT_TRUE(
+        QuantLinearStep::create(*ctx, c.desc, c.m, c.weights(), narrow));
+    const size_t count = size_t(c.m * c.desc.outputFeatures);
+    std::vector<float> want(count);
+    std::vector<uint16_t> got(count);
+    const float *bias = shape.bias ? c.bias.data() : nullptr;
+    ASSERT_TRUE(wide->run(c.stepInput(), bias, nullptr, want.data()));
+    QuantLinearIo io;
+    io.input = c.stepInput();
+    io.bias = bias;
+    io.output = got.data();
+    ASSERT_TRUE(narrow->run(io));
+    int differ = 0;
+    for (size_t i = 0; i < count; ++i)
+      if (got[i] != floatToBFloat16(want[i]) && differ++ < 5)
+        ADD_FAILURE() << "output " << i << ": bits " << got[i] << ", the f32 "
+                      << want[i] << " rounds to " << floatToBFloat16(want[i]);
+    EXPECT_EQ(differ, 0);
+  }
+  // A residual cannot be added to a bf16 output, nor another mode write one.
+  Case withResidual = makeCase(QuantLinearMode::BF16, 4, 64, 40, false, true,
+                               LinearActivation::None, true, seed++);
+  withResidual.desc.outputBf16 = true;
+  std::unique_ptr<QuantLinearStep> refused;
+  Status st = QuantLinearStep::create(*ctx, withResidual.desc, 4,
+                                      withResidual.weights(), refused);
+  EXPECT_FALSE(st);
+  EXPECT_NE(st.message().find("a bf16 output is for bf16 steps without a "
+                              "residual"),
+            std::string::npos)
+      << st.toString();
+  Case int8 = makeCase(QuantLinearMode::Int8DynamicPerToken, 4, 64, 40, false,
+                       true, LinearActivation::None, false, seed++);
+  int8.desc.outputBf16 = true;
+  EXPECT_FALSE(
+      QuantLinearStep::create(*ctx, int8.desc, 4, int8.weights(), refused));
 }
 
 TEST(QuantLinearStep, OneThreadAndOneRow) {
@@ -527,6 +618,37 @@ TEST(QuantKernels, PerTensorMatchesDynamicQuantizeLinear) {
     EXPECT_EQ(scale, 0.01f);
     EXPECT_EQ(zp, 100);
     EXPECT_EQ(q, want) << (avx512 ? "avx512" : "portable");
+  }
+}
+
+TEST(QuantKernels, Bf16OutputRoundsAsTheCast) {
+  // The epilogue's bf16 store, both forms, bit for bit against
+  // floatToBFloat16 (the rounding of the cast it replaces): ties to even
+  // both ways, values that round up into the next binade and to infinity,
+  // subnormals, infinities and NaNs (quieted, sign and top payload kept).
+  // (No -0: the epilogue's a * 1 + 0 makes it +0 before the store.)
+  const uint32_t specials[] = {
+      0x3F808000u, 0x3F818000u, 0x3F80FFFFu, 0x3F807FFFu, 0xBF808000u,
+      0x3FFFFFFFu, 0x7F7FFFFFu, 0xFF7F8000u, 0x00000001u, 0x80018000u,
+      0x7F800000u, 0xFF800000u, 0x7FC00001u, 0xFF800001u, 0x7FBF0000u,
+      0x00000000u, 0x807FFFFFu};
+  std::vector<float> values;
+  for (uint32_t bits : specials) {
+    float v;
+    std::memcpy(&v, &bits, 4);
+    values.push_back(v);
+  }
+  for (float v : hashValues(9, 47, 100.0))
+    values.push_back(v);
+  const int64_t n = int64_t(values.size());
+  quant::Epilogue e;
+  for (bool avx512 : {false, quant::useAvx512()}) {
+    std::vector<uint16_t> got(size_t(n), 0xABCD);
+    e.bf16Out = got.data();
+    quant::applyEpilogue(values.data(), n, 1, n, e, nullptr, 1, avx512);
+    for (int64_t i = 0; i < n; ++i)
+      EXPECT_EQ(got[size_t(i)], floatToBFloat16(values[size_t(i)]))
+          << (avx512 ? "AVX-512" : "portable") << " form, value " << i;
   }
 }
 

@@ -527,9 +527,11 @@ LMOPT_AMX_TARGET void runRange(const Shape &s, int64_t rows, int64_t m0,
             be.rowSums = e.rowSums + r0;
           if (e.residual)
             be.residual = e.residual + r0 * s.n + col;
+          if (e.bf16Out)
+            be.bf16Out = e.bf16Out + r0 * s.n + col;
           applyEpilogueBlock(block, kBlock, blockRows,
                              std::min(kBlock, s.n - col), be,
-                             out + r0 * s.n + col, s.n, avx512);
+                             out ? out + r0 * s.n + col : nullptr, s.n, avx512);
         }
       }
     }

@@ -98,9 +98,10 @@ size_t amxScratchBytes(int64_t rows, const AmxWeight &w);
 /// out[r, c] = epilogue(input[r, :] x W[:, c]) for r < rows, c < N, with
 /// `input` bf16 [rows, K] and the epilogue's bias, activation and residual
 /// (e.rowScales, columnShift and rowSums must be null; e.residual may be
-/// `out`). `scratch` holds amxScratchBytes(rows, w) bytes, 64-byte
-/// aligned. Runs on `threads` OpenMP threads (0: the OpenMP default). Only
-/// where amxBf16Usable().
+/// `out`; with e.bf16Out, `out` is null and the output goes there).
+/// `scratch` holds amxScratchBytes(rows, w) bytes, 64-byte aligned. Runs
+/// on `threads` OpenMP threads (0: the OpenMP default). Only where
+/// amxBf16Usable().
 void gemmAmxBf16(const uint16_t *input, int64_t rows, const AmxWeight &w,
                  const Epilogue &e, float *out, int threads, void *scratch);
 

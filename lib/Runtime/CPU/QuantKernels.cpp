@@ -265,10 +265,27 @@ LMOPT_AVX512 static void quantizeU8Avx512(const float *x, int64_t count,
   }
 }
 
+/// The bf16 bits nearest each lane (ties to even), a NaN quieted with the
+/// top of its payload, in the low half of each 32-bit lane:
+/// floatToBFloat16, 16 lanes at a time.
+LMOPT_AVX512 static inline __m512i toBf16(__m512 v) {
+  const __m512i bits = _mm512_castps_si512(v);
+  const __m512i odd =
+      _mm512_and_si512(_mm512_srli_epi32(bits, 16), _mm512_set1_epi32(1));
+  __m512i rounded = _mm512_srli_epi32(
+      _mm512_add_epi32(bits, _mm512_add_epi32(odd, _mm512_set1_epi32(0x7FFF))),
+      16);
+  const __mmask16 nan = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+  rounded = _mm512_mask_or_epi32(rounded, nan, _mm512_srli_epi32(bits, 16),
+                                 _mm512_set1_epi32(0x40));
+  return rounded;
+}
+
 /// The epilogue with its options fixed at compile time, so that each row's
 /// vectors carry no branches and the activation's arithmetic interleaves
 /// across them.
-template <LinearActivation Act, bool Shift, bool Bias, bool Residual>
+template <LinearActivation Act, bool Shift, bool Bias, bool Residual,
+          bool Bf16Out>
 LMOPT_AVX512 static void epilogueRowsAvx512(const float *acc, int64_t accStride,
                                             int64_t begin, int64_t end,
                                             int64_t n, const Epilogue &e,
@@ -277,7 +294,7 @@ LMOPT_AVX512 static void epilogueRowsAvx512(const float *acc, int64_t accStride,
     const __m512 s =
         _mm512_set1_ps(e.rowScales ? e.rowScales[r] : e.uniformScale);
     const float *accRow = acc + r * accStride;
-    float *outRow = out + r * outStride;
+    float *outRow = Bf16Out ? nullptr : out + r * outStride;
     for (int64_t c = 0; c < n; c += 16) {
       __mmask16 lanes = laneMask(n - c);
       __m512 v = _mm512_maskz_loadu_ps(lanes, accRow + c);
@@ -290,7 +307,11 @@ LMOPT_AVX512 static void epilogueRowsAvx512(const float *acc, int64_t accStride,
       if constexpr (Residual)
         v = _mm512_add_ps(
             v, _mm512_maskz_loadu_ps(lanes, e.residual + r * outStride + c));
-      _mm512_mask_storeu_ps(outRow + c, lanes, v);
+      if constexpr (Bf16Out)
+        _mm512_mask_cvtepi32_storeu_epi16(e.bf16Out + r * outStride + c, lanes,
+                                          toBf16(v));
+      else
+        _mm512_mask_storeu_ps(outRow + c, lanes, v);
     }
   }
 }
@@ -300,17 +321,27 @@ using EpilogueRowsFn = void (*)(const float *, int64_t, int64_t, int64_t,
 
 template <LinearActivation Act>
 static EpilogueRowsFn pickEpilogueRows(const Epilogue &e) {
+  // A bf16 output has no residual (the step refuses the pair).
+  if (e.bf16Out) {
+    const int flags = (e.columnShift ? 2 : 0) | (e.bias ? 1 : 0);
+    static constexpr EpilogueRowsFn kBf16Table[4] = {
+        epilogueRowsAvx512<Act, false, false, false, true>,
+        epilogueRowsAvx512<Act, false, true, false, true>,
+        epilogueRowsAvx512<Act, true, false, false, true>,
+        epilogueRowsAvx512<Act, true, true, false, true>};
+    return kBf16Table[flags];
+  }
   const int flags =
       (e.columnShift ? 4 : 0) | (e.bias ? 2 : 0) | (e.residual ? 1 : 0);
   static constexpr EpilogueRowsFn kTable[8] = {
-      epilogueRowsAvx512<Act, false, false, false>,
-      epilogueRowsAvx512<Act, false, false, true>,
-      epilogueRowsAvx512<Act, false, true, false>,
-      epilogueRowsAvx512<Act, false, true, true>,
-      epilogueRowsAvx512<Act, true, false, false>,
-      epilogueRowsAvx512<Act, true, false, true>,
-      epilogueRowsAvx512<Act, true, true, false>,
-      epilogueRowsAvx512<Act, true, true, true>};
+      epilogueRowsAvx512<Act, false, false, false, false>,
+      epilogueRowsAvx512<Act, false, false, true, false>,
+      epilogueRowsAvx512<Act, false, true, false, false>,
+      epilogueRowsAvx512<Act, false, true, true, false>,
+      epilogueRowsAvx512<Act, true, false, false, false>,
+      epilogueRowsAvx512<Act, true, false, true, false>,
+      epilogueRowsAvx512<Act, true, true, false, false>,
+      epilogueRowsAvx512<Act, true, true, true, false>};
   return kTable[flags];
 }
 
@@ -395,7 +426,10 @@ static void epilogueRowsPortable(const float *acc, int64_t accStride,
       v = activate(v, e.activation);
       if (e.residual)
         v += e.residual[r * outStride + c];
-      out[r * outStride + c] = v;
+      if (e.bf16Out)
+        e.bf16Out[r * outStride + c] = floatToBFloat16(v);
+      else
+        out[r * outStride + c] = v;
     }
   }
 }

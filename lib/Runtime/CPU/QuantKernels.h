@@ -45,6 +45,10 @@ void quantizeTensorU8(const float *x, int64_t count, uint8_t *q, float &scale,
 ///
 /// With `columnShift` and `rowSums` (weight zero points), acc[r, c] is
 /// first reduced by columnShift[c] * rowSums[r].
+///
+/// With `bf16Out` (and no residual), the values go there as bf16 (rounded
+/// as floatToBFloat16 rounds, the strides of `out`) and `out` is not
+/// written.
 struct Epilogue {
   const float *columnShift = nullptr;
   const float *rowSums = nullptr;
@@ -53,6 +57,7 @@ struct Epilogue {
   const float *bias = nullptr;
   LinearActivation activation = LinearActivation::None;
   const float *residual = nullptr;
+  uint16_t *bf16Out = nullptr;
 };
 void applyEpilogue(const float *acc, int64_t accStride, int64_t rows,
                    int64_t n, const Epilogue &e, float *out, int threads,

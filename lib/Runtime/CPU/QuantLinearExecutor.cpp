@@ -109,10 +109,10 @@ lmopt::runtime::buildQuantLinearExecutor(const CpuStepContext &context,
                                          std::unique_ptr<StepExecutor> &out) {
   Checker c{context, step};
   static const char *const kKnown[] = {
-      "mode",          "transpose_weight", "activation",
-      "has_bias",      "has_residual",     "block_size",
-      "has_zero_points", "weight_signed",  "input_scale",
-      "input_zero_point", "input_quantized", "quantize_output"};
+      "mode",         "transpose_weight", "activation",      "has_bias",
+      "has_residual", "block_size",       "has_zero_points", "weight_signed",
+      "input_scale",  "input_zero_point", "input_quantized", "quantize_output",
+      "output_bf16"};
   for (const PlanAttr &attr : step.attrs)
     if (std::none_of(std::begin(kKnown), std::end(kKnown),
                      [&](const char *k) { return attr.name == k; }))
@@ -145,7 +145,8 @@ lmopt::runtime::buildQuantLinearExecutor(const CpuStepContext &context,
         {"has_zero_points", &d.hasZeroPoints},
         {"weight_signed", &d.weightSigned},
         {"input_quantized", &d.inputQuantized},
-        {"quantize_output", &d.quantizeOutput}})
+        {"quantize_output", &d.quantizeOutput},
+        {"output_bf16", &d.outputBf16}})
     if (Status st = c.flag(name, *field); !st)
       return st;
   // weight_signed defaults to 1.
@@ -178,6 +179,9 @@ lmopt::runtime::buildQuantLinearExecutor(const CpuStepContext &context,
                    "steps");
   if (d.quantizeOutput && (int4 || half || d.hasResidual))
     return c.error("attribute 'quantize_output' is for int8 steps without a "
+                   "residual");
+  if (d.outputBf16 && (d.mode != QuantLinearMode::BF16 || d.hasResidual))
+    return c.error("attribute 'output_bf16' is for bf16 steps without a "
                    "residual");
   // With input_quantized the input's row scales follow the input.
   const size_t first = d.inputQuantized ? 2 : 1;
@@ -235,7 +239,9 @@ lmopt::runtime::buildQuantLinearExecutor(const CpuStepContext &context,
   std::vector<int64_t> outDims = input.dims;
   outDims.back() = n;
   if (Status st = c.expect("output", output,
-                           {d.quantizeOutput ? DType::I8 : DType::F32},
+                           {d.quantizeOutput ? DType::I8
+                            : d.outputBf16   ? DType::BF16
+                                             : DType::F32},
                            outDims);
       !st)
     return st;

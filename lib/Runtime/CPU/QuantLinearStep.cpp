@@ -223,6 +223,8 @@ static Status validate(const QuantLinearStepDesc &d, int64_t rows,
     return bad("a quantized input is for int8_dynamic_per_token");
   if (d.quantizeOutput && (!isInt8(d.mode) || d.hasResidual))
     return bad("a quantized output is for int8 steps without a residual");
+  if (d.outputBf16 && (d.mode != QuantLinearMode::BF16 || d.hasResidual))
+    return bad("a bf16 output is for bf16 steps without a residual");
   if (d.hasZeroPoints &&
       (d.mode == QuantLinearMode::BF16 || d.mode == QuantLinearMode::FP16))
     return bad("a bf16 or fp16 weight has no zero points");
@@ -436,7 +438,7 @@ static Status createBf16(const CpuContext &context,
   if (st == dnnl_success)
     st = initPlain(biasMd, 1, n, dnnl_f32, n, 1);
   if (st == dnnl_success)
-    st = initPlain(dstMd, rows, n, dnnl_f32, n, 1);
+    st = initPlain(dstMd, rows, n, d.outputBf16 ? dnnl_bf16 : dnnl_f32, n, 1);
   if (Status s = dnnlCheck(st, prefix, "memory descriptor setup"); !s)
     return s;
   dnnl_matmul_desc_t matmul;
@@ -751,8 +753,11 @@ Status QuantLinearStep::run(const QuantLinearIo &io) const {
 
   // bf16.
   if (impl.amx.data) {
+    if (desc_.outputBf16)
+      e.bf16Out = static_cast<uint16_t *>(io.output);
     quant::gemmAmxBf16(static_cast<const uint16_t *>(input), rows, impl.amx, e,
-                       output, context_.threads(), impl.amxScratch.data);
+                       desc_.outputBf16 ? nullptr : output, context_.threads(),
+                       impl.amxScratch.data);
     return Status::ok();
   }
   size_t outBytes = size_t(rows * n) * sizeof(float);

@@ -104,6 +104,10 @@ struct QuantLinearStepDesc {
   /// for a consumer with inputQuantized; the f32 product goes to a scratch
   /// buffer the caller passes.
   bool quantizeOutput = false;
+  /// bf16, no residual: the output is written as bf16 (the f32 result
+  /// rounded to nearest even, as a cast would round it) for a bf16
+  /// consumer.
+  bool outputBf16 = false;
 };
 
 /// The buffers of one run (see QuantLinearStep::run).
@@ -113,7 +117,7 @@ struct QuantLinearIo {
   const float *inputScales = nullptr;
   const float *bias = nullptr;
   const float *residual = nullptr;
-  /// f32 [rows, N]; i8 with quantizeOutput.
+  /// f32 [rows, N]; i8 with quantizeOutput, bf16 with outputBf16.
   void *output = nullptr;
   /// With quantizeOutput: [rows] f32, and the f32 [rows, N] scratch.
   float *outputScales = nullptr;
