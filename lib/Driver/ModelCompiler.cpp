@@ -353,6 +353,7 @@ static llvm::Error checkOptions(const ModelCompilerOptions &o,
   options.target.cpu = o.cpu;
   options.target.cudaSmVersion = sm;
   options.target.fuseRowQuantization = o.fuseRowQuantization;
+  options.target.fuseBf16Outputs = o.fuseBf16Outputs;
   options.target.precision = *precision;
   options.outputPath = o.outputPath;
   options.modelName = llvm::sys::path::stem(o.inputPath).str();

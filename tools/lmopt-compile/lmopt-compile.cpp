@@ -105,6 +105,11 @@ static cl::opt<bool> noFuseRowQuantization(
              "per-token int8 linear (by default the producer writes it "
              "quantized)"),
     cl::cat(category));
+static cl::opt<bool> noFuseBf16Outputs(
+    "no-fuse-bf16-outputs",
+    cl::desc("Keep a bf16 linear's f32 output when only a cast to bf16 "
+             "reads it (by default the linear writes bf16)"),
+    cl::cat(category));
 static cl::opt<std::string> prune(
     "prune",
     cl::desc("Structured pruning: remove a fraction of each FFN's neurons "
@@ -187,6 +192,7 @@ int main(int argc, char **argv) {
   options.dumpPlan = dumpPlan;
   options.dumpKernels = dumpKernels;
   options.fuseRowQuantization = !noFuseRowQuantization;
+  options.fuseBf16Outputs = !noFuseBf16Outputs;
   options.omitWeights = omitWeights;
   options.prune = prune;
   options.expose = expose;

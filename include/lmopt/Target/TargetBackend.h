@@ -52,6 +52,9 @@ struct TargetOptions {
   /// cpu: an int8 linear whose output only feeds a per-token int8 linear
   /// writes that output quantized (`--no-fuse-row-quantization` clears it).
   bool fuseRowQuantization = true;
+  /// cpu: a bf16 linear whose output only feeds a kernel that casts it to
+  /// bf16 writes bf16 itself (`--no-fuse-bf16-outputs` clears it).
+  bool fuseBf16Outputs = true;
   /// cuda: the compute capability (major * 10 + minor) the generated
   /// kernels are compiled for (`--cuda-arch=sm_90`).
   unsigned cudaSmVersion = 90;

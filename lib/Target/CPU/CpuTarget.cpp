@@ -276,6 +276,11 @@ public:
     plan.rewrites.push_back(
         {"fused_row_quantizations",
          "int8 linears writing their output quantized for the next", fused});
+    plan.rewrites.push_back(
+        {"fused_bf16_outputs",
+         "bf16 linears writing their output in bf16 for "
+         "the next",
+         options.fuseBf16Outputs ? fuseBf16Outputs(plan) : 0});
   }
 
   void buildKernelPipeline(OpPassManager &pm,

@@ -1,4 +1,4 @@
-//===- QuantFusion.cpp - Row quantization moved into the producing step ---===//
+//===- QuantFusion.cpp - Input conversions moved into the producing step --===//
 //
 // A per-token int8 linear quantizes its f32 input row by row before the
 // integer product. When that input is the output of another int8 linear
@@ -8,12 +8,22 @@
 // row scales, and one pass over memory disappears. The values are the
 // same bits either way (the same quantizer runs on the same f32 row).
 //
+// A bf16 linear's input is cast to bf16 by a kernel. When that kernel is
+// the cast alone and reads the output of another bf16 linear that nothing
+// else reads, the producer stores bf16 directly (the same rounding), and
+// both the kernel's pass and the f32 tensor disappear.
+//
 //===----------------------------------------------------------------------===//
 
 #include "QuantPlan.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/SymbolTable.h"
+
 #include <string_view>
 
+using namespace mlir;
+using namespace mlir::lmopt;
 using namespace mlir::lmopt::cpu;
 namespace rt = ::lmopt::runtime;
 
@@ -97,5 +107,133 @@ unsigned mlir::lmopt::cpu::fuseRowQuantization(
     consumer.attrs.push_back(flagAttr("input_quantized"));
     ++fused;
   }
+  return fused;
+}
+
+/// Whether `entry` in `kernels` is one lmopt.cast of its single argument
+/// from f32 to bf16, returned.
+static bool isBf16CastKernel(ModuleOp kernels, StringRef entry) {
+  auto func = SymbolTable::lookupSymbolIn(kernels, entry);
+  auto fn = llvm::dyn_cast_or_null<func::FuncOp>(func);
+  if (!fn || fn.getNumArguments() != 1 || fn.getNumResults() != 1 ||
+      fn.getBody().getBlocks().size() != 1)
+    return false;
+  Block &body = fn.getBody().front();
+  if (body.getOperations().size() != 2)
+    return false;
+  auto cast = llvm::dyn_cast<CastOp>(body.front());
+  auto ret = llvm::dyn_cast<func::ReturnOp>(body.back());
+  if (!cast || !ret || cast.getInput() != body.getArgument(0) ||
+      ret.getNumOperands() != 1 || ret.getOperand(0) != cast.getOutput())
+    return false;
+  auto elementOf = [](Value v) {
+    return llvm::cast<ShapedType>(v.getType()).getElementType();
+  };
+  return elementOf(cast.getInput()).isF32() &&
+         elementOf(cast.getOutput()).isBF16();
+}
+
+/// Removes the tensors `drop` marks (which no step, input, output, state use
+/// or other tensor's alias root names) and renumbers the rest.
+static void dropTensors(rt::Plan &plan, std::vector<uint32_t> &aliasRoot,
+                        const std::vector<bool> &drop) {
+  std::vector<uint32_t> renumbered(plan.tensors.size(), 0);
+  std::vector<rt::PlanTensor> kept;
+  for (uint32_t t = 0; t < plan.tensors.size(); ++t)
+    if (!drop[t]) {
+      renumbered[t] = uint32_t(kept.size());
+      kept.push_back(std::move(plan.tensors[t]));
+    }
+  std::vector<uint32_t> roots;
+  for (uint32_t t = 0; t < aliasRoot.size(); ++t)
+    if (!drop[t])
+      roots.push_back(renumbered[aliasRoot[t]]);
+  plan.tensors = std::move(kept);
+  aliasRoot = std::move(roots);
+  for (rt::PlanStep &step : plan.steps) {
+    for (uint32_t &t : step.operands)
+      t = renumbered[t];
+    for (uint32_t &t : step.results)
+      t = renumbered[t];
+  }
+  for (std::vector<rt::PlanValue> *values : {&plan.inputs, &plan.outputs})
+    for (rt::PlanValue &value : *values)
+      value.tensor = renumbered[value.tensor];
+  for (std::vector<rt::PlanStateUse> *uses :
+       {&plan.stateReads, &plan.stateWrites})
+    for (rt::PlanStateUse &use : *uses)
+      use.tensor = renumbered[use.tensor];
+}
+
+unsigned mlir::lmopt::cpu::fuseBf16Outputs(TargetPlan &target) {
+  rt::Plan &plan = target.plan;
+  std::vector<uint32_t> &aliasRoot = target.aliasRoot;
+  if (!target.kernels)
+    return 0;
+  // Who reads each tensor, and which tensors are outputs, state views or
+  // share bytes with another.
+  const size_t count = plan.tensors.size();
+  std::vector<unsigned> reads(count, 0);
+  std::vector<int64_t> reader(count, -1);
+  std::vector<bool> pinned(count, false);
+  for (uint32_t t = 0; t < count; ++t)
+    if (aliasRoot[t] != t)
+      pinned[aliasRoot[t]] = pinned[t] = true;
+  for (const rt::PlanValue &out : plan.outputs)
+    pinned[out.tensor] = true;
+  for (const auto *uses : {&plan.stateReads, &plan.stateWrites})
+    for (const rt::PlanStateUse &use : *uses)
+      pinned[use.tensor] = true;
+  for (size_t s = 0; s < plan.steps.size(); ++s)
+    for (uint32_t operand : plan.steps[s].operands) {
+      ++reads[operand];
+      reader[operand] = int64_t(s);
+    }
+
+  std::vector<bool> dropStep(plan.steps.size(), false),
+      dropTensor(count, false);
+  unsigned fused = 0;
+  for (rt::PlanStep &producer : plan.steps) {
+    if (producer.kind != rt::StepKind::QuantLinear ||
+        modeOf(producer) != "bf16" || hasFlag(producer, "has_residual") ||
+        hasFlag(producer, "output_bf16") || producer.results.size() != 1)
+      continue;
+    const uint32_t out = producer.results[0];
+    if (pinned[out] || reads[out] != 1 || reader[out] < 0 ||
+        plan.tensors[out].dtype != rt::DType::F32)
+      continue;
+    const size_t castIndex = size_t(reader[out]);
+    rt::PlanStep &cast = plan.steps[castIndex];
+    const rt::PlanAttr *entry = cast.findAttr("entry");
+    if (cast.kind != rt::StepKind::Kernel || cast.operands.size() != 1 ||
+        cast.results.size() != 1 || !entry ||
+        entry->kind != rt::PlanAttr::Kind::String ||
+        !isBf16CastKernel(*target.kernels, entry->stringValue))
+      continue;
+    const uint32_t narrow = cast.results[0];
+    const rt::PlanTensor &wide = plan.tensors[out];
+    const rt::PlanTensor &result = plan.tensors[narrow];
+    if (result.dtype != rt::DType::BF16 || result.dims != wide.dims ||
+        result.dimExprs != wide.dimExprs ||
+        result.storage != rt::TensorStorage::Arena ||
+        aliasRoot[narrow] != narrow)
+      continue;
+
+    SymbolTable::lookupSymbolIn(*target.kernels, entry->stringValue)->erase();
+    --target.numKernels;
+    producer.results = {narrow};
+    producer.attrs.push_back(flagAttr("output_bf16"));
+    dropStep[castIndex] = true;
+    dropTensor[out] = true;
+    ++fused;
+  }
+  if (!fused)
+    return 0;
+  std::vector<rt::PlanStep> steps;
+  for (size_t s = 0; s < plan.steps.size(); ++s)
+    if (!dropStep[s])
+      steps.push_back(std::move(plan.steps[s]));
+  plan.steps = std::move(steps);
+  dropTensors(plan, aliasRoot, dropTensor);
   return fused;
 }

@@ -12,6 +12,7 @@
 
 #include "lmopt/Dialect/Lmopt/IR/LmoptOps.h"
 #include "lmopt/Format/Plan.h"
+#include "lmopt/Target/Common/PlanBuilder.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 
@@ -62,6 +63,14 @@ bool onlyFeedsQuantizedLinears(Operation *op);
 /// many pairs it fused.
 unsigned fuseRowQuantization(::lmopt::runtime::Plan &plan,
                              std::vector<uint32_t> &aliasRoot);
+
+/// Lets a bf16 linear without a residual write the bf16 tensor that a
+/// kernel made of one f32 -> bf16 cast alone reads from its output, where
+/// nothing else reads that output (the FFN's up projection feeding the down
+/// projection): the producer gets `output_bf16` and the kernel's result,
+/// the kernel step and its function go, and so does the f32 tensor
+/// (tensors renumbered). Returns how many casts it removed.
+unsigned fuseBf16Outputs(TargetPlan &plan);
 
 } // namespace mlir::lmopt::cpu
 
