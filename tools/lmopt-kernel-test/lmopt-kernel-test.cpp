@@ -310,7 +310,7 @@ static int runKernel(func::FuncOp func, void *handle) {
       if (!part)
         return fail("--threads needs a partitioned kernel; '" + kernelName +
                     "' has no '" + partName + "'");
-      team = std::make_unique<rt::KernelTeam>(int(benchmarkThreads) - 1);
+      team = std::make_unique<rt::KernelTeam>(int(benchmarkThreads));
     }
     std::vector<double> seconds;
     for (unsigned i = 0; i < benchmarkRuns; ++i) {

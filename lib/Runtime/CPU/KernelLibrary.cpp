@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "lmopt/Runtime/CPU/KernelLibrary.h"
+#include "OmpRegionSync.h"
 
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -206,74 +207,19 @@ KernelLibrary::lookupPartitioned(const std::string &entry) const {
 // KernelTeam
 //===----------------------------------------------------------------------===//
 
-struct KernelTeam::Job {
-  KernelPartFunction part = nullptr;
-  void **args = nullptr;
-  int64_t parts = 0;
+void KernelTeam::run(KernelPartFunction part, void **args,
+                     int64_t parts) const {
   std::atomic<int64_t> next{0};
-  std::atomic<int64_t> done{0};
-
-  /// Runs shares until none is left.
-  void work() {
-    for (int64_t p;
-         (p = next.fetch_add(1, std::memory_order_relaxed)) < parts;) {
+  OmpRegionSync ompSync;
+  ompSync.fork();
+#pragma omp parallel num_threads(threads_)
+  {
+    ompSync.enter();
+    for (int64_t p; (p = next.fetch_add(1, std::memory_order_relaxed)) < parts;)
       part(args, p, parts);
-      done.fetch_add(1, std::memory_order_release);
-    }
+    ompSync.leave();
   }
-};
-
-KernelTeam::KernelTeam(int helpers) {
-  for (int i = 0; i < helpers; ++i)
-    threads_.emplace_back([this] { helperLoop(); });
-}
-
-KernelTeam::~KernelTeam() {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    stop_ = true;
-  }
-  wake_.notify_all();
-  for (std::thread &thread : threads_)
-    thread.join();
-}
-
-void KernelTeam::helperLoop() {
-  uint64_t seen = 0;
-  for (;;) {
-    std::shared_ptr<Job> job;
-    {
-      std::unique_lock<std::mutex> lock(mutex_);
-      wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
-      if (stop_)
-        return;
-      seen = generation_;
-      job = job_;
-    }
-    // A helper that wakes after its job finished finds no share left.
-    if (job)
-      job->work();
-  }
-}
-
-void KernelTeam::run(KernelPartFunction part, void **args, int64_t parts) {
-  auto job = std::make_shared<Job>();
-  job->part = part;
-  job->args = args;
-  job->parts = parts;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    job_ = job;
-    ++generation_;
-  }
-  wake_.notify_all();
-  job->work();
-  // Only shares that a helper has taken can still be running.
-  while (job->done.load(std::memory_order_acquire) < parts)
-    std::this_thread::yield();
-  std::lock_guard<std::mutex> lock(mutex_);
-  if (job_ == job)
-    job_.reset();
+  ompSync.join();
 }
 
 KernelTeam *KernelLibrary::team(int threads) const {
@@ -281,6 +227,6 @@ KernelTeam *KernelLibrary::team(int threads) const {
     return nullptr;
   std::lock_guard<std::mutex> lock(teamMutex_);
   if (!team_)
-    team_ = std::make_unique<KernelTeam>(threads - 1);
+    team_ = std::make_unique<KernelTeam>(threads);
   return team_.get();
 }
