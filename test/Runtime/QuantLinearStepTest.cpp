@@ -338,7 +338,9 @@ TEST(QuantLinearStep, BertShapes) {
 
 TEST(QuantLinearStep, AmxTiles) {
   // Where the CPU has AMX, bf16, int8 per token and int8 static without an
-  // input zero point run the runtime's tile kernel (AmxGemm.h): row counts
+  // input zero point run the runtime's tile kernel (AmxGemm.h), both loop
+  // orders (up to 4 row blocks: column by column; more: row blocks per
+  // column chunk): row counts
   // that leave a partial 32-row block of at most 16 rows (one input tile)
   // and of more, K not a multiple of the tile step (the input copied with K
   // padded), N not a multiple of 32, K whole or in several slices with
@@ -385,6 +387,18 @@ TEST(QuantLinearStep, AmxTiles) {
     checkCase(make(70, 1536, 40, false, false, LinearActivation::Relu, false),
               /*inPlace=*/false, /*threads=*/2);
     checkCase(make(40, 4608, 70, false, true, LinearActivation::None, true),
+              /*inPlace=*/false, /*threads=*/2);
+    // More than 4 row blocks (the cases above run column block by column
+    // block, K whole): chunks of column blocks, K in slices with partial
+    // sums (1536: int8 in 3 slices; 4608: bf16 in 9 of 1024), a last block
+    // of at most 16 rows and of more, and N below the thread count's
+    // column blocks (rows split between threads).
+    checkCase(
+        make(161, 1536, 300, true, true, LinearActivation::GeluTanh, true),
+        /*inPlace=*/true, /*threads=*/1);
+    checkCase(make(150, 4608, 70, false, true, LinearActivation::Gelu, false),
+              /*inPlace=*/false, /*threads=*/2);
+    checkCase(make(200, 72, 20, false, true, LinearActivation::Relu, true),
               /*inPlace=*/false, /*threads=*/2);
   }
 }
