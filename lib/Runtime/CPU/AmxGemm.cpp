@@ -438,6 +438,43 @@ LMOPT_AMX_TARGET void finishBlock(const Shape &s, float *block, int64_t r0,
                      out ? out + r0 * s.n + col : nullptr, s.n, avx512);
 }
 
+/// A 32-row block of the input: its first row and row count (the last
+/// block may be shorter), whether it fills a second 16-row tile, and the
+/// two halves' first rows.
+struct RowBlock {
+  int64_t r0, rows;
+  bool twoHalves;
+  const uint8_t *a0, *a1;
+};
+
+/// Row block `mb`, the tiles configured for its row count unless
+/// `configured` already says they are.
+LMOPT_AMX_TARGET inline RowBlock rowBlock(const Shape &s, int64_t rows,
+                                          int64_t mb, int64_t &configured) {
+  RowBlock rb;
+  rb.r0 = mb * kBlock;
+  rb.rows = std::min(kBlock, rows - rb.r0);
+  if (rb.rows != configured) {
+    configureAmxTiles(rb.rows);
+    configured = rb.rows;
+  }
+  rb.twoHalves = rb.rows > 16;
+  rb.a0 = s.a + rb.r0 * s.lda;
+  rb.a1 = rb.a0 + 16 * s.lda;
+  return rb;
+}
+
+/// Stores the accumulator tiles 0-3 as a 32 x 32 f32 block (rows
+/// kBlock floats apart); tiles 2-3 only with `twoHalves`.
+LMOPT_AMX_TARGET inline void storeTiles(float *to, bool twoHalves) {
+  _tile_stored(0, to, kBlock * 4);
+  _tile_stored(1, to + 16, kBlock * 4);
+  if (twoHalves) {
+    _tile_stored(2, to + 16 * kBlock, kBlock * 4);
+    _tile_stored(3, to + 16 * kBlock + 16, kBlock * 4);
+  }
+}
+
 /// Tiles 0-3 += tiles 4-5 (input halves) x tiles 6-7 (weight panels); the
 /// second half's products only with `twoHalves`.
 template <Kind kind> LMOPT_AMX_TARGET inline void tileProducts(bool twoHalves) {
@@ -488,15 +525,10 @@ LMOPT_AMX_TARGET void runColumns(const Shape &s, int64_t rows, int64_t m0,
     const char *next = reinterpret_cast<const char *>(b1 + panelBytes);
     const char *nextEnd = c + 1 < c1 ? next + 2 * panelBytes : next;
     for (int64_t mb = m0; mb < m1; ++mb) {
-      const int64_t r0 = mb * kBlock;
-      const int64_t blockRows = std::min(kBlock, rows - r0);
-      if (blockRows != configured) {
-        configureAmxTiles(blockRows);
-        configured = blockRows;
-      }
-      const bool twoHalves = blockRows > 16;
-      const uint8_t *a0 = s.a + r0 * s.lda;
-      const uint8_t *a1 = a0 + 16 * s.lda;
+      const RowBlock rb = rowBlock(s, rows, mb, configured);
+      const int64_t r0 = rb.r0, blockRows = rb.rows;
+      const bool twoHalves = rb.twoHalves;
+      const uint8_t *a0 = rb.a0, *a1 = rb.a1;
       _tile_zero(0);
       _tile_zero(1);
       if (twoHalves) {
@@ -513,12 +545,7 @@ LMOPT_AMX_TARGET void runColumns(const Shape &s, int64_t rows, int64_t m0,
           _tile_loadd(5, a1 + k, s.lda);
         tileProducts<kind>(twoHalves);
       }
-      _tile_stored(0, block, kBlock * 4);
-      _tile_stored(1, block + 16, kBlock * 4);
-      if (twoHalves) {
-        _tile_stored(2, block + 16 * kBlock, kBlock * 4);
-        _tile_stored(3, block + 16 * kBlock + 16, kBlock * 4);
-      }
+      storeTiles(block, twoHalves);
       finishBlock<kind>(s, block, r0, blockRows, c * kBlock, e, out, avx512);
     }
   }
@@ -539,15 +566,10 @@ LMOPT_AMX_TARGET void runRange(const Shape &s, int64_t rows, int64_t m0,
   for (int64_t cb = c0; cb < c1; cb += chunk) {
     const int64_t cEnd = std::min(c1, cb + chunk);
     for (int64_t mb = m0; mb < m1; ++mb) {
-      const int64_t r0 = mb * kBlock;
-      const int64_t blockRows = std::min(kBlock, rows - r0);
-      if (blockRows != configured) {
-        configureAmxTiles(blockRows);
-        configured = blockRows;
-      }
-      const bool twoHalves = blockRows > 16;
-      const uint8_t *a0 = s.a + r0 * s.lda;
-      const uint8_t *a1 = a0 + 16 * s.lda;
+      const RowBlock rb = rowBlock(s, rows, mb, configured);
+      const int64_t r0 = rb.r0, blockRows = rb.rows;
+      const bool twoHalves = rb.twoHalves;
+      const uint8_t *a0 = rb.a0, *a1 = rb.a1;
       for (int64_t k0 = 0; k0 < s.kBytes; k0 += s.sliceBytes) {
         const int64_t k1 = std::min(s.kBytes, k0 + s.sliceBytes);
         const bool first = k0 == 0, last = k1 == s.kBytes;
@@ -598,12 +620,7 @@ LMOPT_AMX_TARGET void runRange(const Shape &s, int64_t rows, int64_t m0,
             tileProducts<kind>(twoHalves);
           }
           float *to = last ? block : sum;
-          _tile_stored(0, to, kBlock * 4);
-          _tile_stored(1, to + 16, kBlock * 4);
-          if (twoHalves) {
-            _tile_stored(2, to + 16 * kBlock, kBlock * 4);
-            _tile_stored(3, to + 16 * kBlock + 16, kBlock * 4);
-          }
+          storeTiles(to, twoHalves);
           if (!last)
             continue;
           finishBlock<kind>(s, block, r0, blockRows, c * kBlock, e, out,
