@@ -26,7 +26,9 @@
 // and two weight tiles per step of 32 K values. Partial sums between slices
 // are kept in a per-thread buffer. The first row block of each chunk, which
 // reads the chunk's weight from memory, prefetches its panels a few tiles
-// ahead.
+// ahead. An input of at most 4 row blocks (128 rows) runs column block by
+// column block instead: each row block over the whole K, while the next
+// column block's panels are prefetched to L2.
 //
 //===----------------------------------------------------------------------===//
 
