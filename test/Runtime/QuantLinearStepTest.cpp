@@ -337,8 +337,9 @@ TEST(QuantLinearStep, BertShapes) {
 }
 
 TEST(QuantLinearStep, AmxTiles) {
-  // Where the CPU has AMX, bf16, int8 per token and int8 static without an
-  // input zero point run the runtime's tile kernel (AmxGemm.h), both loop
+  // Where the CPU has AMX, bf16 and int8 (per token, per tensor, static;
+  // with an input zero point or without) run the runtime's tile kernel
+  // (AmxGemm.h), both loop
   // orders (up to 4 row blocks: column by column; more: row blocks per
   // column chunk): row counts
   // that leave a partial 32-row block of at most 16 rows (one input tile)
@@ -356,7 +357,9 @@ TEST(QuantLinearStep, AmxTiles) {
       {QuantLinearMode::BF16, quant::amxBf16Usable(), "lmopt:amx_bf16"},
       {QuantLinearMode::Int8DynamicPerToken, quant::amxInt8Usable(),
        "lmopt:amx_int8"},
-      {QuantLinearMode::Int8Static, quant::amxInt8Usable(), "lmopt:amx_int8"}};
+      {QuantLinearMode::Int8Static, quant::amxInt8Usable(), "lmopt:amx_int8"},
+      {QuantLinearMode::Int8DynamicPerTensor, quant::amxInt8Usable(),
+       "lmopt:amx_int8"}};
   if (!kinds[0].usable && !kinds[1].usable)
     GTEST_SKIP() << "no AMX on this CPU (or oneDNN's ISA cap excludes it): "
                     "these modes run oneDNN's matmul, covered above";
@@ -368,10 +371,10 @@ TEST(QuantLinearStep, AmxTiles) {
       continue;
     auto make = [&](int64_t m, int64_t k, int64_t n, bool transpose, bool bias,
                     LinearActivation act, bool residual) {
-      Case c =
-          makeCase(kind.mode, m, k, n, transpose, bias, act, residual, seed++);
-      c.desc.inputZeroPoint = 0; // int8 static: no zero point on AMX
-      return c;
+      // int8 static with makeCase's input zero point (131) and per-tensor
+      // inputs with theirs: the kernel subtracts zp * the column sums.
+      return makeCase(kind.mode, m, k, n, transpose, bias, act, residual,
+                      seed++);
     };
     Case probe = make(33, 64, 40, false, true, LinearActivation::None, false);
     std::unique_ptr<QuantLinearStep> step;
@@ -379,6 +382,12 @@ TEST(QuantLinearStep, AmxTiles) {
                                         probe.weights(), step));
     EXPECT_EQ(step->implementation(), kind.implementation);
     checkCase(probe);
+    if (kind.mode == QuantLinearMode::Int8Static) {
+      Case noZeroPoint =
+          make(40, 200, 70, false, true, LinearActivation::None, false);
+      noZeroPoint.desc.inputZeroPoint = 0;
+      checkCase(noZeroPoint);
+    }
     for (int64_t m : {1, 16, 47, 50, 64})
       checkCase(make(m, 72, 130, m % 2, true, LinearActivation::Gelu, m > 16),
                 /*inPlace=*/m == 50);

@@ -389,9 +389,11 @@ struct Shape {
   int64_t kBytes;   // bytes of K per row (padded)
   int64_t n;
   int64_t sliceBytes;
-  /// int8: the weight's scales (one, or one per column).
+  /// int8: the weight's scales (one, or one per column), and what to
+  /// subtract from each column's i32 sums first (null: nothing).
   const float *weightScales = nullptr;
   bool perChannel = false;
+  const int32_t *columnOffsets = nullptr;
 };
 
 /// The block's last step: int8 sums scaled to f32, then the epilogue into
@@ -401,22 +403,28 @@ LMOPT_AMX_TARGET void finishBlock(const Shape &s, float *block, int64_t r0,
                                   int64_t blockRows, int64_t col,
                                   const Epilogue &e, float *out, bool avx512) {
   if constexpr (kind != Kind::BF16) {
-    // i32 sums to f32, times the weight's scales (N of them: the
-    // columns past N, whose sums are zero, read none).
+    // i32 sums less the column offsets (exact), to f32, times the
+    // weight's scales (N of them: the columns past N, whose sums are zero,
+    // read none).
     const int32_t *bits = reinterpret_cast<const int32_t *>(block);
     for (int64_t j = 0; j < 2; ++j) {
       const int64_t from = col + j * 16;
       const int64_t valid =
           std::max<int64_t>(0, std::min<int64_t>(16, s.n - from));
+      const __mmask16 lanes = __mmask16((1u << valid) - 1);
       const __m512 scale =
-          s.perChannel ? _mm512_maskz_loadu_ps(__mmask16((1u << valid) - 1),
-                                               s.weightScales + from)
+          s.perChannel ? _mm512_maskz_loadu_ps(lanes, s.weightScales + from)
                        : _mm512_set1_ps(s.weightScales[0]);
+      const __m512i offset =
+          s.columnOffsets
+              ? _mm512_maskz_loadu_epi32(lanes, s.columnOffsets + from)
+              : _mm512_setzero_si512();
       for (int64_t r = 0; r < blockRows; ++r) {
         const int64_t at = r * kBlock + j * 16;
         _mm512_store_ps(
             block + at,
-            _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_load_si512(bits + at)),
+            _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(
+                              _mm512_load_si512(bits + at), offset)),
                           scale));
       }
     }
@@ -636,8 +644,10 @@ LMOPT_AMX_TARGET void runRange(const Shape &s, int64_t rows, int64_t m0,
 template <Kind kind>
 void run(const void *input, int64_t rows, const AmxWeight &w,
          const float *weightScales, bool perChannel, const Epilogue &e,
-         float *out, int threads, void *scratch) {
+         float *out, int threads, void *scratch,
+         const int32_t *columnOffsets = nullptr) {
   Shape s;
+  s.columnOffsets = columnOffsets;
   const int64_t rowBytes = w.k * w.elementBytes;
   s.a = static_cast<const uint8_t *>(input);
   s.lda = rowBytes;
@@ -725,16 +735,18 @@ void quant::gemmAmxBf16(const uint16_t *input, int64_t rows, const AmxWeight &w,
 void quant::gemmAmxInt8(const void *input, bool inputSigned, int64_t rows,
                         const AmxWeight &w, const float *weightScales,
                         bool perChannel, const Epilogue &e, float *out,
-                        int threads, void *scratch) {
+                        int threads, void *scratch,
+                        const int32_t *columnOffsets) {
 #ifdef LMOPT_AMX
   if (inputSigned)
     run<Kind::S8>(input, rows, w, weightScales, perChannel, e, out, threads,
-                  scratch);
+                  scratch, columnOffsets);
   else
     run<Kind::U8>(input, rows, w, weightScales, perChannel, e, out, threads,
-                  scratch);
+                  scratch, columnOffsets);
 #else
   (void)input, (void)inputSigned, (void)rows, (void)w, (void)weightScales,
-      (void)perChannel, (void)e, (void)out, (void)threads, (void)scratch;
+      (void)perChannel, (void)e, (void)out, (void)threads, (void)scratch,
+      (void)columnOffsets;
 #endif
 }

@@ -110,11 +110,14 @@ void gemmAmxBf16(const uint16_t *input, int64_t rows, const AmxWeight &w,
 /// The same for int8: `input` is s8 (`inputSigned`) or u8 [rows, K], and
 /// each i32 sum is multiplied by weightScales[c] (`perChannel`) or
 /// weightScales[0] before the epilogue, which may use rowScales (or
-/// uniformScale) and columnShift with rowSums as applyEpilogue does. Only
+/// uniformScale) and columnShift with rowSums as applyEpilogue does. With
+/// `columnOffsets`, columnOffsets[c] is subtracted from column c's i32 sums
+/// first (an input zero point zp: zp * sum_k W[k, c], exact in i32). Only
 /// where amxInt8Usable().
 void gemmAmxInt8(const void *input, bool inputSigned, int64_t rows,
                  const AmxWeight &w, const float *weightScales, bool perChannel,
-                 const Epilogue &e, float *out, int threads, void *scratch);
+                 const Epilogue &e, float *out, int threads, void *scratch,
+                 const int32_t *columnOffsets = nullptr);
 
 } // namespace lmopt::runtime::quant
 

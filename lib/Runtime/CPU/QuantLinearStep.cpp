@@ -114,8 +114,11 @@ struct QuantLinearStep::Impl {
   /// is not a multiple of the tile step, room for the input with K padded.
   quant::AmxWeight amx;
   Aligned amxScratch;
-  /// int8 on AMX: the weight's scales (N, or one).
+  /// int8 on AMX: the weight's scales (N, or one); with an input zero
+  /// point, the (shifted) weight's column sums and, per run, the zero point
+  /// times them, which the kernel subtracts from its i32 sums.
   std::vector<float> weightScales;
+  std::vector<int32_t> weightColumnSums, columnOffsets;
   Aligned gemmInput;
   int gemmThreads = 1;
 };
@@ -317,9 +320,10 @@ static Status createInt8(const CpuContext &context,
   if (Status s = dnnlCheck(st, prefix, "memory descriptor setup"); !s)
     return s;
 
-  // The runtime's AMX kernel (AmxGemm.h) where the CPU has AMX-INT8 and the
-  // input has no zero point; oneDNN's matmul otherwise.
-  const bool amx = !srcZeroPoint && quant::amxInt8Usable();
+  // The runtime's AMX kernel (AmxGemm.h) where the CPU has AMX-INT8 (an
+  // input zero point is subtracted as zp * the weight's column sums);
+  // oneDNN's matmul otherwise.
+  const bool amx = quant::amxInt8Usable();
   OwnedPd pd;
   if (!amx) {
     dnnl_matmul_desc_t matmul;
@@ -390,6 +394,15 @@ static Status createInt8(const CpuContext &context,
                            prefix + "out of memory: cannot allocate the "
                                     "packed weight");
     impl.weightScales.assign(w.scales, w.scales + (d.perChannelScales ? n : 1));
+    if (srcZeroPoint) {
+      const int8_t *s8 = static_cast<const int8_t *>(weight);
+      impl.weightColumnSums.assign(size_t(n), 0);
+      impl.columnOffsets.assign(size_t(n), 0);
+      for (int64_t kk = 0; kk < k; ++kk)
+        for (int64_t c = 0; c < n; ++c)
+          impl.weightColumnSums[size_t(c)] +=
+              s8[d.transposeWeight ? c * k + kk : kk * n + c];
+    }
     implName = "lmopt:amx_int8";
   } else if (Status s = packForPrimitive(context, pd.value, plainWeightMd,
                                          weight, impl, prefix);
@@ -686,13 +699,25 @@ Status QuantLinearStep::run(const QuantLinearIo &io) const {
       // scales, so then the epilogue's f32 rows go to the product scratch
       // and one pass quantizes them, as applyEpilogueQuantized would.
       const bool perToken = desc_.mode == QuantLinearMode::Int8DynamicPerToken;
-      const void *src =
-          perToken && !desc_.inputQuantized ? impl.quantized.data : input;
+      const bool perTensor =
+          desc_.mode == QuantLinearMode::Int8DynamicPerTensor;
+      const void *src = (perToken && !desc_.inputQuantized) || perTensor
+                            ? impl.quantized.data
+                            : input;
       const bool srcSigned = perToken || desc_.inputSigned;
+      // An input zero point (per tensor: this run's), times the column
+      // sums.
+      const int32_t *offsets = nullptr;
+      if (!impl.weightColumnSums.empty()) {
+        const int32_t zp = perTensor ? impl.zeroPoint : desc_.inputZeroPoint;
+        for (int64_t c = 0; c < n; ++c)
+          impl.columnOffsets[size_t(c)] = zp * impl.weightColumnSums[size_t(c)];
+        offsets = impl.columnOffsets.data();
+      }
       quant::gemmAmxInt8(src, srcSigned, rows, impl.amx,
                          impl.weightScales.data(), desc_.perChannelScales, e,
                          desc_.quantizeOutput ? io.product : output,
-                         context_.threads(), impl.amxScratch.data);
+                         context_.threads(), impl.amxScratch.data, offsets);
       if (desc_.quantizeOutput)
         quant::quantizeRowsS8(io.product, rows, n,
                               static_cast<int8_t *>(io.output), io.outputScales,
