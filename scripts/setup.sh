@@ -6,9 +6,9 @@
 #
 # --fuzz: also installs clang's OpenMP and sanitizer runtimes and builds the
 # libFuzzer targets with clang-22 in FUZZ_BUILD_DIR (default build-fuzz);
-# FUZZ_TARGETS (default lmopt-fuzzers-runtime, the targets that link no MLIR,
-# which CI builds and runs) picks what to build; lmopt-fuzzers adds the ONNX
-# importer's, whose clang build is not yet exercised (docs/testing.md).
+# FUZZ_TARGETS (default lmopt-fuzzers-runtime, the targets that link no MLIR)
+# picks what to build; lmopt-fuzzers adds the ONNX importer's (CI builds and
+# runs them all, docs/testing.md).
 set -euo pipefail
 
 fuzz=0
