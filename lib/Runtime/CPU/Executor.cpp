@@ -100,11 +100,14 @@ public:
 
 /// Bytes (of its results, or of its operands for a kernel that reduces them,
 /// such as a column sum) from which a kernel with a partitioned form splits
-/// its rows between the threads. Below (about 0.1 ms of work), waking a helper and
-/// waiting for a share it was preempted in costs more than it saves on a
-/// busy machine: BERT-base's 384 KiB layer norms at batch 1 went from 0.24
-/// to 0.84 ms split, while its 3 MiB ones at batch 8 were no slower.
-constexpr uint64_t kMinPartitionedBytes = 1024 * 1024;
+/// its rows between the threads. The team is the OpenMP team whose workers
+/// still spin after the preceding product, so a split costs little:
+/// BERT-base's batch-1 layer norms and casts (384 KiB) took 1.95 ms per run
+/// on one thread and 1.22 ms split (bf16, 2 threads). When the team was
+/// helper threads of its own that had to be woken, the threshold was 1 MiB:
+/// on a busy machine a helper preempted inside its share made those layer
+/// norms 0.24 -> 0.84 ms.
+constexpr uint64_t kMinPartitionedBytes = 128 * 1024;
 /// Shares per thread: a thread that starts late, or rows that cost unevenly,
 /// leave less idle time at the end.
 constexpr int64_t kSharesPerThread = 4;
