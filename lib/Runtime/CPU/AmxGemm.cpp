@@ -483,6 +483,16 @@ LMOPT_AMX_TARGET inline void storeTiles(float *to, bool twoHalves) {
   }
 }
 
+/// Loads the accumulator tiles 0-3 from a block storeTiles wrote.
+LMOPT_AMX_TARGET inline void loadTiles(const float *from, bool twoHalves) {
+  _tile_loadd(0, from, kBlock * 4);
+  _tile_loadd(1, from + 16, kBlock * 4);
+  if (twoHalves) {
+    _tile_loadd(2, from + 16 * kBlock, kBlock * 4);
+    _tile_loadd(3, from + 16 * kBlock + 16, kBlock * 4);
+  }
+}
+
 /// Tiles 0-3 += tiles 4-5 (input halves) x tiles 6-7 (weight panels); the
 /// second half's products only with `twoHalves`.
 template <Kind kind> LMOPT_AMX_TARGET inline void tileProducts(bool twoHalves) {
@@ -510,6 +520,30 @@ template <Kind kind> LMOPT_AMX_TARGET inline void tileProducts(bool twoHalves) {
   }
 }
 
+/// Zeroes the accumulator tiles 0-3 (2-3 only with `twoHalves`).
+LMOPT_AMX_TARGET inline void zeroTiles(bool twoHalves) {
+  _tile_zero(0);
+  _tile_zero(1);
+  if (twoHalves) {
+    _tile_zero(2);
+    _tile_zero(3);
+  }
+}
+
+/// One step of 64 K bytes at byte `k`: the row block's input tiles, the two
+/// weight panels' tiles, and their products into tiles 0-3.
+template <Kind kind>
+LMOPT_AMX_TARGET inline void tileStep(const Shape &s, const RowBlock &rb,
+                                      const uint8_t *b0, const uint8_t *b1,
+                                      int64_t k) {
+  _tile_loadd(4, rb.a0 + k, s.lda);
+  _tile_loadd(6, b0 + k * kPanelCols, 64);
+  _tile_loadd(7, b1 + k * kPanelCols, 64);
+  if (rb.twoHalves)
+    _tile_loadd(5, rb.a1 + k, s.lda);
+  tileProducts<kind>(rb.twoHalves);
+}
+
 /// One thread's work for a few row blocks [m0, m1) (a short input, whose
 /// weight is read from memory once): column block by column block, every
 /// row block over the whole K, so the panels of a column block serve every
@@ -534,27 +568,14 @@ LMOPT_AMX_TARGET void runColumns(const Shape &s, int64_t rows, int64_t m0,
     const char *nextEnd = c + 1 < c1 ? next + 2 * panelBytes : next;
     for (int64_t mb = m0; mb < m1; ++mb) {
       const RowBlock rb = rowBlock(s, rows, mb, configured);
-      const int64_t r0 = rb.r0, blockRows = rb.rows;
-      const bool twoHalves = rb.twoHalves;
-      const uint8_t *a0 = rb.a0, *a1 = rb.a1;
-      _tile_zero(0);
-      _tile_zero(1);
-      if (twoHalves) {
-        _tile_zero(2);
-        _tile_zero(3);
-      }
+      zeroTiles(rb.twoHalves);
       for (int64_t k = 0; k < s.kBytes; k += kStepBytes) {
         for (int64_t i = 0; i < perStep && next < nextEnd; ++i, next += 64)
           _mm_prefetch(next, _MM_HINT_T1);
-        _tile_loadd(4, a0 + k, s.lda);
-        _tile_loadd(6, b0 + k * kPanelCols, 64);
-        _tile_loadd(7, b1 + k * kPanelCols, 64);
-        if (twoHalves)
-          _tile_loadd(5, a1 + k, s.lda);
-        tileProducts<kind>(twoHalves);
+        tileStep<kind>(s, rb, b0, b1, k);
       }
-      storeTiles(block, twoHalves);
-      finishBlock<kind>(s, block, r0, blockRows, c * kBlock, e, out, avx512);
+      storeTiles(block, rb.twoHalves);
+      finishBlock<kind>(s, block, rb.r0, rb.rows, c * kBlock, e, out, avx512);
     }
   }
   _tile_release();
@@ -575,9 +596,6 @@ LMOPT_AMX_TARGET void runRange(const Shape &s, int64_t rows, int64_t m0,
     const int64_t cEnd = std::min(c1, cb + chunk);
     for (int64_t mb = m0; mb < m1; ++mb) {
       const RowBlock rb = rowBlock(s, rows, mb, configured);
-      const int64_t r0 = rb.r0, blockRows = rb.rows;
-      const bool twoHalves = rb.twoHalves;
-      const uint8_t *a0 = rb.a0, *a1 = rb.a1;
       for (int64_t k0 = 0; k0 < s.kBytes; k0 += s.sliceBytes) {
         const int64_t k1 = std::min(s.kBytes, k0 + s.sliceBytes);
         const bool first = k0 == 0, last = k1 == s.kBytes;
@@ -586,21 +604,10 @@ LMOPT_AMX_TARGET void runRange(const Shape &s, int64_t rows, int64_t m0,
           const uint8_t *b1 = b0 + panelBytes;
           // i32 sums (int8) are stored and reloaded as their bits.
           float *sum = partial + (c - cb) * kBlock * kBlock;
-          if (first) {
-            _tile_zero(0);
-            _tile_zero(1);
-            if (twoHalves) {
-              _tile_zero(2);
-              _tile_zero(3);
-            }
-          } else {
-            _tile_loadd(0, sum, kBlock * 4);
-            _tile_loadd(1, sum + 16, kBlock * 4);
-            if (twoHalves) {
-              _tile_loadd(2, sum + 16 * kBlock, kBlock * 4);
-              _tile_loadd(3, sum + 16 * kBlock + 16, kBlock * 4);
-            }
-          }
+          if (first)
+            zeroTiles(rb.twoHalves);
+          else
+            loadTiles(sum, rb.twoHalves);
           // The chunk's first row block reads the weight from memory: its
           // panels are prefetched to L1 kPrefetchSteps steps ahead (the
           // stream crosses a 4 KiB page every 4 steps, where the hardware
@@ -620,19 +627,12 @@ LMOPT_AMX_TARGET void runRange(const Shape &s, int64_t rows, int64_t m0,
                              _MM_HINT_T0);
               }
             }
-            _tile_loadd(4, a0 + k, s.lda);
-            _tile_loadd(6, b0 + k * kPanelCols, 64);
-            _tile_loadd(7, b1 + k * kPanelCols, 64);
-            if (twoHalves)
-              _tile_loadd(5, a1 + k, s.lda);
-            tileProducts<kind>(twoHalves);
+            tileStep<kind>(s, rb, b0, b1, k);
           }
-          float *to = last ? block : sum;
-          storeTiles(to, twoHalves);
-          if (!last)
-            continue;
-          finishBlock<kind>(s, block, r0, blockRows, c * kBlock, e, out,
-                            avx512);
+          storeTiles(last ? block : sum, rb.twoHalves);
+          if (last)
+            finishBlock<kind>(s, block, rb.r0, rb.rows, c * kBlock, e, out,
+                              avx512);
         }
       }
     }
