@@ -20,6 +20,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/SymbolTable.h"
 
+#include <optional>
 #include <string_view>
 
 using namespace mlir;
@@ -48,23 +49,46 @@ static rt::PlanAttr flagAttr(const char *name) {
   return attr;
 }
 
+namespace {
+/// Who reads each tensor's bytes, per alias root: how many step operands
+/// and the last step among them; and the tensors a rewrite must leave as
+/// they are (`pinned`): those sharing bytes with another, model outputs and
+/// state views.
+struct Readers {
+  std::vector<unsigned> reads;
+  std::vector<int64_t> reader;
+  std::vector<bool> pinned;
+
+  Readers(const rt::Plan &plan, const std::vector<uint32_t> &aliasRoot)
+      : reads(plan.tensors.size(), 0), reader(plan.tensors.size(), -1),
+        pinned(plan.tensors.size(), false) {
+    for (uint32_t t = 0; t < plan.tensors.size(); ++t)
+      if (aliasRoot[t] != t)
+        pinned[aliasRoot[t]] = pinned[t] = true;
+    for (const rt::PlanValue &out : plan.outputs)
+      pinned[aliasRoot[out.tensor]] = true;
+    for (const auto *uses : {&plan.stateReads, &plan.stateWrites})
+      for (const rt::PlanStateUse &use : *uses)
+        pinned[aliasRoot[use.tensor]] = true;
+    for (size_t s = 0; s < plan.steps.size(); ++s)
+      for (uint32_t operand : plan.steps[s].operands) {
+        ++reads[aliasRoot[operand]];
+        reader[aliasRoot[operand]] = int64_t(s);
+      }
+  }
+
+  /// The one step that reads `t`'s bytes, unless `t` is pinned.
+  std::optional<size_t> soleReader(uint32_t t) const {
+    if (pinned[t] || reads[t] != 1 || reader[t] < 0)
+      return std::nullopt;
+    return size_t(reader[t]);
+  }
+};
+} // namespace
+
 unsigned mlir::lmopt::cpu::fuseRowQuantization(
     rt::Plan &plan, std::vector<uint32_t> &aliasRoot) {
-  // Who reads each tensor (through aliases too), and which are outputs.
-  const size_t count = plan.tensors.size();
-  std::vector<unsigned> reads(count, 0);
-  std::vector<int64_t> reader(count, -1);
-  std::vector<bool> aliased(count, false), isOutput(count, false);
-  for (uint32_t t = 0; t < count; ++t)
-    if (aliasRoot[t] != t)
-      aliased[aliasRoot[t]] = true;
-  for (const rt::PlanValue &out : plan.outputs)
-    isOutput[aliasRoot[out.tensor]] = true;
-  for (size_t s = 0; s < plan.steps.size(); ++s)
-    for (uint32_t operand : plan.steps[s].operands) {
-      ++reads[aliasRoot[operand]];
-      reader[aliasRoot[operand]] = int64_t(s);
-    }
+  const Readers readers(plan, aliasRoot);
 
   unsigned fused = 0;
   for (rt::PlanStep &producer : plan.steps) {
@@ -73,9 +97,10 @@ unsigned mlir::lmopt::cpu::fuseRowQuantization(
         hasFlag(producer, "quantize_output") || producer.results.size() != 1)
       continue;
     uint32_t out = producer.results[0];
-    if (aliased[out] || isOutput[out] || reads[out] != 1 || reader[out] < 0)
+    std::optional<size_t> read = readers.soleReader(out);
+    if (!read)
       continue;
-    rt::PlanStep &consumer = plan.steps[size_t(reader[out])];
+    rt::PlanStep &consumer = plan.steps[*read];
     if (consumer.kind != rt::StepKind::QuantLinear ||
         modeOf(consumer) != "int8_dynamic_per_token" || consumer.operands.empty() ||
         consumer.operands[0] != out || hasFlag(consumer, "input_quantized"))
@@ -170,28 +195,9 @@ unsigned mlir::lmopt::cpu::fuseBf16Outputs(TargetPlan &target) {
   std::vector<uint32_t> &aliasRoot = target.aliasRoot;
   if (!target.kernels)
     return 0;
-  // Who reads each tensor, and which tensors are outputs, state views or
-  // share bytes with another.
-  const size_t count = plan.tensors.size();
-  std::vector<unsigned> reads(count, 0);
-  std::vector<int64_t> reader(count, -1);
-  std::vector<bool> pinned(count, false);
-  for (uint32_t t = 0; t < count; ++t)
-    if (aliasRoot[t] != t)
-      pinned[aliasRoot[t]] = pinned[t] = true;
-  for (const rt::PlanValue &out : plan.outputs)
-    pinned[out.tensor] = true;
-  for (const auto *uses : {&plan.stateReads, &plan.stateWrites})
-    for (const rt::PlanStateUse &use : *uses)
-      pinned[use.tensor] = true;
-  for (size_t s = 0; s < plan.steps.size(); ++s)
-    for (uint32_t operand : plan.steps[s].operands) {
-      ++reads[operand];
-      reader[operand] = int64_t(s);
-    }
-
+  const Readers readers(plan, aliasRoot);
   std::vector<bool> dropStep(plan.steps.size(), false),
-      dropTensor(count, false);
+      dropTensor(plan.tensors.size(), false);
   unsigned fused = 0;
   for (rt::PlanStep &producer : plan.steps) {
     if (producer.kind != rt::StepKind::QuantLinear ||
@@ -199,10 +205,10 @@ unsigned mlir::lmopt::cpu::fuseBf16Outputs(TargetPlan &target) {
         hasFlag(producer, "output_bf16") || producer.results.size() != 1)
       continue;
     const uint32_t out = producer.results[0];
-    if (pinned[out] || reads[out] != 1 || reader[out] < 0 ||
-        plan.tensors[out].dtype != rt::DType::F32)
+    std::optional<size_t> read = readers.soleReader(out);
+    if (!read || plan.tensors[out].dtype != rt::DType::F32)
       continue;
-    const size_t castIndex = size_t(reader[out]);
+    const size_t castIndex = *read;
     rt::PlanStep &cast = plan.steps[castIndex];
     const rt::PlanAttr *entry = cast.findAttr("entry");
     if (cast.kind != rt::StepKind::Kernel || cast.operands.size() != 1 ||
