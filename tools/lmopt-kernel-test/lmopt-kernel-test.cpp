@@ -40,6 +40,7 @@
 #include <dlfcn.h>
 #include <limits>
 #include <memory>
+#include <optional>
 
 using namespace mlir;
 namespace rt = ::lmopt::runtime;
@@ -305,12 +306,12 @@ static int runKernel(func::FuncOp func, void *handle) {
   }
   kernel(args.data());
   if (benchmarkRuns > 0) {
-    std::unique_ptr<rt::KernelTeam> team;
+    std::optional<rt::KernelTeam> team;
     if (benchmarkThreads > 1) {
       if (!part)
         return fail("--threads needs a partitioned kernel; '" + kernelName +
                     "' has no '" + partName + "'");
-      team = std::make_unique<rt::KernelTeam>(int(benchmarkThreads));
+      team.emplace(int(benchmarkThreads));
     }
     std::vector<double> seconds;
     for (unsigned i = 0; i < benchmarkRuns; ++i) {

@@ -27,6 +27,7 @@
 #include <algorithm>
 #include <cstring>
 #include <initializer_list>
+#include <optional>
 
 using namespace lmopt::runtime;
 
@@ -130,7 +131,7 @@ public:
   /// kernel has that form, the step is large enough to split and the session
   /// has several threads.
   KernelPartFunction part = nullptr;
-  KernelTeam *team = nullptr;
+  std::optional<KernelTeam> team;
   /// Operands then results.
   std::vector<uint32_t> ids;
   /// With symbolic tensors: the size of every symbolic dim of the operands
@@ -490,10 +491,10 @@ static Status buildKernel(const StepChecker &c,
     operandBytes += c.context.plan.tensors[id].byteSize();
   if (std::max(resultBytes, operandBytes) >= kMinPartitionedBytes)
     exec->part = c.context.kernels->lookupPartitioned(entry);
-  if (exec->part)
-    exec->team = c.context.kernels->team(c.context.cpu.threads() > 0
-                                             ? c.context.cpu.threads()
-                                             : omp_get_max_threads());
+  const int threads = c.context.cpu.threads() > 0 ? c.context.cpu.threads()
+                                                  : omp_get_max_threads();
+  if (exec->part && threads > 1)
+    exec->team.emplace(threads);
   exec->args.resize(exec->ids.size() + (exec->sizes.empty() ? 0 : 1));
   if (!exec->sizes.empty())
     exec->args.back() = exec->sizes.data();

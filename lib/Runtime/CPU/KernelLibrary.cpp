@@ -221,12 +221,3 @@ void KernelTeam::run(KernelPartFunction part, void **args,
   }
   ompSync.join();
 }
-
-KernelTeam *KernelLibrary::team(int threads) const {
-  if (threads < 2)
-    return nullptr;
-  std::lock_guard<std::mutex> lock(teamMutex_);
-  if (!team_)
-    team_ = std::make_unique<KernelTeam>(threads);
-  return team_.get();
-}

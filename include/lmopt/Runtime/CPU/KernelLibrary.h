@@ -20,7 +20,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -85,10 +84,6 @@ public:
   /// the kernel has none (its rows are not one independent loop).
   KernelPartFunction lookupPartitioned(const std::string &entry) const;
 
-  /// The team that runs this library's partitioned kernels on `threads`
-  /// threads (the session's), created on first use; null for one thread.
-  KernelTeam *team(int threads) const;
-
   /// How the bytes were loaded: "memfd" or "temporary file".
   const char *loadedFrom() const { return loadedFrom_; }
 
@@ -101,8 +96,6 @@ private:
   /// /proc/self/fd name cannot be reused by another library meanwhile.
   int fd_ = -1;
   const char *loadedFrom_ = "";
-  mutable std::mutex teamMutex_;
-  mutable std::unique_ptr<KernelTeam> team_;
 };
 
 } // namespace lmopt::runtime
