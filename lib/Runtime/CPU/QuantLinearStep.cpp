@@ -116,8 +116,9 @@ struct QuantLinearStep::Impl {
   quant::AmxWeight amx;
   Aligned amxScratch;
   /// int8 on AMX: the weight's scales (N, or one); with an input zero
-  /// point, the (shifted) weight's column sums and, per run, the zero point
-  /// times them, which the kernel subtracts from its i32 sums.
+  /// point, the zero point times the (shifted) weight's column sums, which
+  /// the kernel subtracts from its i32 sums (static: once; per tensor: each
+  /// run, from the column sums, since the zero point is the run's).
   std::vector<float> weightScales;
   std::vector<int32_t> weightColumnSums, columnOffsets;
   Aligned gemmInput;
@@ -304,12 +305,15 @@ static Status createInt8(const CpuContext &context,
     impl.weightScales.assign(w.scales, w.scales + (d.perChannelScales ? n : 1));
     if (srcZeroPoint) {
       const int8_t *s8 = static_cast<const int8_t *>(weight);
-      impl.weightColumnSums.assign(size_t(n), 0);
-      impl.columnOffsets.assign(size_t(n), 0);
+      std::vector<int32_t> sums(size_t(n), 0);
       for (int64_t kk = 0; kk < k; ++kk)
         for (int64_t c = 0; c < n; ++c)
-          impl.weightColumnSums[size_t(c)] +=
-              s8[d.transposeWeight ? c * k + kk : kk * n + c];
+          sums[size_t(c)] += s8[d.transposeWeight ? c * k + kk : kk * n + c];
+      impl.columnOffsets.resize(size_t(n));
+      for (int64_t c = 0; c < n; ++c)
+        impl.columnOffsets[size_t(c)] = d.inputZeroPoint * sums[size_t(c)];
+      if (d.mode == QuantLinearMode::Int8DynamicPerTensor)
+        impl.weightColumnSums = std::move(sums);
     }
     implName = "lmopt:amx_int8";
   } else if (Status s = packForPrimitive(context, pd.value, plainWeightMd,
@@ -613,15 +617,11 @@ Status QuantLinearStep::run(const QuantLinearIo &io) const {
                             ? impl.quantized.data
                             : input;
       const bool srcSigned = perToken || desc_.inputSigned;
-      // An input zero point (per tensor: this run's), times the column
-      // sums.
-      const int32_t *offsets = nullptr;
-      if (!impl.weightColumnSums.empty()) {
-        const int32_t zp = perTensor ? impl.zeroPoint : desc_.inputZeroPoint;
-        for (int64_t c = 0; c < n; ++c)
-          impl.columnOffsets[size_t(c)] = zp * impl.weightColumnSums[size_t(c)];
-        offsets = impl.columnOffsets.data();
-      }
+      // Per tensor, this run's zero point times the column sums.
+      for (size_t c = 0; c < impl.weightColumnSums.size(); ++c)
+        impl.columnOffsets[c] = impl.zeroPoint * impl.weightColumnSums[c];
+      const int32_t *offsets =
+          impl.columnOffsets.empty() ? nullptr : impl.columnOffsets.data();
       quant::gemmAmxInt8(src, srcSigned, rows, impl.amx,
                          impl.weightScales.data(), desc_.perChannelScales, e,
                          desc_.quantizeOutput ? io.product : output,
