@@ -700,6 +700,49 @@ TEST(QuantKernels, EpilogueFormsAgree) {
   }
 }
 
+TEST(QuantKernels, GeluAgreesWithErfInDouble) {
+  // The epilogue's GELU (x Phi(x), Phi from a table of piecewise
+  // polynomials in the AVX-512 form) against 0.5 x erfc(-x / sqrt 2) in
+  // double on a fine grid across the table's range and past both ends,
+  // every piece boundary (multiples of 3/8 from -6 to 6) and its
+  // neighbours included; 1e-6 absolute is about two f32 ulps at |x| = 6.
+  // Infinities and NaN as the formula gives them in f32: +inf for +inf,
+  // NaN (-inf x 0) for -inf, NaN for NaN.
+  std::vector<float> x;
+  for (double v = -9.0; v < 9.0; v += 1.0 / 4096)
+    x.push_back(float(v));
+  for (int i = 0; i <= 32; ++i) {
+    const float v = float(-6.0 + i * 0.375);
+    for (float w : {std::nextafter(v, -1e9f), v, std::nextafter(v, 1e9f)})
+      x.push_back(w);
+  }
+  const int64_t n = int64_t(x.size());
+  quant::Epilogue e;
+  e.activation = LinearActivation::Gelu;
+  for (bool avx512 : {false, quant::useAvx512()}) {
+    std::vector<float> got(x.size());
+    quant::applyEpilogue(x.data(), n, 1, n, e, got.data(), 1, avx512);
+    double worst = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      const double v = x[size_t(i)];
+      const double want = 0.5 * v * std::erfc(-v / std::sqrt(2.0));
+      worst = std::max(worst, std::fabs(got[size_t(i)] - want));
+      ASSERT_NEAR(got[size_t(i)], want, 1e-6)
+          << (avx512 ? "AVX-512" : "portable") << " form, x = " << v;
+    }
+    char text[32];
+    std::snprintf(text, sizeof text, "%.2g", worst);
+    RecordProperty(avx512 ? "avx512_max_abs_error" : "portable_max_abs_error",
+                   text);
+    const float specials[] = {INFINITY, -INFINITY, NAN};
+    std::vector<float> out(3);
+    quant::applyEpilogue(specials, 3, 1, 3, e, out.data(), 1, avx512);
+    EXPECT_EQ(out[0], INFINITY) << (avx512 ? "AVX-512" : "portable");
+    EXPECT_TRUE(std::isnan(out[1])) << (avx512 ? "AVX-512" : "portable");
+    EXPECT_TRUE(std::isnan(out[2])) << (avx512 ? "AVX-512" : "portable");
+  }
+}
+
 TEST(QuantLinearStep, RefusesBadDescs) {
   std::unique_ptr<CpuContext> ctx = makeContext();
   ASSERT_TRUE(ctx);
