@@ -409,6 +409,12 @@ TEST(QuantLinearStep, AmxTiles) {
               /*inPlace=*/false, /*threads=*/2);
     checkCase(make(200, 72, 20, false, true, LinearActivation::Relu, true),
               /*inPlace=*/false, /*threads=*/2);
+    // K = 768 with more than 4 row blocks: bf16 runs K whole with its
+    // epilogues deferred to the end of each row block's pass over a chunk
+    // (two chunks of 16 and 3 column blocks on one thread), int8 in two
+    // slices.
+    checkCase(make(161, 768, 600, false, true, LinearActivation::Gelu, true),
+              /*inPlace=*/true, /*threads=*/1);
   }
 }
 
