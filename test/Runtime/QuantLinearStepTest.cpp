@@ -49,6 +49,15 @@ double activate(double v, LinearActivation act) {
   return v;
 }
 
+/// ONNX QuantizeLinear of one f32 value (what lmopt.quantize's kernels
+/// compute): x / scale in f32, rounded half to even, plus the zero point,
+/// saturated to u8 or i8; the byte as stored.
+uint8_t quantizeLinear(float x, float scale, int32_t zeroPoint, bool isSigned) {
+  float q = std::nearbyint(x / scale) + float(zeroPoint);
+  float lo = isSigned ? -128.0f : 0.0f, hi = isSigned ? 127.0f : 255.0f;
+  return uint8_t(int32_t(std::min(hi, std::max(lo, q))));
+}
+
 /// One case's operands, in the step's storage forms, and the reference's
 /// dequantized view of them.
 struct Case {
@@ -561,6 +570,116 @@ TEST(QuantLinearStep, UnsignedInt4WithoutZeroPoints) {
 }
 
 // The quantizers, bit for bit, on ties and on both kernel forms.
+TEST(QuantLinearStep, StaticQuantizedOutput) {
+  // int8 steps writing their output quantized with a fixed scale and zero
+  // point (what the CPU target's plan gives a linear whose only reader is a
+  // static QuantizeLinear): the AMX kernel's block epilogue where the CPU
+  // has AMX, else the matmul into a scratch and the epilogue over it
+  // (runtime-unittests.test runs this under an ISA cap too). Bit for bit
+  // the same step's f32 output quantized by QuantizeLinear's definition.
+  std::unique_ptr<CpuContext> ctx = makeContext(0);
+  ASSERT_TRUE(ctx);
+  uint32_t seed = 901;
+  struct Shape {
+    QuantLinearMode mode;
+    int64_t m, k, n;
+    bool transpose, bias;
+    LinearActivation act;
+    bool outSigned;
+  };
+  const QuantLinearMode st = QuantLinearMode::Int8Static,
+                        tok = QuantLinearMode::Int8DynamicPerToken,
+                        ten = QuantLinearMode::Int8DynamicPerTensor;
+  const Shape shapes[] = {
+      {st, 7, 64, 40, false, true, LinearActivation::None, false},
+      {st, 33, 64, 40, true, false, LinearActivation::Relu, true},
+      {st, 128, 768, 96, false, true, LinearActivation::Gelu, false},
+      {st, 161, 768, 600, false, true, LinearActivation::Gelu, false},
+      {st, 50, 1536, 130, true, true, LinearActivation::GeluTanh, true},
+      {tok, 40, 200, 70, false, true, LinearActivation::Gelu, false},
+      {ten, 1, 72, 130, false, true, LinearActivation::None, true}};
+  for (const Shape &shape : shapes) {
+    Case c = makeCase(shape.mode, shape.m, shape.k, shape.n, shape.transpose,
+                      shape.bias, shape.act, false, seed++);
+    Case q = c;
+    q.desc.outputStatic = true;
+    q.desc.outputSigned = shape.outSigned;
+    q.desc.outputZeroPoint = shape.outSigned ? -7 : 121;
+    for (int threads : {1, 2}) {
+      std::unique_ptr<CpuContext> team = makeContext(threads);
+      ASSERT_TRUE(team);
+      std::unique_ptr<QuantLinearStep> wide, narrow;
+      ASSERT_TRUE(
+          QuantLinearStep::create(*team, c.desc, c.m, c.weights(), wide));
+      const size_t count = size_t(c.m * c.desc.outputFeatures);
+      std::vector<float> want(count);
+      std::vector<uint8_t> got(count, 0xAB);
+      const float *bias = shape.bias ? c.bias.data() : nullptr;
+      ASSERT_TRUE(wide->run(c.stepInput(), bias, nullptr, want.data()));
+      // 150 steps for the largest magnitude: most values land inside the
+      // range, the largest saturate at one end or both.
+      float largest = 0;
+      for (float v : want)
+        largest = std::max(largest, std::fabs(v));
+      q.desc.outputScale = largest / 150;
+      ASSERT_TRUE(
+          QuantLinearStep::create(*team, q.desc, c.m, q.weights(), narrow));
+      QuantLinearIo io;
+      io.input = c.stepInput();
+      io.bias = bias;
+      io.output = got.data();
+      ASSERT_TRUE(narrow->run(io));
+      int differ = 0, saturated = 0;
+      for (size_t i = 0; i < count; ++i) {
+        uint8_t expect =
+            quantizeLinear(want[i], q.desc.outputScale, q.desc.outputZeroPoint,
+                           shape.outSigned);
+        saturated += expect == (shape.outSigned ? 0x80 : 0) ||
+                     expect == (shape.outSigned ? 0x7F : 0xFF);
+        if (got[i] != expect && differ++ < 5)
+          ADD_FAILURE() << quantLinearModeName(shape.mode) << " " << shape.m
+                        << "x" << shape.k << "x" << shape.n << " output " << i
+                        << ": byte " << int(got[i]) << ", the f32 " << want[i]
+                        << " quantizes to " << int(expect);
+      }
+      EXPECT_EQ(differ, 0);
+      // The values cover the range, not only its ends.
+      EXPECT_LT(saturated, int(count / 2));
+    }
+  }
+  // Refused: a residual, a per-token quantized output beside it, a bf16
+  // step, a scale that is not positive, a zero point outside the type.
+  auto refuse = [&](Case c, const char *message) {
+    std::unique_ptr<QuantLinearStep> step;
+    Status status =
+        QuantLinearStep::create(*ctx, c.desc, c.m, c.weights(), step);
+    EXPECT_FALSE(status) << message;
+    EXPECT_NE(status.message().find(message), std::string::npos)
+        << status.toString();
+  };
+  Case base = makeCase(st, 4, 64, 40, false, true, LinearActivation::None,
+                       false, seed++);
+  base.desc.outputStatic = true;
+  base.desc.outputScale = 0.02f;
+  Case residual = makeCase(st, 4, 64, 40, false, true, LinearActivation::None,
+                           true, seed++);
+  residual.desc.outputStatic = true;
+  refuse(residual, "a statically quantized output is for int8 steps");
+  Case both = base;
+  both.desc.quantizeOutput = true;
+  refuse(both, "a statically quantized output is for int8 steps");
+  Case bf16 = makeCase(QuantLinearMode::BF16, 4, 64, 40, false, true,
+                       LinearActivation::None, false, seed++);
+  bf16.desc.outputStatic = true;
+  refuse(bf16, "a statically quantized output is for int8 steps");
+  Case zeroScale = base;
+  zeroScale.desc.outputScale = 0;
+  refuse(zeroScale, "output scale 0.000000 is not a positive finite number");
+  Case farZero = base;
+  farZero.desc.outputZeroPoint = 300;
+  refuse(farZero, "output zero point 300 is outside the u8 range");
+}
+
 TEST(QuantKernels, PerTokenRoundsHalfToEven) {
   // max |row| = 127 gives scale 1, so x / s = x exactly.
   std::vector<float> row = {127.0f, 2.5f, 3.5f, -2.5f, -0.5f, 0.5f, 1.5f,
@@ -679,6 +798,48 @@ TEST(QuantKernels, Bf16OutputRoundsAsTheCast) {
       EXPECT_EQ(got[size_t(i)], floatToBFloat16(values[size_t(i)]))
           << (avx512 ? "AVX-512" : "portable") << " form, value " << i;
   }
+}
+
+TEST(QuantKernels, StaticOutputRoundsAsQuantizeLinear) {
+  // The epilogue's statically quantized store, both forms, bit for bit
+  // against QuantizeLinear's definition: quotients that tie (k + 1/2 times
+  // the scale) both ways, values past both ends of the range and the
+  // infinities (saturated), 0, and ordinary values; u8 and i8; a scale
+  // whose reciprocal is not a normal float (the division runs). NaN gives
+  // 0.
+  const float scales[] = {0.0114554409f, 3.0f, 0.25f, 1e-39f};
+  for (float scale : scales)
+    for (bool isSigned : {false, true})
+      for (int32_t zeroPoint : {isSigned ? -3 : 15, isSigned ? 0 : 134}) {
+        std::vector<float> values;
+        for (int k = -300; k <= 300; k += 7) {
+          values.push_back((float(k) + 0.5f) * scale);
+          values.push_back(float(k) * scale);
+        }
+        for (float v : {0.0f, 1e30f, -1e30f, INFINITY, -INFINITY})
+          values.push_back(v);
+        for (float v : hashValues(11, 40, 5.0))
+          values.push_back(v);
+        const int64_t n = int64_t(values.size());
+        quant::Epilogue e;
+        e.q8Scale = scale;
+        e.q8ZeroPoint = zeroPoint;
+        e.q8Signed = isSigned;
+        for (bool avx512 : {false, quant::useAvx512()}) {
+          std::vector<uint8_t> got(values.size(), 0xAB);
+          e.q8Out = got.data();
+          quant::applyEpilogue(values.data(), n, 1, n, e, nullptr, 1, avx512);
+          for (int64_t i = 0; i < n; ++i)
+            EXPECT_EQ(got[size_t(i)], quantizeLinear(values[size_t(i)], scale,
+                                                     zeroPoint, isSigned))
+                << (avx512 ? "AVX-512" : "portable") << " form, value "
+                << values[size_t(i)] << ", scale " << scale << ", zero point "
+                << zeroPoint;
+          const float nan = NAN;
+          quant::applyEpilogue(&nan, 1, 1, 1, e, nullptr, 1, avx512);
+          EXPECT_EQ(got[0], 0) << (avx512 ? "AVX-512" : "portable");
+        }
+      }
 }
 
 TEST(QuantKernels, EpilogueFormsAgree) {
@@ -981,6 +1142,23 @@ TEST(QuantLinearExecutor, BuildsAndRunsFromAPlan) {
                 StatusCode::InvalidFormat,
                 "bundle 'q.lmopt': quant_linear step 'ffn_up': attribute "
                 "'input_quantized' is for int8_dynamic_per_token steps");
+  // A statically quantized output needs its scale, and an int8 step.
+  step.attrs.back().name = "output_static";
+  EXPECT_STATUS(createCpuStepExecutor(bc, p.plan.steps[0], exec),
+                StatusCode::InvalidFormat,
+                "bundle 'q.lmopt': quant_linear step 'ffn_up' lacks the float "
+                "attribute 'output_scale'");
+  PlanAttr scale;
+  scale.name = "output_scale";
+  scale.kind = PlanAttr::Kind::Float;
+  scale.floatValue = 0.05;
+  step.attrs.push_back(scale);
+  EXPECT_STATUS(createCpuStepExecutor(bc, p.plan.steps[0], exec),
+                StatusCode::InvalidFormat,
+                "bundle 'q.lmopt': quant_linear step 'ffn_up': attribute "
+                "'output_static' is for int8 steps without a residual or "
+                "'quantize_output'");
+  step.attrs.pop_back();
   step.attrs.pop_back();
   attr("group", 1);
   EXPECT_STATUS(createCpuStepExecutor(bc, p.plan.steps[0], exec),

@@ -442,6 +442,8 @@ LMOPT_AMX_TARGET void finishBlock(const Shape &s, float *block, int64_t r0,
     be.residual = e.residual + r0 * s.n + col;
   if (e.bf16Out)
     be.bf16Out = e.bf16Out + r0 * s.n + col;
+  if (e.q8Out)
+    be.q8Out = e.q8Out + r0 * s.n + col;
   applyEpilogueBlock(block, kBlock, blockRows, std::min(kBlock, s.n - col), be,
                      out ? out + r0 * s.n + col : nullptr, s.n, avx512);
 }

@@ -100,7 +100,8 @@ size_t amxScratchBytes(int64_t rows, const AmxWeight &w);
 /// out[r, c] = epilogue(input[r, :] x W[:, c]) for r < rows, c < N, with
 /// `input` bf16 [rows, K] and the epilogue's bias, activation and residual
 /// (e.rowScales, columnShift and rowSums must be null; e.residual may be
-/// `out`; with e.bf16Out, `out` is null and the output goes there).
+/// `out`; with e.bf16Out or e.q8Out, `out` is null and the output goes
+/// there).
 /// `scratch` holds amxScratchBytes(rows, w) bytes, 64-byte aligned. Runs
 /// on `threads` OpenMP threads (0: the OpenMP default). Only where
 /// amxBf16Usable().

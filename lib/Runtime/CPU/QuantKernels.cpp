@@ -331,20 +331,33 @@ LMOPT_AVX512 static inline __m512i toBf16(__m512 v) {
   return rounded;
 }
 
+/// Where an epilogue's values go: f32 `out`, `bf16Out` or `q8Out`.
+enum class OutForm { F32, Bf16, Q8 };
+
 /// The epilogue with its options fixed at compile time, so that each row's
 /// vectors carry no branches and the activation's arithmetic interleaves
 /// across them.
 template <LinearActivation Act, bool Shift, bool Bias, bool Residual,
-          bool Bf16Out>
+          OutForm Out>
 LMOPT_AVX512 static void epilogueRowsAvx512(const float *acc, int64_t accStride,
                                             int64_t begin, int64_t end,
                                             int64_t n, const Epilogue &e,
                                             float *out, int64_t outStride) {
+  constexpr bool Bf16Out = Out == OutForm::Bf16;
+  // Q8: the quotient as vquotient gives it, then the rounding, the zero
+  // point and the saturation in f32 as lmopt.quantize's kernels do them.
+  const float q8Low = e.q8Signed ? -128.0f : 0.0f,
+              q8High = e.q8Signed ? 127.0f : 255.0f;
+  const bool q8Exact = Out == OutForm::Q8 && reciprocalIsNormal(e.q8Scale);
+  const __m512 q8s = _mm512_set1_ps(e.q8Scale),
+               q8r = _mm512_set1_ps(1.0f / e.q8Scale),
+               q8zp = _mm512_set1_ps(float(e.q8ZeroPoint)),
+               q8lo = _mm512_set1_ps(q8Low), q8hi = _mm512_set1_ps(q8High);
   for (int64_t r = begin; r < end; ++r) {
     const __m512 s =
         _mm512_set1_ps(e.rowScales ? e.rowScales[r] : e.uniformScale);
     const float *accRow = acc + r * accStride;
-    float *outRow = Bf16Out ? nullptr : out + r * outStride;
+    float *outRow = Out != OutForm::F32 ? nullptr : out + r * outStride;
     for (int64_t c = 0; c < n; c += 16) {
       __mmask16 lanes = laneMask(n - c);
       __m512 v = _mm512_maskz_loadu_ps(lanes, accRow + c);
@@ -357,11 +370,25 @@ LMOPT_AVX512 static void epilogueRowsAvx512(const float *acc, int64_t accStride,
       if constexpr (Residual)
         v = _mm512_add_ps(
             v, _mm512_maskz_loadu_ps(lanes, e.residual + r * outStride + c));
-      if constexpr (Bf16Out)
+      if constexpr (Out == OutForm::Q8) {
+        // vquotient's remainder is NaN for an infinity: keep it instead.
+        const __mmask16 infinite = _mm512_cmp_ps_mask(
+            _mm512_abs_ps(v), _mm512_set1_ps(INFINITY), _CMP_EQ_OQ);
+        __m512 q = _mm512_roundscale_ps(
+            _mm512_mask_blend_ps(infinite, vquotient(v, q8s, q8r, q8Exact), v),
+            _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        // In range after the clamp, so the low byte is the value (u8 or
+        // i8); NaN lanes are zeroed.
+        q = _mm512_min_ps(_mm512_max_ps(_mm512_add_ps(q, q8zp), q8lo), q8hi);
+        q = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(v, v, _CMP_ORD_Q), q);
+        _mm512_mask_cvtepi32_storeu_epi8(e.q8Out + r * outStride + c, lanes,
+                                         _mm512_cvttps_epi32(q));
+      } else if constexpr (Bf16Out) {
         _mm512_mask_cvtepi32_storeu_epi16(e.bf16Out + r * outStride + c, lanes,
                                           toBf16(v));
-      else
+      } else {
         _mm512_mask_storeu_ps(outRow + c, lanes, v);
+      }
     }
   }
 }
@@ -371,27 +398,34 @@ using EpilogueRowsFn = void (*)(const float *, int64_t, int64_t, int64_t,
 
 template <LinearActivation Act>
 static EpilogueRowsFn pickEpilogueRows(const Epilogue &e) {
-  // A bf16 output has no residual (the step refuses the pair).
-  if (e.bf16Out) {
+  // A bf16 or quantized output has no residual (the step refuses the
+  // pair).
+  if (e.bf16Out || e.q8Out) {
     const int flags = (e.columnShift ? 2 : 0) | (e.bias ? 1 : 0);
-    static constexpr EpilogueRowsFn kBf16Table[4] = {
-        epilogueRowsAvx512<Act, false, false, false, true>,
-        epilogueRowsAvx512<Act, false, true, false, true>,
-        epilogueRowsAvx512<Act, true, false, false, true>,
-        epilogueRowsAvx512<Act, true, true, false, true>};
-    return kBf16Table[flags];
+    constexpr OutForm B = OutForm::Bf16, Q = OutForm::Q8;
+    static constexpr EpilogueRowsFn kNarrowTable[2][4] = {
+        {epilogueRowsAvx512<Act, false, false, false, B>,
+         epilogueRowsAvx512<Act, false, true, false, B>,
+         epilogueRowsAvx512<Act, true, false, false, B>,
+         epilogueRowsAvx512<Act, true, true, false, B>},
+        {epilogueRowsAvx512<Act, false, false, false, Q>,
+         epilogueRowsAvx512<Act, false, true, false, Q>,
+         epilogueRowsAvx512<Act, true, false, false, Q>,
+         epilogueRowsAvx512<Act, true, true, false, Q>}};
+    return kNarrowTable[e.q8Out ? 1 : 0][flags];
   }
   const int flags =
       (e.columnShift ? 4 : 0) | (e.bias ? 2 : 0) | (e.residual ? 1 : 0);
+  constexpr OutForm F = OutForm::F32;
   static constexpr EpilogueRowsFn kTable[8] = {
-      epilogueRowsAvx512<Act, false, false, false, false>,
-      epilogueRowsAvx512<Act, false, false, true, false>,
-      epilogueRowsAvx512<Act, false, true, false, false>,
-      epilogueRowsAvx512<Act, false, true, true, false>,
-      epilogueRowsAvx512<Act, true, false, false, false>,
-      epilogueRowsAvx512<Act, true, false, true, false>,
-      epilogueRowsAvx512<Act, true, true, false, false>,
-      epilogueRowsAvx512<Act, true, true, true, false>};
+      epilogueRowsAvx512<Act, false, false, false, F>,
+      epilogueRowsAvx512<Act, false, false, true, F>,
+      epilogueRowsAvx512<Act, false, true, false, F>,
+      epilogueRowsAvx512<Act, false, true, true, F>,
+      epilogueRowsAvx512<Act, true, false, false, F>,
+      epilogueRowsAvx512<Act, true, false, true, F>,
+      epilogueRowsAvx512<Act, true, true, false, F>,
+      epilogueRowsAvx512<Act, true, true, true, F>};
   return kTable[flags];
 }
 
@@ -462,6 +496,17 @@ static void quantizeRowsPortable(const float *x, int64_t begin, int64_t end,
   }
 }
 
+/// The byte lmopt.quantize's kernel writes for `v` with e.q8Scale and
+/// e.q8ZeroPoint (see Epilogue).
+static uint8_t quantizeStatic(float v, const quant::Epilogue &e) {
+  if (v != v)
+    return 0;
+  float q = std::nearbyint(v / e.q8Scale) + float(e.q8ZeroPoint);
+  q = std::min(e.q8Signed ? 127.0f : 255.0f,
+               std::max(e.q8Signed ? -128.0f : 0.0f, q));
+  return uint8_t(int32_t(q));
+}
+
 static void epilogueRowsPortable(const float *acc, int64_t accStride,
                                  int64_t begin, int64_t end, int64_t n,
                                  const quant::Epilogue &e, float *out,
@@ -476,7 +521,9 @@ static void epilogueRowsPortable(const float *acc, int64_t accStride,
       v = activate(v, e.activation);
       if (e.residual)
         v += e.residual[r * outStride + c];
-      if (e.bf16Out)
+      if (e.q8Out)
+        e.q8Out[r * outStride + c] = quantizeStatic(v, e);
+      else if (e.bf16Out)
         e.bf16Out[r * outStride + c] = floatToBFloat16(v);
       else
         out[r * outStride + c] = v;

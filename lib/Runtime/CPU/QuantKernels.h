@@ -49,6 +49,12 @@ void quantizeTensorU8(const float *x, int64_t count, uint8_t *q, float &scale,
 /// With `bf16Out` (and no residual), the values go there as bf16 (rounded
 /// as floatToBFloat16 rounds, the strides of `out`) and `out` is not
 /// written.
+///
+/// With `q8Out` (and no residual), the values go there quantized as a
+/// static QuantizeLinear (lmopt.quantize) writes them: v / q8Scale in f32,
+/// rounded half to even, plus q8ZeroPoint, saturated to u8 (or i8 with
+/// q8Signed), one byte each at the strides of `out`, which is not written.
+/// (NaN gives 0.)
 struct Epilogue {
   const float *columnShift = nullptr;
   const float *rowSums = nullptr;
@@ -58,6 +64,10 @@ struct Epilogue {
   LinearActivation activation = LinearActivation::None;
   const float *residual = nullptr;
   uint16_t *bf16Out = nullptr;
+  uint8_t *q8Out = nullptr;
+  float q8Scale = 1.0f;
+  int32_t q8ZeroPoint = 0;
+  bool q8Signed = false;
 };
 void applyEpilogue(const float *acc, int64_t accStride, int64_t rows,
                    int64_t n, const Epilogue &e, float *out, int threads,

@@ -108,11 +108,22 @@ lmopt::runtime::buildQuantLinearExecutor(const CpuStepContext &context,
                                          const PlanStep &step,
                                          std::unique_ptr<StepExecutor> &out) {
   Checker c{context, step};
-  static const char *const kKnown[] = {
-      "mode",         "transpose_weight", "activation",      "has_bias",
-      "has_residual", "block_size",       "has_zero_points", "weight_signed",
-      "input_scale",  "input_zero_point", "input_quantized", "quantize_output",
-      "output_bf16"};
+  static const char *const kKnown[] = {"mode",
+                                       "transpose_weight",
+                                       "activation",
+                                       "has_bias",
+                                       "has_residual",
+                                       "block_size",
+                                       "has_zero_points",
+                                       "weight_signed",
+                                       "input_scale",
+                                       "input_zero_point",
+                                       "input_quantized",
+                                       "quantize_output",
+                                       "output_bf16",
+                                       "output_static",
+                                       "output_scale",
+                                       "output_zero_point"};
   for (const PlanAttr &attr : step.attrs)
     if (std::none_of(std::begin(kKnown), std::end(kKnown),
                      [&](const char *k) { return attr.name == k; }))
@@ -146,7 +157,8 @@ lmopt::runtime::buildQuantLinearExecutor(const CpuStepContext &context,
         {"weight_signed", &d.weightSigned},
         {"input_quantized", &d.inputQuantized},
         {"quantize_output", &d.quantizeOutput},
-        {"output_bf16", &d.outputBf16}})
+        {"output_bf16", &d.outputBf16},
+        {"output_static", &d.outputStatic}})
     if (Status st = c.flag(name, *field); !st)
       return st;
   // weight_signed defaults to 1.
@@ -160,16 +172,30 @@ lmopt::runtime::buildQuantLinearExecutor(const CpuStepContext &context,
   if (int4)
     if (Status st = step.getInt("block_size", d.blockSize); !st)
       return c.relabel(st);
-  if (isStatic) {
-    double scale = 0;
+  // A scale and zero point pair (the zero point clamped far enough out for
+  // the desc's range check to name it).
+  auto quantParams = [&](const char *scaleName, const char *zeroName,
+                         float &scale, int32_t &zeroPoint) -> Status {
+    double value = 0;
     int64_t zp = 0;
-    if (Status st = step.getFloat("input_scale", scale); !st)
+    if (Status st = step.getFloat(scaleName, value); !st)
       return c.relabel(st);
-    if (Status st = step.getInt("input_zero_point", 0, zp); !st)
+    if (Status st = step.getInt(zeroName, 0, zp); !st)
       return c.relabel(st);
-    d.inputScale = float(scale);
-    d.inputZeroPoint = int32_t(std::clamp<int64_t>(zp, -1000, 1000));
-  }
+    scale = float(value);
+    zeroPoint = int32_t(std::clamp<int64_t>(zp, -1000, 1000));
+    return Status::ok();
+  };
+  if (isStatic)
+    if (Status st = quantParams("input_scale", "input_zero_point", d.inputScale,
+                                d.inputZeroPoint);
+        !st)
+      return st;
+  if (d.outputStatic)
+    if (Status st = quantParams("output_scale", "output_zero_point",
+                                d.outputScale, d.outputZeroPoint);
+        !st)
+      return st;
 
   if (half && d.hasZeroPoints)
     return c.error(std::string("a ") + (fp16 ? "fp16" : "bf16") +
@@ -183,6 +209,9 @@ lmopt::runtime::buildQuantLinearExecutor(const CpuStepContext &context,
   if (d.outputBf16 && (d.mode != QuantLinearMode::BF16 || d.hasResidual))
     return c.error("attribute 'output_bf16' is for bf16 steps without a "
                    "residual");
+  if (d.outputStatic && (int4 || half || d.hasResidual || d.quantizeOutput))
+    return c.error("attribute 'output_static' is for int8 steps without a "
+                   "residual or 'quantize_output'");
   // With input_quantized the input's row scales follow the input.
   const size_t first = d.inputQuantized ? 2 : 1;
   size_t expected = first + 1 + (half ? 0 : 1) + d.hasZeroPoints +
@@ -238,11 +267,15 @@ lmopt::runtime::buildQuantLinearExecutor(const CpuStepContext &context,
     return st;
   std::vector<int64_t> outDims = input.dims;
   outDims.back() = n;
-  if (Status st = c.expect("output", output,
-                           {d.quantizeOutput ? DType::I8
-                            : d.outputBf16   ? DType::BF16
-                                             : DType::F32},
-                           outDims);
+  if (d.outputStatic)
+    d.outputSigned = output.dtype == DType::I8;
+  if (Status st =
+          c.expect("output", output,
+                   {d.quantizeOutput ? DType::I8
+                    : d.outputBf16   ? DType::BF16
+                    : d.outputStatic ? (d.outputSigned ? DType::I8 : DType::U8)
+                                     : DType::F32},
+                   outDims);
       !st)
     return st;
   // Per-token row scales: the dims before the last.

@@ -329,7 +329,7 @@ static Status createInt8(const CpuContext &context,
   bool quantizes = d.mode != QuantLinearMode::Int8Static && !d.inputQuantized;
   if ((quantizes && !impl.quantized.allocate(size_t(rows * k))) ||
       !impl.rowScales.allocate(size_t(rows) * sizeof(float)) ||
-      (d.hasResidual &&
+      ((d.hasResidual || d.outputStatic) &&
        !impl.product.allocate(size_t(rows * n) * sizeof(float))))
     return Status::error(StatusCode::IoError,
                          prefix + "cannot allocate scratch buffers");
@@ -561,6 +561,12 @@ Status QuantLinearStep::run(const QuantLinearIo &io) const {
   e.bias = bias;
   e.activation = desc_.activation;
   e.residual = residual;
+  if (desc_.outputStatic) {
+    e.q8Out = static_cast<uint8_t *>(io.output);
+    e.q8Scale = desc_.outputScale;
+    e.q8ZeroPoint = desc_.outputZeroPoint;
+    e.q8Signed = desc_.outputSigned;
+  }
   if (isInt8(desc_.mode)) {
     switch (desc_.mode) {
     case QuantLinearMode::Int8DynamicPerToken:
@@ -624,7 +630,9 @@ Status QuantLinearStep::run(const QuantLinearIo &io) const {
           impl.columnOffsets.empty() ? nullptr : impl.columnOffsets.data();
       quant::gemmAmxInt8(src, srcSigned, rows, impl.amx,
                          impl.weightScales.data(), desc_.perChannelScales, e,
-                         desc_.quantizeOutput ? io.product : output,
+                         desc_.quantizeOutput ? io.product
+                         : desc_.outputStatic ? nullptr
+                                              : output,
                          context_.threads(), impl.amxScratch.data, offsets);
       if (desc_.quantizeOutput)
         quant::quantizeRowsS8(io.product, rows, n,
@@ -635,8 +643,9 @@ Status QuantLinearStep::run(const QuantLinearIo &io) const {
     // The product goes straight into the output, and the epilogue rewrites
     // it in place, unless the output holds the residual the epilogue reads.
     float *product = desc_.quantizeOutput ? io.product
-                     : residual == output ? impl.product.as<float>()
-                                          : output;
+                     : residual == output || desc_.outputStatic
+                         ? impl.product.as<float>()
+                         : output;
     if (dnnl_status_t st = dnnl_memory_set_data_handle(impl.dst.value, product);
         st != dnnl_success)
       return dnnlCheck(st, prefix, "memory handle update");
@@ -653,8 +662,9 @@ Status QuantLinearStep::run(const QuantLinearIo &io) const {
                                     io.outputScales, context_.threads(),
                                     impl.avx512);
     else
-      quant::applyEpilogue(product, n, rows, n, e, output, context_.threads(),
-                           impl.avx512);
+      quant::applyEpilogue(product, n, rows, n, e,
+                           desc_.outputStatic ? nullptr : output,
+                           context_.threads(), impl.avx512);
     return Status::ok();
   }
 

@@ -108,6 +108,14 @@ struct QuantLinearStepDesc {
   /// rounded to nearest even, as a cast would round it) for a bf16
   /// consumer.
   bool outputBf16 = false;
+  /// int8, no residual: the output is written quantized with a fixed scale
+  /// and zero point, u8 (or i8 with outputSigned), as a static
+  /// QuantizeLinear (lmopt.quantize) would write the f32 result (see
+  /// quant::Epilogue's q8Out), for a static int8 consumer.
+  bool outputStatic = false;
+  bool outputSigned = false;
+  float outputScale = 1.0f;
+  int32_t outputZeroPoint = 0;
 };
 
 /// The buffers of one run (see QuantLinearStep::run).
@@ -117,7 +125,8 @@ struct QuantLinearIo {
   const float *inputScales = nullptr;
   const float *bias = nullptr;
   const float *residual = nullptr;
-  /// f32 [rows, N]; i8 with quantizeOutput, bf16 with outputBf16.
+  /// f32 [rows, N]; i8 with quantizeOutput, bf16 with outputBf16, u8 or
+  /// i8 with outputStatic.
   void *output = nullptr;
   /// With quantizeOutput: [rows] f32, and the f32 [rows, N] scratch.
   float *outputScales = nullptr;
