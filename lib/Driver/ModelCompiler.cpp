@@ -354,6 +354,7 @@ static llvm::Error checkOptions(const ModelCompilerOptions &o,
   options.target.cudaSmVersion = sm;
   options.target.fuseRowQuantization = o.fuseRowQuantization;
   options.target.fuseBf16Outputs = o.fuseBf16Outputs;
+  options.target.fuseStaticOutputs = o.fuseStaticOutputs;
   options.target.precision = *precision;
   options.outputPath = o.outputPath;
   options.modelName = llvm::sys::path::stem(o.inputPath).str();

@@ -22,11 +22,16 @@ static llvm::Error makeError(const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
 }
 
+/// "[2, ?, 16]": a dynamic dim as '?'.
 static std::string formatDims(llvm::ArrayRef<int64_t> dims) {
   return "[" +
-         llvm::join(
-             llvm::map_range(dims, [](int64_t d) { return std::to_string(d); }),
-             ", ") +
+         llvm::join(llvm::map_range(dims,
+                                    [](int64_t d) {
+                                      return ShapedType::isDynamic(d)
+                                                 ? std::string("?")
+                                                 : std::to_string(d);
+                                    }),
+                    ", ") +
          "]";
 }
 
@@ -78,6 +83,13 @@ splitSamples(const rt::NamedTensor &array, llvm::ArrayRef<int64_t> shape) {
         array.name, formatDims(dims), formatDims(shape), stacked,
         shape.empty() ? 1 : shape[0]));
   };
+  if (llvm::any_of(shape, ShapedType::isDynamic))
+    return makeError(llvm::formatv(
+        "calibration array '{0}': input '{0}' takes {1}, with dims that are "
+        "only bounded; the calibration runs need every input dim fixed, so "
+        "pin them with --input-shape (a bounded bundle cannot be calibrated "
+        "from an .npz yet)",
+        array.name, formatDims(shape)));
   std::vector<rt::Tensor> samples;
   if (dims.size() == shape.size() + 1 &&
       llvm::ArrayRef<int64_t>(dims).drop_front() == shape) {

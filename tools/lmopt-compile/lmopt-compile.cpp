@@ -110,6 +110,12 @@ static cl::opt<bool> noFuseBf16Outputs(
     cl::desc("Keep a bf16 linear's f32 output when only a cast to bf16 "
              "reads it (by default the linear writes bf16)"),
     cl::cat(category));
+static cl::opt<bool> noFuseStaticOutputs(
+    "no-fuse-static-outputs",
+    cl::desc("Keep an int8 linear's f32 output when only a static "
+             "quantization reads it (by default the linear writes the "
+             "quantized bytes)"),
+    cl::cat(category));
 static cl::opt<std::string> prune(
     "prune",
     cl::desc("Structured pruning: remove a fraction of each FFN's neurons "
@@ -193,6 +199,7 @@ int main(int argc, char **argv) {
   options.dumpKernels = dumpKernels;
   options.fuseRowQuantization = !noFuseRowQuantization;
   options.fuseBf16Outputs = !noFuseBf16Outputs;
+  options.fuseStaticOutputs = !noFuseStaticOutputs;
   options.omitWeights = omitWeights;
   options.prune = prune;
   options.expose = expose;

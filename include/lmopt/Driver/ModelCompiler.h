@@ -49,6 +49,7 @@ struct ModelCompilerOptions {
   bool dumpKernels = false;
   bool fuseRowQuantization = true;
   bool fuseBf16Outputs = true;
+  bool fuseStaticOutputs = true;
   bool omitWeights = false;
   /// "ffn=0.5,heads=0.5": structured pruning (lmopt-prune's options,
   /// comma-separated); empty: none.

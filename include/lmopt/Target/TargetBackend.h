@@ -55,6 +55,10 @@ struct TargetOptions {
   /// cpu: a bf16 linear whose output only feeds a kernel that casts it to
   /// bf16 writes bf16 itself (`--no-fuse-bf16-outputs` clears it).
   bool fuseBf16Outputs = true;
+  /// cpu: an int8 linear whose output only feeds a kernel that quantizes it
+  /// statically writes the quantized bytes itself
+  /// (`--no-fuse-static-outputs` clears it).
+  bool fuseStaticOutputs = true;
   /// cuda: the compute capability (major * 10 + minor) the generated
   /// kernels are compiled for (`--cuda-arch=sm_90`).
   unsigned cudaSmVersion = 90;

@@ -344,15 +344,20 @@ LMOPT_AVX512 static void epilogueRowsAvx512(const float *acc, int64_t accStride,
                                             int64_t n, const Epilogue &e,
                                             float *out, int64_t outStride) {
   constexpr bool Bf16Out = Out == OutForm::Bf16;
-  // Q8: the quotient as vquotient gives it, then the rounding, the zero
-  // point and the saturation in f32 as lmopt.quantize's kernels do them.
-  const float q8Low = e.q8Signed ? -128.0f : 0.0f,
-              q8High = e.q8Signed ? 127.0f : 255.0f;
+  // Q8: the value clamped to +-65536 steps (beyond them it saturates
+  // anyway, and the quotient stays finite and in i32 range; NaN becomes the
+  // low bound and is zeroed), the quotient as vquotient gives it, rounded
+  // half to even by the conversion, then the zero point and the saturation
+  // in i32: the bytes lmopt.quantize's kernels write.
+  const float q8Bound = 65536.0f * e.q8Scale;
   const bool q8Exact = Out == OutForm::Q8 && reciprocalIsNormal(e.q8Scale);
   const __m512 q8s = _mm512_set1_ps(e.q8Scale),
                q8r = _mm512_set1_ps(1.0f / e.q8Scale),
-               q8zp = _mm512_set1_ps(float(e.q8ZeroPoint)),
-               q8lo = _mm512_set1_ps(q8Low), q8hi = _mm512_set1_ps(q8High);
+               q8Low = _mm512_set1_ps(-q8Bound),
+               q8High = _mm512_set1_ps(q8Bound);
+  const __m512i q8zp = _mm512_set1_epi32(e.q8ZeroPoint),
+                q8lo = _mm512_set1_epi32(e.q8Signed ? -128 : 0),
+                q8hi = _mm512_set1_epi32(e.q8Signed ? 127 : 255);
   for (int64_t r = begin; r < end; ++r) {
     const __m512 s =
         _mm512_set1_ps(e.rowScales ? e.rowScales[r] : e.uniformScale);
@@ -371,18 +376,15 @@ LMOPT_AVX512 static void epilogueRowsAvx512(const float *acc, int64_t accStride,
         v = _mm512_add_ps(
             v, _mm512_maskz_loadu_ps(lanes, e.residual + r * outStride + c));
       if constexpr (Out == OutForm::Q8) {
-        // vquotient's remainder is NaN for an infinity: keep it instead.
-        const __mmask16 infinite = _mm512_cmp_ps_mask(
-            _mm512_abs_ps(v), _mm512_set1_ps(INFINITY), _CMP_EQ_OQ);
-        __m512 q = _mm512_roundscale_ps(
-            _mm512_mask_blend_ps(infinite, vquotient(v, q8s, q8r, q8Exact), v),
-            _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-        // In range after the clamp, so the low byte is the value (u8 or
-        // i8); NaN lanes are zeroed.
-        q = _mm512_min_ps(_mm512_max_ps(_mm512_add_ps(q, q8zp), q8lo), q8hi);
-        q = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(v, v, _CMP_ORD_Q), q);
-        _mm512_mask_cvtepi32_storeu_epi8(e.q8Out + r * outStride + c, lanes,
-                                         _mm512_cvttps_epi32(q));
+        const __m512 x = _mm512_min_ps(_mm512_max_ps(v, q8Low), q8High);
+        __m512i i = _mm512_cvt_roundps_epi32(vquotient(x, q8s, q8r, q8Exact),
+                                             _MM_FROUND_TO_NEAREST_INT |
+                                                 _MM_FROUND_NO_EXC);
+        i = _mm512_min_epi32(_mm512_max_epi32(_mm512_add_epi32(i, q8zp), q8lo),
+                             q8hi);
+        i = _mm512_maskz_mov_epi32(_mm512_cmp_ps_mask(v, v, _CMP_ORD_Q), i);
+        // In range, so the low byte is the value (u8 or i8).
+        _mm512_mask_cvtepi32_storeu_epi8(e.q8Out + r * outStride + c, lanes, i);
       } else if constexpr (Bf16Out) {
         _mm512_mask_cvtepi32_storeu_epi16(e.bf16Out + r * outStride + c, lanes,
                                           toBf16(v));

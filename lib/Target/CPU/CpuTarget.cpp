@@ -280,6 +280,10 @@ public:
         {"fused_bf16_outputs",
          "bf16 linears writing their output in bf16 for the next",
          options.fuseBf16Outputs ? fuseBf16Outputs(plan) : 0});
+    plan.rewrites.push_back(
+        {"fused_static_outputs",
+         "int8 linears writing their output statically quantized for the next",
+         options.fuseStaticOutputs ? fuseStaticOutputs(plan) : 0});
   }
 
   void buildKernelPipeline(OpPassManager &pm,

@@ -13,13 +13,22 @@
 // else reads, the producer stores bf16 directly (the same rounding), and
 // both the kernel's pass and the f32 tensor disappear.
 //
+// A static int8 linear's input is quantized by a kernel (lmopt.quantize
+// with the calibrated scale and zero point). When that kernel is the
+// quantization alone and reads the output of an int8 linear that nothing
+// else reads (the FFN's up projection feeding its down projection), the
+// producer's epilogue quantizes as the kernel would (the same bytes), and
+// the kernel's pass and the f32 tensor disappear.
+//
 //===----------------------------------------------------------------------===//
 
 #include "QuantPlan.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Quant/IR/QuantTypes.h"
 #include "mlir/IR/SymbolTable.h"
 
+#include <functional>
 #include <optional>
 #include <string_view>
 
@@ -135,17 +144,27 @@ unsigned mlir::lmopt::cpu::fuseRowQuantization(
   return fused;
 }
 
+/// The one block of kernel function `entry` in `kernels` when the function
+/// takes one argument, returns one result and holds `operations`
+/// operations (its return included); else null.
+static Block *unaryKernelBody(ModuleOp kernels, StringRef entry,
+                              size_t operations) {
+  auto fn = llvm::dyn_cast_or_null<func::FuncOp>(
+      SymbolTable::lookupSymbolIn(kernels, entry));
+  if (!fn || fn.getNumArguments() != 1 || fn.getNumResults() != 1 ||
+      fn.getBody().getBlocks().size() != 1 ||
+      fn.getBody().front().getOperations().size() != operations)
+    return nullptr;
+  return &fn.getBody().front();
+}
+
 /// Whether `entry` in `kernels` is one lmopt.cast of its single argument
 /// from f32 to bf16, returned.
 static bool isBf16CastKernel(ModuleOp kernels, StringRef entry) {
-  auto func = SymbolTable::lookupSymbolIn(kernels, entry);
-  auto fn = llvm::dyn_cast_or_null<func::FuncOp>(func);
-  if (!fn || fn.getNumArguments() != 1 || fn.getNumResults() != 1 ||
-      fn.getBody().getBlocks().size() != 1)
+  Block *single = unaryKernelBody(kernels, entry, 2);
+  if (!single)
     return false;
-  Block &body = fn.getBody().front();
-  if (body.getOperations().size() != 2)
-    return false;
+  Block &body = *single;
   auto cast = llvm::dyn_cast<CastOp>(body.front());
   auto ret = llvm::dyn_cast<func::ReturnOp>(body.back());
   if (!cast || !ret || cast.getInput() != body.getArgument(0) ||
@@ -190,7 +209,59 @@ static void dropTensors(rt::Plan &plan, std::vector<uint32_t> &aliasRoot,
       use.tensor = renumbered[use.tensor];
 }
 
-unsigned mlir::lmopt::cpu::fuseBf16Outputs(TargetPlan &target) {
+/// Whether `entry` in `kernels` is one lmopt.quantize of its single argument
+/// from f32 to a per-tensor uniform 8-bit type (then reinterpreted as its
+/// storage), and that type's scale, zero point and signedness.
+static bool isStaticQuantizeKernel(ModuleOp kernels, StringRef entry,
+                                   double &scale, int64_t &zeroPoint,
+                                   bool &isSigned) {
+  Block *single = unaryKernelBody(kernels, entry, 3);
+  if (!single)
+    return false;
+  Block &body = *single;
+  Operation &first = body.front();
+  auto quantize = llvm::dyn_cast<QuantizeOp>(first);
+  auto cast =
+      llvm::dyn_cast<UnrealizedConversionCastOp>(*std::next(body.begin()));
+  auto ret = llvm::dyn_cast<func::ReturnOp>(body.back());
+  if (!quantize || !cast || !ret ||
+      quantize.getInput() != body.getArgument(0) ||
+      cast->getNumOperands() != 1 || cast->getOperand(0) != quantize ||
+      cast->getNumResults() != 1 || ret.getNumOperands() != 1 ||
+      ret.getOperand(0) != cast->getResult(0))
+    return false;
+  auto input = llvm::cast<ShapedType>(quantize.getInput().getType());
+  auto type = llvm::dyn_cast<quant::UniformQuantizedType>(
+      llvm::cast<ShapedType>(quantize.getType()).getElementType());
+  if (!input.getElementType().isF32() || !type ||
+      type.getStorageTypeIntegralWidth() != 8 ||
+      type.getStorageTypeMin() != (type.isSigned() ? -128 : 0) ||
+      type.getStorageTypeMax() != (type.isSigned() ? 127 : 255))
+    return false;
+  scale = type.getScale();
+  zeroPoint = type.getZeroPoint();
+  isSigned = type.isSigned();
+  return true;
+}
+
+namespace {
+/// What fuseOutputConversions asks of a pair: whether the producer's mode
+/// qualifies, and for the converting kernel's function, the dtype its
+/// result must have and the attributes the producer gets (none: no match).
+struct OutputConversion {
+  std::function<bool(std::string_view mode)> producerMode;
+  std::function<std::optional<std::vector<rt::PlanAttr>>(
+      ModuleOp kernels, StringRef entry, rt::DType &narrowType)>
+      match;
+};
+} // namespace
+
+/// A linear (no residual, one f32 result) whose output only a one-operand
+/// kernel reads, where `conversion` matches that kernel: the producer writes
+/// the kernel's result itself; the kernel step and its function go, and so
+/// does the f32 tensor (tensors renumbered). Returns how many it fused.
+static unsigned fuseOutputConversions(TargetPlan &target,
+                                      const OutputConversion &conversion) {
   rt::Plan &plan = target.plan;
   std::vector<uint32_t> &aliasRoot = target.aliasRoot;
   if (!target.kernels)
@@ -201,25 +272,32 @@ unsigned mlir::lmopt::cpu::fuseBf16Outputs(TargetPlan &target) {
   unsigned fused = 0;
   for (rt::PlanStep &producer : plan.steps) {
     if (producer.kind != rt::StepKind::QuantLinear ||
-        modeOf(producer) != "bf16" || hasFlag(producer, "has_residual") ||
-        hasFlag(producer, "output_bf16") || producer.results.size() != 1)
+        !conversion.producerMode(modeOf(producer)) ||
+        hasFlag(producer, "has_residual") ||
+        hasFlag(producer, "quantize_output") ||
+        hasFlag(producer, "output_bf16") ||
+        hasFlag(producer, "output_static") || producer.results.size() != 1)
       continue;
     const uint32_t out = producer.results[0];
     std::optional<size_t> read = readers.soleReader(out);
     if (!read || plan.tensors[out].dtype != rt::DType::F32)
       continue;
-    const size_t castIndex = *read;
-    rt::PlanStep &cast = plan.steps[castIndex];
-    const rt::PlanAttr *entry = cast.findAttr("entry");
-    if (cast.kind != rt::StepKind::Kernel || cast.operands.size() != 1 ||
-        cast.results.size() != 1 || !entry ||
-        entry->kind != rt::PlanAttr::Kind::String ||
-        !isBf16CastKernel(*target.kernels, entry->stringValue))
+    const size_t kernelIndex = *read;
+    rt::PlanStep &kernel = plan.steps[kernelIndex];
+    const rt::PlanAttr *entry = kernel.findAttr("entry");
+    if (kernel.kind != rt::StepKind::Kernel || kernel.operands.size() != 1 ||
+        kernel.results.size() != 1 || !entry ||
+        entry->kind != rt::PlanAttr::Kind::String)
       continue;
-    const uint32_t narrow = cast.results[0];
+    rt::DType narrowType = rt::DType::F32;
+    std::optional<std::vector<rt::PlanAttr>> attrs =
+        conversion.match(*target.kernels, entry->stringValue, narrowType);
+    if (!attrs)
+      continue;
+    const uint32_t narrow = kernel.results[0];
     const rt::PlanTensor &wide = plan.tensors[out];
     const rt::PlanTensor &result = plan.tensors[narrow];
-    if (result.dtype != rt::DType::BF16 || result.dims != wide.dims ||
+    if (result.dtype != narrowType || result.dims != wide.dims ||
         result.dimExprs != wide.dimExprs ||
         result.storage != rt::TensorStorage::Arena ||
         aliasRoot[narrow] != narrow)
@@ -228,8 +306,8 @@ unsigned mlir::lmopt::cpu::fuseBf16Outputs(TargetPlan &target) {
     SymbolTable::lookupSymbolIn(*target.kernels, entry->stringValue)->erase();
     --target.numKernels;
     producer.results = {narrow};
-    producer.attrs.push_back(flagAttr("output_bf16"));
-    dropStep[castIndex] = true;
+    producer.attrs.insert(producer.attrs.end(), attrs->begin(), attrs->end());
+    dropStep[kernelIndex] = true;
     dropTensor[out] = true;
     ++fused;
   }
@@ -242,4 +320,47 @@ unsigned mlir::lmopt::cpu::fuseBf16Outputs(TargetPlan &target) {
   plan.steps = std::move(steps);
   dropTensors(plan, aliasRoot, dropTensor);
   return fused;
+}
+
+unsigned mlir::lmopt::cpu::fuseBf16Outputs(TargetPlan &target) {
+  OutputConversion conversion;
+  conversion.producerMode = [](std::string_view mode) {
+    return mode == "bf16";
+  };
+  conversion.match =
+      [](ModuleOp kernels, StringRef entry,
+         rt::DType &type) -> std::optional<std::vector<rt::PlanAttr>> {
+    if (!isBf16CastKernel(kernels, entry))
+      return std::nullopt;
+    type = rt::DType::BF16;
+    return std::vector<rt::PlanAttr>{flagAttr("output_bf16")};
+  };
+  return fuseOutputConversions(target, conversion);
+}
+
+unsigned mlir::lmopt::cpu::fuseStaticOutputs(TargetPlan &target) {
+  OutputConversion conversion;
+  conversion.producerMode = [](std::string_view mode) {
+    return mode.substr(0, 5) == "int8_";
+  };
+  conversion.match =
+      [](ModuleOp kernels, StringRef entry,
+         rt::DType &type) -> std::optional<std::vector<rt::PlanAttr>> {
+    double scale = 0;
+    int64_t zeroPoint = 0;
+    bool isSigned = false;
+    if (!isStaticQuantizeKernel(kernels, entry, scale, zeroPoint, isSigned))
+      return std::nullopt;
+    type = isSigned ? rt::DType::I8 : rt::DType::U8;
+    rt::PlanAttr scaleAttr, zeroAttr;
+    scaleAttr.name = "output_scale";
+    scaleAttr.kind = rt::PlanAttr::Kind::Float;
+    // The kernel divides by the scale as an f32 constant.
+    scaleAttr.floatValue = double(float(scale));
+    zeroAttr.name = "output_zero_point";
+    zeroAttr.intValue = zeroPoint;
+    return std::vector<rt::PlanAttr>{flagAttr("output_static"), scaleAttr,
+                                     zeroAttr};
+  };
+  return fuseOutputConversions(target, conversion);
 }
