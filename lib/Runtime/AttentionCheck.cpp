@@ -80,7 +80,8 @@ static Status readAttributes(const StepCheck &c, AttentionShape &s) {
           {"num_heads", "num_kv_heads", "scale", "causal", "kv_heads_split",
            "zero_masked_rows", "score_bias", "query_offset", "query_row_stride",
            "key_offset", "key_row_stride", "value_offset", "value_row_stride",
-           "bf16_products"});
+           "bf16_products", "output_static", "output_scale",
+           "output_zero_point"});
       !st)
     return st;
   if (Status st = c.getInt("num_heads", s.heads); !st)
@@ -98,9 +99,17 @@ static Status readAttributes(const StepCheck &c, AttentionShape &s) {
                               {"kv_heads_split", &s.kvHeadsSplit},
                               {"zero_masked_rows", &s.zeroMaskedRows},
                               {"score_bias", &s.scoreBias},
-                              {"bf16_products", &s.bf16Products}});
+                              {"bf16_products", &s.bf16Products},
+                              {"output_static", &s.outputStatic}});
       !st)
     return st;
+  if (s.outputStatic) {
+    if (Status st = c.step.getFloat("output_scale", s.outputScale); !st)
+      return c.withSource(st);
+    if (c.step.findAttr("output_zero_point"))
+      if (Status st = c.getInt("output_zero_point", s.outputZeroPoint); !st)
+        return st;
+  }
   for (auto [role, view] :
        {std::pair<const char *, AttentionView *>{"query", &s.queryView},
         {"key", &s.keyView},

@@ -282,6 +282,94 @@ INSTANTIATE_TEST_SUITE_P(
              std::to_string(std::get<1>(info.param));
     });
 
+// With outputStatic (the plan's fusion of the quantize kernel that read
+// the output), the step writes the bytes QuantizeLinear gives for its own
+// f32 output: bf16 products on AMX and f32 ones, u8 and i8, rows that the
+// mask empties (zeros, or NaN, which quantizes to 0) included, 1 and 2
+// threads.
+class AttentionStepStaticOutput
+    : public ::testing::TestWithParam<std::tuple<const char *, int>> {};
+
+TEST_P(AttentionStepStaticOutput, QuantizesItsF32Output) {
+  const AttentionFixture &f = fixture(std::get<0>(GetParam()));
+  std::unique_ptr<CpuContext> ctx = makeContext(std::get<1>(GetParam()));
+  ASSERT_TRUE(ctx);
+  for (bool bf16 : {false, true})
+    for (bool isSigned : {false, true}) {
+      AttentionStepDesc desc = f.desc;
+      desc.bf16Products = bf16;
+      std::unique_ptr<AttentionStep> wide, narrow;
+      ASSERT_TRUE(AttentionStep::create(*ctx, desc, wide));
+      const size_t count = size_t(f.rows() * f.width());
+      std::vector<float> want(count);
+      ASSERT_TRUE(wide->run(f.query.data(), f.key.data(), f.value.data(),
+                            f.mask(), want.data(), f.scoreBias()));
+      float largest = 0;
+      for (float v : want)
+        if (std::isfinite(v))
+          largest = std::max(largest, std::fabs(v));
+      desc.outputStatic = true;
+      desc.outputSigned = isSigned;
+      // 100 steps for the largest magnitude, a zero point off center.
+      desc.outputScale = largest > 0 ? largest / 100 : 1.0f;
+      desc.outputZeroPoint = isSigned ? 9 : 120;
+      ASSERT_TRUE(AttentionStep::create(*ctx, desc, narrow));
+      EXPECT_EQ(narrow->usesAmx(), wide->usesAmx());
+      std::vector<uint8_t> got(count, 0xAB);
+      ASSERT_TRUE(narrow->run(f.query.data(), f.key.data(), f.value.data(),
+                              f.mask(), got.data(), f.scoreBias()));
+      int differ = 0;
+      for (size_t i = 0; i < count; ++i) {
+        float q = std::nearbyint(want[i] / desc.outputScale) +
+                  float(desc.outputZeroPoint);
+        float lo = isSigned ? -128.0f : 0.0f, hi = isSigned ? 127.0f : 255.0f;
+        uint8_t expect = std::isnan(want[i])
+                             ? 0
+                             : uint8_t(int32_t(std::min(hi, std::max(lo, q))));
+        if (got[i] != expect && differ++ < 5)
+          ADD_FAILURE() << (bf16 ? "bf16" : "f32") << " products, "
+                        << (isSigned ? "i8" : "u8") << ", output " << i
+                        << ": byte " << int(got[i]) << ", the f32 " << want[i]
+                        << " quantizes to " << int(expect);
+      }
+      EXPECT_EQ(differ, 0);
+    }
+}
+
+TEST(AttentionStep, BadStaticOutput) {
+  std::unique_ptr<CpuContext> ctx = makeContext();
+  ASSERT_TRUE(ctx);
+  std::unique_ptr<AttentionStep> step;
+  AttentionStepDesc desc = smallDesc();
+  desc.outputStatic = true;
+  desc.outputScale = 0;
+  EXPECT_STATUS(AttentionStep::create(*ctx, desc, step),
+                StatusCode::InvalidArgument,
+                "attention step 'attn_0': output scale 0.000000 and zero point "
+                "0 do not quantize to u8 (a positive finite scale, a zero "
+                "point in range)");
+  desc.outputScale = 0.5f;
+  desc.outputSigned = true;
+  desc.outputZeroPoint = 200;
+  EXPECT_STATUS(AttentionStep::create(*ctx, desc, step),
+                StatusCode::InvalidArgument,
+                "attention step 'attn_0': output scale 0.500000 and zero point "
+                "200 do not quantize to i8 (a positive finite scale, a zero "
+                "point in range)");
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, AttentionStepStaticOutput,
+    ::testing::Combine(::testing::Values("bert_b8", "tile_edges",
+                                         "masked_rows_zero", "neginf_rows_eval",
+                                         "gqa_causal"),
+                       ::testing::Values(1, 2)),
+    [](const ::testing::TestParamInfo<AttentionStepStaticOutput::ParamType>
+           &info) {
+      return std::string(std::get<0>(info.param)) + "_threads" +
+             std::to_string(std::get<1>(info.param));
+    });
+
 // The default thread count, and runs repeated on one step (its scratch is
 // reused) give the same bits.
 TEST(AttentionStep, RepeatedRunsAgree) {

@@ -45,6 +45,12 @@ struct AttentionShape {
   /// run in bf16 with f32 accumulation where the device has a kernel for
   /// it; a device without one runs them as it would otherwise.
   bool bf16Products = false;
+  /// The `output_static` attribute with `output_scale` and
+  /// `output_zero_point`: the output is u8 or i8, quantized as a static
+  /// QuantizeLinear would quantize the f32 result (a CPU plan rewrite).
+  bool outputStatic = false;
+  double outputScale = 0;
+  int64_t outputZeroPoint = 0;
 };
 
 /// A device's rule for the dtypes of query, key, value (operands 0 to 2)

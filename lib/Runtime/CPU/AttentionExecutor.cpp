@@ -12,6 +12,8 @@
 #include "lmopt/Runtime/CPU/AttentionGradStep.h"
 #include "lmopt/Runtime/CPU/AttentionStep.h"
 
+#include <algorithm>
+
 using namespace lmopt::runtime;
 
 namespace {
@@ -21,8 +23,7 @@ public:
     return step->run(static_cast<const float *>(tensors[query]),
                      static_cast<const float *>(tensors[key]),
                      static_cast<const float *>(tensors[value]),
-                     mask < 0 ? nullptr : tensors[mask],
-                     static_cast<float *>(tensors[output]),
+                     mask < 0 ? nullptr : tensors[mask], tensors[output],
                      bias < 0 ? nullptr
                               : static_cast<const float *>(tensors[bias]));
   }
@@ -50,15 +51,22 @@ public:
 };
 } // namespace
 
-/// The CPU's attention step runs f32.
+/// The CPU's attention step runs f32; with `output_static` its output is u8
+/// or i8.
 static Status expectF32(const StepCheck &c) {
   for (auto [role, t] :
        {std::pair<const char *, const PlanTensor *>{"query", &c.operand(0)},
         {"key", &c.operand(1)},
-        {"value", &c.operand(2)},
-        {"output", &c.result(0)}})
+        {"value", &c.operand(2)}})
     if (Status st = c.expectDType(role, *t, DType::F32); !st)
       return st;
+  const PlanTensor &output = c.result(0);
+  if (!c.step.findAttr("output_static"))
+    return c.expectDType("output", output, DType::F32);
+  if (output.dtype != DType::U8 && output.dtype != DType::I8)
+    return c.error("output " + describe(output) + " has dtype " +
+                   dtypeName(output.dtype) +
+                   "; expected u8 or i8 with output_static");
   return Status::ok();
 }
 
@@ -99,6 +107,13 @@ static AttentionStepDesc toDesc(const StepChecker &c, const AttentionShape &s,
   desc.mask = toDesc(s.mask);
   if (desc.mask != AttentionMask::None)
     desc.maskDims = c.operand(maskOperand).dims;
+  desc.outputStatic = s.outputStatic;
+  if (s.outputStatic) {
+    desc.outputSigned = c.result(0).dtype == DType::I8;
+    desc.outputScale = float(s.outputScale);
+    desc.outputZeroPoint =
+        int32_t(std::clamp<int64_t>(s.outputZeroPoint, -1000, 1000));
+  }
   return desc;
 }
 

@@ -30,6 +30,7 @@
 #include "AttentionSoftmax.h"
 #include "AttentionStepDesc.h"
 #include "OmpRegionSync.h"
+#include "QuantKernels.h"
 
 #include <omp.h>
 #include <oneapi/dnnl/dnnl.h>
@@ -64,6 +65,11 @@ struct AttentionStep::Impl {
   size_t biasBytes = 0;
   SoftmaxBlockFn softmax = nullptr;
   AlignedFloats scores;
+  /// With outputStatic: each thread's f32 output rows (rowBlock x D,
+  /// blockOutStride apart), quantized into the output once finished.
+  AlignedFloats staticOut;
+  int64_t staticOutStride = 0;
+  bool avx512 = false;
   /// One RowResult and one float per row of each thread's block.
   std::vector<RowResult> rowResults;
   std::vector<float> rowStats;
@@ -115,6 +121,16 @@ Status AttentionStep::create(const CpuContext &context,
                          prefix + "cannot allocate " +
                              std::to_string(floats * sizeof(float)) +
                              " bytes of scratch for scores");
+  impl->avx512 = quant::useAvx512();
+  if (desc.outputStatic) {
+    impl->staticOutStride = (rowBlock * desc.headDim + 15) / 16 * 16;
+    size_t outFloats = size_t(team) * size_t(impl->staticOutStride);
+    if (!impl->staticOut.allocate(outFloats))
+      return Status::error(StatusCode::InvalidArgument,
+                           prefix + "cannot allocate " +
+                               std::to_string(outFloats * sizeof(float)) +
+                               " bytes of scratch for the f32 output rows");
+  }
   impl->rowResults.assign(size_t(team * rowBlock), RowResult::Normal);
   impl->rowStats.assign(size_t(team * rowBlock), 0.0f);
   if (desc.bf16Products &&
@@ -147,7 +163,7 @@ bool AttentionStep::usesAmx() const { return impl_->amxScratch != nullptr; }
 //===----------------------------------------------------------------------===//
 
 Status AttentionStep::run(const float *query, const float *key,
-                          const float *value, const void *mask, float *output,
+                          const float *value, const void *mask, void *output,
                           const float *bias) const {
   const std::string prefix = "attention step '" + desc_.name + "': ";
   if (!query || !key || !value || !output)
@@ -172,7 +188,8 @@ Status AttentionStep::run(const float *query, const float *key,
   const int64_t g = desc_.numKvHeads ? desc_.numKvHeads : h, group = h / g;
   const int64_t kvSequences = desc_.kvHeadsSplit ? b * g : b;
   const int64_t kvWidth = desc_.kvHeadsSplit ? d : g * d;
-  const size_t outBytes = size_t(b * sq * width) * sizeof(float);
+  const size_t outBytes =
+      size_t(b * sq * width) * (desc_.outputStatic ? 1 : sizeof(float));
   const struct {
     const char *role;
     const void *data;
@@ -243,6 +260,9 @@ Status AttentionStep::run(const float *query, const float *key,
     uint16_t *amx = impl.amxScratch
                         ? impl.amxScratch.get() + thread * impl.amxStride
                         : nullptr;
+    float *staticOut = desc_.outputStatic ? impl.staticOut.get() +
+                                                thread * impl.staticOutStride
+                                          : nullptr;
 #pragma omp for schedule(static)
     for (int64_t item = 0; item < items; ++item) {
       if (failure.load(std::memory_order_relaxed) != int(dnnl_success))
@@ -254,7 +274,11 @@ Status AttentionStep::run(const float *query, const float *key,
       const float *q = qBase + (bi * sq + row0) * qRowStride + hi * d;
       const float *k = kBase + bi * kBatchStride + hi / group * kHeadStride;
       const float *v = vBase + bi * vBatchStride + hi / group * vHeadStride;
-      float *o = output + (bi * sq + row0) * width + hi * d;
+      // The f32 rows: the output's, or with outputStatic the thread's
+      // scratch (rows D apart), quantized into the output at the end.
+      const int64_t outRow0 = (bi * sq + row0) * width + hi * d;
+      float *o = staticOut ? staticOut : static_cast<float *>(output) + outRow0;
+      const int64_t oStride = staticOut ? d : width;
 
       dnnl_status_t st = dnnl_success;
       if (amx)
@@ -279,23 +303,31 @@ Status AttentionStep::run(const float *query, const float *key,
         special |= results[r] != RowResult::Normal;
       if (amx)
         quant::amxAttentionValues(scores, rows, v, vRowStride, sk, d, amx, o,
-                                  width, stats);
+                                  oStride, stats);
       else
         st = dnnl_sgemm('N', 'N', rows, d, sk, 1.0f, scores, sk, v, vRowStride,
-                        0.0f, o, width);
+                        0.0f, o, oStride);
       if (st != dnnl_success) {
         int expected = int(dnnl_success);
         failure.compare_exchange_strong(expected, int(st));
         continue;
       }
-      if (!special)
-        continue;
-      for (int64_t r = 0; r < rows; ++r)
-        if (results[r] != RowResult::Normal)
-          std::fill(o + r * width, o + r * width + d,
-                    results[r] == RowResult::Zero
-                        ? 0.0f
-                        : std::numeric_limits<float>::quiet_NaN());
+      if (special)
+        for (int64_t r = 0; r < rows; ++r)
+          if (results[r] != RowResult::Normal)
+            std::fill(o + r * oStride, o + r * oStride + d,
+                      results[r] == RowResult::Zero
+                          ? 0.0f
+                          : std::numeric_limits<float>::quiet_NaN());
+      if (staticOut) {
+        quant::Epilogue e;
+        e.q8Out = static_cast<uint8_t *>(output) + outRow0;
+        e.q8Scale = desc_.outputScale;
+        e.q8ZeroPoint = desc_.outputZeroPoint;
+        e.q8Signed = desc_.outputSigned;
+        quant::applyEpilogueBlock(o, d, rows, d, e, nullptr, width,
+                                  impl.avx512);
+      }
     }
     ompSync.leave();
   }

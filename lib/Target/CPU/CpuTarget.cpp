@@ -282,7 +282,8 @@ public:
          options.fuseBf16Outputs ? fuseBf16Outputs(plan) : 0});
     plan.rewrites.push_back(
         {"fused_static_outputs",
-         "int8 linears writing their output statically quantized for the next",
+         "int8 linears and attentions writing their output statically "
+         "quantized for the next",
          options.fuseStaticOutputs ? fuseStaticOutputs(plan) : 0});
   }
 

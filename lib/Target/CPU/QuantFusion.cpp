@@ -15,10 +15,11 @@
 //
 // A static int8 linear's input is quantized by a kernel (lmopt.quantize
 // with the calibrated scale and zero point). When that kernel is the
-// quantization alone and reads the output of an int8 linear that nothing
-// else reads (the FFN's up projection feeding its down projection), the
-// producer's epilogue quantizes as the kernel would (the same bytes), and
-// the kernel's pass and the f32 tensor disappear.
+// quantization alone and reads the output of an int8 linear or an
+// attention that nothing else reads (the FFN's up projection feeding its
+// down projection, the attention feeding its output projection), the
+// producer quantizes as the kernel would (the same bytes), and the
+// kernel's pass and the f32 tensor disappear.
 //
 //===----------------------------------------------------------------------===//
 
@@ -245,21 +246,22 @@ static bool isStaticQuantizeKernel(ModuleOp kernels, StringRef entry,
 }
 
 namespace {
-/// What fuseOutputConversions asks of a pair: whether the producer's mode
+/// What fuseOutputConversions asks of a pair: whether the producing step
 /// qualifies, and for the converting kernel's function, the dtype its
 /// result must have and the attributes the producer gets (none: no match).
 struct OutputConversion {
-  std::function<bool(std::string_view mode)> producerMode;
+  std::function<bool(const rt::PlanStep &producer)> producer;
   std::function<std::optional<std::vector<rt::PlanAttr>>(
       ModuleOp kernels, StringRef entry, rt::DType &narrowType)>
       match;
 };
 } // namespace
 
-/// A linear (no residual, one f32 result) whose output only a one-operand
-/// kernel reads, where `conversion` matches that kernel: the producer writes
-/// the kernel's result itself; the kernel step and its function go, and so
-/// does the f32 tensor (tensors renumbered). Returns how many it fused.
+/// A step `conversion` accepts (no residual, one f32 result) whose output
+/// only a one-operand kernel reads, where `conversion` matches that kernel:
+/// the producer writes the kernel's result itself; the kernel step and its
+/// function go, and so does the f32 tensor (tensors renumbered). Returns
+/// how many it fused.
 static unsigned fuseOutputConversions(TargetPlan &target,
                                       const OutputConversion &conversion) {
   rt::Plan &plan = target.plan;
@@ -271,9 +273,7 @@ static unsigned fuseOutputConversions(TargetPlan &target,
       dropTensor(plan.tensors.size(), false);
   unsigned fused = 0;
   for (rt::PlanStep &producer : plan.steps) {
-    if (producer.kind != rt::StepKind::QuantLinear ||
-        !conversion.producerMode(modeOf(producer)) ||
-        hasFlag(producer, "has_residual") ||
+    if (!conversion.producer(producer) || hasFlag(producer, "has_residual") ||
         hasFlag(producer, "quantize_output") ||
         hasFlag(producer, "output_bf16") ||
         hasFlag(producer, "output_static") || producer.results.size() != 1)
@@ -324,8 +324,8 @@ static unsigned fuseOutputConversions(TargetPlan &target,
 
 unsigned mlir::lmopt::cpu::fuseBf16Outputs(TargetPlan &target) {
   OutputConversion conversion;
-  conversion.producerMode = [](std::string_view mode) {
-    return mode == "bf16";
+  conversion.producer = [](const rt::PlanStep &step) {
+    return step.kind == rt::StepKind::QuantLinear && modeOf(step) == "bf16";
   };
   conversion.match =
       [](ModuleOp kernels, StringRef entry,
@@ -340,8 +340,12 @@ unsigned mlir::lmopt::cpu::fuseBf16Outputs(TargetPlan &target) {
 
 unsigned mlir::lmopt::cpu::fuseStaticOutputs(TargetPlan &target) {
   OutputConversion conversion;
-  conversion.producerMode = [](std::string_view mode) {
-    return mode.substr(0, 5) == "int8_";
+  // int8 linears, and attention (whose f32 output feeds the int8 output
+  // projection).
+  conversion.producer = [](const rt::PlanStep &step) {
+    return (step.kind == rt::StepKind::QuantLinear &&
+            modeOf(step).substr(0, 5) == "int8_") ||
+           step.kind == rt::StepKind::Attention;
   };
   conversion.match =
       [](ModuleOp kernels, StringRef entry,

@@ -72,9 +72,10 @@ unsigned fuseRowQuantization(::lmopt::runtime::Plan &plan,
 /// (tensors renumbered). Returns how many casts it removed.
 unsigned fuseBf16Outputs(TargetPlan &plan);
 
-/// Lets an int8 linear without a residual write the u8 or i8 tensor that a
-/// kernel made of one per-tensor lmopt.quantize alone reads from its
-/// output, where nothing else reads that output: the producer gets
+/// Lets an int8 linear without a residual, or an attention, write the u8
+/// or i8 tensor that a kernel made of one per-tensor lmopt.quantize alone
+/// reads from its output, where nothing else reads that output: the
+/// producer gets
 /// `output_static`, `output_scale` and `output_zero_point` and the kernel's
 /// result, the kernel step and its function go, and so does the f32 tensor
 /// (tensors renumbered). Returns how many quantizations it removed.

@@ -84,6 +84,15 @@ struct AttentionStepDesc {
   /// tiles with f32 accumulation (the softmax stays f32); elsewhere, and
   /// by default, both are f32.
   bool bf16Products = false;
+  /// The output is written quantized with a fixed scale and zero point, u8
+  /// (or i8 with outputSigned), as a static QuantizeLinear (lmopt.quantize)
+  /// would write the f32 result (see quant::Epilogue's q8Out), for a
+  /// static int8 consumer: the plan's fusion of the quantize kernel that
+  /// read the output.
+  bool outputStatic = false;
+  bool outputSigned = false;
+  float outputScale = 1.0f;
+  int32_t outputZeroPoint = 0;
 };
 
 class AttentionStep {
@@ -100,13 +109,12 @@ public:
   /// `query` [B, Sq, H*D]; `key`, `value` [B, Sk, H*D] (or [B, H, Sk, D] with
   /// kvHeadsSplit), with their capacity in place of Sk in the layout; each
   /// the start of its buffer, read through its view;
-  /// `mask` as the desc says (null when None); `output` [B, Sq, H*D] dense;
-  /// `bias` the score bias when the desc has one (null otherwise);
-  /// row-major, output not overlapping the operands' spans.
-  /// Scratch memory is the step's own.
+  /// `mask` as the desc says (null when None); `output` [B, Sq, H*D] dense,
+  /// f32 (u8 or i8 bytes with outputStatic); `bias` the score bias when the
+  /// desc has one (null otherwise); row-major, output not overlapping the
+  /// operands' spans. Scratch memory is the step's own.
   Status run(const float *query, const float *key, const float *value,
-             const void *mask, float *output,
-             const float *bias = nullptr) const;
+             const void *mask, void *output, const float *bias = nullptr) const;
 
   const AttentionStepDesc &desc() const { return desc_; }
 
