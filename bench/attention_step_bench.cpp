@@ -12,7 +12,8 @@
 // building LmoptRuntime in build/:
 //
 //   c++ -O2 -std=c++17 -Iinclude bench/attention_step_bench.cpp
-//       build/lib/libLmoptRuntime.a -ldnnl -lz -fopenmp -o /tmp/attention_bench
+//       build/lib/libLmoptRuntime.a build/lib/libLmoptFormat.a -ldnnl -lz -lfmt
+//       -fopenmp -o /tmp/attention_bench
 //   (one command line)
 //   /tmp/attention_bench [threads=2] [repeats=30]
 //

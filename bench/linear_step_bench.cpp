@@ -10,7 +10,8 @@
 // LmoptRuntime in build/ (bench_util.h is found next to this file):
 //
 //   c++ -O2 -std=c++17 -Iinclude bench/linear_step_bench.cpp
-//   build/lib/libLmoptRuntime.a -ldnnl -lz -fopenmp -o /tmp/linear_bench
+//   build/lib/libLmoptRuntime.a build/lib/libLmoptFormat.a -ldnnl -lz -lfmt
+//   -fopenmp -o /tmp/linear_bench
 //   /tmp/linear_bench [threads=2] [rounds=30] [transpose=0] [rows=128,1024]
 //
 //===----------------------------------------------------------------------===//

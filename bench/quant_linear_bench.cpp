@@ -8,7 +8,8 @@
 // Not built by CMake and not in CI; after building LmoptRuntime in build/:
 //
 //   c++ -O2 -std=c++17 -Iinclude bench/quant_linear_bench.cpp
-//   build/lib/libLmoptRuntime.a -ldnnl -lz -fopenmp -o /tmp/quant_bench
+//   build/lib/libLmoptRuntime.a build/lib/libLmoptFormat.a -ldnnl -lz -lfmt
+//   -fopenmp -o /tmp/quant_bench
 //   /tmp/quant_bench [threads=2] [rounds=20] [rows=128,1024] [clock=wall]
 //
 // clock=cpu times each call by the process's CPU time instead of the wall
