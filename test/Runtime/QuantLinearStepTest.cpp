@@ -424,6 +424,12 @@ TEST(QuantLinearStep, AmxTiles) {
     // slices.
     checkCase(make(161, 768, 600, false, true, LinearActivation::Gelu, true),
               /*inPlace=*/true, /*threads=*/1);
+    // 17 row blocks on 2 threads (8 and 9), split by rows, every thread
+    // over all the column blocks and two chunks (bf16 16 + 3, int8 32 + 6
+    // column blocks at N = 600 and 1200).
+    checkCase(make(530, 768, kind.mode == QuantLinearMode::BF16 ? 600 : 1200,
+                   true, true, LinearActivation::Gelu, true),
+              /*inPlace=*/false, /*threads=*/2);
   }
 }
 
