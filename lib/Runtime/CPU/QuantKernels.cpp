@@ -297,21 +297,44 @@ LMOPT_AVX512 static void minMaxAvx512(const float *x, int64_t count,
   hi = horizontalMax(vmax);
 }
 
+/// A static QuantizeLinear, 16 lanes at a time: the value clamped to
+/// +-65536 steps (beyond them it saturates anyway, and the quotient stays
+/// finite and in i32 range; NaN becomes the low bound and is zeroed), the
+/// quotient as vquotient gives it, rounded half to even by the conversion,
+/// then the zero point and the saturation to u8 (or i8) in i32: the bytes
+/// lmopt.quantize's kernels write, as i32 lanes whose low byte is the value.
+struct ByteQuantizer {
+  bool exact;
+  __m512 scale, reciprocal, low, high;
+  __m512i zeroPoint, min, max;
+
+  LMOPT_AVX512 ByteQuantizer(float s, int32_t zp, bool isSigned)
+      : exact(reciprocalIsNormal(s)), scale(_mm512_set1_ps(s)),
+        reciprocal(_mm512_set1_ps(1.0f / s)),
+        low(_mm512_set1_ps(-65536.0f * s)), high(_mm512_set1_ps(65536.0f * s)),
+        zeroPoint(_mm512_set1_epi32(zp)),
+        min(_mm512_set1_epi32(isSigned ? -128 : 0)),
+        max(_mm512_set1_epi32(isSigned ? 127 : 255)) {}
+
+  LMOPT_AVX512 __m512i operator()(__m512 v) const {
+    const __m512 x = _mm512_min_ps(_mm512_max_ps(v, low), high);
+    __m512i i =
+        _mm512_cvt_roundps_epi32(vquotient(x, scale, reciprocal, exact),
+                                 _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    i = _mm512_min_epi32(_mm512_max_epi32(_mm512_add_epi32(i, zeroPoint), min),
+                         max);
+    return _mm512_maskz_mov_epi32(_mm512_cmp_ps_mask(v, v, _CMP_ORD_Q), i);
+  }
+};
+
 LMOPT_AVX512 static void quantizeU8Avx512(const float *x, int64_t count,
                                           uint8_t *q, float scale,
                                           int32_t zeroPoint) {
-  bool exact = reciprocalIsNormal(scale);
-  __m512 vs = _mm512_set1_ps(scale), vr = _mm512_set1_ps(1.0f / scale);
-  __m512i zp = _mm512_set1_epi32(zeroPoint);
+  const ByteQuantizer quantize(scale, zeroPoint, /*isSigned=*/false);
   for (int64_t j = 0; j < count; j += 16) {
     __mmask16 lanes = laneMask(count - j);
-    __m512 v = vquotient(_mm512_maskz_loadu_ps(lanes, x + j), vs, vr, exact);
-    __m512i i = _mm512_add_epi32(
-        _mm512_cvt_roundps_epi32(v,
-                                 _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC),
-        zp);
-    i = _mm512_max_epi32(i, _mm512_setzero_si512());
-    _mm512_mask_cvtusepi32_storeu_epi8(q + j, lanes, i);
+    _mm512_mask_cvtepi32_storeu_epi8(
+        q + j, lanes, quantize(_mm512_maskz_loadu_ps(lanes, x + j)));
   }
 }
 
@@ -344,20 +367,8 @@ LMOPT_AVX512 static void epilogueRowsAvx512(const float *acc, int64_t accStride,
                                             int64_t n, const Epilogue &e,
                                             float *out, int64_t outStride) {
   constexpr bool Bf16Out = Out == OutForm::Bf16;
-  // Q8: the value clamped to +-65536 steps (beyond them it saturates
-  // anyway, and the quotient stays finite and in i32 range; NaN becomes the
-  // low bound and is zeroed), the quotient as vquotient gives it, rounded
-  // half to even by the conversion, then the zero point and the saturation
-  // in i32: the bytes lmopt.quantize's kernels write.
-  const float q8Bound = 65536.0f * e.q8Scale;
-  const bool q8Exact = Out == OutForm::Q8 && reciprocalIsNormal(e.q8Scale);
-  const __m512 q8s = _mm512_set1_ps(e.q8Scale),
-               q8r = _mm512_set1_ps(1.0f / e.q8Scale),
-               q8Low = _mm512_set1_ps(-q8Bound),
-               q8High = _mm512_set1_ps(q8Bound);
-  const __m512i q8zp = _mm512_set1_epi32(e.q8ZeroPoint),
-                q8lo = _mm512_set1_epi32(e.q8Signed ? -128 : 0),
-                q8hi = _mm512_set1_epi32(e.q8Signed ? 127 : 255);
+  const ByteQuantizer quantize(Out == OutForm::Q8 ? e.q8Scale : 1.0f,
+                               e.q8ZeroPoint, e.q8Signed);
   for (int64_t r = begin; r < end; ++r) {
     const __m512 s =
         _mm512_set1_ps(e.rowScales ? e.rowScales[r] : e.uniformScale);
@@ -376,15 +387,8 @@ LMOPT_AVX512 static void epilogueRowsAvx512(const float *acc, int64_t accStride,
         v = _mm512_add_ps(
             v, _mm512_maskz_loadu_ps(lanes, e.residual + r * outStride + c));
       if constexpr (Out == OutForm::Q8) {
-        const __m512 x = _mm512_min_ps(_mm512_max_ps(v, q8Low), q8High);
-        __m512i i = _mm512_cvt_roundps_epi32(vquotient(x, q8s, q8r, q8Exact),
-                                             _MM_FROUND_TO_NEAREST_INT |
-                                                 _MM_FROUND_NO_EXC);
-        i = _mm512_min_epi32(_mm512_max_epi32(_mm512_add_epi32(i, q8zp), q8lo),
-                             q8hi);
-        i = _mm512_maskz_mov_epi32(_mm512_cmp_ps_mask(v, v, _CMP_ORD_Q), i);
-        // In range, so the low byte is the value (u8 or i8).
-        _mm512_mask_cvtepi32_storeu_epi8(e.q8Out + r * outStride + c, lanes, i);
+        _mm512_mask_cvtepi32_storeu_epi8(e.q8Out + r * outStride + c, lanes,
+                                         quantize(v));
       } else if constexpr (Bf16Out) {
         _mm512_mask_cvtepi32_storeu_epi16(e.bf16Out + r * outStride + c, lanes,
                                           toBf16(v));
@@ -498,14 +502,15 @@ static void quantizeRowsPortable(const float *x, int64_t begin, int64_t end,
   }
 }
 
-/// The byte lmopt.quantize's kernel writes for `v` with e.q8Scale and
-/// e.q8ZeroPoint (see Epilogue).
-static uint8_t quantizeStatic(float v, const quant::Epilogue &e) {
+/// The byte a static QuantizeLinear (lmopt.quantize's kernel) writes for
+/// `v`: ByteQuantizer's, one value.
+static uint8_t quantizeByte(float v, float scale, int32_t zeroPoint,
+                            bool isSigned) {
   if (v != v)
     return 0;
-  float q = std::nearbyint(v / e.q8Scale) + float(e.q8ZeroPoint);
-  q = std::min(e.q8Signed ? 127.0f : 255.0f,
-               std::max(e.q8Signed ? -128.0f : 0.0f, q));
+  float q = std::nearbyint(v / scale) + float(zeroPoint);
+  q = std::min(isSigned ? 127.0f : 255.0f,
+               std::max(isSigned ? -128.0f : 0.0f, q));
   return uint8_t(int32_t(q));
 }
 
@@ -524,7 +529,8 @@ static void epilogueRowsPortable(const float *acc, int64_t accStride,
       if (e.residual)
         v += e.residual[r * outStride + c];
       if (e.q8Out)
-        e.q8Out[r * outStride + c] = quantizeStatic(v, e);
+        e.q8Out[r * outStride + c] =
+            quantizeByte(v, e.q8Scale, e.q8ZeroPoint, e.q8Signed);
       else if (e.bf16Out)
         e.bf16Out[r * outStride + c] = floatToBFloat16(v);
       else
@@ -602,10 +608,8 @@ void quant::quantizeTensorU8(const float *x, int64_t count, uint8_t *q,
     if (avx512)
       return quantizeU8Avx512(x + begin, end - begin, q + begin, s, zp);
 #endif
-    for (int64_t j = begin; j < end; ++j) {
-      float v = std::nearbyint(x[j] / s) + float(zp);
-      q[j] = uint8_t(std::min(255.0f, std::max(0.0f, v)));
-    }
+    for (int64_t j = begin; j < end; ++j)
+      q[j] = quantizeByte(x[j], s, zp, /*isSigned=*/false);
   });
   (void)avx512;
 }
