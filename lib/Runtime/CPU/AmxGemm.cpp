@@ -733,18 +733,20 @@ void run(const void *input, int64_t rows, const AmxWeight &w,
     // The partial sums' tile rows must not straddle cache lines: a tile
     // load or store of rows split across two lines took 4-6 times as long
     // on this machine.
-    std::unique_ptr<float[], AmxWeight::Free> partial(static_cast<float *>(
-        std::aligned_alloc(64, size_t(chunk * kBlock * kBlock) * sizeof(float))));
+    struct alignas(64) Line {
+      float values[16];
+    };
+    std::vector<Line> lines(size_t(chunk * kBlock * kBlock / 16));
+    float *partial = lines.front().values;
     if (rowBlocks <= kColumnOrderRowBlocks && colBlocks >= nt)
       runColumns<kind>(s, rows, 0, rowBlocks, colBlocks * t / nt,
                        colBlocks * (t + 1) / nt, e, out, avx512);
     else if (colBlocks >= nt && rowBlocks < kRowSplitBlocksPerThread * nt)
       runRange<kind>(s, rows, 0, rowBlocks, colBlocks * t / nt,
-                     colBlocks * (t + 1) / nt, chunk, e, out, avx512,
-                     partial.get());
+                     colBlocks * (t + 1) / nt, chunk, e, out, avx512, partial);
     else
       runRange<kind>(s, rows, rowBlocks * t / nt, rowBlocks * (t + 1) / nt, 0,
-                     colBlocks, chunk, e, out, avx512, partial.get());
+                     colBlocks, chunk, e, out, avx512, partial);
     ompSync.leave();
   }
   ompSync.join();
