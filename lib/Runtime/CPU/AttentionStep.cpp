@@ -66,7 +66,7 @@ struct AttentionStep::Impl {
   SoftmaxBlockFn softmax = nullptr;
   AlignedFloats scores;
   /// With outputStatic: each thread's f32 output rows (rowBlock x D,
-  /// blockOutStride apart), quantized into the output once finished.
+  /// staticOutStride apart), quantized into the output once finished.
   AlignedFloats staticOut;
   int64_t staticOutStride = 0;
   bool avx512 = false;

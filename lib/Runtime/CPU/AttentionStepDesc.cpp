@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "AttentionStepDesc.h"
+#include "QuantKernels.h"
 
 #include <cmath>
 #include <tuple>
@@ -84,17 +85,12 @@ Status lmopt::runtime::validateAttentionDesc(const AttentionStepDesc &desc,
                              ", query length " + std::to_string(sq) +
                              ", key length " + std::to_string(sk) +
                              ", head dim " + std::to_string(d));
-  if (desc.outputStatic &&
-      (!std::isfinite(desc.outputScale) || !(desc.outputScale > 0) ||
-       desc.outputZeroPoint < (desc.outputSigned ? -128 : 0) ||
-       desc.outputZeroPoint > (desc.outputSigned ? 127 : 255)))
-    return Status::error(
-        StatusCode::InvalidArgument,
-        prefix + "output scale " + std::to_string(desc.outputScale) +
-            " and zero point " + std::to_string(desc.outputZeroPoint) +
-            " do not quantize to " + (desc.outputSigned ? "i8" : "u8") +
-            " (a positive finite scale, a zero point in "
-            "range)");
+  if (desc.outputStatic)
+    if (std::string problem =
+            quant::staticQuantProblem("output", desc.outputScale,
+                                      desc.outputZeroPoint, desc.outputSigned);
+        !problem.empty())
+      return Status::error(StatusCode::InvalidArgument, prefix + problem);
   const int64_t g = desc.numKvHeads ? desc.numKvHeads : h;
   if (g <= 0 || h % g != 0)
     return Status::error(StatusCode::InvalidArgument,

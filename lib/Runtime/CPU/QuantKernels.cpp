@@ -614,6 +614,17 @@ void quant::quantizeTensorU8(const float *x, int64_t count, uint8_t *q,
   (void)avx512;
 }
 
+std::string quant::staticQuantProblem(const std::string &role, float scale,
+                                      int32_t zeroPoint, bool isSigned) {
+  if (!std::isfinite(scale) || !(scale > 0))
+    return role + " scale " + std::to_string(scale) +
+           " is not a positive finite number";
+  if (zeroPoint < (isSigned ? -128 : 0) || zeroPoint > (isSigned ? 127 : 255))
+    return role + " zero point " + std::to_string(zeroPoint) +
+           " is outside the " + (isSigned ? "i8" : "u8") + " range";
+  return "";
+}
+
 void quant::applyEpilogue(const float *acc, int64_t accStride, int64_t rows,
                           int64_t n, const Epilogue &e, float *out,
                           int threads, bool avx512) {

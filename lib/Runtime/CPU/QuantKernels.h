@@ -17,6 +17,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace lmopt::runtime::quant {
@@ -55,6 +56,14 @@ void quantizeTensorU8(const float *x, int64_t count, uint8_t *q, float &scale,
 /// rounded half to even, plus q8ZeroPoint, saturated to u8 (or i8 with
 /// q8Signed), one byte each at the strides of `out`, which is not written.
 /// (NaN gives 0.)
+/// What keeps `scale` and `zeroPoint` from defining a static
+/// QuantizeLinear to u8 (or i8 with `isSigned`), as "<role> scale ... is
+/// not a positive finite number" or "<role> zero point ... is outside the
+/// u8 range"; empty when they do. For Epilogue's q8 fields and the steps
+/// that fill them.
+std::string staticQuantProblem(const std::string &role, float scale,
+                               int32_t zeroPoint, bool isSigned);
+
 struct Epilogue {
   const float *columnShift = nullptr;
   const float *rowSums = nullptr;

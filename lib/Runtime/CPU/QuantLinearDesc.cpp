@@ -7,8 +7,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "QuantLinearDesc.h"
+#include "QuantKernels.h"
 
-#include <cmath>
 #include <cstdint>
 #include <string>
 
@@ -101,13 +101,11 @@ Status lmopt::runtime::validateQuantLinearDesc(const QuantLinearStepDesc &d,
   if (d.outputStatic && (!isInt8(d.mode) || d.hasResidual || d.quantizeOutput))
     return bad("a statically quantized output is for int8 steps without a "
                "residual or a per-token quantized output");
-  if (d.outputStatic && (!std::isfinite(d.outputScale) || !(d.outputScale > 0)))
-    return bad("output scale " + std::to_string(d.outputScale) +
-               " is not a positive finite number");
-  if (d.outputStatic && (d.outputZeroPoint < (d.outputSigned ? -128 : 0) ||
-                         d.outputZeroPoint > (d.outputSigned ? 127 : 255)))
-    return bad("output zero point " + std::to_string(d.outputZeroPoint) +
-               " is outside the " + (d.outputSigned ? "i8" : "u8") + " range");
+  if (d.outputStatic)
+    if (std::string problem = quant::staticQuantProblem(
+            "output", d.outputScale, d.outputZeroPoint, d.outputSigned);
+        !problem.empty())
+      return bad(problem);
   if (d.hasZeroPoints &&
       (d.mode == QuantLinearMode::BF16 || d.mode == QuantLinearMode::FP16))
     return bad("a bf16 or fp16 weight has no zero points");
