@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "lmopt/Runtime/CPU/AttentionStep.h"
+#include "lmopt/Format/Float16.h"
 #include "lmopt/Format/Npy.h"
 
 #include "TestUtil.h"
@@ -290,20 +291,46 @@ INSTANTIATE_TEST_SUITE_P(
 class AttentionStepStaticOutput
     : public ::testing::TestWithParam<std::tuple<const char *, int>> {};
 
+/// `desc`, fixture `f`'s with `bf16Products`, its f32 step and the step's
+/// output on `f`: what a step with a narrowed output is checked against.
+static void runWide(const AttentionFixture &f, const CpuContext &ctx,
+                    bool bf16Products, AttentionStepDesc &desc,
+                    std::unique_ptr<AttentionStep> &wide,
+                    std::vector<float> &want) {
+  desc = f.desc;
+  desc.bf16Products = bf16Products;
+  ASSERT_TRUE(AttentionStep::create(ctx, desc, wide));
+  want.assign(size_t(f.rows() * f.width()), 0.0f);
+  ASSERT_TRUE(wide->run(f.query.data(), f.key.data(), f.value.data(), f.mask(),
+                        want.data(), f.scoreBias()));
+}
+
+/// The step of `desc` (a narrowed output) on fixture `f` into `got` (as
+/// many elements as `wide` wrote, first set to `fill`), on the products
+/// `wide` used.
+template <typename T>
+static void runNarrow(const AttentionFixture &f, const CpuContext &ctx,
+                      const AttentionStepDesc &desc, const AttentionStep &wide,
+                      std::vector<T> &got, T fill) {
+  std::unique_ptr<AttentionStep> narrow;
+  ASSERT_TRUE(AttentionStep::create(ctx, desc, narrow));
+  EXPECT_EQ(narrow->usesAmx(), wide.usesAmx());
+  got.assign(size_t(f.rows() * f.width()), fill);
+  ASSERT_TRUE(narrow->run(f.query.data(), f.key.data(), f.value.data(),
+                          f.mask(), got.data(), f.scoreBias()));
+}
+
 TEST_P(AttentionStepStaticOutput, QuantizesItsF32Output) {
   const AttentionFixture &f = fixture(std::get<0>(GetParam()));
   std::unique_ptr<CpuContext> ctx = makeContext(std::get<1>(GetParam()));
   ASSERT_TRUE(ctx);
   for (bool bf16 : {false, true})
     for (bool isSigned : {false, true}) {
-      AttentionStepDesc desc = f.desc;
-      desc.bf16Products = bf16;
-      std::unique_ptr<AttentionStep> wide, narrow;
-      ASSERT_TRUE(AttentionStep::create(*ctx, desc, wide));
-      const size_t count = size_t(f.rows() * f.width());
-      std::vector<float> want(count);
-      ASSERT_TRUE(wide->run(f.query.data(), f.key.data(), f.value.data(),
-                            f.mask(), want.data(), f.scoreBias()));
+      AttentionStepDesc desc;
+      std::unique_ptr<AttentionStep> wide;
+      std::vector<float> want;
+      ASSERT_NO_FATAL_FAILURE(runWide(f, *ctx, bf16, desc, wide, want));
+      const size_t count = want.size();
       float largest = 0;
       for (float v : want)
         if (std::isfinite(v))
@@ -313,11 +340,9 @@ TEST_P(AttentionStepStaticOutput, QuantizesItsF32Output) {
       // 100 steps for the largest magnitude, a zero point off center.
       desc.outputScale = largest > 0 ? largest / 100 : 1.0f;
       desc.outputZeroPoint = isSigned ? 9 : 120;
-      ASSERT_TRUE(AttentionStep::create(*ctx, desc, narrow));
-      EXPECT_EQ(narrow->usesAmx(), wide->usesAmx());
-      std::vector<uint8_t> got(count, 0xAB);
-      ASSERT_TRUE(narrow->run(f.query.data(), f.key.data(), f.value.data(),
-                              f.mask(), got.data(), f.scoreBias()));
+      std::vector<uint8_t> got;
+      ASSERT_NO_FATAL_FAILURE(
+          runNarrow(f, *ctx, desc, *wide, got, uint8_t(0xAB)));
       int differ = 0;
       for (size_t i = 0; i < count; ++i) {
         float q = std::nearbyint(want[i] / desc.outputScale) +
@@ -334,6 +359,33 @@ TEST_P(AttentionStepStaticOutput, QuantizesItsF32Output) {
       }
       EXPECT_EQ(differ, 0);
     }
+}
+
+TEST_P(AttentionStepStaticOutput, RoundsItsF32OutputToBf16) {
+  // output_bf16 (the plan's fusion of the cast before a bf16 output
+  // projection): each value is the f32 output rounded as floatToBFloat16
+  // rounds it (the cast kernel's rounding), NaN rows included.
+  const AttentionFixture &f = fixture(std::get<0>(GetParam()));
+  std::unique_ptr<CpuContext> ctx = makeContext(std::get<1>(GetParam()));
+  ASSERT_TRUE(ctx);
+  for (bool bf16 : {false, true}) {
+    AttentionStepDesc desc;
+    std::unique_ptr<AttentionStep> wide;
+    std::vector<float> want;
+    ASSERT_NO_FATAL_FAILURE(runWide(f, *ctx, bf16, desc, wide, want));
+    const size_t count = want.size();
+    desc.outputBf16 = true;
+    std::vector<uint16_t> got;
+    ASSERT_NO_FATAL_FAILURE(
+        runNarrow(f, *ctx, desc, *wide, got, uint16_t(0xABCD)));
+    int differ = 0;
+    for (size_t i = 0; i < count; ++i)
+      if (got[i] != floatToBFloat16(want[i]) && differ++ < 5)
+        ADD_FAILURE() << (bf16 ? "bf16" : "f32") << " products, output " << i
+                      << ": bf16 bits " << got[i] << ", the f32 " << want[i]
+                      << " rounds to " << floatToBFloat16(want[i]);
+    EXPECT_EQ(differ, 0);
+  }
 }
 
 TEST(AttentionStep, BadStaticOutput) {
@@ -354,6 +406,11 @@ TEST(AttentionStep, BadStaticOutput) {
                 StatusCode::InvalidArgument,
                 "attention step 'attn_0': output zero point 200 is outside "
                 "the i8 range");
+  desc.outputZeroPoint = 0;
+  desc.outputBf16 = true;
+  EXPECT_STATUS(AttentionStep::create(*ctx, desc, step),
+                StatusCode::InvalidArgument,
+                "attention step 'attn_0': has both a static and a bf16 output");
 }
 
 INSTANTIATE_TEST_SUITE_P(

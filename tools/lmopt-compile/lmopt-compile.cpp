@@ -107,8 +107,8 @@ static cl::opt<bool> noFuseRowQuantization(
     cl::cat(category));
 static cl::opt<bool> noFuseBf16Outputs(
     "no-fuse-bf16-outputs",
-    cl::desc("Keep a bf16 linear's f32 output when only a cast to bf16 "
-             "reads it (by default the linear writes bf16)"),
+    cl::desc("Keep a bf16 linear's or an attention's f32 output when only "
+             "a cast to bf16 reads it (by default the step writes bf16)"),
     cl::cat(category));
 static cl::opt<bool> noFuseStaticOutputs(
     "no-fuse-static-outputs",

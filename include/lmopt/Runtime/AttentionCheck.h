@@ -51,6 +51,9 @@ struct AttentionShape {
   bool outputStatic = false;
   double outputScale = 0;
   int64_t outputZeroPoint = 0;
+  /// The `output_bf16` attribute: the output is bf16, rounded from the f32
+  /// result (a CPU plan rewrite). Not with `output_static`.
+  bool outputBf16 = false;
 };
 
 /// A device's rule for the dtypes of query, key, value (operands 0 to 2)

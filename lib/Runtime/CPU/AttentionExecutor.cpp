@@ -52,7 +52,7 @@ public:
 } // namespace
 
 /// The CPU's attention step runs f32; with `output_static` its output is u8
-/// or i8.
+/// or i8, with `output_bf16` bf16.
 static Status expectF32(const StepCheck &c) {
   for (auto [role, t] :
        {std::pair<const char *, const PlanTensor *>{"query", &c.operand(0)},
@@ -61,6 +61,8 @@ static Status expectF32(const StepCheck &c) {
     if (Status st = c.expectDType(role, *t, DType::F32); !st)
       return st;
   const PlanTensor &output = c.result(0);
+  if (c.step.findAttr("output_bf16"))
+    return c.expectDType("output", output, DType::BF16);
   if (!c.step.findAttr("output_static"))
     return c.expectDType("output", output, DType::F32);
   if (output.dtype != DType::U8 && output.dtype != DType::I8)
@@ -108,6 +110,7 @@ static AttentionStepDesc toDesc(const StepChecker &c, const AttentionShape &s,
   if (desc.mask != AttentionMask::None)
     desc.maskDims = c.operand(maskOperand).dims;
   desc.outputStatic = s.outputStatic;
+  desc.outputBf16 = s.outputBf16;
   if (s.outputStatic) {
     desc.outputSigned = c.result(0).dtype == DType::I8;
     desc.outputScale = float(s.outputScale);

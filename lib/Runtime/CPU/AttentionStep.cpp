@@ -65,10 +65,11 @@ struct AttentionStep::Impl {
   size_t biasBytes = 0;
   SoftmaxBlockFn softmax = nullptr;
   AlignedFloats scores;
-  /// With outputStatic: each thread's f32 output rows (rowBlock x D,
-  /// staticOutStride apart), quantized into the output once finished.
-  AlignedFloats staticOut;
-  int64_t staticOutStride = 0;
+  /// With outputStatic or outputBf16: each thread's f32 output rows
+  /// (rowBlock x D, narrowOutStride apart), quantized or rounded into the
+  /// output once finished.
+  AlignedFloats narrowOut;
+  int64_t narrowOutStride = 0;
   bool avx512 = false;
   /// One RowResult and one float per row of each thread's block.
   std::vector<RowResult> rowResults;
@@ -122,10 +123,10 @@ Status AttentionStep::create(const CpuContext &context,
                              std::to_string(floats * sizeof(float)) +
                              " bytes of scratch for scores");
   impl->avx512 = quant::useAvx512();
-  if (desc.outputStatic) {
-    impl->staticOutStride = (rowBlock * desc.headDim + 15) / 16 * 16;
-    size_t outFloats = size_t(team) * size_t(impl->staticOutStride);
-    if (!impl->staticOut.allocate(outFloats))
+  if (desc.outputStatic || desc.outputBf16) {
+    impl->narrowOutStride = (rowBlock * desc.headDim + 15) / 16 * 16;
+    size_t outFloats = size_t(team) * size_t(impl->narrowOutStride);
+    if (!impl->narrowOut.allocate(outFloats))
       return Status::error(StatusCode::InvalidArgument,
                            prefix + "cannot allocate " +
                                std::to_string(outFloats * sizeof(float)) +
@@ -189,7 +190,9 @@ Status AttentionStep::run(const float *query, const float *key,
   const int64_t kvSequences = desc_.kvHeadsSplit ? b * g : b;
   const int64_t kvWidth = desc_.kvHeadsSplit ? d : g * d;
   const size_t outBytes =
-      size_t(b * sq * width) * (desc_.outputStatic ? 1 : sizeof(float));
+      size_t(b * sq * width) * (desc_.outputStatic ? 1
+                                : desc_.outputBf16 ? sizeof(uint16_t)
+                                                   : sizeof(float));
   const struct {
     const char *role;
     const void *data;
@@ -260,9 +263,10 @@ Status AttentionStep::run(const float *query, const float *key,
     uint16_t *amx = impl.amxScratch
                         ? impl.amxScratch.get() + thread * impl.amxStride
                         : nullptr;
-    float *staticOut = desc_.outputStatic ? impl.staticOut.get() +
-                                                thread * impl.staticOutStride
-                                          : nullptr;
+    float *narrowOut =
+        desc_.outputStatic || desc_.outputBf16
+            ? impl.narrowOut.get() + thread * impl.narrowOutStride
+            : nullptr;
 #pragma omp for schedule(static)
     for (int64_t item = 0; item < items; ++item) {
       if (failure.load(std::memory_order_relaxed) != int(dnnl_success))
@@ -274,11 +278,11 @@ Status AttentionStep::run(const float *query, const float *key,
       const float *q = qBase + (bi * sq + row0) * qRowStride + hi * d;
       const float *k = kBase + bi * kBatchStride + hi / group * kHeadStride;
       const float *v = vBase + bi * vBatchStride + hi / group * vHeadStride;
-      // The f32 rows: the output's, or with outputStatic the thread's
-      // scratch (rows D apart), quantized into the output at the end.
+      // The f32 rows: the output's, or with outputStatic or outputBf16 the
+      // thread's scratch (rows D apart), stored into the output at the end.
       const int64_t outRow0 = (bi * sq + row0) * width + hi * d;
-      float *o = staticOut ? staticOut : static_cast<float *>(output) + outRow0;
-      const int64_t oStride = staticOut ? d : width;
+      float *o = narrowOut ? narrowOut : static_cast<float *>(output) + outRow0;
+      const int64_t oStride = narrowOut ? d : width;
 
       dnnl_status_t st = dnnl_success;
       if (amx)
@@ -319,12 +323,16 @@ Status AttentionStep::run(const float *query, const float *key,
                       results[r] == RowResult::Zero
                           ? 0.0f
                           : std::numeric_limits<float>::quiet_NaN());
-      if (staticOut) {
+      if (narrowOut) {
         quant::Epilogue e;
-        e.q8Out = static_cast<uint8_t *>(output) + outRow0;
-        e.q8Scale = desc_.outputScale;
-        e.q8ZeroPoint = desc_.outputZeroPoint;
-        e.q8Signed = desc_.outputSigned;
+        if (desc_.outputBf16) {
+          e.bf16Out = static_cast<uint16_t *>(output) + outRow0;
+        } else {
+          e.q8Out = static_cast<uint8_t *>(output) + outRow0;
+          e.q8Scale = desc_.outputScale;
+          e.q8ZeroPoint = desc_.outputZeroPoint;
+          e.q8Signed = desc_.outputSigned;
+        }
         quant::applyEpilogueBlock(o, d, rows, d, e, nullptr, width,
                                   impl.avx512);
       }

@@ -85,6 +85,9 @@ Status lmopt::runtime::validateAttentionDesc(const AttentionStepDesc &desc,
                              ", query length " + std::to_string(sq) +
                              ", key length " + std::to_string(sk) +
                              ", head dim " + std::to_string(d));
+  if (desc.outputStatic && desc.outputBf16)
+    return Status::error(StatusCode::InvalidArgument,
+                         prefix + "has both a static and a bf16 output");
   if (desc.outputStatic)
     if (std::string problem =
             quant::staticQuantProblem("output", desc.outputScale,

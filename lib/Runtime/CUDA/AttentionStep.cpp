@@ -213,9 +213,11 @@ lmopt::runtime::cuda::buildAttentionStep(const CudaCheck &c,
   AttentionShape s;
   if (Status st = checkAttentionStep(c, expectAttentionDTypes, s); !st)
     return st;
-  if (s.outputStatic)
-    return c.error("has output_static, a CPU plan's quantized output; this "
-                   "device writes the query's dtype");
+  if (s.outputStatic || s.outputBf16)
+    return c.error(std::string("has ") +
+                   (s.outputStatic ? "output_static" : "output_bf16") +
+                   ", a CPU plan's narrowed output; this device writes the "
+                   "query's dtype");
   if (Status st = checkSizes(c, s); !st)
     return st;
   auto exec = std::make_unique<CudaAttentionExecutor>(env);

@@ -278,7 +278,8 @@ public:
          "int8 linears writing their output quantized for the next", fused});
     plan.rewrites.push_back(
         {"fused_bf16_outputs",
-         "bf16 linears writing their output in bf16 for the next",
+         "bf16 linears and attentions writing their output in bf16 for the "
+         "next",
          options.fuseBf16Outputs ? fuseBf16Outputs(plan) : 0});
     plan.rewrites.push_back(
         {"fused_static_outputs",

@@ -9,9 +9,11 @@
 // same bits either way (the same quantizer runs on the same f32 row).
 //
 // A bf16 linear's input is cast to bf16 by a kernel. When that kernel is
-// the cast alone and reads the output of another bf16 linear that nothing
-// else reads, the producer stores bf16 directly (the same rounding), and
-// both the kernel's pass and the f32 tensor disappear.
+// the cast alone and reads the output of another bf16 linear or an
+// attention that nothing else reads (the FFN's up projection feeding its
+// down projection, the attention feeding its output projection), the
+// producer stores bf16 directly (the same rounding), and both the kernel's
+// pass and the f32 tensor disappear.
 //
 // A static int8 linear's input is quantized by a kernel (lmopt.quantize
 // with the calibrated scale and zero point). When that kernel is the
@@ -324,8 +326,11 @@ static unsigned fuseOutputConversions(TargetPlan &target,
 
 unsigned mlir::lmopt::cpu::fuseBf16Outputs(TargetPlan &target) {
   OutputConversion conversion;
+  // bf16 linears, and attention (whose f32 output feeds the bf16 output
+  // projection).
   conversion.producer = [](const rt::PlanStep &step) {
-    return step.kind == rt::StepKind::QuantLinear && modeOf(step) == "bf16";
+    return (step.kind == rt::StepKind::QuantLinear && modeOf(step) == "bf16") ||
+           step.kind == rt::StepKind::Attention;
   };
   conversion.match =
       [](ModuleOp kernels, StringRef entry,

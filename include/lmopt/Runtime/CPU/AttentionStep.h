@@ -93,6 +93,10 @@ struct AttentionStepDesc {
   bool outputSigned = false;
   float outputScale = 1.0f;
   int32_t outputZeroPoint = 0;
+  /// The output is written as bf16, rounded as floatToBFloat16 rounds the
+  /// f32 result, for a bf16 consumer: the plan's fusion of the cast kernel
+  /// that read the output. Not with outputStatic.
+  bool outputBf16 = false;
 };
 
 class AttentionStep {
@@ -110,7 +114,8 @@ public:
   /// kvHeadsSplit), with their capacity in place of Sk in the layout; each
   /// the start of its buffer, read through its view;
   /// `mask` as the desc says (null when None); `output` [B, Sq, H*D] dense,
-  /// f32 (u8 or i8 bytes with outputStatic); `bias` the score bias when the
+  /// f32 (u8 or i8 bytes with outputStatic, bf16 with outputBf16); `bias`
+  /// the score bias when the
   /// desc has one (null otherwise); row-major, output not overlapping the
   /// operands' spans. Scratch memory is the step's own.
   Status run(const float *query, const float *key, const float *value,
