@@ -25,6 +25,12 @@
 using namespace lmopt::runtime;
 using namespace lmopt::runtime::quant;
 
+// GCC 12 reports its own AVX-512 intrinsics' undefined-source operand as
+// maybe uninitialized (AmxGemm.cpp does the same).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+
 /// Contraction values per tile row (bf16).
 static constexpr int64_t kStep = 32;
 
@@ -227,18 +233,17 @@ void quant::amxAttentionScores(const float *q, int64_t qStride, int64_t rows,
 #endif
 }
 
-void quant::amxAttentionValues(const float *p, int64_t rows, const float *v,
-                               int64_t vStride, int64_t keys, int64_t headDim,
-                               uint16_t *scratch, float *out, int64_t outStride,
+void quant::amxAttentionValues(int64_t rows, const float *v, int64_t vStride,
+                               int64_t keys, int64_t headDim, uint16_t *scratch,
+                               float *out, int64_t outStride,
                                const float *rowScales) {
 #ifdef LMOPT_AMX_ATTENTION
   uint16_t *packed = scratch + tileRows(rows) * std::max(keys, headDim);
-  convertRows(p, keys, rows, keys, 1.0f, scratch);
   packValues(v, vStride, keys, headDim, packed);
   product(scratch, rows, packed, keys, headDim, out, outStride);
   scaleRows(out, outStride, rows, headDim, rowScales);
 #else
-  (void)p, (void)rows, (void)v, (void)vStride, (void)keys, (void)headDim,
-      (void)scratch, (void)out, (void)outStride, (void)rowScales;
+  (void)rows, (void)v, (void)vStride, (void)keys, (void)headDim, (void)scratch,
+      (void)out, (void)outStride, (void)rowScales;
 #endif
 }

@@ -8,10 +8,11 @@
 // calls them only where amxAttentionFits().
 //
 // Each call converts its f32 operands to bf16 in the thread's scratch:
-// Q (times the scale) and P row-major, K and V into the tile products' B
+// Q (times the scale) row-major, K and V into the tile products' B
 // layout (panels of 16 columns, each 32-value step of the contraction one
 // contiguous 1 KiB tile of value pairs, as AmxGemm.h packs weights), so a
-// work item reads its f32 operands once.
+// work item reads its f32 operands once; the softmax writes P there as bf16
+// itself.
 //
 //===----------------------------------------------------------------------===//
 
@@ -41,14 +42,14 @@ void amxAttentionScores(const float *q, int64_t qStride, int64_t rows,
                         int64_t headDim, float scale, uint16_t *scratch,
                         float *scores);
 
-/// out[r, :] = rowScales[r] * (P[r, :] x V) for r < rows, with P dense f32
-/// [rows, keys] (a softmax's unnormalized exponentials, rowScales the
+/// out[r, :] = rowScales[r] * (P[r, :] x V) for r < rows, with P dense bf16
+/// [rows, keys] at the start of `scratch` (a softmax's unnormalized
+/// exponentials, written there through RowBlock::bf16Probs; rowScales the
 /// inverse sums), V's rows `vStride` floats apart and out's `outStride`
 /// apart.
-void amxAttentionValues(const float *p, int64_t rows, const float *v,
-                        int64_t vStride, int64_t keys, int64_t headDim,
-                        uint16_t *scratch, float *out, int64_t outStride,
-                        const float *rowScales);
+void amxAttentionValues(int64_t rows, const float *v, int64_t vStride,
+                        int64_t keys, int64_t headDim, uint16_t *scratch,
+                        float *out, int64_t outStride, const float *rowScales);
 
 } // namespace lmopt::runtime::quant
 

@@ -7,6 +7,7 @@
 
 #include "AttentionSoftmax.h"
 #include "AttentionStepDesc.h"
+#include "lmopt/Format/Float16.h"
 
 #include <oneapi/dnnl/dnnl.h>
 #include <oneapi/dnnl/dnnl_debug.h>
@@ -65,6 +66,7 @@ struct PortablePasses {
   static RowStats mask(float *s, int64_t sk, int64_t end, const void *mask,
                        const float *bias);
   static float exp(float *s, int64_t sk, float max);
+  static float expBf16(const float *s, int64_t sk, float max, uint16_t *out);
   static void scale(float *s, int64_t sk, float factor);
 };
 } // namespace
@@ -134,6 +136,17 @@ float PortablePasses::exp(float *s, int64_t sk, float max) {
   return sum;
 }
 
+float PortablePasses::expBf16(const float *s, int64_t sk, float max,
+                              uint16_t *out) {
+  float sum = 0;
+  for (int64_t j = 0; j < sk; ++j) {
+    const float p = expNonPositive(s[j] - max);
+    sum += p;
+    out[j] = floatToBFloat16(p);
+  }
+  return sum;
+}
+
 void PortablePasses::scale(float *s, int64_t sk, float factor) {
 #pragma omp simd
   for (int64_t j = 0; j < sk; ++j)
@@ -144,6 +157,10 @@ void PortablePasses::scale(float *s, int64_t sk, float factor) {
 #define LMOPT_ATTENTION_AVX512 1
 #define LMOPT_AVX512                                                           \
   __attribute__((target("avx512f,avx512dq,avx512bw,avx512vl")))
+// With AVX512-BF16's conversion: only where the CPU has it (the bf16
+// products, which need it, are the only callers).
+#define LMOPT_AVX512_BF16                                                      \
+  __attribute__((target("avx512f,avx512dq,avx512bw,avx512vl,avx512bf16")))
 // GCC 12 flags the deliberately undefined pass-through operand inside its
 // own AVX-512 intrinsics (_mm512_undefined_ps) as maybe uninitialized.
 #if defined(__GNUC__) && !defined(__clang__)
@@ -157,7 +174,8 @@ struct Avx512Passes {
   template <AttentionMask Kind, bool Broadcast>
   LMOPT_AVX512 static RowStats mask(float *s, int64_t sk, int64_t end,
                                     const void *mask, const float *bias);
-  LMOPT_AVX512 static float exp(float *s, int64_t sk, float max);
+  static float exp(float *s, int64_t sk, float max);
+  static float expBf16(const float *s, int64_t sk, float max, uint16_t *out);
   LMOPT_AVX512 static void scale(float *s, int64_t sk, float factor);
 };
 } // namespace
@@ -250,7 +268,14 @@ LMOPT_AVX512 RowStats Avx512Passes::mask(float *s, int64_t sk, int64_t end,
   return {reduceMax(maxes), shownKeys};
 }
 
-LMOPT_AVX512 float Avx512Passes::exp(float *s, int64_t sk, float max) {
+/// exp(s[j] - max) for j < sk and their sum, the values stored back into
+/// `s`, or with ToBf16 into `out` as bf16 (vcvtneps2bf16: round to nearest
+/// even; the values are 0 or normal, which it converts exactly as
+/// floatToBFloat16 does). Compiled for AVX512-BF16, whose instruction only
+/// the ToBf16 form uses (and runs only where the CPU has it).
+template <bool ToBf16>
+LMOPT_AVX512_BF16 static float expPass(const float *s, int64_t sk, float max,
+                                       float *out, uint16_t *outBf16) {
   const __m512 maxVec = _mm512_set1_ps(max);
   const __m512 minusInf =
       _mm512_set1_ps(-std::numeric_limits<float>::infinity());
@@ -260,9 +285,22 @@ LMOPT_AVX512 float Avx512Passes::exp(float *s, int64_t sk, float max) {
     __m512 x = _mm512_mask_loadu_ps(minusInf, valid, s + j);
     __m512 p = expNonPositive16(_mm512_sub_ps(x, maxVec));
     sums = _mm512_add_ps(sums, p);
-    _mm512_mask_storeu_ps(s + j, valid, p);
+    if constexpr (ToBf16)
+      _mm256_mask_storeu_epi16(outBf16 + j, valid,
+                               __m256i(_mm512_cvtneps_pbh(p)));
+    else
+      _mm512_mask_storeu_ps(out + j, valid, p);
   }
   return reduceAdd(sums);
+}
+
+float Avx512Passes::exp(float *s, int64_t sk, float max) {
+  return expPass<false>(s, sk, max, s, nullptr);
+}
+
+float Avx512Passes::expBf16(const float *s, int64_t sk, float max,
+                            uint16_t *out) {
+  return expPass<true>(s, sk, max, nullptr, out);
 }
 
 LMOPT_AVX512 void Avx512Passes::scale(float *s, int64_t sk, float factor) {
@@ -313,6 +351,17 @@ static void softmaxBlock(const RowBlock &block) {
     block.stats[r] = stats.max;
     if (result != RowResult::Normal)
       std::fill(s, s + sk, 0.0f);
+  }
+  if (block.bf16Probs && !block.normalize) {
+    for (int64_t r = 0; r < block.rows; ++r) {
+      uint16_t *p = block.bf16Probs + r * sk;
+      if (block.results[r] == RowResult::Normal)
+        block.stats[r] = 1.0f / Passes::expBf16(block.scores + r * sk, sk,
+                                                block.stats[r], p);
+      else
+        std::fill(p, p + sk, uint16_t(0));
+    }
+    return;
   }
   for (int64_t r = 0; r < block.rows; ++r)
     if (block.results[r] == RowResult::Normal)

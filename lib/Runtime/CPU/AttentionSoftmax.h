@@ -69,6 +69,11 @@ struct RowBlock {
   /// stats[r] is 1 / their sum, for the caller to scale the row's output
   /// by (the bf16 products do; ScoreRowLayout::block sets true).
   bool normalize = true;
+  /// With normalize false, where else the exponentials go: non-null, row r
+  /// as bf16 at bf16Probs + r * keys (rounded to nearest even, the rows
+  /// that are not Normal as zeros) instead of into the scores, for the
+  /// bf16 product with V.
+  uint16_t *bf16Probs = nullptr;
 };
 
 /// Where the rows of a (batch, head) pair's scores find their causal limit,

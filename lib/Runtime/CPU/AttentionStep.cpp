@@ -12,7 +12,8 @@
 // With bf16 products (AttentionStepDesc::bf16Products, where
 // AmxAttention.h's tiles fit) both products run on AMX tiles instead, from
 // bf16 copies in the thread's scratch, and the softmax leaves its rows
-// unnormalized: each output row is scaled by its inverse sum.
+// unnormalized, written as bf16 into that scratch: each output row is
+// scaled by its inverse sum.
 //
 // The softmax passes live in AttentionSoftmax.cpp, shared with the
 // backward step (AttentionGradStep.cpp).
@@ -299,15 +300,17 @@ Status AttentionStep::run(const float *query, const float *key,
       RowBlock block =
           layout.block(bi, hi, row0, rows, scores, results, stats);
       // The bf16 products scale each output row by 1 / sum instead of
-      // each probability: one pass over the scores fewer.
+      // each probability (one pass over the scores fewer), and take the
+      // probabilities as bf16 from the softmax.
       block.normalize = !amx;
+      block.bf16Probs = amx;
       softmax(block);
       bool special = false;
       for (int64_t r = 0; r < rows; ++r)
         special |= results[r] != RowResult::Normal;
       if (amx)
-        quant::amxAttentionValues(scores, rows, v, vRowStride, sk, d, amx, o,
-                                  oStride, stats);
+        quant::amxAttentionValues(rows, v, vRowStride, sk, d, amx, o, oStride,
+                                  stats);
       else
         st = dnnl_sgemm('N', 'N', rows, d, sk, 1.0f, scores, sk, v, vRowStride,
                         0.0f, o, oStride);
