@@ -268,29 +268,82 @@ static bool reciprocalIsNormal(float s) {
   return std::isnormal(s) && std::isnormal(r);
 }
 
+/// round(x / s) for 16 lanes (the quotient as vquotient gives it, with
+/// Exact its reciprocal form), as i32.
+template <bool Exact>
+LMOPT_AVX512 static inline __m512i quotientLanes(__m512 x, __m512 vs,
+                                                 __m512 vr) {
+  return _mm512_cvt_roundps_epi32(vquotient(x, vs, vr, Exact),
+                                  _MM_FROUND_TO_NEAREST_INT |
+                                      _MM_FROUND_NO_EXC);
+}
+
+/// One row of k values over the scale s, rounded half to even and
+/// saturated to i8, into q. 64 values at a time are packed with two rounds
+/// of saturating packs (i32 to i16 to i8, the saturation of vpmovsdb) and
+/// one permute of their dwords back into order: 4 shuffles where 4
+/// vpmovsdb stores took 8 and 4 stores; the tail goes 16 at a time.
+/// quantizeRowsS8 on a 256 x 768 block in L2, one thread: 8.3 cycles per
+/// 16 values before, 7.4 with the packs, 5.9 with the four maxima too;
+/// BERT-base int8-dynamic batch 8, 6 rounds of `lmopt-run --bench 10`
+/// alternating: 85.4 -> 82.3 ms.
+template <bool Exact>
+LMOPT_AVX512 static void quantizeRowAvx512(const float *row, int64_t k, float s,
+                                           int8_t *q) {
+  const __m512 vs = _mm512_set1_ps(s), vr = _mm512_set1_ps(1.0f / s);
+  // After the packs, 128-bit lane L holds dwords a[L], b[L], c[L], d[L]
+  // (4 bytes each of the four vectors); dword i of the result is vector
+  // i / 4's lane i % 4.
+  const __m512i order =
+      _mm512_set_epi32(15, 11, 7, 3, 14, 10, 6, 2, 13, 9, 5, 1, 12, 8, 4, 0);
+  int64_t j = 0;
+  for (; j + 64 <= k; j += 64) {
+    const __m512i a = quotientLanes<Exact>(_mm512_loadu_ps(row + j), vs, vr);
+    const __m512i b =
+        quotientLanes<Exact>(_mm512_loadu_ps(row + j + 16), vs, vr);
+    const __m512i c =
+        quotientLanes<Exact>(_mm512_loadu_ps(row + j + 32), vs, vr);
+    const __m512i d =
+        quotientLanes<Exact>(_mm512_loadu_ps(row + j + 48), vs, vr);
+    const __m512i bytes =
+        _mm512_packs_epi16(_mm512_packs_epi32(a, b), _mm512_packs_epi32(c, d));
+    _mm512_storeu_si512(q + j, _mm512_permutexvar_epi32(order, bytes));
+  }
+  for (; j < k; j += 16) {
+    const __mmask16 lanes = laneMask(k - j);
+    _mm512_mask_cvtsepi32_storeu_epi8(
+        q + j, lanes,
+        quotientLanes<Exact>(_mm512_maskz_loadu_ps(lanes, row + j), vs, vr));
+  }
+}
+
 LMOPT_AVX512 static void quantizeRowsAvx512(const float *x, int64_t begin,
                                             int64_t end, int64_t k, int8_t *q,
                                             float *scales) {
   for (int64_t r = begin; r < end; ++r) {
     const float *row = x + r * k;
-    __m512 amax = _mm512_setzero_ps();
-    for (int64_t j = 0; j < k; j += 16) {
+    // Four running maxima, 64 values a step: one chain waited out vmaxps'
+    // latency for every 16 values. (The maximum is the same in any order;
+    // with a NaN in the row, which lane keeps it may differ.)
+    __m512 amax[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(),
+                      _mm512_setzero_ps(), _mm512_setzero_ps()};
+    int64_t j = 0;
+    for (; j + 64 <= k; j += 64)
+      for (int u = 0; u < 4; ++u)
+        amax[u] = _mm512_max_ps(
+            amax[u], _mm512_abs_ps(_mm512_loadu_ps(row + j + 16 * u)));
+    for (; j < k; j += 16) {
       __m512 v = _mm512_maskz_loadu_ps(laneMask(k - j), row + j);
-      amax = _mm512_max_ps(amax, _mm512_abs_ps(v));
+      amax[0] = _mm512_max_ps(amax[0], _mm512_abs_ps(v));
     }
-    float m = horizontalMax(amax);
+    float m = horizontalMax(_mm512_max_ps(_mm512_max_ps(amax[0], amax[1]),
+                                          _mm512_max_ps(amax[2], amax[3])));
     float s = m > 0 ? m / 127.0f : 1.0f;
     scales[r] = s;
-    bool exact = reciprocalIsNormal(s);
-    __m512 vs = _mm512_set1_ps(s), vr = _mm512_set1_ps(1.0f / s);
-    for (int64_t j = 0; j < k; j += 16) {
-      __mmask16 lanes = laneMask(k - j);
-      __m512 v =
-          vquotient(_mm512_maskz_loadu_ps(lanes, row + j), vs, vr, exact);
-      __m512i i = _mm512_cvt_roundps_epi32(
-          v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-      _mm512_mask_cvtsepi32_storeu_epi8(q + r * k + j, lanes, i);
-    }
+    if (reciprocalIsNormal(s))
+      quantizeRowAvx512<true>(row, k, s, q + r * k);
+    else
+      quantizeRowAvx512<false>(row, k, s, q + r * k);
   }
 }
 
