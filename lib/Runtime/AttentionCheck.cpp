@@ -81,7 +81,7 @@ static Status readAttributes(const StepCheck &c, AttentionShape &s) {
            "zero_masked_rows", "score_bias", "query_offset", "query_row_stride",
            "key_offset", "key_row_stride", "value_offset", "value_row_stride",
            "bf16_products", "output_static", "output_scale",
-           "output_zero_point", "output_bf16"});
+           "output_zero_point", "output_bf16", "input_bf16"});
       !st)
     return st;
   if (Status st = c.getInt("num_heads", s.heads); !st)
@@ -101,7 +101,8 @@ static Status readAttributes(const StepCheck &c, AttentionShape &s) {
                               {"score_bias", &s.scoreBias},
                               {"bf16_products", &s.bf16Products},
                               {"output_static", &s.outputStatic},
-                              {"output_bf16", &s.outputBf16}});
+                              {"output_bf16", &s.outputBf16},
+                              {"input_bf16", &s.inputBf16}});
       !st)
     return st;
   if (s.outputStatic && s.outputBf16)

@@ -388,6 +388,47 @@ TEST_P(AttentionStepStaticOutput, RoundsItsF32OutputToBf16) {
   }
 }
 
+TEST_P(AttentionStepStaticOutput, ReadsBf16Operands) {
+  // input_bf16 (the plan's fusion of a bf16 projection's output): the
+  // step reads bf16 query, key and value and gives the bits the f32 step
+  // gives on the same values widened, with bf16 products (on the tiles as
+  // they are) and with f32 ones (widened per work item).
+  const AttentionFixture &f = fixture(std::get<0>(GetParam()));
+  std::unique_ptr<CpuContext> ctx = makeContext(std::get<1>(GetParam()));
+  ASSERT_TRUE(ctx);
+  auto narrow = [](const std::vector<float> &x, std::vector<uint16_t> &bits,
+                   std::vector<float> &widened) {
+    bits.resize(x.size());
+    widened.resize(x.size());
+    for (size_t i = 0; i < x.size(); ++i) {
+      bits[i] = floatToBFloat16(x[i]);
+      widened[i] = bfloat16ToFloat(bits[i]);
+    }
+  };
+  std::vector<uint16_t> q16, k16, v16;
+  std::vector<float> q, k, v;
+  narrow(f.query, q16, q);
+  narrow(f.key, k16, k);
+  narrow(f.value, v16, v);
+  for (bool bf16 : {false, true}) {
+    AttentionStepDesc desc = f.desc;
+    desc.bf16Products = bf16;
+    std::unique_ptr<AttentionStep> wide, fromBf16;
+    ASSERT_TRUE(AttentionStep::create(*ctx, desc, wide));
+    const size_t count = size_t(f.rows() * f.width());
+    std::vector<float> want(count), got(count, -1.0f);
+    ASSERT_TRUE(wide->run(q.data(), k.data(), v.data(), f.mask(), want.data(),
+                          f.scoreBias()));
+    desc.inputBf16 = true;
+    ASSERT_TRUE(AttentionStep::create(*ctx, desc, fromBf16));
+    EXPECT_EQ(fromBf16->usesAmx(), wide->usesAmx());
+    ASSERT_TRUE(fromBf16->run(q16.data(), k16.data(), v16.data(), f.mask(),
+                              got.data(), f.scoreBias()));
+    EXPECT_EQ(std::memcmp(got.data(), want.data(), count * sizeof(float)), 0)
+        << (bf16 ? "bf16" : "f32") << " products";
+  }
+}
+
 TEST(AttentionStep, BadStaticOutput) {
   std::unique_ptr<CpuContext> ctx = makeContext();
   ASSERT_TRUE(ctx);
@@ -411,6 +452,13 @@ TEST(AttentionStep, BadStaticOutput) {
   EXPECT_STATUS(AttentionStep::create(*ctx, desc, step),
                 StatusCode::InvalidArgument,
                 "attention step 'attn_0': has both a static and a bf16 output");
+  desc = smallDesc();
+  desc.inputBf16 = true;
+  desc.keyCapacity = desc.keyLength + 3;
+  EXPECT_STATUS(AttentionStep::create(*ctx, desc, step),
+                StatusCode::InvalidArgument,
+                "attention step 'attn_0': reads bf16 operands, which a "
+                "key/value cache (a capacity) does not take");
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -434,31 +434,42 @@ TEST(QuantLinearStep, AmxTiles) {
 }
 
 TEST(QuantLinearStep, Bf16Output) {
-  // bf16 steps writing a bf16 output (what the CPU target's plan gives a
-  // linear whose only reader is a cast to bf16): the AMX kernel's block
-  // epilogue where the CPU has AMX, else oneDNN's matmul with a bf16
-  // destination (runtime-unittests.test runs this under an ISA cap too).
-  // Against the reference within the f32 tolerance plus bf16's rounding,
-  // and bit for bit the f32 output rounded as the cast rounds
-  // (floatToBFloat16: ties to even).
+  // bf16 and int8 steps writing a bf16 output (what the CPU target's plan
+  // gives a linear whose only reader is a cast to bf16, or an attention
+  // with bf16 products): the AMX kernel's block epilogue where the CPU has
+  // AMX, else oneDNN's matmul with a bf16 destination (bf16) or into a
+  // scratch and the epilogue over it (int8; runtime-unittests.test runs
+  // this under an ISA cap too). Against the reference within the f32
+  // tolerance plus bf16's rounding, and bit for bit the f32 output rounded
+  // as the cast rounds (floatToBFloat16: ties to even).
   std::unique_ptr<CpuContext> ctx = makeContext(0);
   ASSERT_TRUE(ctx);
   uint32_t seed = 701;
   struct Shape {
+    QuantLinearMode mode;
     int64_t m, k, n;
     bool transpose, bias;
     LinearActivation act;
   };
+  const QuantLinearMode bf = QuantLinearMode::BF16,
+                        sta = QuantLinearMode::Int8Static,
+                        tok = QuantLinearMode::Int8DynamicPerToken,
+                        ten = QuantLinearMode::Int8DynamicPerTensor;
   const Shape shapes[] = {
-      {7, 64, 40, false, true, LinearActivation::None},
-      {7, 64, 40, true, false, LinearActivation::Relu},
-      {33, 64, 40, false, true, LinearActivation::Gelu},
-      {128, 768, 96, false, true, LinearActivation::Gelu},
-      {50, 1536, 130, true, true, LinearActivation::GeluTanh},
-      {1, 72, 130, false, true, LinearActivation::None}};
+      {bf, 7, 64, 40, false, true, LinearActivation::None},
+      {bf, 7, 64, 40, true, false, LinearActivation::Relu},
+      {bf, 33, 64, 40, false, true, LinearActivation::Gelu},
+      {bf, 128, 768, 96, false, true, LinearActivation::Gelu},
+      {bf, 50, 1536, 130, true, true, LinearActivation::GeluTanh},
+      {bf, 1, 72, 130, false, true, LinearActivation::None},
+      {sta, 33, 64, 40, false, true, LinearActivation::None},
+      {sta, 161, 768, 600, false, true, LinearActivation::Gelu},
+      {tok, 40, 200, 70, true, true, LinearActivation::None},
+      {tok, 288, 768, 96, false, true, LinearActivation::None},
+      {ten, 1, 72, 130, false, true, LinearActivation::Relu}};
   for (const Shape &shape : shapes) {
-    Case c = makeCase(QuantLinearMode::BF16, shape.m, shape.k, shape.n,
-                      shape.transpose, shape.bias, shape.act, false, seed++);
+    Case c = makeCase(shape.mode, shape.m, shape.k, shape.n, shape.transpose,
+                      shape.bias, shape.act, false, seed++);
     c.desc.outputBf16 = true;
     checkCase(c);
 
@@ -494,15 +505,22 @@ TEST(QuantLinearStep, Bf16Output) {
   Status st = QuantLinearStep::create(*ctx, withResidual.desc, 4,
                                       withResidual.weights(), refused);
   EXPECT_FALSE(st);
-  EXPECT_NE(st.message().find("a bf16 output is for bf16 steps without a "
-                              "residual"),
+  EXPECT_NE(st.message().find("a bf16 output is for bf16 and int8 steps "
+                              "without a residual or another narrowed output"),
             std::string::npos)
       << st.toString();
+  // Nor another narrowed output with it, nor a half-precision step.
   Case int8 = makeCase(QuantLinearMode::Int8DynamicPerToken, 4, 64, 40, false,
                        true, LinearActivation::None, false, seed++);
   int8.desc.outputBf16 = true;
+  int8.desc.quantizeOutput = true;
   EXPECT_FALSE(
       QuantLinearStep::create(*ctx, int8.desc, 4, int8.weights(), refused));
+  Case fp16 = makeCase(QuantLinearMode::FP16, 4, 64, 40, false, true,
+                       LinearActivation::None, false, seed++);
+  fp16.desc.outputBf16 = true;
+  EXPECT_FALSE(
+      QuantLinearStep::create(*ctx, fp16.desc, 4, fp16.weights(), refused));
 }
 
 TEST(QuantLinearStep, OneThreadAndOneRow) {

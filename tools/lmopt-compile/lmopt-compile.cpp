@@ -108,7 +108,9 @@ static cl::opt<bool> noFuseRowQuantization(
 static cl::opt<bool> noFuseBf16Outputs(
     "no-fuse-bf16-outputs",
     cl::desc("Keep a bf16 linear's or an attention's f32 output when only "
-             "a cast to bf16 reads it (by default the step writes bf16)"),
+             "a cast to bf16 reads it, and a linear's f32 output when only an "
+             "attention with bf16 products reads it (by default the step "
+             "writes bf16)"),
     cl::cat(category));
 static cl::opt<bool> noFuseStaticOutputs(
     "no-fuse-static-outputs",

@@ -54,6 +54,9 @@ struct AttentionShape {
   /// The `output_bf16` attribute: the output is bf16, rounded from the f32
   /// result (a CPU plan rewrite). Not with `output_static`.
   bool outputBf16 = false;
+  /// The `input_bf16` attribute: query, key and value are bf16 (a CPU
+  /// plan rewrite, with bf16_products).
+  bool inputBf16 = false;
 };
 
 /// A device's rule for the dtypes of query, key, value (operands 0 to 2)

@@ -26,9 +26,10 @@ using namespace lmopt::runtime;
 using namespace lmopt::runtime::quant;
 
 // GCC 12 reports its own AVX-512 intrinsics' undefined-source operand as
-// maybe uninitialized (AmxGemm.cpp does the same).
+// (maybe) uninitialized (AmxGemm.cpp does the same).
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #endif
 
 /// Contraction values per tile row (bf16).
@@ -60,22 +61,77 @@ size_t quant::amxAttentionScratch(int64_t rows, int64_t keys, int64_t headDim) {
 #ifdef LMOPT_AMX_ATTENTION
 namespace {
 
-/// 32 f32 values times `scale` as bf16 (round to nearest even), in order.
-LMOPT_AMX_ATTENTION_TARGET inline __m512i toBf16(const float *x, __m512 scale) {
+/// 32 values of a row from `x` times `scale`, rounded to bf16 (round to
+/// nearest even), in order: f32 values, or bf16 ones widened first.
+LMOPT_AMX_ATTENTION_TARGET inline __m512i scaled32(const float *x,
+                                                   __m512 scale) {
   __m512 lo = _mm512_mul_ps(_mm512_loadu_ps(x), scale);
   __m512 hi = _mm512_mul_ps(_mm512_loadu_ps(x + 16), scale);
   return __m512i(_mm512_cvtne2ps_pbh(hi, lo));
 }
 
+/// 16 bf16 values as f32.
+LMOPT_AMX_ATTENTION_TARGET inline __m512 widen16(const uint16_t *p) {
+  return _mm512_castsi512_ps(
+      _mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256(
+                            reinterpret_cast<const __m256i *>(p))),
+                        16));
+}
+
+LMOPT_AMX_ATTENTION_TARGET inline __m512i scaled32(const uint16_t *x,
+                                                   __m512 scale) {
+  return __m512i(_mm512_cvtne2ps_pbh(_mm512_mul_ps(widen16(x + 16), scale),
+                                     _mm512_mul_ps(widen16(x), scale)));
+}
+
+/// 32 values of a row from `x` as bf16: f32 values rounded, bf16 ones as
+/// they are.
+LMOPT_AMX_ATTENTION_TARGET inline __m512i bf16x32(const float *x) {
+  return scaled32(x, _mm512_set1_ps(1.0f));
+}
+
+LMOPT_AMX_ATTENTION_TARGET inline __m512i bf16x32(const uint16_t *x) {
+  return _mm512_loadu_si512(x);
+}
+
+/// 16 values of two rows as bf16 pairs: word 2i is `even`'s value i, word
+/// 2i + 1 `odd`'s.
+LMOPT_AMX_ATTENTION_TARGET inline __m512i pairs16(const float *even,
+                                                  const float *odd) {
+  // cvtne2ps(b, a) puts a's 16 values below b's; interleave them.
+  alignas(64) static const int16_t kInterleave[32] = {
+      0, 16, 1, 17, 2,  18, 3,  19, 4,  20, 5,  21, 6,  22, 7,  23,
+      8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31};
+  return _mm512_permutexvar_epi16(
+      _mm512_load_si512(kInterleave),
+      __m512i(
+          _mm512_cvtne2ps_pbh(_mm512_loadu_ps(odd), _mm512_loadu_ps(even))));
+}
+
+LMOPT_AMX_ATTENTION_TARGET inline __m512i pairs16(const uint16_t *even,
+                                                  const uint16_t *odd) {
+  alignas(64) static const uint16_t kPairs[32] = {
+      0, 32, 1, 33, 2,  34, 3,  35, 4,  36, 5,  37, 6,  38, 7,  39,
+      8, 40, 9, 41, 10, 42, 11, 43, 12, 44, 13, 45, 14, 46, 15, 47};
+  return _mm512_permutex2var_epi16(
+      _mm512_castsi256_si512(
+          _mm256_loadu_si256(reinterpret_cast<const __m256i *>(even))),
+      _mm512_load_si512(kPairs),
+      _mm512_castsi256_si512(
+          _mm256_loadu_si256(reinterpret_cast<const __m256i *>(odd))));
+}
+
 /// dst[r, :] = bf16(scale * src[r, :]) for r < rows, `cols` (a multiple of
-/// 32) per row, src rows `stride` floats apart, dst dense.
-LMOPT_AMX_ATTENTION_TARGET void convertRows(const float *src, int64_t stride,
+/// 32) per row, src (f32 or bf16) rows `stride` elements apart, dst dense.
+template <typename T>
+LMOPT_AMX_ATTENTION_TARGET void convertRows(const T *src, int64_t stride,
                                             int64_t rows, int64_t cols,
                                             float scale, uint16_t *dst) {
   const __m512 s = _mm512_set1_ps(scale);
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t c = 0; c < cols; c += kStep)
-      _mm512_storeu_si512(dst + r * cols + c, toBf16(src + r * stride + c, s));
+      _mm512_storeu_si512(dst + r * cols + c,
+                          scaled32(src + r * stride + c, s));
 }
 
 /// out[c * 16 + j] = r[j][c]: a 16 x 16 matrix of dwords transposed
@@ -108,47 +164,39 @@ LMOPT_AMX_ATTENTION_TARGET void transpose16(const __m512i r[16],
   }
 }
 
-/// K [keys, d] (rows `stride` apart) as the B operand of Q K^T: for key
-/// panel p (16 keys) and step s (32 values of d), a 1 KiB tile whose row i
-/// holds, for each of the panel's keys, its values 2i and 2i + 1 of the
-/// step: each key's step converted is a column of the tile.
-LMOPT_AMX_ATTENTION_TARGET void packKeys(const float *k, int64_t stride,
-                                         int64_t keys, int64_t d,
-                                         uint16_t *out) {
-  const __m512 one = _mm512_set1_ps(1.0f);
+/// K [keys, d] (f32 or bf16, rows `stride` elements apart) as the B
+/// operand of Q K^T: for key panel p (16 keys) and step s (32 values of d),
+/// a 1 KiB tile whose row i holds, for each of the panel's keys, its values
+/// 2i and 2i + 1 of the step: each key's step as bf16 is a column of the
+/// tile.
+template <typename T>
+LMOPT_AMX_ATTENTION_TARGET void
+packKeys(const T *k, int64_t stride, int64_t keys, int64_t d, uint16_t *out) {
   const int64_t steps = d / kStep;
   __m512i columns[16];
   for (int64_t panel = 0; panel < keys / 16; ++panel)
     for (int64_t s = 0; s < steps; ++s) {
       for (int64_t j = 0; j < 16; ++j)
-        columns[j] = toBf16(k + (panel * 16 + j) * stride + s * kStep, one);
+        columns[j] = bf16x32(k + (panel * 16 + j) * stride + s * kStep);
       transpose16(columns, reinterpret_cast<uint32_t *>(
                                out + (panel * steps + s) * 512));
     }
 }
 
-/// V [keys, d] (rows `stride` apart) as the B operand of P V: for value
-/// panel p (16 columns of d) and step s (32 keys), a 1 KiB tile whose row i
-/// holds, for each of the panel's columns, keys 2i and 2i + 1 of the step.
-LMOPT_AMX_ATTENTION_TARGET void packValues(const float *v, int64_t stride,
-                                           int64_t keys, int64_t d,
-                                           uint16_t *out) {
-  // cvtne2ps(b, a) puts a's 16 values below b's; interleave them.
-  alignas(64) static const int16_t kInterleave[32] = {
-      0, 16, 1, 17, 2,  18, 3,  19, 4,  20, 5,  21, 6,  22, 7,  23,
-      8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31};
-  const __m512i interleave = _mm512_load_si512(kInterleave);
+/// V [keys, d] (f32 or bf16, rows `stride` elements apart) as the B operand
+/// of P V: for value panel p (16 columns of d) and step s (32 keys), a 1
+/// KiB tile whose row i holds, for each of the panel's columns, keys 2i and
+/// 2i + 1 of the step.
+template <typename T>
+LMOPT_AMX_ATTENTION_TARGET void
+packValues(const T *v, int64_t stride, int64_t keys, int64_t d, uint16_t *out) {
   const int64_t steps = keys / kStep;
   for (int64_t j = 0; j < keys; j += 2) {
     const int64_t s = j / kStep, row = (j % kStep) / 2;
-    const float *even = v + j * stride, *odd = even + stride;
-    for (int64_t panel = 0; panel < d / 16; ++panel) {
-      __m512i both =
-          __m512i(_mm512_cvtne2ps_pbh(_mm512_loadu_ps(odd + panel * 16),
-                                      _mm512_loadu_ps(even + panel * 16)));
+    const T *even = v + j * stride, *odd = even + stride;
+    for (int64_t panel = 0; panel < d / 16; ++panel)
       _mm512_store_si512(out + (panel * steps + s) * 512 + row * 32,
-                         _mm512_permutexvar_epi16(interleave, both));
-    }
+                         pairs16(even + panel * 16, odd + panel * 16));
   }
 }
 
@@ -218,10 +266,12 @@ LMOPT_AMX_ATTENTION_TARGET void product(const uint16_t *a, int64_t rows,
 } // namespace
 #endif // LMOPT_AMX_ATTENTION
 
-void quant::amxAttentionScores(const float *q, int64_t qStride, int64_t rows,
-                               const float *k, int64_t kStride, int64_t keys,
-                               int64_t headDim, float scale, uint16_t *scratch,
-                               float *scores) {
+namespace {
+/// amxAttentionScores for Q and K of `T` (f32 or bf16).
+template <typename T>
+void scoresOf(const T *q, int64_t qStride, int64_t rows, const T *k,
+              int64_t kStride, int64_t keys, int64_t headDim, float scale,
+              uint16_t *scratch, float *scores) {
 #ifdef LMOPT_AMX_ATTENTION
   uint16_t *packed = scratch + tileRows(rows) * std::max(keys, headDim);
   convertRows(q, qStride, rows, headDim, scale, scratch);
@@ -233,10 +283,11 @@ void quant::amxAttentionScores(const float *q, int64_t qStride, int64_t rows,
 #endif
 }
 
-void quant::amxAttentionValues(int64_t rows, const float *v, int64_t vStride,
-                               int64_t keys, int64_t headDim, uint16_t *scratch,
-                               float *out, int64_t outStride,
-                               const float *rowScales) {
+/// amxAttentionValues for V of `T` (f32 or bf16).
+template <typename T>
+void valuesOf(int64_t rows, const T *v, int64_t vStride, int64_t keys,
+              int64_t headDim, uint16_t *scratch, float *out, int64_t outStride,
+              const float *rowScales) {
 #ifdef LMOPT_AMX_ATTENTION
   uint16_t *packed = scratch + tileRows(rows) * std::max(keys, headDim);
   packValues(v, vStride, keys, headDim, packed);
@@ -246,4 +297,33 @@ void quant::amxAttentionValues(int64_t rows, const float *v, int64_t vStride,
   (void)rows, (void)v, (void)vStride, (void)keys, (void)headDim, (void)scratch,
       (void)out, (void)outStride, (void)rowScales;
 #endif
+}
+} // namespace
+
+void quant::amxAttentionScores(const float *q, int64_t qStride, int64_t rows,
+                               const float *k, int64_t kStride, int64_t keys,
+                               int64_t headDim, float scale, uint16_t *scratch,
+                               float *scores) {
+  scoresOf(q, qStride, rows, k, kStride, keys, headDim, scale, scratch, scores);
+}
+
+void quant::amxAttentionScores(const uint16_t *q, int64_t qStride, int64_t rows,
+                               const uint16_t *k, int64_t kStride, int64_t keys,
+                               int64_t headDim, float scale, uint16_t *scratch,
+                               float *scores) {
+  scoresOf(q, qStride, rows, k, kStride, keys, headDim, scale, scratch, scores);
+}
+
+void quant::amxAttentionValues(int64_t rows, const float *v, int64_t vStride,
+                               int64_t keys, int64_t headDim, uint16_t *scratch,
+                               float *out, int64_t outStride,
+                               const float *rowScales) {
+  valuesOf(rows, v, vStride, keys, headDim, scratch, out, outStride, rowScales);
+}
+
+void quant::amxAttentionValues(int64_t rows, const uint16_t *v, int64_t vStride,
+                               int64_t keys, int64_t headDim, uint16_t *scratch,
+                               float *out, int64_t outStride,
+                               const float *rowScales) {
+  valuesOf(rows, v, vStride, keys, headDim, scratch, out, outStride, rowScales);
 }

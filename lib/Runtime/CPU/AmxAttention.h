@@ -51,6 +51,17 @@ void amxAttentionValues(int64_t rows, const float *v, int64_t vStride,
                         int64_t keys, int64_t headDim, uint16_t *scratch,
                         float *out, int64_t outStride, const float *rowScales);
 
+/// The same with bf16 Q, K and V (strides in elements): Q's values widened
+/// and times the scale are rounded to bf16 again, K and V go to the tiles
+/// as they are; the bits of the f32 forms given these values widened.
+void amxAttentionScores(const uint16_t *q, int64_t qStride, int64_t rows,
+                        const uint16_t *k, int64_t kStride, int64_t keys,
+                        int64_t headDim, float scale, uint16_t *scratch,
+                        float *scores);
+void amxAttentionValues(int64_t rows, const uint16_t *v, int64_t vStride,
+                        int64_t keys, int64_t headDim, uint16_t *scratch,
+                        float *out, int64_t outStride, const float *rowScales);
+
 } // namespace lmopt::runtime::quant
 
 #endif // LMOPT_LIB_RUNTIME_CPU_AMXATTENTION_H

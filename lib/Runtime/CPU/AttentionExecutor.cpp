@@ -20,9 +20,7 @@ namespace {
 class AttentionExecutor : public StepExecutor {
 public:
   Status run(void *const *tensors) const override {
-    return step->run(static_cast<const float *>(tensors[query]),
-                     static_cast<const float *>(tensors[key]),
-                     static_cast<const float *>(tensors[value]),
+    return step->run(tensors[query], tensors[key], tensors[value],
                      mask < 0 ? nullptr : tensors[mask], tensors[output],
                      bias < 0 ? nullptr
                               : static_cast<const float *>(tensors[bias]));
@@ -51,14 +49,16 @@ public:
 };
 } // namespace
 
-/// The CPU's attention step runs f32; with `output_static` its output is u8
-/// or i8, with `output_bf16` bf16.
+/// The CPU's attention step runs f32; with `input_bf16` its query, key and
+/// value are bf16; with `output_static` its output is u8 or i8, with
+/// `output_bf16` bf16.
 static Status expectF32(const StepCheck &c) {
+  const DType in = c.step.findAttr("input_bf16") ? DType::BF16 : DType::F32;
   for (auto [role, t] :
        {std::pair<const char *, const PlanTensor *>{"query", &c.operand(0)},
         {"key", &c.operand(1)},
         {"value", &c.operand(2)}})
-    if (Status st = c.expectDType(role, *t, DType::F32); !st)
+    if (Status st = c.expectDType(role, *t, in); !st)
       return st;
   const PlanTensor &output = c.result(0);
   if (c.step.findAttr("output_bf16"))
@@ -111,6 +111,7 @@ static AttentionStepDesc toDesc(const StepChecker &c, const AttentionShape &s,
     desc.maskDims = c.operand(maskOperand).dims;
   desc.outputStatic = s.outputStatic;
   desc.outputBf16 = s.outputBf16;
+  desc.inputBf16 = s.inputBf16;
   if (s.outputStatic) {
     desc.outputSigned = c.result(0).dtype == DType::I8;
     desc.outputScale = float(s.outputScale);

@@ -26,6 +26,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "lmopt/Runtime/CPU/AttentionStep.h"
+#include "lmopt/Format/Float16.h"
 
 #include "AmxAttention.h"
 #include "AttentionSoftmax.h"
@@ -79,6 +80,10 @@ struct AttentionStep::Impl {
   /// elements apart; empty when the products are f32.
   std::unique_ptr<uint16_t[], void (*)(void *)> amxScratch{nullptr, std::free};
   int64_t amxStride = 0;
+  /// With inputBf16 and f32 products: each thread's f32 copies of its
+  /// item's Q rows, K and V (dense, rows D apart), wideStride floats apart.
+  AlignedFloats wide;
+  int64_t wideStride = 0;
 };
 
 AttentionStep::AttentionStep(const CpuContext &context) : context_(context) {}
@@ -116,23 +121,30 @@ Status AttentionStep::create(const CpuContext &context,
   impl->teamSize = int(team);
   impl->rowBlock = rowBlock;
   impl->blocksPerPair = (sq + rowBlock - 1) / rowBlock;
-  impl->blockStride = (rowBlock * sk + 15) / 16 * 16;
-  size_t floats = size_t(team) * size_t(impl->blockStride);
-  if (!impl->scores.allocate(floats))
+  // Each thread's share of a scratch: `perThread` floats rounded up to
+  // whole cache lines, in `stride`.
+  auto perThreadScratch = [&](AlignedFloats &to, int64_t perThread,
+                              int64_t &stride, const char *what) {
+    stride = (perThread + 15) / 16 * 16;
+    const size_t floats = size_t(team) * size_t(stride);
+    if (to.allocate(floats))
+      return Status::ok();
     return Status::error(StatusCode::InvalidArgument,
                          prefix + "cannot allocate " +
                              std::to_string(floats * sizeof(float)) +
-                             " bytes of scratch for scores");
+                             " bytes of scratch for " + what);
+  };
+  if (Status st = perThreadScratch(impl->scores, rowBlock * sk,
+                                   impl->blockStride, "scores");
+      !st)
+    return st;
   impl->avx512 = quant::useAvx512();
-  if (desc.outputStatic || desc.outputBf16) {
-    impl->narrowOutStride = (rowBlock * desc.headDim + 15) / 16 * 16;
-    size_t outFloats = size_t(team) * size_t(impl->narrowOutStride);
-    if (!impl->narrowOut.allocate(outFloats))
-      return Status::error(StatusCode::InvalidArgument,
-                           prefix + "cannot allocate " +
-                               std::to_string(outFloats * sizeof(float)) +
-                               " bytes of scratch for the f32 output rows");
-  }
+  if (desc.outputStatic || desc.outputBf16)
+    if (Status st =
+            perThreadScratch(impl->narrowOut, rowBlock * desc.headDim,
+                             impl->narrowOutStride, "the f32 output rows");
+        !st)
+      return st;
   impl->rowResults.assign(size_t(team * rowBlock), RowResult::Normal);
   impl->rowStats.assign(size_t(team * rowBlock), 0.0f);
   if (desc.bf16Products &&
@@ -148,6 +160,12 @@ Status AttentionStep::create(const CpuContext &context,
                            prefix + "cannot allocate " + std::to_string(bytes) +
                                " bytes of scratch for bf16 products");
   }
+  if (desc.inputBf16 && !impl->amxScratch)
+    if (Status st =
+            perThreadScratch(impl->wide, (rowBlock + 2 * sk) * desc.headDim,
+                             impl->wideStride, "the widened operands");
+        !st)
+      return st;
   impl->softmax = selectSoftmaxBlock(desc.mask, impl->maskStrides[3] == 0);
   impl->maskBytes = attentionMaskBytes(desc);
 
@@ -164,8 +182,17 @@ bool AttentionStep::usesAmx() const { return impl_->amxScratch != nullptr; }
 // Run
 //===----------------------------------------------------------------------===//
 
-Status AttentionStep::run(const float *query, const float *key,
-                          const float *value, const void *mask, void *output,
+/// rows x cols bf16 values (rows `stride` apart) widened into `out`
+/// (dense).
+static void widenRows(const uint16_t *from, int64_t stride, int64_t rows,
+                      int64_t cols, float *out) {
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c)
+      out[r * cols + c] = bfloat16ToFloat(from[r * stride + c]);
+}
+
+Status AttentionStep::run(const void *query, const void *key, const void *value,
+                          const void *mask, void *output,
                           const float *bias) const {
   const std::string prefix = "attention step '" + desc_.name + "': ";
   if (!query || !key || !value || !output)
@@ -194,19 +221,20 @@ Status AttentionStep::run(const float *query, const float *key,
       size_t(b * sq * width) * (desc_.outputStatic ? 1
                                 : desc_.outputBf16 ? sizeof(uint16_t)
                                                    : sizeof(float));
+  const size_t inBytes = desc_.inputBf16 ? sizeof(uint16_t) : sizeof(float);
   const struct {
     const char *role;
     const void *data;
     size_t bytes;
   } spans[] = {
       {"query", query,
-       size_t(viewSpan(desc_.queryView, b * sq, width)) * sizeof(float)},
+       size_t(viewSpan(desc_.queryView, b * sq, width)) * inBytes},
       {"key", key,
        size_t(viewSpan(desc_.keyView, kvSequences * kCapacity, kvWidth)) *
-           sizeof(float)},
+           inBytes},
       {"value", value,
        size_t(viewSpan(desc_.valueView, kvSequences * vCapacity, kvWidth)) *
-           sizeof(float)},
+           inBytes},
   };
   for (const auto &span : spans)
     if (overlaps(output, outBytes, span.data, span.bytes))
@@ -232,11 +260,15 @@ Status AttentionStep::run(const float *query, const float *key,
   // Rows of Q, K and V are read through the GEMMs' leading dimensions, so a
   // view costs nothing over the dense layout.
   const int64_t qRowStride = rowStride(desc_.queryView, width);
-  const float *qBase = query + desc_.queryView.offset;
   const int64_t kRowStride = rowStride(desc_.keyView, kvWidth);
   const int64_t vRowStride = rowStride(desc_.valueView, kvWidth);
-  const float *kBase = key + desc_.keyView.offset;
-  const float *vBase = value + desc_.valueView.offset;
+  // Element `i` of an operand, f32 or (inputBf16) bf16.
+  auto f32At = [](const void *base, int64_t i) {
+    return static_cast<const float *>(base) + i;
+  };
+  auto bf16At = [](const void *base, int64_t i) {
+    return static_cast<const uint16_t *>(base) + i;
+  };
   // With kv_heads_split a head is Sk dense rows of D (of its capacity);
   // otherwise head hi of row r starts hi * D into that row.
   const int64_t kHeadStride = desc_.kvHeadsSplit ? kCapacity * d : d;
@@ -276,9 +308,31 @@ Status AttentionStep::run(const float *query, const float *key,
       const int64_t bi = pair / h, hi = pair % h;
       const int64_t row0 = (item % impl.blocksPerPair) * impl.rowBlock;
       const int64_t rows = std::min(impl.rowBlock, sq - row0);
-      const float *q = qBase + (bi * sq + row0) * qRowStride + hi * d;
-      const float *k = kBase + bi * kBatchStride + hi / group * kHeadStride;
-      const float *v = vBase + bi * vBatchStride + hi / group * vHeadStride;
+      const int64_t qAt =
+          desc_.queryView.offset + (bi * sq + row0) * qRowStride + hi * d;
+      const int64_t kAt =
+          desc_.keyView.offset + bi * kBatchStride + hi / group * kHeadStride;
+      const int64_t vAt =
+          desc_.valueView.offset + bi * vBatchStride + hi / group * vHeadStride;
+      // f32 operands: the step's, or with inputBf16 and f32 products the
+      // thread's widened copies (rows D apart).
+      const float *q = nullptr, *k = nullptr, *v = nullptr;
+      int64_t qStride = qRowStride, kStride = kRowStride, vStride = vRowStride;
+      if (!desc_.inputBf16) {
+        q = f32At(query, qAt);
+        k = f32At(key, kAt);
+        v = f32At(value, vAt);
+      } else if (!amx) {
+        float *wide = impl.wide.get() + thread * impl.wideStride;
+        widenRows(bf16At(query, qAt), qRowStride, rows, d, wide);
+        widenRows(bf16At(key, kAt), kRowStride, sk, d, wide + rows * d);
+        widenRows(bf16At(value, vAt), vRowStride, sk, d,
+                  wide + (rows + sk) * d);
+        q = wide;
+        k = wide + rows * d;
+        v = wide + (rows + sk) * d;
+        qStride = kStride = vStride = d;
+      }
       // The f32 rows: the output's, or with outputStatic or outputBf16 the
       // thread's scratch (rows D apart), stored into the output at the end.
       const int64_t outRow0 = (bi * sq + row0) * width + hi * d;
@@ -286,12 +340,16 @@ Status AttentionStep::run(const float *query, const float *key,
       const int64_t oStride = narrowOut ? d : width;
 
       dnnl_status_t st = dnnl_success;
-      if (amx)
-        quant::amxAttentionScores(q, qRowStride, rows, k, kRowStride, sk, d,
-                                  scale, amx, scores);
+      if (amx && desc_.inputBf16)
+        quant::amxAttentionScores(bf16At(query, qAt), qRowStride, rows,
+                                  bf16At(key, kAt), kRowStride, sk, d, scale,
+                                  amx, scores);
+      else if (amx)
+        quant::amxAttentionScores(q, qStride, rows, k, kStride, sk, d, scale,
+                                  amx, scores);
       else
-        st = dnnl_sgemm('N', 'T', rows, sk, d, scale, q, qRowStride, k,
-                        kRowStride, 0.0f, scores, sk);
+        st = dnnl_sgemm('N', 'T', rows, sk, d, scale, q, qStride, k, kStride,
+                        0.0f, scores, sk);
       if (st != dnnl_success) {
         int expected = int(dnnl_success);
         failure.compare_exchange_strong(expected, int(st));
@@ -308,11 +366,14 @@ Status AttentionStep::run(const float *query, const float *key,
       bool special = false;
       for (int64_t r = 0; r < rows; ++r)
         special |= results[r] != RowResult::Normal;
-      if (amx)
-        quant::amxAttentionValues(rows, v, vRowStride, sk, d, amx, o, oStride,
+      if (amx && desc_.inputBf16)
+        quant::amxAttentionValues(rows, bf16At(value, vAt), vRowStride, sk, d,
+                                  amx, o, oStride, stats);
+      else if (amx)
+        quant::amxAttentionValues(rows, v, vStride, sk, d, amx, o, oStride,
                                   stats);
       else
-        st = dnnl_sgemm('N', 'N', rows, d, sk, 1.0f, scores, sk, v, vRowStride,
+        st = dnnl_sgemm('N', 'N', rows, d, sk, 1.0f, scores, sk, v, vStride,
                         0.0f, o, oStride);
       if (st != dnnl_success) {
         int expected = int(dnnl_success);

@@ -85,6 +85,10 @@ Status lmopt::runtime::validateAttentionDesc(const AttentionStepDesc &desc,
                              ", query length " + std::to_string(sq) +
                              ", key length " + std::to_string(sk) +
                              ", head dim " + std::to_string(d));
+  if (desc.inputBf16 && (desc.keyCapacity || desc.valueCapacity))
+    return Status::error(StatusCode::InvalidArgument,
+                         prefix + "reads bf16 operands, which a key/value "
+                                  "cache (a capacity) does not take");
   if (desc.outputStatic && desc.outputBf16)
     return Status::error(StatusCode::InvalidArgument,
                          prefix + "has both a static and a bf16 output");

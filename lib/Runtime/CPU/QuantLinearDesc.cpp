@@ -96,8 +96,10 @@ Status lmopt::runtime::validateQuantLinearDesc(const QuantLinearStepDesc &d,
     return bad("a quantized input is for int8_dynamic_per_token");
   if (d.quantizeOutput && (!isInt8(d.mode) || d.hasResidual))
     return bad("a quantized output is for int8 steps without a residual");
-  if (d.outputBf16 && (d.mode != QuantLinearMode::BF16 || d.hasResidual))
-    return bad("a bf16 output is for bf16 steps without a residual");
+  if (d.outputBf16 && ((d.mode != QuantLinearMode::BF16 && !isInt8(d.mode)) ||
+                       d.hasResidual || d.quantizeOutput || d.outputStatic))
+    return bad("a bf16 output is for bf16 and int8 steps without a residual "
+               "or another narrowed output");
   if (d.outputStatic && (!isInt8(d.mode) || d.hasResidual || d.quantizeOutput))
     return bad("a statically quantized output is for int8 steps without a "
                "residual or a per-token quantized output");

@@ -206,9 +206,10 @@ lmopt::runtime::buildQuantLinearExecutor(const CpuStepContext &context,
   if (d.quantizeOutput && (int4 || half || d.hasResidual))
     return c.error("attribute 'quantize_output' is for int8 steps without a "
                    "residual");
-  if (d.outputBf16 && (d.mode != QuantLinearMode::BF16 || d.hasResidual))
-    return c.error("attribute 'output_bf16' is for bf16 steps without a "
-                   "residual");
+  if (d.outputBf16 && (int4 || d.mode == QuantLinearMode::FP16 ||
+                       d.hasResidual || d.quantizeOutput || d.outputStatic))
+    return c.error("attribute 'output_bf16' is for bf16 and int8 steps "
+                   "without a residual, 'quantize_output' or 'output_static'");
   if (d.outputStatic && (int4 || half || d.hasResidual || d.quantizeOutput))
     return c.error("attribute 'output_static' is for int8 steps without a "
                    "residual or 'quantize_output'");

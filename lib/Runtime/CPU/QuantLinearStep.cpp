@@ -329,7 +329,7 @@ static Status createInt8(const CpuContext &context,
   bool quantizes = d.mode != QuantLinearMode::Int8Static && !d.inputQuantized;
   if ((quantizes && !impl.quantized.allocate(size_t(rows * k))) ||
       !impl.rowScales.allocate(size_t(rows) * sizeof(float)) ||
-      ((d.hasResidual || d.outputStatic) &&
+      ((d.hasResidual || d.outputStatic || (d.outputBf16 && isInt8(d.mode))) &&
        !impl.product.allocate(size_t(rows * n) * sizeof(float))))
     return Status::error(StatusCode::IoError,
                          prefix + "cannot allocate scratch buffers");
@@ -567,7 +567,11 @@ Status QuantLinearStep::run(const QuantLinearIo &io) const {
     e.q8ZeroPoint = desc_.outputZeroPoint;
     e.q8Signed = desc_.outputSigned;
   }
+  // Narrowed outputs: the epilogue writes them, the f32 output is not.
+  const bool narrowed = desc_.outputStatic || desc_.outputBf16;
   if (isInt8(desc_.mode)) {
+    if (desc_.outputBf16)
+      e.bf16Out = static_cast<uint16_t *>(io.output);
     switch (desc_.mode) {
     case QuantLinearMode::Int8DynamicPerToken:
       if (desc_.inputQuantized) {
@@ -631,7 +635,7 @@ Status QuantLinearStep::run(const QuantLinearIo &io) const {
       quant::gemmAmxInt8(src, srcSigned, rows, impl.amx,
                          impl.weightScales.data(), desc_.perChannelScales, e,
                          desc_.quantizeOutput ? io.product
-                         : desc_.outputStatic ? nullptr
+                         : narrowed           ? nullptr
                                               : output,
                          context_.threads(), impl.amxScratch.data, offsets);
       if (desc_.quantizeOutput)
@@ -642,10 +646,9 @@ Status QuantLinearStep::run(const QuantLinearIo &io) const {
     }
     // The product goes straight into the output, and the epilogue rewrites
     // it in place, unless the output holds the residual the epilogue reads.
-    float *product = desc_.quantizeOutput ? io.product
-                     : residual == output || desc_.outputStatic
-                         ? impl.product.as<float>()
-                         : output;
+    float *product = desc_.quantizeOutput             ? io.product
+                     : residual == output || narrowed ? impl.product.as<float>()
+                                                      : output;
     if (dnnl_status_t st = dnnl_memory_set_data_handle(impl.dst.value, product);
         st != dnnl_success)
       return dnnlCheck(st, prefix, "memory handle update");
@@ -662,8 +665,7 @@ Status QuantLinearStep::run(const QuantLinearIo &io) const {
                                     io.outputScales, context_.threads(),
                                     impl.avx512);
     else
-      quant::applyEpilogue(product, n, rows, n, e,
-                           desc_.outputStatic ? nullptr : output,
+      quant::applyEpilogue(product, n, rows, n, e, narrowed ? nullptr : output,
                            context_.threads(), impl.avx512);
     return Status::ok();
   }

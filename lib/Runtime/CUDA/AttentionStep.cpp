@@ -213,11 +213,16 @@ lmopt::runtime::cuda::buildAttentionStep(const CudaCheck &c,
   AttentionShape s;
   if (Status st = checkAttentionStep(c, expectAttentionDTypes, s); !st)
     return st;
-  if (s.outputStatic || s.outputBf16)
+  if (s.outputStatic || s.outputBf16 || s.inputBf16)
     return c.error(std::string("has ") +
-                   (s.outputStatic ? "output_static" : "output_bf16") +
-                   ", a CPU plan's narrowed output; this device writes the "
-                   "query's dtype");
+                   (s.outputStatic ? "output_static"
+                    : s.outputBf16 ? "output_bf16"
+                                   : "input_bf16") +
+                   ", a CPU plan's narrowed " +
+                   (s.inputBf16 && !s.outputStatic && !s.outputBf16
+                        ? "operands; this device reads them in the output's "
+                          "dtype"
+                        : "output; this device writes the query's dtype"));
   if (Status st = checkSizes(c, s); !st)
     return st;
   auto exec = std::make_unique<CudaAttentionExecutor>(env);

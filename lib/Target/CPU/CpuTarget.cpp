@@ -282,6 +282,13 @@ public:
          "next",
          options.fuseBf16Outputs ? fuseBf16Outputs(plan) : 0});
     plan.rewrites.push_back(
+        {"fused_bf16_attention_inputs",
+         "attentions reading their query, key and value in bf16 from a bf16 "
+         "or int8 linear",
+         options.fuseBf16Outputs
+             ? fuseBf16AttentionInputs(plan.plan, plan.aliasRoot)
+             : 0});
+    plan.rewrites.push_back(
         {"fused_static_outputs",
          "int8 linears and attentions writing their output statically "
          "quantized for the next",

@@ -15,6 +15,13 @@
 // producer stores bf16 directly (the same rounding), and both the kernel's
 // pass and the f32 tensor disappear.
 //
+// An attention with bf16 products rounds its query, key and value to bf16
+// itself. When they are the output of a bf16 or int8 linear that nothing
+// else reads (BERT's fused QKV projection), that linear stores bf16 and the
+// attention reads it as it is: half the bytes written and read, and no
+// conversion in the attention (the same bits where the scale is a power of
+// two: rounding Q and then scaling it is rounding Q times the scale).
+//
 // A static int8 linear's input is quantized by a kernel (lmopt.quantize
 // with the calibrated scale and zero point). When that kernel is the
 // quantization alone and reads the output of an int8 linear or an
@@ -31,6 +38,7 @@
 #include "mlir/Dialect/Quant/IR/QuantTypes.h"
 #include "mlir/IR/SymbolTable.h"
 
+#include <algorithm>
 #include <functional>
 #include <optional>
 #include <string_view>
@@ -142,6 +150,79 @@ unsigned mlir::lmopt::cpu::fuseRowQuantization(
     producer.attrs.push_back(flagAttr("quantize_output"));
     consumer.operands.insert(consumer.operands.begin() + 1, scalesId);
     consumer.attrs.push_back(flagAttr("input_quantized"));
+    ++fused;
+  }
+  return fused;
+}
+
+/// Whether `attention`'s products fit the AMX tiles (head dim and key
+/// length multiples of 32, fixed): where they do not, the products stay
+/// f32, and bf16 operands would only lose precision.
+static bool tileSized(const rt::Plan &plan, const rt::PlanStep &attention) {
+  const rt::PlanAttr *heads = attention.findAttr("num_heads");
+  if (!heads || heads->kind != rt::PlanAttr::Kind::Int ||
+      heads->intValue <= 0 || attention.results.empty())
+    return false;
+  const rt::PlanTensor &out = plan.tensors[attention.results[0]];
+  const rt::PlanTensor &key = plan.tensors[attention.operands[1]];
+  const size_t keyAxis = hasFlag(attention, "kv_heads_split") ? 2 : 1;
+  if (out.isSymbolic() || key.isSymbolic() || out.dims.empty() ||
+      key.dims.size() <= keyAxis)
+    return false;
+  const int64_t headDim = out.dims.back() / heads->intValue;
+  return headDim > 0 && headDim % 32 == 0 && key.dims[keyAxis] % 32 == 0;
+}
+
+unsigned mlir::lmopt::cpu::fuseBf16AttentionInputs(
+    rt::Plan &plan, const std::vector<uint32_t> &aliasRoot) {
+  const Readers readers(plan, aliasRoot);
+  // The step writing each tensor.
+  std::vector<int64_t> writer(plan.tensors.size(), -1);
+  for (size_t s = 0; s < plan.steps.size(); ++s)
+    for (uint32_t result : plan.steps[s].results)
+      writer[result] = int64_t(s);
+  unsigned fused = 0;
+  for (size_t a = 0; a < plan.steps.size(); ++a) {
+    rt::PlanStep &attention = plan.steps[a];
+    if (attention.kind != rt::StepKind::Attention ||
+        !hasFlag(attention, "bf16_products") ||
+        hasFlag(attention, "input_bf16") || attention.operands.size() < 3 ||
+        !tileSized(plan, attention))
+      continue;
+    // Query, key and value's tensors: each read only here, as one of the
+    // three, and written by a bf16 linear that may write bf16.
+    std::vector<uint32_t> tensors;
+    bool ok = true;
+    for (int i = 0; i < 3 && ok; ++i) {
+      const uint32_t t = attention.operands[size_t(i)];
+      if (std::find(tensors.begin(), tensors.end(), t) != tensors.end())
+        continue;
+      unsigned uses = 0;
+      for (int j = 0; j < 3; ++j)
+        uses += attention.operands[size_t(j)] == t;
+      const int64_t w = writer[t];
+      ok = !readers.pinned[t] && aliasRoot[t] == t &&
+           readers.reads[t] == uses && readers.reader[t] == int64_t(a) &&
+           plan.tensors[t].dtype == rt::DType::F32 && w >= 0;
+      if (!ok)
+        break;
+      const rt::PlanStep &producer = plan.steps[size_t(w)];
+      const std::string_view mode = modeOf(producer);
+      ok = producer.kind == rt::StepKind::QuantLinear &&
+           (mode == "bf16" || mode.substr(0, 5) == "int8_") &&
+           producer.results.size() == 1 && !hasFlag(producer, "has_residual") &&
+           !hasFlag(producer, "output_bf16") &&
+           !hasFlag(producer, "quantize_output") &&
+           !hasFlag(producer, "output_static");
+      tensors.push_back(t);
+    }
+    if (!ok)
+      continue;
+    for (uint32_t t : tensors) {
+      plan.tensors[t].dtype = rt::DType::BF16;
+      plan.steps[size_t(writer[t])].attrs.push_back(flagAttr("output_bf16"));
+    }
+    attention.attrs.push_back(flagAttr("input_bf16"));
     ++fused;
   }
   return fused;

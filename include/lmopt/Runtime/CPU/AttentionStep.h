@@ -97,6 +97,12 @@ struct AttentionStepDesc {
   /// f32 result, for a bf16 consumer: the plan's fusion of the cast kernel
   /// that read the output. Not with outputStatic.
   bool outputBf16 = false;
+  /// Query, key and value are bf16 (their producer rounded them from f32):
+  /// with bf16 products they go to the tiles as they are (Q times the
+  /// scale is rounded to bf16 again, as the f32 form rounds it); otherwise
+  /// each work item widens its rows to f32 first. The same bits as the f32
+  /// step given the values widened. Not with a key/value capacity.
+  bool inputBf16 = false;
 };
 
 class AttentionStep {
@@ -111,6 +117,7 @@ public:
                        std::unique_ptr<AttentionStep> &out);
 
   /// `query` [B, Sq, H*D]; `key`, `value` [B, Sk, H*D] (or [B, H, Sk, D] with
+  /// kvHeadsSplit; f32, or bf16 with inputBf16)
   /// kvHeadsSplit), with their capacity in place of Sk in the layout; each
   /// the start of its buffer, read through its view;
   /// `mask` as the desc says (null when None); `output` [B, Sq, H*D] dense,
@@ -118,7 +125,7 @@ public:
   /// the score bias when the
   /// desc has one (null otherwise); row-major, output not overlapping the
   /// operands' spans. Scratch memory is the step's own.
-  Status run(const float *query, const float *key, const float *value,
+  Status run(const void *query, const void *key, const void *value,
              const void *mask, void *output, const float *bias = nullptr) const;
 
   const AttentionStepDesc &desc() const { return desc_; }
