@@ -149,3 +149,20 @@ def _can_mount_tmpfs():
 
 if _can_mount_tmpfs():
     config.available_features.add("size-limited-fs")
+
+
+# AMX-BF16 on this CPU (its tile kernels then run; tests of their exact bits
+# require it, others run everywhere).
+def _cpu_flags():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return set(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return set()
+
+
+if "amx_bf16" in _cpu_flags() and "DNNL_MAX_CPU_ISA" not in os.environ:
+    config.available_features.add("amx-bf16")

@@ -19,8 +19,9 @@
 // itself. When they are the output of a bf16 or int8 linear that nothing
 // else reads (BERT's fused QKV projection), that linear stores bf16 and the
 // attention reads it as it is: half the bytes written and read, and no
-// conversion in the attention (the same bits where the scale is a power of
-// two: rounding Q and then scaling it is rounding Q times the scale).
+// conversion in the attention. Only where that changes no bit: products on
+// the tiles, and a power-of-two scale (rounding Q and then scaling it is
+// rounding Q times the scale).
 //
 // A static int8 linear's input is quantized by a kernel (lmopt.quantize
 // with the calibrated scale and zero point). When that kernel is the
@@ -39,6 +40,7 @@
 #include "mlir/IR/SymbolTable.h"
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <optional>
 #include <string_view>
@@ -155,13 +157,23 @@ unsigned mlir::lmopt::cpu::fuseRowQuantization(
   return fused;
 }
 
-/// Whether `attention`'s products fit the AMX tiles (head dim and key
-/// length multiples of 32, fixed): where they do not, the products stay
-/// f32, and bf16 operands would only lose precision.
-static bool tileSized(const rt::Plan &plan, const rt::PlanStep &attention) {
+/// Whether `attention` reads bf16 operands with no change to its numbers:
+/// its products fit the AMX tiles (head dim and key length multiples of 32,
+/// fixed; elsewhere they stay f32, and bf16 operands would only lose
+/// precision), and its scale is a power of two (Q rounded to bf16 and then
+/// scaled is Q times the scale rounded; with another scale Q would be
+/// rounded twice).
+static bool readsBf16Exactly(const rt::Plan &plan,
+                             const rt::PlanStep &attention) {
   const rt::PlanAttr *heads = attention.findAttr("num_heads");
+  const rt::PlanAttr *scale = attention.findAttr("scale");
   if (!heads || heads->kind != rt::PlanAttr::Kind::Int ||
-      heads->intValue <= 0 || attention.results.empty())
+      heads->intValue <= 0 || attention.results.empty() || !scale ||
+      scale->kind != rt::PlanAttr::Kind::Float)
+    return false;
+  int exponent = 0;
+  const float s = float(scale->floatValue);
+  if (!(s > 0) || std::frexp(s, &exponent) != 0.5f)
     return false;
   const rt::PlanTensor &out = plan.tensors[attention.results[0]];
   const rt::PlanTensor &key = plan.tensors[attention.operands[1]];
@@ -187,7 +199,7 @@ unsigned mlir::lmopt::cpu::fuseBf16AttentionInputs(
     if (attention.kind != rt::StepKind::Attention ||
         !hasFlag(attention, "bf16_products") ||
         hasFlag(attention, "input_bf16") || attention.operands.size() < 3 ||
-        !tileSized(plan, attention))
+        !readsBf16Exactly(plan, attention))
       continue;
     // Query, key and value's tensors: each read only here, as one of the
     // three, and written by a bf16 linear that may write bf16.

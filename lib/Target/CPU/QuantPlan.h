@@ -75,11 +75,11 @@ unsigned fuseBf16Outputs(TargetPlan &plan);
 /// Lets a bf16 or int8 linear without a residual or another narrowed output
 /// write bf16 where its f32 output is read only as the query, key and/or
 /// value of an attention with bf16 products (BERT's fused QKV projection):
-/// the tensor becomes bf16, the
-/// producer gets `output_bf16` and each attention `input_bf16`, when every
-/// one of the attention's query, key and value is such an output and its
-/// products fit the AMX tiles (fixed head dim and key length, multiples of
-/// 32). Returns how many attentions read bf16.
+/// the tensor becomes bf16, the producer gets `output_bf16` and the
+/// attention `input_bf16`, when every one of the attention's query, key and
+/// value is such an output, its products fit the AMX tiles (fixed head dim
+/// and key length, multiples of 32) and its scale is a power of two: then
+/// the numbers are the same bits. Returns how many attentions read bf16.
 unsigned fuseBf16AttentionInputs(::lmopt::runtime::Plan &plan,
                                  const std::vector<uint32_t> &aliasRoot);
 
