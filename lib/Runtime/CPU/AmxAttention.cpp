@@ -16,7 +16,6 @@
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define LMOPT_AMX_ATTENTION 1
-#include <cpuid.h>
 #include <immintrin.h>
 #define LMOPT_AMX_ATTENTION_TARGET                                             \
   __attribute__((target("amx-tile,amx-bf16,avx512f,avx512bw,avx512bf16")))
@@ -40,12 +39,7 @@ static int64_t tileRows(int64_t rows) { return (rows + 15) / 16 * 16; }
 
 bool quant::amxAttentionFits(int64_t headDim, int64_t keys) {
 #ifdef LMOPT_AMX_ATTENTION
-  static const bool avx512Bf16 = [] {
-    unsigned eax, ebx, ecx, edx;
-    // CPUID.(7, 1):EAX bit 5: AVX512_BF16.
-    return __get_cpuid_count(7, 1, &eax, &ebx, &ecx, &edx) && (eax & (1u << 5));
-  }();
-  return avx512Bf16 && amxBf16Usable() && headDim > 0 && keys > 0 &&
+  return avx512Bf16Usable() && amxBf16Usable() && headDim > 0 && keys > 0 &&
          headDim % kStep == 0 && keys % kStep == 0;
 #else
   (void)headDim, (void)keys;
@@ -94,31 +88,21 @@ LMOPT_AMX_ATTENTION_TARGET inline __m512i bf16x32(const uint16_t *x) {
   return _mm512_loadu_si512(x);
 }
 
-/// 16 values of two rows as bf16 pairs: word 2i is `even`'s value i, word
-/// 2i + 1 `odd`'s.
-LMOPT_AMX_ATTENTION_TARGET inline __m512i pairs16(const float *even,
-                                                  const float *odd) {
-  // cvtne2ps(b, a) puts a's 16 values below b's; interleave them.
-  alignas(64) static const int16_t kInterleave[32] = {
-      0, 16, 1, 17, 2,  18, 3,  19, 4,  20, 5,  21, 6,  22, 7,  23,
-      8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31};
-  return _mm512_permutexvar_epi16(
-      _mm512_load_si512(kInterleave),
-      __m512i(
-          _mm512_cvtne2ps_pbh(_mm512_loadu_ps(odd), _mm512_loadu_ps(even))));
+/// 16 values of a row from `x` as bf16: f32 values rounded, bf16 ones as
+/// they are.
+LMOPT_AMX_ATTENTION_TARGET inline __m256i bf16x16(const float *x) {
+  return __m256i(_mm512_cvtneps_pbh(_mm512_loadu_ps(x)));
 }
 
-LMOPT_AMX_ATTENTION_TARGET inline __m512i pairs16(const uint16_t *even,
-                                                  const uint16_t *odd) {
-  alignas(64) static const uint16_t kPairs[32] = {
-      0, 32, 1, 33, 2,  34, 3,  35, 4,  36, 5,  37, 6,  38, 7,  39,
-      8, 40, 9, 41, 10, 42, 11, 43, 12, 44, 13, 45, 14, 46, 15, 47};
-  return _mm512_permutex2var_epi16(
-      _mm512_castsi256_si512(
-          _mm256_loadu_si256(reinterpret_cast<const __m256i *>(even))),
-      _mm512_load_si512(kPairs),
-      _mm512_castsi256_si512(
-          _mm256_loadu_si256(reinterpret_cast<const __m256i *>(odd))));
+LMOPT_AMX_ATTENTION_TARGET inline __m256i bf16x16(const uint16_t *x) {
+  return _mm256_loadu_si256(reinterpret_cast<const __m256i *>(x));
+}
+
+/// 16 values of two rows as bf16 pairs: word 2i is `even`'s value i, word
+/// 2i + 1 `odd`'s.
+template <typename T>
+LMOPT_AMX_ATTENTION_TARGET inline __m512i pairs16(const T *even, const T *odd) {
+  return interleave16(bf16x16(even), bf16x16(odd));
 }
 
 /// dst[r, :] = bf16(scale * src[r, :]) for r < rows, `cols` (a multiple of
@@ -266,12 +250,11 @@ LMOPT_AMX_ATTENTION_TARGET void product(const uint16_t *a, int64_t rows,
 } // namespace
 #endif // LMOPT_AMX_ATTENTION
 
-namespace {
-/// amxAttentionScores for Q and K of `T` (f32 or bf16).
 template <typename T>
-void scoresOf(const T *q, int64_t qStride, int64_t rows, const T *k,
-              int64_t kStride, int64_t keys, int64_t headDim, float scale,
-              uint16_t *scratch, float *scores) {
+void quant::amxAttentionScores(const T *q, int64_t qStride, int64_t rows,
+                               const T *k, int64_t kStride, int64_t keys,
+                               int64_t headDim, float scale, uint16_t *scratch,
+                               float *scores) {
 #ifdef LMOPT_AMX_ATTENTION
   uint16_t *packed = scratch + tileRows(rows) * std::max(keys, headDim);
   convertRows(q, qStride, rows, headDim, scale, scratch);
@@ -283,11 +266,11 @@ void scoresOf(const T *q, int64_t qStride, int64_t rows, const T *k,
 #endif
 }
 
-/// amxAttentionValues for V of `T` (f32 or bf16).
 template <typename T>
-void valuesOf(int64_t rows, const T *v, int64_t vStride, int64_t keys,
-              int64_t headDim, uint16_t *scratch, float *out, int64_t outStride,
-              const float *rowScales) {
+void quant::amxAttentionValues(int64_t rows, const T *v, int64_t vStride,
+                               int64_t keys, int64_t headDim, uint16_t *scratch,
+                               float *out, int64_t outStride,
+                               const float *rowScales) {
 #ifdef LMOPT_AMX_ATTENTION
   uint16_t *packed = scratch + tileRows(rows) * std::max(keys, headDim);
   packValues(v, vStride, keys, headDim, packed);
@@ -298,32 +281,20 @@ void valuesOf(int64_t rows, const T *v, int64_t vStride, int64_t keys,
       (void)out, (void)outStride, (void)rowScales;
 #endif
 }
-} // namespace
 
-void quant::amxAttentionScores(const float *q, int64_t qStride, int64_t rows,
-                               const float *k, int64_t kStride, int64_t keys,
-                               int64_t headDim, float scale, uint16_t *scratch,
-                               float *scores) {
-  scoresOf(q, qStride, rows, k, kStride, keys, headDim, scale, scratch, scores);
-}
-
-void quant::amxAttentionScores(const uint16_t *q, int64_t qStride, int64_t rows,
-                               const uint16_t *k, int64_t kStride, int64_t keys,
-                               int64_t headDim, float scale, uint16_t *scratch,
-                               float *scores) {
-  scoresOf(q, qStride, rows, k, kStride, keys, headDim, scale, scratch, scores);
-}
-
-void quant::amxAttentionValues(int64_t rows, const float *v, int64_t vStride,
-                               int64_t keys, int64_t headDim, uint16_t *scratch,
-                               float *out, int64_t outStride,
-                               const float *rowScales) {
-  valuesOf(rows, v, vStride, keys, headDim, scratch, out, outStride, rowScales);
-}
-
-void quant::amxAttentionValues(int64_t rows, const uint16_t *v, int64_t vStride,
-                               int64_t keys, int64_t headDim, uint16_t *scratch,
-                               float *out, int64_t outStride,
-                               const float *rowScales) {
-  valuesOf(rows, v, vStride, keys, headDim, scratch, out, outStride, rowScales);
-}
+// f32 operands, and bf16 ones (AttentionStepDesc::inputBf16).
+template void quant::amxAttentionScores<float>(const float *, int64_t, int64_t,
+                                               const float *, int64_t, int64_t,
+                                               int64_t, float, uint16_t *,
+                                               float *);
+template void quant::amxAttentionScores<uint16_t>(const uint16_t *, int64_t,
+                                                  int64_t, const uint16_t *,
+                                                  int64_t, int64_t, int64_t,
+                                                  float, uint16_t *, float *);
+template void quant::amxAttentionValues<float>(int64_t, const float *, int64_t,
+                                               int64_t, int64_t, uint16_t *,
+                                               float *, int64_t, const float *);
+template void quant::amxAttentionValues<uint16_t>(int64_t, const uint16_t *,
+                                                  int64_t, int64_t, int64_t,
+                                                  uint16_t *, float *, int64_t,
+                                                  const float *);

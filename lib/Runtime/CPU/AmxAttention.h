@@ -7,11 +7,11 @@
 // f32 (AttentionSoftmax.h). Internal to the runtime; AttentionStep.cpp
 // calls them only where amxAttentionFits().
 //
-// Each call converts its f32 operands to bf16 in the thread's scratch:
-// Q (times the scale) row-major, K and V into the tile products' B
-// layout (panels of 16 columns, each 32-value step of the contraction one
-// contiguous 1 KiB tile of value pairs, as AmxGemm.h packs weights), so a
-// work item reads its f32 operands once; the softmax writes P there as bf16
+// Each call puts its operands into the thread's scratch as bf16: Q (times
+// the scale) row-major, K and V in the tile products' B layout (panels of
+// 16 columns, each 32-value step of the contraction one contiguous 1 KiB
+// tile of value pairs, as AmxGemm.h packs weights), converting f32 ones, so
+// a work item reads its operands once; the softmax writes P there as bf16
 // itself.
 //
 //===----------------------------------------------------------------------===//
@@ -34,33 +34,26 @@ bool amxAttentionFits(int64_t headDim, int64_t keys);
 size_t amxAttentionScratch(int64_t rows, int64_t keys, int64_t headDim);
 
 /// scores[r, j] = scale * (Q[r, :] . K[j, :]) for r < rows, j < keys, with
-/// Q's rows `qStride` floats apart, K's `kStride` apart, scores dense
-/// [rows, keys]. `scratch` holds amxAttentionScratch(rows, keys, headDim)
-/// elements, 64-byte aligned.
-void amxAttentionScores(const float *q, int64_t qStride, int64_t rows,
-                        const float *k, int64_t kStride, int64_t keys,
-                        int64_t headDim, float scale, uint16_t *scratch,
-                        float *scores);
+/// Q's rows `qStride` elements apart, K's `kStride` apart, scores dense
+/// [rows, keys]. `T` is float, or uint16_t for bf16 Q and K: Q's values
+/// widened and times the scale are rounded to bf16 again, K goes to the
+/// tiles as it is (the bits of the f32 form given the values widened).
+/// `scratch` holds amxAttentionScratch(rows, keys, headDim) elements,
+/// 64-byte aligned.
+template <typename T>
+void amxAttentionScores(const T *q, int64_t qStride, int64_t rows, const T *k,
+                        int64_t kStride, int64_t keys, int64_t headDim,
+                        float scale, uint16_t *scratch, float *scores);
 
 /// out[r, :] = rowScales[r] * (P[r, :] x V) for r < rows, with P dense bf16
 /// [rows, keys] at the start of `scratch` (a softmax's unnormalized
 /// exponentials, written there through RowBlock::bf16Probs; rowScales the
-/// inverse sums), V's rows `vStride` floats apart and out's `outStride`
-/// apart.
-void amxAttentionValues(int64_t rows, const float *v, int64_t vStride,
-                        int64_t keys, int64_t headDim, uint16_t *scratch,
-                        float *out, int64_t outStride, const float *rowScales);
-
-/// The same with bf16 Q, K and V (strides in elements): Q's values widened
-/// and times the scale are rounded to bf16 again, K and V go to the tiles
-/// as they are; the bits of the f32 forms given these values widened.
-void amxAttentionScores(const uint16_t *q, int64_t qStride, int64_t rows,
-                        const uint16_t *k, int64_t kStride, int64_t keys,
-                        int64_t headDim, float scale, uint16_t *scratch,
-                        float *scores);
-void amxAttentionValues(int64_t rows, const uint16_t *v, int64_t vStride,
-                        int64_t keys, int64_t headDim, uint16_t *scratch,
-                        float *out, int64_t outStride, const float *rowScales);
+/// inverse sums), V (f32, or bf16 as uint16_t) rows `vStride` elements
+/// apart and out's `outStride` floats apart.
+template <typename T>
+void amxAttentionValues(int64_t rows, const T *v, int64_t vStride, int64_t keys,
+                        int64_t headDim, uint16_t *scratch, float *out,
+                        int64_t outStride, const float *rowScales);
 
 } // namespace lmopt::runtime::quant
 

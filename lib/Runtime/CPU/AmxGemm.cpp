@@ -204,16 +204,6 @@ LMOPT_AMX_TARGET static inline void transposeWords(__m512i v[16]) {
   }
 }
 
-/// Word j of the result is a's 16-bit value j/2 (even j) or b's (odd j).
-LMOPT_AMX_TARGET static inline __m512i interleave16(__m256i a, __m256i b) {
-  alignas(64) static const uint16_t order[32] = {
-      0, 32, 1, 33, 2,  34, 3,  35, 4,  36, 5,  37, 6,  38, 7,  39,
-      8, 40, 9, 41, 10, 42, 11, 43, 12, 44, 13, 45, 14, 46, 15, 47};
-  return _mm512_permutex2var_epi16(_mm512_castsi256_si512(a),
-                                   _mm512_load_si512(order),
-                                   _mm512_castsi256_si512(b));
-}
-
 /// fillPanels for bf16 with AVX-512 where the panel is whole (16 columns)
 /// and K is even: [K, N] interleaves two K rows' 16 values per tile row;
 /// [N, K] transposes 16 x 16 blocks of K pairs (32-bit words) of 16

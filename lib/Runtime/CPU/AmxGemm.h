@@ -41,6 +41,10 @@
 #include <cstdint>
 #include <memory>
 
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#endif
+
 namespace lmopt::runtime::quant {
 
 /// True when the CPU has AMX-TILE and AMX-BF16, the kernel let this process
@@ -119,6 +123,22 @@ void gemmAmxInt8(const void *input, bool inputSigned, int64_t rows,
                  const AmxWeight &w, const float *weightScales, bool perChannel,
                  const Epilogue &e, float *out, int threads, void *scratch,
                  const int32_t *columnOffsets = nullptr);
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+/// Word j of the result is a's 16-bit value j/2 (even j) or b's (odd j):
+/// two rows' 16 values as the pairs of a tile row (the weight panels here,
+/// V in AmxAttention.cpp). AVX-512 BW only, so that the tile code of either
+/// file inlines it; call it only where the CPU has that.
+__attribute__((target("avx512f,avx512bw"))) inline __m512i
+interleave16(__m256i a, __m256i b) {
+  alignas(64) static const uint16_t order[32] = {
+      0, 32, 1, 33, 2,  34, 3,  35, 4,  36, 5,  37, 6,  38, 7,  39,
+      8, 40, 9, 41, 10, 42, 11, 43, 12, 44, 13, 45, 14, 46, 15, 47};
+  return _mm512_permutex2var_epi16(_mm512_castsi256_si512(a),
+                                   _mm512_load_si512(order),
+                                   _mm512_castsi256_si512(b));
+}
+#endif
 
 } // namespace lmopt::runtime::quant
 

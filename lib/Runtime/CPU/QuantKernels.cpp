@@ -47,6 +47,19 @@ bool quant::useAvx512() {
 #endif
 }
 
+bool quant::avx512Bf16Usable() {
+#ifdef LMOPT_QUANT_AVX512
+  static const bool has = [] {
+    unsigned eax, ebx, ecx, edx;
+    return __get_cpuid_count(7, 1, &eax, &ebx, &ecx, &edx) &&
+           (eax & (1u << 5)) != 0;
+  }();
+  return has;
+#else
+  return false;
+#endif
+}
+
 #ifdef LMOPT_QUANT_AVX512
 LMOPT_AVX512 static size_t widenF16Avx512(const uint16_t *bits, size_t count,
                                           float *out) {
@@ -416,16 +429,6 @@ LMOPT_AVX512 static inline __m512i toBf16(__m512 v) {
   return rounded;
 }
 
-/// Whether the CPU has AVX512-BF16's conversions (CPUID.(7, 1):EAX bit 5).
-static bool hasAvx512Bf16() {
-  static const bool has = [] {
-    unsigned eax, ebx, ecx, edx;
-    return __get_cpuid_count(7, 1, &eax, &ebx, &ecx, &edx) &&
-           (eax & (1u << 5)) != 0;
-  }();
-  return has;
-}
-
 /// Where an epilogue's values go: f32 `out`, `bf16Out` or `q8Out`. bf16
 /// values are rounded by toBf16, or with Bf16Native by vcvtneps2bf16 (the
 /// same bits, but that it takes and gives subnormals as zeros: a vector
@@ -535,7 +538,7 @@ static EpilogueRowsFn pickEpilogueRows(const Epilogue &e) {
          epilogueRowsAvx512<Act, false, true, false, Q>,
          epilogueRowsAvx512<Act, true, false, false, Q>,
          epilogueRowsAvx512<Act, true, true, false, Q>}};
-    return kNarrowTable[e.q8Out ? 2 : hasAvx512Bf16() ? 1 : 0][flags];
+    return kNarrowTable[e.q8Out ? 2 : avx512Bf16Usable() ? 1 : 0][flags];
   }
   const int flags =
       (e.columnShift ? 4 : 0) | (e.bias ? 2 : 0) | (e.residual ? 1 : 0);

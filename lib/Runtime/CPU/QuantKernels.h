@@ -25,6 +25,10 @@ namespace lmopt::runtime::quant {
 /// True when the AVX-512 forms may run (CPU support and oneDNN's ISA cap).
 bool useAvx512();
 
+/// True when the CPU has AVX512-BF16's conversions (CPUID.(7, 1):EAX bit
+/// 5). Asked once per process.
+bool avx512Bf16Usable();
+
 /// Per-token quantization: row r of `x` ([rows, k]) becomes
 /// q[r, :] = round_half_even(x / s) with s = max|x[r, :]| / 127 (1 for a
 /// row of zeros); scales[r] = s. Rows are split over `threads` (0: the
