@@ -157,6 +157,15 @@ unsigned mlir::lmopt::cpu::fuseRowQuantization(
   return fused;
 }
 
+/// Whether `step` writes one f32-typed output as its product gives it: no
+/// residual added, and no narrowed form (quantized per token or
+/// statically, or bf16) chosen by an earlier rewrite.
+static bool writesPlainOutput(const rt::PlanStep &step) {
+  return step.results.size() == 1 && !hasFlag(step, "has_residual") &&
+         !hasFlag(step, "quantize_output") && !hasFlag(step, "output_bf16") &&
+         !hasFlag(step, "output_static");
+}
+
 /// Whether `attention` reads bf16 operands with no change to its numbers:
 /// its products fit the AMX tiles (head dim and key length multiples of 32,
 /// fixed; elsewhere they stay f32, and bf16 operands would only lose
@@ -202,33 +211,28 @@ unsigned mlir::lmopt::cpu::fuseBf16AttentionInputs(
         !readsBf16Exactly(plan, attention))
       continue;
     // Query, key and value's tensors: each read only here, as one of the
-    // three, and written by a bf16 linear that may write bf16.
-    std::vector<uint32_t> tensors;
-    bool ok = true;
-    for (int i = 0; i < 3 && ok; ++i) {
-      const uint32_t t = attention.operands[size_t(i)];
-      if (std::find(tensors.begin(), tensors.end(), t) != tensors.end())
-        continue;
+    // three, and written by a bf16 or int8 linear that may write bf16.
+    auto qualifies = [&](uint32_t t) {
       unsigned uses = 0;
       for (int j = 0; j < 3; ++j)
         uses += attention.operands[size_t(j)] == t;
-      const int64_t w = writer[t];
-      ok = !readers.pinned[t] && aliasRoot[t] == t &&
-           readers.reads[t] == uses && readers.reader[t] == int64_t(a) &&
-           plan.tensors[t].dtype == rt::DType::F32 && w >= 0;
-      if (!ok)
-        break;
-      const rt::PlanStep &producer = plan.steps[size_t(w)];
+      if (readers.pinned[t] || aliasRoot[t] != t || readers.reads[t] != uses ||
+          readers.reader[t] != int64_t(a) ||
+          plan.tensors[t].dtype != rt::DType::F32 || writer[t] < 0)
+        return false;
+      const rt::PlanStep &producer = plan.steps[size_t(writer[t])];
       const std::string_view mode = modeOf(producer);
-      ok = producer.kind == rt::StepKind::QuantLinear &&
-           (mode == "bf16" || mode.substr(0, 5) == "int8_") &&
-           producer.results.size() == 1 && !hasFlag(producer, "has_residual") &&
-           !hasFlag(producer, "output_bf16") &&
-           !hasFlag(producer, "quantize_output") &&
-           !hasFlag(producer, "output_static");
-      tensors.push_back(t);
+      return producer.kind == rt::StepKind::QuantLinear &&
+             (mode == "bf16" || mode.substr(0, 5) == "int8_") &&
+             writesPlainOutput(producer);
+    };
+    std::vector<uint32_t> tensors;
+    for (int i = 0; i < 3; ++i) {
+      const uint32_t t = attention.operands[size_t(i)];
+      if (std::find(tensors.begin(), tensors.end(), t) == tensors.end())
+        tensors.push_back(t);
     }
-    if (!ok)
+    if (!std::all_of(tensors.begin(), tensors.end(), qualifies))
       continue;
     for (uint32_t t : tensors) {
       plan.tensors[t].dtype = rt::DType::BF16;
@@ -368,10 +372,7 @@ static unsigned fuseOutputConversions(TargetPlan &target,
       dropTensor(plan.tensors.size(), false);
   unsigned fused = 0;
   for (rt::PlanStep &producer : plan.steps) {
-    if (!conversion.producer(producer) || hasFlag(producer, "has_residual") ||
-        hasFlag(producer, "quantize_output") ||
-        hasFlag(producer, "output_bf16") ||
-        hasFlag(producer, "output_static") || producer.results.size() != 1)
+    if (!conversion.producer(producer) || !writesPlainOutput(producer))
       continue;
     const uint32_t out = producer.results[0];
     std::optional<size_t> read = readers.soleReader(out);
