@@ -22,7 +22,8 @@ With --int4, both engines run int4 weights: lmopt compiles with
 export quantized by its own MatMulNBitsQuantizer (4 bits, block 32,
 symmetric, accuracy level 4: int8 activations in its kernels). Tokens may
 then differ between the engines (each rounds its own way); the line says
-so.
+so. onnxruntime's quantizer needs the onnx-ir package (installed when
+missing; not needed by the tests or CI).
 
 With --quantize MODE, lmopt compiles with `--quantize=MODE` (bf16,
 int8-dynamic, ...) against onnxruntime's f32 model: fewer weight bytes per
@@ -61,6 +62,12 @@ def run(cmd):
 
 def ort_int4(path, out):
     """The export with its MatMuls as MatMulNBits (int4, block 32)."""
+    import importlib
+    try:
+        importlib.import_module("onnx_ir")  # the quantizer's dependency
+    except ImportError:
+        subprocess.check_call([sys.executable, "-m", "pip", "install", "-q",
+                               "onnx-ir"])
     import onnx
     from onnxruntime.quantization.matmul_nbits_quantizer import (
         MatMulNBitsQuantizer)

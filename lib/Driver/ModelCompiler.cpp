@@ -342,6 +342,9 @@ static llvm::Error checkOptions(const ModelCompilerOptions &o,
     return fail("--disable-dropout applies to --train (inference bundles "
                 "never run dropout)");
   }
+  if (o.prefillAllLogits && o.kvCache == 0)
+    return fail("--prefill-all-logits applies to the prefill entry of "
+                "--kv-cache; give --kv-cache=N");
   llvm::StringRef arch = o.cudaArch;
   unsigned sm = 0;
   if (!arch.consume_front("sm_") || arch.getAsInteger(10, sm) || sm < 75 ||
@@ -464,7 +467,7 @@ mlir::lmopt::compileModel(const ModelCompilerOptions &o, llvm::raw_ostream &log,
                  std::to_string(main.getNumResults()) + " outputs");
 
   if (o.kvCache > 0)
-    options.kvCache = KvCacheOptions{o.kvCache, *bounds};
+    options.kvCache = KvCacheOptions{o.kvCache, *bounds, o.prefillAllLogits};
   if (o.training) {
     options.training = withSourceModel(o);
     options.training->maxShapes = *bounds;

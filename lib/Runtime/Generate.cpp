@@ -1,7 +1,8 @@
 //===- Generate.cpp - Greedy decoding with a key/value cache --------------===//
 //
 // Each step binds the conventional inputs, runs the entry without copying
-// its outputs, and reads only the last position's logits of every row.
+// its outputs, and reads only the last position's logits of every row
+// (prefill may return only that position).
 //
 //===----------------------------------------------------------------------===//
 
@@ -102,16 +103,19 @@ static Status runStep(Session &session, const StepIo &io, const Tensor &tokens,
   if (Status st = session.execute(io.entry, views.data(), views.size()); !st)
     return st;
   const PlanTensor &logits = session.outputTensor(io.logits);
-  if (logits.dims.size() != 3 || logits.dims[0] != batch || logits.dims[1] != n)
+  // Every position's logits, or (a prefill compiled without
+  // --prefill-logits=all) the last one's.
+  if (logits.dims.size() != 3 || logits.dims[0] != batch ||
+      (logits.dims[1] != n && logits.dims[1] != 1))
     return Status::error(StatusCode::InvalidFormat,
                          "entry '" + io.name + "' returned logits " +
                              formatDims(logits.dims) + " for input_ids " +
                              formatDims(tokens.shape));
-  const int64_t vocab = logits.dims[2];
+  const int64_t rows = logits.dims[1], vocab = logits.dims[2];
   const auto *data = static_cast<const float *>(session.outputData(io.logits));
   next.assign(size_t(batch), 0);
   for (int64_t b = 0; b < batch; ++b) {
-    const float *row = data + (b * n + n - 1) * vocab;
+    const float *row = data + (b * rows + rows - 1) * vocab;
     int64_t best = 0;
     // The first maximum, as numpy.argmax takes it.
     for (int64_t v = 1; v < vocab; ++v)

@@ -112,9 +112,9 @@ compile(const std::string &input, const std::string &output,
         const std::vector<std::string> &inputShapes,
         const std::vector<std::string> &inputValues,
         const std::vector<std::string> &maxShapes, int64_t kvCache,
-        bool omitWeights, const std::string &prune,
-        std::optional<std::string> quantize,
-        const std::string &calibration, const std::string &calibrationMethod,
+        bool prefillAllLogits, bool omitWeights, const std::string &prune,
+        std::optional<std::string> quantize, const std::string &calibration,
+        const std::string &calibrationMethod,
         const std::vector<std::string> &exclude, bool quantizeEmbeddings,
         std::optional<nb::dict> train, nb::object log) {
   mlir::lmopt::ModelCompilerOptions options;
@@ -129,6 +129,7 @@ compile(const std::string &input, const std::string &output,
   options.inputValues = inputValues;
   options.maxShapes = maxShapes;
   options.kvCache = kvCache;
+  options.prefillAllLogits = prefillAllLogits;
   options.omitWeights = omitWeights;
   options.prune = prune;
   if (quantize || !calibration.empty()) {
@@ -183,10 +184,11 @@ NB_MODULE(_lmopt, m) {
         nb::arg("target"), nb::arg("opt_level"), nb::arg("cpu"),
         nb::arg("cuda_arch"), nb::arg("precision"), nb::arg("input_shapes"),
         nb::arg("input_values"), nb::arg("max_shapes"), nb::arg("kv_cache"),
-        nb::arg("omit_weights"), nb::arg("prune"), nb::arg("quantize").none(),
-        nb::arg("calibration"), nb::arg("calibration_method"),
-        nb::arg("exclude"), nb::arg("quantize_embeddings"),
-        nb::arg("train").none(), nb::arg("log").none());
+        nb::arg("prefill_all_logits"), nb::arg("omit_weights"),
+        nb::arg("prune"), nb::arg("quantize").none(), nb::arg("calibration"),
+        nb::arg("calibration_method"), nb::arg("exclude"),
+        nb::arg("quantize_embeddings"), nb::arg("train").none(),
+        nb::arg("log").none());
   m.def("targets", &mlir::lmopt::getModelCompilerTargets);
   bindSession(m);
 }

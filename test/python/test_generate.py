@@ -46,3 +46,27 @@ def test_states(session, tmp_path):
     with pytest.raises(lmopt.Error, match="cache of 34 positions"):
         session.reset_states()
         session.generate(load_npz("gpt2_lm_past.generate.npz")["prompt"], 30)
+
+
+@pytest.mark.parametrize("all_logits", [False, True])
+def test_prefill_logits(all_logits):
+    # Prefill returns the last position's logits unless asked for all of
+    # them; that position matches onnxruntime's first generation step.
+    ref = load_npz("gpt2_lm_past.generate.npz")
+    bundle = lmopt.compile(fixture("gpt2_lm_past.onnx"), kv_cache=32,
+                           max_shapes={"input_ids": (2, 8)},
+                           prefill_all_logits=all_logits)
+    prompt = ref["prompt"]
+    logits = lmopt.Session(bundle).run(
+        {"input_ids": prompt, "attention_mask": np.ones_like(prompt)},
+        entry="prefill")["logits"]
+    assert logits.shape == (2, prompt.shape[1] if all_logits else 1, 1000)
+    np.testing.assert_allclose(logits[:, -1], ref["logits"][0], rtol=1e-4,
+                               atol=1e-4)
+
+
+def test_prefill_logits_needs_cache():
+    with pytest.raises(lmopt.Error, match="--prefill-all-logits applies"):
+        lmopt.compile(fixture("gpt2_lm_past.onnx"),
+                      max_shapes={"input_ids": (2, 8)},
+                      prefill_all_logits=True)

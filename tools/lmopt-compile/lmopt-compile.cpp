@@ -90,6 +90,13 @@ static cl::opt<int64_t> kvCache(
              "state, appended in place (lmopt-run --generate); bound the "
              "batch and prompt with --max-shape input_ids:BxS"),
     cl::value_desc("N"), cl::init(0), cl::cat(category));
+static cl::opt<bool> prefillAllLogits(
+    "prefill-all-logits",
+    cl::desc("With --kv-cache: the prefill entry returns the logits of every "
+             "prompt position (by default only the last one's, all that "
+             "generation reads, so the LM head multiplies one row per "
+             "sequence)"),
+    cl::init(false), cl::cat(category));
 static cl::opt<bool> dumpPlan("dump-plan",
                               cl::desc("Print the plan to stdout (without -o, "
                                        "stop after planning)"),
@@ -197,6 +204,7 @@ int main(int argc, char **argv) {
   options.maxShapes.assign(maxShapes.begin(), maxShapes.end());
   options.inputShapesFrom = inputShapesFrom;
   options.kvCache = kvCache;
+  options.prefillAllLogits = prefillAllLogits;
   options.dumpPlan = dumpPlan;
   options.dumpKernels = dumpKernels;
   options.fuseRowQuantization = !noFuseRowQuantization;

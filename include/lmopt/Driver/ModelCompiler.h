@@ -45,6 +45,8 @@ struct ModelCompilerOptions {
   std::vector<std::string> maxShapes;
   std::string inputShapesFrom;
   int64_t kvCache = 0;
+  /// With kvCache: prefill returns every prompt position's logits.
+  bool prefillAllLogits = false;
   bool dumpPlan = false;
   bool dumpKernels = false;
   bool fuseRowQuantization = true;

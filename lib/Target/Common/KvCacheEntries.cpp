@@ -5,7 +5,8 @@
 // @main twice: @prefill with every past input's length fixed at 0, and
 // @decode with one new token. The plan builder turns the state attributes
 // into state views, the concats into in-place appends and the presents into
-// state writes.
+// state writes. Prefill's logits keep the last position only (a slice of
+// the LM head's input rows when the logits come straight from a linear).
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,6 +19,8 @@
 #include "lmopt/Target/Common/RuntimeTypes.h"
 
 #include "mlir/IR/Builders.h"
+
+#include <limits>
 
 using namespace mlir;
 using namespace mlir::lmopt;
@@ -102,6 +105,77 @@ static func::FuncOp cloneEntry(func::FuncOp main, StringRef name,
     entry.setResultAttr(pair.result, kStateWriteAttrName, state);
   }
   return entry;
+}
+
+/// `values` [d0, d1, ...] sliced to its last entry along dim 1.
+static Value sliceLastPosition(OpBuilder &builder, Location loc, Value values) {
+  auto type = llvm::cast<RankedTensorType>(values.getType());
+  auto index = RankedTensorType::get({1}, builder.getI64Type());
+  auto constant = [&](int64_t v) -> Value {
+    return ConstantOp::create(builder, loc,
+                              DenseIntElementsAttr::get(index, {v}))
+        .getOutput();
+  };
+  SmallVector<int64_t> shape(type.getShape());
+  shape[1] = 1;
+  return SliceOp::create(builder, loc, type.clone(shape), values, constant(-1),
+                         constant(std::numeric_limits<int64_t>::max()),
+                         constant(1), Value())
+      .getOutput();
+}
+
+/// Makes `prefill` return only the last position of its `logits` output
+/// [batch, tokens, vocab], which is all generation reads. A linear that
+/// produces the logits for nothing else (the LM head) multiplies that
+/// position's input row alone; otherwise the result is sliced.
+static void keepLastLogits(func::FuncOp prefill) {
+  auto ret = cast<func::ReturnOp>(prefill.getBody().front().getTerminator());
+  for (unsigned index = 0; index < ret.getNumOperands(); ++index) {
+    if (getGraphOutputName(prefill, index) != "logits" ||
+        prefill.getResultAttr(index, kStateWriteAttrName))
+      continue;
+    Value logits = ret.getOperand(index);
+    auto type = llvm::dyn_cast<RankedTensorType>(logits.getType());
+    if (!type || type.getRank() != 3 || type.getDimSize(1) == 1)
+      return;
+    OpBuilder builder(ret);
+    Value last;
+    auto linear = logits.getDefiningOp<LinearOp>();
+    auto input =
+        linear ? llvm::dyn_cast<RankedTensorType>(linear.getInput().getType())
+               : RankedTensorType();
+    // A per-tensor dynamic quantization's scale depends on every row, so
+    // such a linear keeps its rows.
+    if (linear && logits.hasOneUse() && input && input.getRank() == 3 &&
+        !linear.getTransposeInput() &&
+        linear.getInputQuantization() !=
+            InputQuantization::dynamic_per_tensor) {
+      builder.setInsertionPoint(linear);
+      Location loc = linear.getLoc();
+      Value rows = sliceLastPosition(builder, loc, linear.getInput());
+      Value residual =
+          linear.getResidual()
+              ? sliceLastPosition(builder, loc, linear.getResidual())
+              : Value();
+      auto sliced = cast<LinearOp>(builder.clone(*linear));
+      sliced.getInputMutable().assign(rows);
+      if (residual)
+        sliced.getResidualMutable().assign(residual);
+      SmallVector<int64_t> shape(type.getShape());
+      shape[1] = 1;
+      sliced.getOutput().setType(type.clone(shape));
+      last = sliced.getOutput();
+    } else {
+      last = sliceLastPosition(builder, ret.getLoc(), logits);
+    }
+    ret.setOperand(index, last);
+    if (linear && linear->use_empty())
+      linear.erase();
+    SmallVector<Type> results(ret.getOperandTypes());
+    prefill.setType(FunctionType::get(prefill.getContext(),
+                                      prefill.getArgumentTypes(), results));
+    return;
+  }
 }
 
 FailureOr<KvCacheEntries>
@@ -196,6 +270,8 @@ mlir::lmopt::buildKvCacheEntries(ModuleOp module,
 
   func::FuncOp prefill = cloneEntry(main, "prefill", *pairs);
   func::FuncOp decode = cloneEntry(main, "decode", *pairs);
+  if (!options.allLogits)
+    keepLastLogits(prefill);
   // Prefill starts from an empty cache: every past input has length 0.
   for (const CachePair &pair : *pairs) {
     auto type =

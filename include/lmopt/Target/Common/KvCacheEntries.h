@@ -12,6 +12,9 @@
 //
 // Each past input becomes a state of the same name and its present output
 // that state's new value; the remaining outputs (the logits) stay outputs.
+// Generation reads only the last position's logits, so unless asked for all
+// of them, prefill returns `logits` [batch, 1, vocab]: the model's last
+// linear (the LM head) then multiplies the last position's row alone.
 // The new tokens are `input_ids` [batch, n] (and `position_ids` if the
 // model has it), `attention_mask` covers the cached and new tokens: the
 // Hugging Face convention, which generation (Runtime/Generate.h) follows.
@@ -40,6 +43,9 @@ struct KvCacheOptions {
   /// batch and the prompt; bounds of the other inputs are derived from it
   /// when not given.
   std::map<std::string, std::vector<int64_t>> maxShapes;
+  /// Prefill returns the logits of every prompt position instead of the
+  /// last one's.
+  bool allLogits = false;
 };
 
 /// An entry point to plan: the function, its name in the bundle and the
