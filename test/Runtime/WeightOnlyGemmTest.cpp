@@ -101,5 +101,8 @@ TEST(WeightOnlyGemm, PortableAndAvx512FormsMatchTheFormula) {
   // one, and a partial 16-lane tail in the input regrouping. 700 rows of
   // K = 384 (1.05 MiB of f32 input) are two row blocks.
   checkWeightOnlyGemms(13, 160);
+  // One and two rows: int4 takes the decoding path (no regrouping).
+  checkWeightOnlyGemms(1, 160);
+  checkWeightOnlyGemms(2, 384);
   checkWeightOnlyGemms(700, 384);
 }

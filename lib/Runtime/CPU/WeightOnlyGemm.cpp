@@ -14,6 +14,10 @@
 //   2^23), so no integer-to-float conversion is needed;
 // - f16: vcvtph2ps, exact.
 //
+// int4 products of one or two rows (a decoding step) skip both buffers:
+// each thread takes whole panels, forms q - zp in registers and sums the
+// rows' products per K block, applying the block's scales once at its end.
+//
 //===----------------------------------------------------------------------===//
 
 #include "WeightOnlyGemm.h"
@@ -149,6 +153,68 @@ LMOPT_AVX512 static void widenInt4Avx512(const Int4Panels &w, int64_t p,
                           s[g]));
     }
   }
+}
+
+/// acc[R][64] = x[R, k] x dequantize(int4 panel p), for R <= 2 rows (a
+/// decoding step): no input regrouping and no widened buffer. Each row of
+/// the panel becomes q - zp in registers (exact, as widenInt4Avx512 forms
+/// it), which every row multiplies into per-block sums; a block's sums
+/// take its scales once at its end, so the scales cost one multiply per 32
+/// K rows instead of one per weight.
+template <int R>
+LMOPT_AVX512 static void gemvInt4Panel(const float *x, const Int4Panels &w,
+                                       int64_t p, float *acc, int64_t ldc) {
+  const __m512i low = _mm512_set1_epi32(0xF);
+  const __m512i magic = _mm512_set1_epi32(0x4B000000); // bits of 2^23
+  __m512 out[R][4];
+  for (int r = 0; r < R; ++r)
+    for (int g = 0; g < 4; ++g)
+      out[r][g] = _mm512_setzero_ps();
+  const int64_t k = w.k;
+  const uint8_t *nibbles = w.nibbles.data() + p * k * 32;
+  for (int64_t block = 0; block < w.blocks; ++block) {
+    const float *sc = w.scales.data() + (p * w.blocks + block) * kPanel;
+    const float *zp = w.zeroPoints.data() + (p * w.blocks + block) * kPanel;
+    __m512 z[4], sum[R][4];
+    for (int g = 0; g < 4; ++g) {
+      z[g] = _mm512_loadu_ps(zp + 16 * g);
+      for (int r = 0; r < R; ++r)
+        sum[r][g] = _mm512_setzero_ps();
+    }
+    for (int64_t kk = block * w.blockSize; kk < (block + 1) * w.blockSize;
+         ++kk) {
+      const uint8_t *src = nibbles + kk * 32;
+      __m512i v0 = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)src));
+      __m512i v1 =
+          _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(src + 16)));
+      __m512 q[4] = {
+          _mm512_sub_ps(_mm512_castsi512_ps(
+                            _mm512_ternarylogic_epi32(v0, low, magic, 0xEA)),
+                        z[0]),
+          _mm512_sub_ps(_mm512_castsi512_ps(
+                            _mm512_ternarylogic_epi32(v1, low, magic, 0xEA)),
+                        z[1]),
+          _mm512_sub_ps(_mm512_castsi512_ps(
+                            _mm512_or_si512(_mm512_srli_epi32(v0, 4), magic)),
+                        z[2]),
+          _mm512_sub_ps(_mm512_castsi512_ps(
+                            _mm512_or_si512(_mm512_srli_epi32(v1, 4), magic)),
+                        z[3])};
+      for (int r = 0; r < R; ++r) {
+        __m512 xv = _mm512_set1_ps(x[r * k + kk]);
+        for (int g = 0; g < 4; ++g)
+          sum[r][g] = _mm512_fmadd_ps(xv, q[g], sum[r][g]);
+      }
+    }
+    for (int g = 0; g < 4; ++g) {
+      __m512 scale = _mm512_loadu_ps(sc + 16 * g);
+      for (int r = 0; r < R; ++r)
+        out[r][g] = _mm512_fmadd_ps(scale, sum[r][g], out[r][g]);
+    }
+  }
+  for (int r = 0; r < R; ++r)
+    for (int g = 0; g < 4; ++g)
+      _mm512_storeu_ps(acc + r * ldc + p * kPanel + 16 * g, out[r][g]);
 }
 
 /// Widens rows [k0, k0 + kn) of f16 panel `p` into b ([kn][64] f32).
@@ -446,9 +512,47 @@ static void gemmPanels(const void *x, int64_t rows, int64_t k, int64_t panels,
   (void)widen;
 }
 
+/// gemmInt4 for rows <= kGemvRows: the threads split the panels.
+static void gemvInt4(const float *x, int64_t rows, const Int4Panels &w,
+                     float *acc, int threads, const RowsDone &done) {
+  int team = int(std::min<int64_t>(teamOf(threads), w.panels));
+  if (rows * w.k * w.panels * kPanel < (int64_t(1) << 18))
+    team = 1;
+  const int64_t ldc = w.panels * kPanel;
+  OmpRegionSync ompSync;
+  ompSync.fork();
+#pragma omp parallel num_threads(team)
+  {
+    ompSync.enter();
+    int t = omp_get_thread_num(), count = omp_get_num_threads();
+    for (int64_t p = w.panels * t / count; p < w.panels * (t + 1) / count;
+         ++p) {
+#ifdef LMOPT_WONLY_AVX512
+      if (rows == 1)
+        gemvInt4Panel<1>(x, w, p, acc, ldc);
+      else
+        gemvInt4Panel<2>(x, w, p, acc, ldc);
+#endif
+    }
+    if (done) {
+#pragma omp barrier
+      done(rows * t / count, rows * (t + 1) / count);
+    }
+    ompSync.leave();
+  }
+  ompSync.join();
+}
+
 void quant::gemmInt4(const float *x, int64_t rows, const Int4Panels &w,
                      float *scratch, float *acc, int threads, bool avx512,
                      const RowsDone &done) {
+  // One or two rows (decoding): 5/6 of the 6-row micro-kernel's products
+  // would be padding, and widening each weight into a buffer costs more
+  // than the product itself.
+  if (avx512 && rows <= 2) {
+    gemvInt4(x, rows, w, acc, threads, done);
+    return;
+  }
   gemmPanels</*Half=*/false>(
       x, rows, w.k, w.panels,
       [&](int64_t p, int64_t k0, int64_t kn, float *b) {
