@@ -16,9 +16,12 @@ model's layers fused into one `lmopt.attention`.
 usage: scripts/model_zoo.py [--build build] [--only bert,llama,...]
                             [--exporters torchscript,dynamo]
                             [--markdown docs/model-zoo.md]
-needs: pip install torch transformers onnx (not needed by the tests or CI)
+needs: pip install torch transformers onnx onnxscript (onnxscript, which the
+dynamo exporter needs, is installed when missing; not needed by the tests or
+CI)
 """
 import argparse
+import contextlib
 import io
 import os
 import re
@@ -275,10 +278,22 @@ def main():
     parser.add_argument("--only", default="")
     parser.add_argument("--exporters", default="torchscript,dynamo")
     parser.add_argument("--markdown")
+    parser.add_argument("--keep", metavar="DIR",
+                        help="write the exports and bundles to DIR and keep "
+                             "them (to rerun a row's compile by hand)")
     args = parser.parse_args()
     only = set(filter(None, args.only.split(",")))
+    if "dynamo" in args.exporters.split(","):
+        try:
+            import onnxscript  # noqa: F401 (the dynamo exporter's)
+        except ImportError:
+            subprocess.check_call([sys.executable, "-m", "pip", "install",
+                                   "-q", "onnxscript"])
     rows = []
-    with tempfile.TemporaryDirectory(prefix="lmopt-zoo-") as work:
+    if args.keep:
+        os.makedirs(args.keep, exist_ok=True)
+    with (contextlib.nullcontext(args.keep) if args.keep else
+          tempfile.TemporaryDirectory(prefix="lmopt-zoo-")) as work:
         for name, build, kinds in FAMILIES:
             if only and name not in only:
                 continue

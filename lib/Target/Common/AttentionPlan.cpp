@@ -24,28 +24,15 @@
 using namespace mlir;
 using namespace mlir::lmopt;
 
-/// The first element a last-axis slice of `width` elements keeps, or
-/// nullopt.
-static std::optional<int64_t> getSliceOffset(SliceOp op, int64_t dim,
-                                             int64_t width) {
-  std::optional<SmallVector<int64_t>> starts = getConstantInts(op.getStarts());
-  std::optional<SmallVector<int64_t>> ends = getConstantInts(op.getEnds());
-  std::optional<SmallVector<int64_t>> axes =
-      op.getAxes()
-          ? getConstantInts(op.getAxes())
-          : std::optional<SmallVector<int64_t>>(SmallVector<int64_t>{0});
-  std::optional<SmallVector<int64_t>> steps =
-      op.getSteps()
-          ? getConstantInts(op.getSteps())
-          : std::optional<SmallVector<int64_t>>(SmallVector<int64_t>{1});
-  if (!starts || !ends || !axes || !steps || starts->size() != 1 ||
-      ends->size() != 1 || axes->size() != 1 || steps->size() != 1 ||
-      (*steps)[0] != 1 || normalizeAxis((*axes)[0], 3) != 2)
+/// The first element a unit-step slice of `width` elements of a rank-3
+/// tensor's last axis keeps, or nullopt.
+static std::optional<int64_t> getSliceOffset(SliceOp op, int64_t width) {
+  std::optional<SingleAxisSlice> sliced = getSingleAxisSlice(
+      op.getInput(), op.getStarts(), op.getEnds(), op.getAxes(), op.getSteps());
+  if (!sliced || sliced->axis != 2 || sliced->range.step != 1 ||
+      sliced->range.count != width)
     return std::nullopt;
-  SliceAxis axis = resolveSliceAxis(dim, (*starts)[0], (*ends)[0], 1);
-  if (axis.count != width)
-    return std::nullopt;
-  return axis.start;
+  return sliced->range.start;
 }
 
 /// An op that reads only its operand's dims (the shape arithmetic of a
@@ -104,7 +91,7 @@ std::optional<AttentionView> mlir::lmopt::getAttentionView(Value value) {
     for (unsigned i = 0; i < index; ++i)
       *offset += sizes[i];
   } else {
-    offset = getSliceOffset(cast<SliceOp>(op), rowStride, width);
+    offset = getSliceOffset(cast<SliceOp>(op), width);
   }
   if (!offset || *offset < 0 || *offset + width > rowStride ||
       !onlyAttentionOperands(value))

@@ -129,3 +129,23 @@ std::optional<SmallVector<int64_t>> mlir::lmopt::getConstantInts(Value value) {
     ints.push_back(entry.getSExtValue());
   return ints;
 }
+
+std::optional<lmopt::SingleAxisSlice>
+mlir::lmopt::getSingleAxisSlice(Value input, Value starts, Value ends,
+                                Value axes, Value steps) {
+  std::optional<SmallVector<int64_t>> s = getConstantInts(starts);
+  std::optional<SmallVector<int64_t>> e = getConstantInts(ends);
+  std::optional<SmallVector<int64_t>> a =
+      axes ? getConstantInts(axes) : SmallVector<int64_t>{0};
+  std::optional<SmallVector<int64_t>> t =
+      steps ? getConstantInts(steps) : SmallVector<int64_t>{1};
+  if (!s || !e || !a || !t || s->size() != 1 || e->size() != 1 ||
+      a->size() != 1 || t->size() != 1 || (*t)[0] == 0)
+    return std::nullopt;
+  ArrayRef<int64_t> shape = shapeOf(input);
+  std::optional<int64_t> axis = normalizeAxis((*a)[0], shape.size());
+  if (!axis || ShapedType::isDynamic(shape[*axis]))
+    return std::nullopt;
+  return SingleAxisSlice{
+      *axis, resolveSliceAxis(shape[*axis], (*s)[0], (*e)[0], (*t)[0])};
+}

@@ -578,10 +578,12 @@ struct FuseAttentionPass
   void runOnOperation() override {
     FusionReport &report = getFusionReport(&getContext());
     report.registerKind(kKind);
-    // Rotary embeddings of split heads move above the head split first, so
-    // that the attention matcher finds the rotated projection packed.
+    // Heads grouped in one QKV reshape become one reshape each, and rotary
+    // embeddings of split heads move above the head split, so that the
+    // attention matcher finds the (rotated) projections packed.
     {
       RewritePatternSet hoist(&getContext());
+      populateSplitGroupedHeadsPatterns(hoist);
       populateHoistRotaryPatterns(hoist);
       if (failed(applyPatternsGreedily(getOperation(), std::move(hoist))))
         return signalPassFailure();

@@ -328,6 +328,97 @@ matchRepeatedHeads(const RepeatKv &repeat, ArrayRef<Operation *> chain,
   return split;
 }
 
+namespace {
+
+/// Q, K and V taken from one reshape of a packed QKV projection (ModernBERT;
+/// `unbind` exports as a Split or as one Slice per part):
+///
+///   grouped = reshape(qkv, [B, S, G, H, D])
+///   heads_i = squeeze(split(grouped, axis 2, [1] * G)[i], axis 2)
+///          or squeeze(slice(grouped, [i], [i + 1], axis 2), axis 2)
+///
+/// becomes a slice of the projection's last dim and a reshape,
+///
+///   heads_i = reshape(slice(qkv, [i*H*D], [(i+1)*H*D], axis 2), [0, 0, H, D])
+///
+/// the same elements, so that the attention matcher finds each part as a
+/// packed [B, S, H*D] projection (the attention step then reads it in
+/// place, as it does GPT-2's).
+struct SplitGroupedHeads : OpRewritePattern<SqueezeOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  /// Which of the G groups `part` (a rank-5 split result or slice on axis
+  /// 2) holds, and the grouped tensor.
+  static std::optional<std::pair<Value, int64_t>> getGroup(Value part) {
+    if (auto split = part.getDefiningOp<SplitOp>()) {
+      ArrayRef<int64_t> sizes = split.getSplitSizes();
+      if (normalizeAxis(split.getAxis(), 5) != 2 ||
+          llvm::any_of(sizes, [](int64_t size) { return size != 1; }))
+        return std::nullopt;
+      return std::make_pair(
+          split.getInput(),
+          int64_t(llvm::cast<OpResult>(part).getResultNumber()));
+    }
+    auto slice = part.getDefiningOp<SliceOp>();
+    if (!slice || shapeOf(slice.getInput()).size() != 5)
+      return std::nullopt;
+    std::optional<SingleAxisSlice> sliced =
+        getSingleAxisSlice(slice.getInput(), slice.getStarts(), slice.getEnds(),
+                           slice.getAxes(), slice.getSteps());
+    if (!sliced || sliced->axis != 2 || sliced->range.count != 1)
+      return std::nullopt;
+    return std::make_pair(slice.getInput(), sliced->range.start);
+  }
+
+  LogicalResult matchAndRewrite(SqueezeOp op,
+                                PatternRewriter &rewriter) const override {
+    if (shapeOf(op.getInput()).size() != 5 || op.getAxes().size() != 1 ||
+        normalizeAxis(op.getAxes()[0], 5) != 2)
+      return rewriter.notifyMatchFailure(op, "does not squeeze dim 2 of 5");
+    std::optional<std::pair<Value, int64_t>> group = getGroup(op.getInput());
+    auto reshape =
+        group ? group->first.getDefiningOp<ReshapeOp>() : ReshapeOp();
+    if (!reshape)
+      return rewriter.notifyMatchFailure(op, "not a group of a reshape");
+    ArrayRef<int64_t> packed = shapeOf(reshape.getInput());
+    ArrayRef<int64_t> grouped = shapeOf(reshape);
+    if (packed.size() != 3)
+      return rewriter.notifyMatchFailure(op, "not [B, S, G, H, D]");
+    const int64_t width = packed[2], groups = grouped[2], headDim = grouped[4];
+    if (ShapedType::isDynamic(width) || ShapedType::isDynamic(groups) ||
+        ShapedType::isDynamic(headDim) || width % (groups * headDim) != 0)
+      return rewriter.notifyMatchFailure(op, "sizes are not static");
+    const int64_t part = width / groups, heads = part / headDim;
+    if (!ShapedType::isDynamic(grouped[3]) && grouped[3] != heads)
+      return rewriter.notifyMatchFailure(op, "heads do not fill the width");
+    if (!reshapeKeepsDim(reshape, 0, {}) || !reshapeKeepsDim(reshape, 1, {}))
+      return rewriter.notifyMatchFailure(op, "batch or sequence regrouped");
+    Location loc = op.getLoc();
+    auto constant = [&](ArrayRef<int64_t> values) -> Value {
+      auto type = RankedTensorType::get({int64_t(values.size())},
+                                        rewriter.getI64Type());
+      return ConstantOp::create(rewriter, loc,
+                                DenseIntElementsAttr::get(type, values));
+    };
+    auto packedType =
+        llvm::cast<RankedTensorType>(reshape.getInput().getType());
+    Value slice = SliceOp::create(
+        rewriter, loc, packedType.clone({packed[0], packed[1], part}),
+        reshape.getInput(), constant({group->second * part}),
+        constant({(group->second + 1) * part}), constant({2}), Value());
+    rewriter.replaceOpWithNewOp<ReshapeOp>(
+        op, op.getType(), slice, constant({0, 0, heads, headDim}), BoolAttr());
+    return success();
+  }
+};
+
+} // namespace
+
+void mlir::lmopt::populateSplitGroupedHeadsPatterns(
+    RewritePatternSet &patterns) {
+  patterns.add<SplitGroupedHeads>(patterns.getContext());
+}
+
 FailureOr<HeadSplit> mlir::lmopt::matchHeadSplit(Value heads, StringRef role,
                                                  ArrayRef<int64_t> expectedPerm,
                                                  double &scale,

@@ -56,6 +56,11 @@ LogicalResult peelScale(Value &value, double &scale, std::string &reason);
 /// transpose, exposing the rotated projection packed (FuseAttentionRotary.cpp).
 void populateHoistRotaryPatterns(RewritePatternSet &patterns);
 
+/// Q, K and V heads split out of one [B, S, 3, H, D] reshape of a packed
+/// projection become a split of the projection and a reshape per part
+/// (FuseAttentionHeads.cpp), which matchHeadSplit follows.
+void populateSplitGroupedHeadsPatterns(RewritePatternSet &patterns);
+
 /// "'lmopt.op'" for the producer of `value`, or "a block argument".
 std::string describeProducer(Value value);
 

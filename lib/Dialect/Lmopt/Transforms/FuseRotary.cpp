@@ -47,24 +47,12 @@ static Value sliceOfLastDim(Value value, int64_t start, bool toEnd,
   if (!slice)
     return {};
   ArrayRef<int64_t> shape = shapeOf(slice.getInput());
-  if (shape.empty() || ShapedType::isDynamic(shape.back()))
+  std::optional<SingleAxisSlice> sliced =
+      getSingleAxisSlice(slice.getInput(), slice.getStarts(), slice.getEnds(),
+                         slice.getAxes(), slice.getSteps());
+  if (!sliced || sliced->axis != int64_t(shape.size()) - 1)
     return {};
-  int64_t rank = shape.size();
-  std::optional<SmallVector<int64_t>> starts =
-      getConstantInts(slice.getStarts());
-  std::optional<SmallVector<int64_t>> ends = getConstantInts(slice.getEnds());
-  std::optional<SmallVector<int64_t>> axes =
-      slice.getAxes() ? getConstantInts(slice.getAxes())
-                      : std::optional<SmallVector<int64_t>>();
-  std::optional<SmallVector<int64_t>> steps =
-      slice.getSteps() ? getConstantInts(slice.getSteps())
-                       : SmallVector<int64_t>{1};
-  if (!starts || !ends || !axes || !steps || starts->size() != 1 ||
-      ends->size() != 1 || axes->size() != 1 || steps->size() != 1 ||
-      normalizeAxis(axes->front(), rank) != rank - 1)
-    return {};
-  SliceAxis resolved = resolveSliceAxis(shape.back(), starts->front(),
-                                        ends->front(), steps->front());
+  const SliceAxis &resolved = sliced->range;
   if (resolved.step != 1 || resolved.start != start ||
       (toEnd ? resolved.start + resolved.count != shape.back()
              : resolved.count != count))

@@ -254,6 +254,20 @@ static SmallVector<DimRef> traceDim(Value value, int64_t dim) {
           if (normalizeAxis(s.getAxis(), rank) != d)
             push(s.getInput(), d);
         })
+        .Case([&](SliceOp s) {
+          // Dims the slice does not name keep their size.
+          std::optional<SmallVector<int64_t>> axes;
+          if (s.getAxes()) {
+            axes = getConstantInts(s.getAxes());
+          } else if (std::optional<SmallVector<int64_t>> starts =
+                         getConstantInts(s.getStarts())) {
+            axes = llvm::to_vector(llvm::seq<int64_t>(0, starts->size()));
+          }
+          if (axes && llvm::none_of(*axes, [&](int64_t axis) {
+                return normalizeAxis(axis, rank) == d;
+              }))
+            push(s.getInput(), d);
+        })
         .Case<LayerNormOp, SkipLayerNormOp, RmsNormOp, SoftmaxOp, CastOp,
               IdentityOp, GeluOp, DropoutOp, RotaryOp>(
             [&](Operation *same) { push(same->getOperand(0), d); })

@@ -48,6 +48,20 @@ SliceAxis resolveSliceAxis(int64_t dim, int64_t start, int64_t end,
 /// or not a constant.
 std::optional<SmallVector<int64_t>> getConstantInts(Value value);
 
+/// A Slice of one axis by constants: the axis in [0, rank) and its range.
+struct SingleAxisSlice {
+  int64_t axis = 0;
+  SliceAxis range;
+};
+
+/// The operands of a Slice (`axes` and `steps` may be null: every leading
+/// axis, step 1) as a SingleAxisSlice resolved on the axis' static size;
+/// nullopt when an operand is not constant, more than one axis is sliced
+/// or the axis' size is dynamic.
+std::optional<SingleAxisSlice> getSingleAxisSlice(Value input, Value starts,
+                                                  Value ends, Value axes,
+                                                  Value steps);
+
 /// Maps `axis` in [-rank, rank) to [0, rank); nullopt when out of range.
 std::optional<int64_t> normalizeAxis(int64_t axis, int64_t rank);
 
