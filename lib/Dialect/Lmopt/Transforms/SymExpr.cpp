@@ -24,6 +24,38 @@ SymExpr SymExpr::symbol(unsigned id) {
   return expr;
 }
 
+std::optional<unsigned> SymExpr::getSymbol() const {
+  if (overflowed || terms.size() != 1)
+    return std::nullopt;
+  const auto &[mono, coeff] = *terms.begin();
+  if (coeff != 1 || mono.size() != 1 || mono.front().second != 1)
+    return std::nullopt;
+  return mono.front().first;
+}
+
+bool SymExpr::contains(unsigned id) const {
+  for (const auto &term : terms)
+    for (const auto &[symbol, exponent] : term.first)
+      if (symbol == id)
+        return true;
+  return false;
+}
+
+SymExpr SymExpr::substitute(unsigned id, const SymExpr &replacement) const {
+  if (!contains(id))
+    return *this;
+  SymExpr result;
+  result.overflowed = overflowed;
+  for (const auto &[mono, coeff] : terms) {
+    SymExpr term = constant(coeff);
+    for (const auto &[symbol, exponent] : mono)
+      for (unsigned i = 0; i < exponent; ++i)
+        term = term * (symbol == id ? replacement : SymExpr::symbol(symbol));
+    result = result + term;
+  }
+  return result;
+}
+
 SymExpr SymExpr::operator+(const SymExpr &rhs) const {
   SymExpr sum = *this;
   sum.overflowed |= rhs.overflowed;

@@ -49,7 +49,8 @@ static Exprs allDims(SymbolicShapes &shapes, Value value) {
 
 static std::optional<Exprs> valuesOf(SymbolicShapes &shapes, Value value) {
   if (std::optional<ArrayRef<SymExpr>> known = shapes.getValues(value))
-    return Exprs(known->begin(), known->end());
+    return llvm::map_to_vector(
+        *known, [&](const SymExpr &v) { return shapes.canonical(v); });
   return std::nullopt;
 }
 

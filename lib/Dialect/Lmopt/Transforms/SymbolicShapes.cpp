@@ -54,7 +54,41 @@ bool SymbolicShapes::assumeEqual(const SymExpr &lhs, const SymExpr &rhs,
   if (!bounds)
     return false;
   assumptions.push_back({lhs, rhs, op});
+  SymExpr a = canonical(lhs), b = canonical(rhs);
+  auto inputsOnly = [&](const SymExpr &expr) {
+    for (const auto &term : expr.getTerms())
+      for (const auto &[symbol, exponent] : term.first)
+        if (symbol >= numInputSymbols)
+          return false;
+    return !expr.hasOverflowed();
+  };
+  if (a == b || !inputsOnly(a) || !inputsOnly(b))
+    return true;
+  std::optional<unsigned> sa = a.getSymbol(), sb = b.getSymbol();
+  if (sa && sb)
+    merged[std::max(*sa, *sb)] = *sa < *sb ? a : b;
+  else if (sb && !a.contains(*sb))
+    merged[*sb] = a;
+  else if (sa && !b.contains(*sa))
+    merged[*sa] = b;
   return true;
+}
+
+SymExpr SymbolicShapes::canonical(const SymExpr &expr) const {
+  SymExpr out = expr;
+  // Each replacement was canonical when made; a later merge can rename a
+  // symbol in it, hence the repeat (bounded by the number of merges).
+  for (size_t round = 0; round <= merged.size(); ++round) {
+    bool changed = false;
+    for (const auto &[symbol, replacement] : merged)
+      if (out.contains(symbol)) {
+        out = out.substitute(symbol, replacement);
+        changed = true;
+      }
+    if (!changed)
+      break;
+  }
+  return out;
 }
 
 void SymbolicShapes::analyse(func::FuncOp func) {
@@ -81,6 +115,20 @@ void SymbolicShapes::analyse(func::FuncOp func) {
       return;
     applySymbolicShapeRule(op, *this);
     completeResults(op);
+  });
+  // Results derived before a merge take its canonical form too (the
+  // arguments keep their own symbols, which the plan binds).
+  if (merged.empty())
+    return;
+  func.walk([&](Operation *op) {
+    for (Value result : op->getResults()) {
+      if (auto it = dims.find(result); it != dims.end())
+        for (SymExpr &dim : it->second)
+          dim = canonical(dim);
+      if (auto it = values.find(result); it != values.end())
+        for (SymExpr &value : it->second)
+          value = canonical(value);
+    }
   });
 }
 
@@ -125,6 +173,8 @@ void SymbolicShapes::setDims(Value value, SmallVector<SymExpr> newDims) {
   for (SymExpr &dim : newDims)
     if (dim.hasOverflowed())
       dim = fresh();
+    else
+      dim = canonical(dim);
   dims[value] = std::move(newDims);
 }
 
@@ -134,13 +184,15 @@ void SymbolicShapes::setValues(Value value, SmallVector<SymExpr> newValues) {
       llvm::any_of(newValues,
                    [](const SymExpr &value) { return value.hasOverflowed(); }))
     return;
+  for (SymExpr &value : newValues)
+    value = canonical(value);
   values[value] = std::move(newValues);
 }
 
 SymExpr SymbolicShapes::dimOf(Value value, int64_t dim) {
   auto it = dims.find(value);
   if (it != dims.end() && dim < static_cast<int64_t>(it->second.size()))
-    return it->second[dim];
+    return canonical(it->second[dim]);
   int64_t size = llvm::cast<RankedTensorType>(value.getType()).getDimSize(dim);
   return ShapedType::isDynamic(size) ? fresh() : SymExpr::constant(size);
 }

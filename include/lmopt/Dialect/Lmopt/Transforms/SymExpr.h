@@ -46,6 +46,13 @@ public:
   std::optional<SymExpr> divideExactly(const SymExpr &rhs) const;
 
   std::optional<int64_t> getConstant() const;
+  /// The symbol id when the expression is one symbol (coefficient 1,
+  /// exponent 1).
+  std::optional<unsigned> getSymbol() const;
+  /// Every occurrence of symbol `id` replaced by `replacement`.
+  SymExpr substitute(unsigned id, const SymExpr &replacement) const;
+  /// True when symbol `id` occurs in the expression.
+  bool contains(unsigned id) const;
   bool isConstant(int64_t value) const { return getConstant() == value; }
   /// True when every coefficient is >= 0, so the value is >= 0 whenever the
   /// symbols are (they all stand for dims).

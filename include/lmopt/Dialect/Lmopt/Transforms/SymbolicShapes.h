@@ -40,7 +40,12 @@ struct SymbolicAssumption {
 /// Upper bounds of the input symbols (indexed like them), which let the
 /// analysis plan for bounded dynamic shapes: a slice end `min(c, s)` with
 /// bound(s) <= c is `s`, and two different symbolic dims that must agree
-/// (broadcasting, concat) are assumed equal, recorded, and merged.
+/// (broadcasting, concat) are assumed equal, recorded, and merged: where
+/// both are made of input dims only (so the plan checks the equality on
+/// every run), one symbol is replaced by the other side in every dim the
+/// analysis reads or derives from then on (the later symbol by the earlier
+/// one when both sides are symbols), so that dims derived from either side
+/// compare equal.
 struct SymbolicShapeBounds {
   std::vector<int64_t> bounds;
 };
@@ -63,9 +68,11 @@ public:
   /// With bounds: the largest value of `expr` (nullopt without bounds, with
   /// fresh symbols, or when the expression can decrease as a symbol grows).
   std::optional<int64_t> getUpperBound(const SymExpr &expr) const;
-  /// With bounds: records `lhs == rhs` for `op` and returns true (false
-  /// without bounds).
+  /// With bounds: records `lhs == rhs` for `op`, merges the two (above) and
+  /// returns true (false without bounds).
   bool assumeEqual(const SymExpr &lhs, const SymExpr &rhs, Operation *op);
+  /// `expr` with the merged symbols replaced.
+  SymExpr canonical(const SymExpr &expr) const;
 
   /// The dims of `value` (ranked tensor); nullopt for other types.
   std::optional<ArrayRef<SymExpr>> getDims(Value value) const;
@@ -96,6 +103,8 @@ private:
   unsigned numInputSymbols = 0;
   std::optional<SymbolicShapeBounds> bounds;
   std::vector<SymbolicAssumption> assumptions;
+  /// Symbols merged into an expression of input symbols (assumeEqual).
+  llvm::DenseMap<unsigned, SymExpr> merged;
   llvm::DenseMap<Value, SmallVector<SymExpr>> dims;
   llvm::DenseMap<Value, SmallVector<SymExpr>> values;
 };
