@@ -562,7 +562,19 @@ struct FuseScaledDotProductAttention : OpRewritePattern<SoftmaxOp> {
             .getOutput();
     if (match->seqFirstMerge)
       output = swapLeadingDims(rewriter, loc, output);
-    if (mergedType.getRank() == 3 && mergedType == output.getType())
+    // The merge is proven to give [B, S, H*D]; where its type only knows
+    // less (a shape computed at run time), lmopt users take the output's
+    // type as it is, so that no reshape (and no shape arithmetic for it)
+    // stays behind.
+    auto outputType = llvm::cast<RankedTensorType>(output.getType());
+    bool usersTakeOutputType =
+        mergedType.getRank() == 3 &&
+        isCompatibleShape(outputType.getShape(), mergedType.getShape()) &&
+        llvm::all_of(match->merge->getUsers(), [](Operation *user) {
+          return llvm::isa<LmoptDialect>(user->getDialect()) &&
+                 !user->hasTrait<OpTrait::SameOperandsAndResultType>();
+        });
+    if (mergedType == outputType || usersTakeOutputType)
       rewriter.replaceOp(match->merge, output);
     else
       rewriter.replaceOpWithNewOp<ReshapeOp>(match->merge, mergedType, output,

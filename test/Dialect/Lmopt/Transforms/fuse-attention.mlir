@@ -1210,3 +1210,93 @@ func.func @negative_context_reshape(%q: tensor<2x8x64xf32>, %k: tensor<2x8x64xf3
   %c3 = lmopt.reshape %c2, %merged : (tensor<2x4x8x16xf32>, tensor<3xi64>) -> tensor<2x8x64xf32>
   return %c3 : tensor<2x8x64xf32>
 }
+
+// -----
+
+// The head-merging reshape's type leaves the width unknown (its -1 is
+// computed at run time), though the match proves it [B, S, H*D]: the
+// linear reading it takes the attention's output, and no reshape (nor its
+// run-time shape) stays behind.
+// CHECK-LABEL: func @merge_of_unknown_width
+// CHECK: %[[OUT:.*]] = lmopt.attention
+// CHECK-NOT: lmopt.reshape
+// CHECK: %[[O:.*]] = lmopt.linear %[[OUT]], %{{[^ ]*}} : (tensor<?x?x64xf32>, tensor<64x64xf32>) -> tensor<?x?x64xf32>
+// CHECK: return %[[O]]
+func.func @merge_of_unknown_width(%x: tensor<?x?x64xf32>, %mask: tensor<?x1x?x?xf32>, %wq: tensor<64x64xf32>, %wk: tensor<64x64xf32>, %wv: tensor<64x64xf32>, %b: tensor<64xf32>) -> tensor<?x?x64xf32> {
+  %i0 = lmopt.constant dense<0> : tensor<i64>
+  %i1 = lmopt.constant dense<1> : tensor<i64>
+  %minus1 = lmopt.constant dense<-1> : tensor<1xi64>
+  %d = lmopt.constant dense<32> : tensor<1xi64>
+  %scale = lmopt.constant dense<0.176776692> : tensor<f32>
+  %shape = lmopt.shape %x : tensor<?x?x64xf32> -> tensor<3xi64>
+  %batch = lmopt.gather %shape, %i0 : (tensor<3xi64>, tensor<i64>) -> tensor<i64>
+  %seq = lmopt.gather %shape, %i1 : (tensor<3xi64>, tensor<i64>) -> tensor<i64>
+  %b1 = lmopt.unsqueeze %batch {axes = array<i64: 0>} : tensor<i64> -> tensor<1xi64>
+  %s1 = lmopt.unsqueeze %seq {axes = array<i64: 0>} : tensor<i64> -> tensor<1xi64>
+  %heads = lmopt.concat %b1, %s1, %minus1, %d {axis = 0 : i64} : (tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<4xi64>
+  %merged = lmopt.concat %b1, %s1, %minus1 {axis = 0 : i64} : (tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<3xi64>
+  %q0 = lmopt.matmul %x, %wq : (tensor<?x?x64xf32>, tensor<64x64xf32>) -> tensor<?x?x64xf32>
+  %q = lmopt.add %b, %q0 : (tensor<64xf32>, tensor<?x?x64xf32>) -> tensor<?x?x64xf32>
+  %k0 = lmopt.matmul %x, %wk : (tensor<?x?x64xf32>, tensor<64x64xf32>) -> tensor<?x?x64xf32>
+  %k = lmopt.add %b, %k0 : (tensor<64xf32>, tensor<?x?x64xf32>) -> tensor<?x?x64xf32>
+  %v0 = lmopt.matmul %x, %wv : (tensor<?x?x64xf32>, tensor<64x64xf32>) -> tensor<?x?x64xf32>
+  %v = lmopt.add %b, %v0 : (tensor<64xf32>, tensor<?x?x64xf32>) -> tensor<?x?x64xf32>
+  %q1 = lmopt.reshape %q, %heads : (tensor<?x?x64xf32>, tensor<4xi64>) -> tensor<?x?x2x32xf32>
+  %q2 = lmopt.transpose %q1 {perm = array<i64: 0, 2, 1, 3>} : tensor<?x?x2x32xf32> -> tensor<?x2x?x32xf32>
+  %k1 = lmopt.reshape %k, %heads : (tensor<?x?x64xf32>, tensor<4xi64>) -> tensor<?x?x2x32xf32>
+  %v1 = lmopt.reshape %v, %heads : (tensor<?x?x64xf32>, tensor<4xi64>) -> tensor<?x?x2x32xf32>
+  %v2 = lmopt.transpose %v1 {perm = array<i64: 0, 2, 1, 3>} : tensor<?x?x2x32xf32> -> tensor<?x2x?x32xf32>
+  %k2 = lmopt.transpose %k1 {perm = array<i64: 0, 2, 3, 1>} : tensor<?x?x2x32xf32> -> tensor<?x2x32x?xf32>
+  %sc0 = lmopt.matmul %q2, %k2 : (tensor<?x2x?x32xf32>, tensor<?x2x32x?xf32>) -> tensor<?x2x?x?xf32>
+  %sc1 = lmopt.mul %sc0, %scale : (tensor<?x2x?x?xf32>, tensor<f32>) -> tensor<?x2x?x?xf32>
+  %sc2 = lmopt.add %sc1, %mask : (tensor<?x2x?x?xf32>, tensor<?x1x?x?xf32>) -> tensor<?x2x?x?xf32>
+  %p = lmopt.softmax %sc2 {axis = -1 : i64} : tensor<?x2x?x?xf32>
+  %c0 = lmopt.matmul %p, %v2 : (tensor<?x2x?x?xf32>, tensor<?x2x?x32xf32>) -> tensor<?x2x?x32xf32>
+  %c1 = lmopt.transpose %c0 {perm = array<i64: 0, 2, 1, 3>} : tensor<?x2x?x32xf32> -> tensor<?x?x2x32xf32>
+  %c2 = lmopt.reshape %c1, %merged : (tensor<?x?x2x32xf32>, tensor<3xi64>) -> tensor<?x?x?xf32>
+  %o = lmopt.linear %c2, %wq : (tensor<?x?x?xf32>, tensor<64x64xf32>) -> tensor<?x?x64xf32>
+  return %o : tensor<?x?x64xf32>
+}
+
+// -----
+
+// The same merge returned from the function: its type is the function's,
+// so the reshape of the attention's output stays.
+// CHECK-LABEL: func @merge_of_unknown_width_returned
+// CHECK: %[[OUT:.*]] = lmopt.attention
+// CHECK: %[[R:.*]] = lmopt.reshape %[[OUT]], {{.*}} -> tensor<?x?x?xf32>
+// CHECK: return %[[R]]
+func.func @merge_of_unknown_width_returned(%x: tensor<?x?x64xf32>, %mask: tensor<?x1x?x?xf32>, %wq: tensor<64x64xf32>, %wk: tensor<64x64xf32>, %wv: tensor<64x64xf32>, %b: tensor<64xf32>) -> tensor<?x?x?xf32> {
+  %i0 = lmopt.constant dense<0> : tensor<i64>
+  %i1 = lmopt.constant dense<1> : tensor<i64>
+  %minus1 = lmopt.constant dense<-1> : tensor<1xi64>
+  %d = lmopt.constant dense<32> : tensor<1xi64>
+  %scale = lmopt.constant dense<0.176776692> : tensor<f32>
+  %shape = lmopt.shape %x : tensor<?x?x64xf32> -> tensor<3xi64>
+  %batch = lmopt.gather %shape, %i0 : (tensor<3xi64>, tensor<i64>) -> tensor<i64>
+  %seq = lmopt.gather %shape, %i1 : (tensor<3xi64>, tensor<i64>) -> tensor<i64>
+  %b1 = lmopt.unsqueeze %batch {axes = array<i64: 0>} : tensor<i64> -> tensor<1xi64>
+  %s1 = lmopt.unsqueeze %seq {axes = array<i64: 0>} : tensor<i64> -> tensor<1xi64>
+  %heads = lmopt.concat %b1, %s1, %minus1, %d {axis = 0 : i64} : (tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<4xi64>
+  %merged = lmopt.concat %b1, %s1, %minus1 {axis = 0 : i64} : (tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<3xi64>
+  %q0 = lmopt.matmul %x, %wq : (tensor<?x?x64xf32>, tensor<64x64xf32>) -> tensor<?x?x64xf32>
+  %q = lmopt.add %b, %q0 : (tensor<64xf32>, tensor<?x?x64xf32>) -> tensor<?x?x64xf32>
+  %k0 = lmopt.matmul %x, %wk : (tensor<?x?x64xf32>, tensor<64x64xf32>) -> tensor<?x?x64xf32>
+  %k = lmopt.add %b, %k0 : (tensor<64xf32>, tensor<?x?x64xf32>) -> tensor<?x?x64xf32>
+  %v0 = lmopt.matmul %x, %wv : (tensor<?x?x64xf32>, tensor<64x64xf32>) -> tensor<?x?x64xf32>
+  %v = lmopt.add %b, %v0 : (tensor<64xf32>, tensor<?x?x64xf32>) -> tensor<?x?x64xf32>
+  %q1 = lmopt.reshape %q, %heads : (tensor<?x?x64xf32>, tensor<4xi64>) -> tensor<?x?x2x32xf32>
+  %q2 = lmopt.transpose %q1 {perm = array<i64: 0, 2, 1, 3>} : tensor<?x?x2x32xf32> -> tensor<?x2x?x32xf32>
+  %k1 = lmopt.reshape %k, %heads : (tensor<?x?x64xf32>, tensor<4xi64>) -> tensor<?x?x2x32xf32>
+  %v1 = lmopt.reshape %v, %heads : (tensor<?x?x64xf32>, tensor<4xi64>) -> tensor<?x?x2x32xf32>
+  %v2 = lmopt.transpose %v1 {perm = array<i64: 0, 2, 1, 3>} : tensor<?x?x2x32xf32> -> tensor<?x2x?x32xf32>
+  %k2 = lmopt.transpose %k1 {perm = array<i64: 0, 2, 3, 1>} : tensor<?x?x2x32xf32> -> tensor<?x2x32x?xf32>
+  %sc0 = lmopt.matmul %q2, %k2 : (tensor<?x2x?x32xf32>, tensor<?x2x32x?xf32>) -> tensor<?x2x?x?xf32>
+  %sc1 = lmopt.mul %sc0, %scale : (tensor<?x2x?x?xf32>, tensor<f32>) -> tensor<?x2x?x?xf32>
+  %sc2 = lmopt.add %sc1, %mask : (tensor<?x2x?x?xf32>, tensor<?x1x?x?xf32>) -> tensor<?x2x?x?xf32>
+  %p = lmopt.softmax %sc2 {axis = -1 : i64} : tensor<?x2x?x?xf32>
+  %c0 = lmopt.matmul %p, %v2 : (tensor<?x2x?x?xf32>, tensor<?x2x?x32xf32>) -> tensor<?x2x?x32xf32>
+  %c1 = lmopt.transpose %c0 {perm = array<i64: 0, 2, 1, 3>} : tensor<?x2x?x32xf32> -> tensor<?x?x2x32xf32>
+  %c2 = lmopt.reshape %c1, %merged : (tensor<?x?x2x32xf32>, tensor<3xi64>) -> tensor<?x?x?xf32>
+  return %c2 : tensor<?x?x?xf32>
+}
