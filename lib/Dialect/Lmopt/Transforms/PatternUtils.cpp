@@ -254,6 +254,12 @@ static SmallVector<DimRef> traceDim(Value value, int64_t dim) {
           if (normalizeAxis(s.getAxis(), rank) != d)
             push(s.getInput(), d);
         })
+        .Case([&](ConcatOp c) {
+          // Every input has the result's size on the other axes.
+          if (normalizeAxis(c.getAxis(), rank) != d)
+            for (Value input : c.getInputs())
+              push(input, d);
+        })
         .Case([&](SliceOp s) {
           // Dims the slice does not name keep their size.
           std::optional<SmallVector<int64_t>> axes;
