@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "FuseAttentionMatch.h"
+#include "LinearWeights.h"
 
 #include "lmopt/Dialect/Lmopt/IR/LmoptOps.h"
 #include "lmopt/Dialect/Lmopt/IR/ShapeUtils.h"
@@ -394,11 +395,8 @@ struct SplitGroupedHeads : OpRewritePattern<SqueezeOp> {
     if (!reshapeKeepsDim(reshape, 0, {}) || !reshapeKeepsDim(reshape, 1, {}))
       return rewriter.notifyMatchFailure(op, "batch or sequence regrouped");
     Location loc = op.getLoc();
-    auto constant = [&](ArrayRef<int64_t> values) -> Value {
-      auto type = RankedTensorType::get({int64_t(values.size())},
-                                        rewriter.getI64Type());
-      return ConstantOp::create(rewriter, loc,
-                                DenseIntElementsAttr::get(type, values));
+    auto constant = [&](ArrayRef<int64_t> values) {
+      return buildI64Vector(rewriter, loc, values);
     };
     auto packedType =
         llvm::cast<RankedTensorType>(reshape.getInput().getType());
@@ -412,11 +410,209 @@ struct SplitGroupedHeads : OpRewritePattern<SqueezeOp> {
   }
 };
 
+/// A projection `x W (+ b)` by constants: a linear (no residual, input
+/// unquantized, not transposed), or the matmul and bias add it is before
+/// linear fusion.
+struct Projection {
+  LinearOp linear;
+  MatMulOp matmul;
+  AddOp add; // the bias add of `matmul`, when there is one
+};
+
+std::optional<Projection> matchProjection(Value value) {
+  if (auto linear = value.getDefiningOp<LinearOp>()) {
+    if (linear.getResidual() || linear.getTransposeInput() ||
+        linear.getInputQuantization() != InputQuantization::none)
+      return std::nullopt;
+    return Projection{linear, {}, {}};
+  }
+  Projection projection;
+  if ((projection.add = value.getDefiningOp<AddOp>())) {
+    for (Value operand : {projection.add.getLhs(), projection.add.getRhs()})
+      if (auto matmul = operand.getDefiningOp<MatMulOp>())
+        projection.matmul = matmul;
+    if (!projection.matmul || !projection.matmul->hasOneUse())
+      return std::nullopt;
+  } else if (!(projection.matmul = value.getDefiningOp<MatMulOp>())) {
+    return std::nullopt;
+  }
+  if (shapeOf(projection.matmul.getRhs()).size() != 2)
+    return std::nullopt;
+  return projection;
+}
+
+/// `projection` with its output columns reordered (column i of the result
+/// is column order[i] of the old one), or null when its weight or bias is
+/// not a constant f32.
+Value permuteColumns(PatternRewriter &rewriter, Projection projection,
+                     ArrayRef<int64_t> order) {
+  std::string why;
+  Value weightValue = projection.linear ? projection.linear.getWeight()
+                                        : projection.matmul.getRhs();
+  Value biasValue;
+  if (projection.linear) {
+    biasValue = projection.linear.getBias();
+  } else if (projection.add) {
+    biasValue = projection.add.getLhs() == projection.matmul.getResult()
+                    ? projection.add.getRhs()
+                    : projection.add.getLhs();
+    if (shapeOf(biasValue).size() != 1)
+      return {};
+  }
+  bool transposed = projection.linear && projection.linear.getTransposeWeight();
+  FailureOr<WeightMatrix> weight = readMatrix(weightValue, transposed, why);
+  FailureOr<WeightMatrix> bias = biasValue
+                                     ? readMatrix(biasValue, false, why)
+                                     : FailureOr<WeightMatrix>(WeightMatrix());
+  const int64_t width = int64_t(order.size());
+  if (failed(weight) || failed(bias) || weight->outWidth() != width)
+    return {};
+  Operation *root = projection.linear
+                        ? projection.linear.getOperation()
+                        : (projection.add ? projection.add.getOperation()
+                                          : projection.matmul.getOperation());
+  rewriter.setInsertionPoint(root);
+  Value newWeight =
+      cutConstant(rewriter, weightValue, *weight, weight->inWidth(), width,
+                  keepOutputs(*weight, order), "grouped_qkv");
+  Value newBias =
+      biasValue ? cutConstant(rewriter, biasValue, *bias, 1, width,
+                              keepOutputs(*bias, order), "grouped_qkv_bias")
+                : Value();
+  if (projection.linear) {
+    auto linear = cast<LinearOp>(rewriter.clone(*projection.linear));
+    linear.getWeightMutable().assign(newWeight);
+    if (newBias)
+      linear.getBiasMutable().assign(newBias);
+    return linear.getOutput();
+  }
+  auto matmul = cast<MatMulOp>(rewriter.clone(*projection.matmul));
+  matmul.getRhsMutable().assign(newWeight);
+  if (!projection.add)
+    return matmul.getResult();
+  auto add = cast<AddOp>(rewriter.clone(*projection.add));
+  bool biasFirst = projection.add.getLhs() == biasValue;
+  add.getLhsMutable().assign(biasFirst ? newBias : matmul.getResult());
+  add.getRhsMutable().assign(biasFirst ? matmul.getResult() : newBias);
+  return add.getResult();
+}
+
+/// Q, K and V interleaved per head in one projection (GPT-NeoX):
+///
+///   heads   = transpose(reshape(qkv, [B, S, H, G*D]), [0, 2, 1, 3])
+///   part_g  = heads[..., g*D : (g+1)*D]
+///
+/// where qkv is a linear with constant weights read by nothing else. The
+/// linear's output columns are permuted at compile time to [G][H][D] (all
+/// heads of Q, then of K, then of V), so that each part is a slice of the
+/// projection's last dim split into heads, as a packed one is:
+///
+///   part_g  = transpose(reshape(qkv'[..., g*H*D : (g+1)*H*D], [0, 0, H, D]))
+struct UninterleaveHeads : OpRewritePattern<ReshapeOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(ReshapeOp op,
+                                PatternRewriter &rewriter) const override {
+    ArrayRef<int64_t> packed = shapeOf(op.getInput());
+    ArrayRef<int64_t> grouped = shapeOf(op);
+    if (packed.size() != 3 || grouped.size() != 4 ||
+        ShapedType::isDynamic(packed[2]) || ShapedType::isDynamic(grouped[3]) ||
+        packed[2] % grouped[3] != 0)
+      return rewriter.notifyMatchFailure(op, "not [B, S, W] to [B, S, H, G*D]");
+    std::optional<Projection> projection = matchProjection(op.getInput());
+    if (!projection || !op.getInput().hasOneUse())
+      return rewriter.notifyMatchFailure(op, "not the sole reader of a "
+                                             "projection by constants");
+    if (!reshapeKeepsDim(op, 0, {}) || !reshapeKeepsDim(op, 1, {}))
+      return rewriter.notifyMatchFailure(op, "batch or sequence regrouped");
+    const int64_t width = packed[2], groupWidth = grouped[3],
+                  numHeads = width / groupWidth;
+    // Every reader takes one head-dim-wide part of the transposed heads.
+    int64_t headDim = 0;
+    // (part, its offset along the last axis, its width)
+    SmallVector<std::tuple<Value, int64_t, int64_t>> parts;
+    SmallVector<Operation *> readers;
+    for (Operation *user : op->getUsers()) {
+      auto transpose = llvm::dyn_cast<TransposeOp>(user);
+      if (!transpose || transpose.getPerm() != ArrayRef<int64_t>{0, 2, 1, 3})
+        return rewriter.notifyMatchFailure(op, "heads are not transposed");
+      for (Operation *reader : transpose->getUsers()) {
+        readers.push_back(reader);
+        if (auto split = llvm::dyn_cast<SplitOp>(reader)) {
+          if (normalizeAxis(split.getAxis(), 4) != 3)
+            return rewriter.notifyMatchFailure(op, "heads are split whole");
+          int64_t offset = 0;
+          for (auto [result, size] :
+               llvm::zip(split.getOutputs(), split.getSplitSizes())) {
+            parts.push_back({result, offset, size});
+            offset += size;
+          }
+          continue;
+        }
+        auto slice = llvm::dyn_cast<SliceOp>(reader);
+        std::optional<SingleAxisSlice> sliced =
+            slice ? getSingleAxisSlice(slice.getInput(), slice.getStarts(),
+                                       slice.getEnds(), slice.getAxes(),
+                                       slice.getSteps())
+                  : std::nullopt;
+        if (!sliced || sliced->axis != 3 || sliced->range.step != 1)
+          return rewriter.notifyMatchFailure(op, "heads are read whole");
+        parts.push_back(
+            {slice.getOutput(), sliced->range.start, sliced->range.count});
+      }
+    }
+    for (auto [part, offset, size] : parts) {
+      if (headDim && size != headDim)
+        return rewriter.notifyMatchFailure(op, "parts differ in width");
+      headDim = size;
+      if (headDim <= 0 || groupWidth % headDim != 0 || offset % headDim != 0)
+        return rewriter.notifyMatchFailure(op, "parts are not head-dim wide");
+    }
+    if (parts.empty() || headDim == groupWidth)
+      return rewriter.notifyMatchFailure(op, "no interleaved parts");
+    // Column g*H*D + h*D + d of the new projection is h*G*D + g*D + d's.
+    const int64_t groups = groupWidth / headDim;
+    SmallVector<int64_t> order;
+    for (int64_t g = 0; g < groups; ++g)
+      for (int64_t h = 0; h < numHeads; ++h)
+        for (int64_t d = 0; d < headDim; ++d)
+          order.push_back(h * groupWidth + g * headDim + d);
+    Value regrouped = permuteColumns(rewriter, *projection, order);
+    if (!regrouped)
+      return rewriter.notifyMatchFailure(op, "weights are not constants");
+    Location loc = op.getLoc();
+    auto constant = [&](ArrayRef<int64_t> values) {
+      return buildI64Vector(rewriter, loc, values);
+    };
+    auto packedType = llvm::cast<RankedTensorType>(op.getInput().getType());
+    const int64_t partWidth = numHeads * headDim;
+    for (auto [partValue, offset, size] : parts) {
+      const int64_t group = offset / headDim;
+      rewriter.setInsertionPointAfterValue(partValue);
+      Value part = SliceOp::create(
+          rewriter, loc, packedType.clone({packed[0], packed[1], partWidth}),
+          regrouped, constant({group * partWidth}),
+          constant({(group + 1) * partWidth}), constant({2}), Value());
+      Value heads = ReshapeOp::create(
+          rewriter, loc,
+          packedType.clone({packed[0], packed[1], numHeads, headDim}), part,
+          constant({0, 0, numHeads, headDim}), BoolAttr());
+      Value transposed =
+          TransposeOp::create(rewriter, loc, partValue.getType(), heads,
+                              rewriter.getDenseI64ArrayAttr({0, 2, 1, 3}));
+      rewriter.replaceAllUsesWith(partValue, transposed);
+    }
+    for (Operation *reader : readers)
+      rewriter.eraseOp(reader);
+    return success();
+  }
+};
+
 } // namespace
 
 void mlir::lmopt::populateSplitGroupedHeadsPatterns(
     RewritePatternSet &patterns) {
-  patterns.add<SplitGroupedHeads>(patterns.getContext());
+  patterns.add<SplitGroupedHeads, UninterleaveHeads>(patterns.getContext());
 }
 
 FailureOr<HeadSplit> mlir::lmopt::matchHeadSplit(Value heads, StringRef role,

@@ -20,6 +20,7 @@
 
 #include "lmopt/Dialect/Lmopt/IR/LmoptOps.h"
 #include "lmopt/Dialect/Lmopt/IR/ShapeUtils.h"
+#include "lmopt/Dialect/Lmopt/Transforms/PatternUtils.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/PatternMatch.h"
@@ -73,11 +74,8 @@ Value rotateBeforeSplit(PatternRewriter &rewriter, RotaryOp op,
     return TransposeOp::create(
         rewriter, loc, tableType.clone({s[0], s[2], s[1], s[3]}), table, perm);
   };
-  auto constant = [&](ArrayRef<int64_t> values) -> Value {
-    auto constType =
-        RankedTensorType::get({int64_t(values.size())}, rewriter.getI64Type());
-    return ConstantOp::create(rewriter, loc,
-                              DenseIntElementsAttr::get(constType, values));
+  auto constant = [&](ArrayRef<int64_t> values) {
+    return buildI64Vector(rewriter, loc, values);
   };
   Value cos = transposeTable(op.getCos());
   Value sin = op.getSin() == op.getCos() ? cos : transposeTable(op.getSin());

@@ -43,6 +43,14 @@ bool lmopt::isConstant(Value value) {
   return static_cast<bool>(value.getDefiningOp<ConstantOp>());
 }
 
+Value lmopt::buildI64Vector(OpBuilder &builder, Location loc,
+                            ArrayRef<int64_t> values) {
+  auto type =
+      RankedTensorType::get({int64_t(values.size())}, builder.getI64Type());
+  return ConstantOp::create(builder, loc,
+                            DenseIntElementsAttr::get(type, values));
+}
+
 Value lmopt::buildConstant(OpBuilder &builder, Location loc,
                           RankedTensorType type, ArrayRef<char> bytes,
                           StringRef resourceName, bool asResource) {

@@ -51,25 +51,6 @@ static constexpr llvm::StringLiteral kLayersKind = "dropped_layers";
 using prune::Criterion;
 using prune::Matrix;
 
-/// The weight (or a rank-1 bias, as one row) of a linear, or why not.
-static FailureOr<Matrix> readMatrix(Value value, bool transposed,
-                                    std::string &why) {
-  FailureOr<std::vector<float>> values = readF32Constant(value);
-  if (failed(values)) {
-    why = "its weight or bias is not a constant f32 with static dims";
-    return failure();
-  }
-  auto type = llvm::cast<ShapedType>(value.getType());
-  Matrix matrix;
-  matrix.values = std::move(*values);
-  matrix.rows = type.getRank() == 2 ? type.getDimSize(0) : 1;
-  matrix.cols = type.getDimSize(type.getRank() - 1);
-  matrix.transposed = transposed;
-  if (auto constant = value.getDefiningOp<ConstantOp>())
-    matrix.resource = llvm::isa<DenseResourceElementsAttr>(constant.getValue());
-  return matrix;
-}
-
 /// Why `linear` cannot have its weight cut, or nothing.
 static std::optional<std::string> unprunable(LinearOp linear) {
   if (linear.getTransposeInput())
@@ -104,62 +85,6 @@ static int64_t keptCount(int64_t total, double ratio, int64_t multiple) {
   if (multiple > 1)
     keep = std::min(total, (keep + multiple - 1) / multiple * multiple);
   return keep;
-}
-
-/// `matrix` with only the output columns `cols` of its [K, N] view (a bias:
-/// its entries), in its own layout.
-static SmallVector<char> keepOutputs(const Matrix &matrix,
-                                     ArrayRef<int64_t> cols) {
-  SmallVector<float> out;
-  int64_t k = matrix.inWidth();
-  out.reserve(k * cols.size());
-  if (matrix.transposed) {
-    for (int64_t n : cols)
-      for (int64_t i = 0; i < k; ++i)
-        out.push_back(matrix.at(i, n));
-  } else {
-    for (int64_t i = 0; i < k; ++i)
-      for (int64_t n : cols)
-        out.push_back(matrix.at(i, n));
-  }
-  const char *bytes = reinterpret_cast<const char *>(out.data());
-  return SmallVector<char>(bytes, bytes + out.size() * sizeof(float));
-}
-
-/// `matrix` with only the input rows `rows` of its [K, N] view.
-static SmallVector<char> keepInputs(const Matrix &matrix,
-                                    ArrayRef<int64_t> rows) {
-  SmallVector<float> out;
-  int64_t n = matrix.outWidth();
-  out.reserve(n * rows.size());
-  if (matrix.transposed) {
-    for (int64_t j = 0; j < n; ++j)
-      for (int64_t k : rows)
-        out.push_back(matrix.at(k, j));
-  } else {
-    for (int64_t k : rows)
-      for (int64_t j = 0; j < n; ++j)
-        out.push_back(matrix.at(k, j));
-  }
-  const char *bytes = reinterpret_cast<const char *>(out.data());
-  return SmallVector<char>(bytes, bytes + out.size() * sizeof(float));
-}
-
-/// A new constant for a cut matrix: `[K', N']` in the layout of `like`.
-static Value cutConstant(OpBuilder &builder, Value like, const Matrix &matrix,
-                         int64_t inWidth, int64_t outWidth,
-                         ArrayRef<char> bytes, StringRef name) {
-  auto type = llvm::cast<ShapedType>(like.getType());
-  SmallVector<int64_t> shape;
-  if (type.getRank() == 1)
-    shape = {outWidth};
-  else if (matrix.transposed)
-    shape = {outWidth, inWidth};
-  else
-    shape = {inWidth, outWidth};
-  return buildConstant(builder, like.getLoc(),
-                       RankedTensorType::get(shape, type.getElementType()),
-                       bytes, name, matrix.resource);
 }
 
 /// `type` with its last dim set to `width`.

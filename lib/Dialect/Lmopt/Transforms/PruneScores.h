@@ -11,6 +11,7 @@
 #ifndef LMOPT_LIB_DIALECT_LMOPT_TRANSFORMS_PRUNESCORES_H
 #define LMOPT_LIB_DIALECT_LMOPT_TRANSFORMS_PRUNESCORES_H
 
+#include "LinearWeights.h"
 #include "lmopt/Dialect/Lmopt/IR/LmoptOps.h"
 
 #include "llvm/ADT/SmallVector.h"
@@ -21,21 +22,7 @@
 
 namespace mlir::lmopt::prune {
 
-/// A constant f32 matrix of a linear, in its stored layout, seen as
-/// [K, N] (N the linear's output width) whatever `transpose_weight` says.
-struct Matrix {
-  std::vector<float> values;
-  int64_t rows = 0, cols = 0;
-  bool transposed = false;
-  bool resource = false;
-
-  int64_t outWidth() const { return transposed ? rows : cols; }
-  int64_t inWidth() const { return transposed ? cols : rows; }
-  /// Element (k, n) of the [K, N] view.
-  float at(int64_t k, int64_t n) const {
-    return transposed ? values[n * cols + k] : values[k * cols + n];
-  }
-};
+using Matrix = WeightMatrix;
 
 /// A post-norm encoder layer: `output` is what it makes of `input`.
 struct EncoderLayer {

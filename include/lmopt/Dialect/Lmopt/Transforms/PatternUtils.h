@@ -42,6 +42,10 @@ Value buildConstant(OpBuilder &builder, Location loc, RankedTensorType type,
                     ArrayRef<char> bytes, llvm::StringRef resourceName,
                     bool asResource);
 
+/// A new 1-D i64 `lmopt.constant` of `values` (shape vectors, slice bounds).
+Value buildI64Vector(OpBuilder &builder, Location loc,
+                     ArrayRef<int64_t> values);
+
 /// Why a fusion candidate did not match. An empty reason means the anchor is
 /// not a candidate at all (nothing to report); otherwise it is a near miss.
 struct FusionMismatch {
