@@ -237,19 +237,22 @@ static Status bench(Session &session, size_t entry,
   return Status::ok();
 }
 
-static void printProfile(const Session &session, long top) {
-  const std::vector<StepProfile> &steps = session.profile();
+/// The profile of `steps` (one entry's), per run of that entry; `title`
+/// starts its first line.
+static void printStepProfile(const std::vector<const StepProfile *> &steps,
+                             const std::string &title, long top,
+                             bool nameEntries) {
   double total = 0;
   uint64_t runs = 0;
   std::map<std::string, std::pair<size_t, double>> byKind;
-  for (const StepProfile &p : steps) {
-    total += p.seconds;
-    runs = std::max(runs, p.calls);
-    auto &entry = byKind[stepKindName(p.kind)];
+  for (const StepProfile *p : steps) {
+    total += p->seconds;
+    runs = std::max(runs, p->calls);
+    auto &entry = byKind[stepKindName(p->kind)];
     entry.first += 1;
-    entry.second += p.seconds;
+    entry.second += p->seconds;
   }
-  fmt::print("profile: {} steps, {} runs, {:.3f} ms per run in steps\n",
+  fmt::print("{}: {} steps, {} runs, {:.3f} ms per run in steps\n", title,
              steps.size(), runs, runs ? total * 1e3 / double(runs) : 0.0);
   fmt::print("  {:<10} {:>6} {:>12} {:>7}\n", "kind", "steps", "ms per run",
              "share");
@@ -258,21 +261,47 @@ static void printProfile(const Session &session, long top) {
     fmt::print("  {:<10} {:>6} {:>12.3f} {:>6.1f}%\n", kind, entry.first,
                runs ? entry.second * 1e3 / double(runs) : 0.0,
                total > 0 ? 100 * entry.second / total : 0.0);
-  std::vector<const StepProfile *> slowest;
-  for (const StepProfile &p : steps)
-    slowest.push_back(&p);
+  std::vector<const StepProfile *> slowest = steps;
   std::stable_sort(slowest.begin(), slowest.end(),
                    [](const StepProfile *a, const StepProfile *b) {
                      return a->seconds > b->seconds;
                    });
   slowest.resize(std::min<size_t>(slowest.size(), size_t(top)));
   fmt::print("  slowest steps:\n");
-  bool entries = session.entries().size() > 1;
   for (const StepProfile *p : slowest)
     fmt::print("    step {:<4} {:<24} {:<10} {:>10.3f} ms per run{}\n",
                p->index, p->name, stepKindName(p->kind),
                runs ? p->seconds * 1e3 / double(runs) : 0.0,
-               entries ? fmt::format(" (entry '{}')", p->entry) : "");
+               nameEntries ? fmt::format(" (entry '{}')", p->entry) : "");
+}
+
+/// One profile for a bundle's single entry (or the one entry that ran);
+/// one per entry when several ran (generation: prefill and decode), each
+/// per run of its own entry.
+static void printProfile(const Session &session, long top) {
+  std::vector<std::string> order;
+  std::map<std::string, std::vector<const StepProfile *>> byEntry;
+  for (const StepProfile &p : session.profile()) {
+    if (!byEntry.count(p.entry))
+      order.push_back(p.entry);
+    byEntry[p.entry].push_back(&p);
+  }
+  std::vector<std::string> ran;
+  for (const std::string &entry : order)
+    if (std::any_of(byEntry[entry].begin(), byEntry[entry].end(),
+                    [](const StepProfile *p) { return p->calls > 0; }))
+      ran.push_back(entry);
+  bool entries = session.entries().size() > 1;
+  if (ran.size() <= 1) {
+    std::vector<const StepProfile *> all;
+    for (const StepProfile &p : session.profile())
+      all.push_back(&p);
+    printStepProfile(all, "profile", top, entries);
+    return;
+  }
+  for (const std::string &entry : ran)
+    printStepProfile(byEntry[entry], "profile of entry '" + entry + "'", top,
+                     false);
 }
 
 /// Reads the prompt: a .npy, or the member 'prompt' of an .npz.
