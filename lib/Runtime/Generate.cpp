@@ -104,7 +104,7 @@ static Status runStep(Session &session, const StepIo &io, const Tensor &tokens,
     return st;
   const PlanTensor &logits = session.outputTensor(io.logits);
   // Every position's logits, or (a prefill compiled without
-  // --prefill-logits=all) the last one's.
+  // --prefill-all-logits) the last one's.
   if (logits.dims.size() != 3 || logits.dims[0] != batch ||
       (logits.dims[1] != n && logits.dims[1] != 1))
     return Status::error(StatusCode::InvalidFormat,

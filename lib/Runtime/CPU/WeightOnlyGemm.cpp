@@ -120,11 +120,28 @@ void quant::packF16(const uint16_t *weight, bool transposed, int64_t k,
 
 #ifdef LMOPT_WONLY_AVX512
 
+/// q - zp of one K row of an int4 panel (the 32 bytes at `src`), lanes
+/// [16 g, 16 g + 16) in q[g], exactly: the nibble or'ed into the mantissa of
+/// 2^23 is 2^23 + q, and `z` holds 2^23 + zp.
+LMOPT_AVX512 static inline void
+int4RowMinusZero(const uint8_t *src, const __m512 z[4], __m512 q[4]) {
+  const __m512i low = _mm512_set1_epi32(0xF);
+  const __m512i magic = _mm512_set1_epi32(0x4B000000); // bits of 2^23
+  __m512i v0 = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)src));
+  __m512i v1 =
+      _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(src + 16)));
+  // (v & 0xF) | magic in one ternary-logic op; (v >> 4) | magic.
+  __m512i bits[4] = {_mm512_ternarylogic_epi32(v0, low, magic, 0xEA),
+                     _mm512_ternarylogic_epi32(v1, low, magic, 0xEA),
+                     _mm512_or_si512(_mm512_srli_epi32(v0, 4), magic),
+                     _mm512_or_si512(_mm512_srli_epi32(v1, 4), magic)};
+  for (int g = 0; g < 4; ++g)
+    q[g] = _mm512_sub_ps(_mm512_castsi512_ps(bits[g]), z[g]);
+}
+
 /// Widens rows [k0, k0 + kn) of int4 panel `p` into b ([kn][64] f32).
 LMOPT_AVX512 static void widenInt4Avx512(const Int4Panels &w, int64_t p,
                                          int64_t k0, int64_t kn, float *b) {
-  const __m512i low = _mm512_set1_epi32(0xF);
-  const __m512i magic = _mm512_set1_epi32(0x4B000000); // bits of 2^23
   for (int64_t k = k0; k < k0 + kn;) {
     int64_t block = k / w.blockSize;
     int64_t blockEnd = std::min(k0 + kn, (block + 1) * w.blockSize);
@@ -136,36 +153,24 @@ LMOPT_AVX512 static void widenInt4Avx512(const Int4Panels &w, int64_t p,
       z[g] = _mm512_loadu_ps(zp + 16 * g);
     }
     for (; k < blockEnd; ++k) {
-      const uint8_t *src = w.nibbles.data() + (p * w.k + k) * 32;
-      __m512i v0 = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)src));
-      __m512i v1 =
-          _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(src + 16)));
-      // (v & 0xF) | magic in one ternary-logic op; (v >> 4) | magic.
-      __m512i q[4] = {_mm512_ternarylogic_epi32(v0, low, magic, 0xEA),
-                      _mm512_ternarylogic_epi32(v1, low, magic, 0xEA),
-                      _mm512_or_si512(_mm512_srli_epi32(v0, 4), magic),
-                      _mm512_or_si512(_mm512_srli_epi32(v1, 4), magic)};
+      __m512 q[4];
+      int4RowMinusZero(w.nibbles.data() + (p * w.k + k) * 32, z, q);
       float *dst = b + (k - k0) * kPanel;
       for (int g = 0; g < 4; ++g)
-        _mm512_store_ps(
-            dst + 16 * g,
-            _mm512_mul_ps(_mm512_sub_ps(_mm512_castsi512_ps(q[g]), z[g]),
-                          s[g]));
+        _mm512_store_ps(dst + 16 * g, _mm512_mul_ps(q[g], s[g]));
     }
   }
 }
 
 /// acc[R][64] = x[R, k] x dequantize(int4 panel p), for R <= 2 rows (a
 /// decoding step): no input regrouping and no widened buffer. Each row of
-/// the panel becomes q - zp in registers (exact, as widenInt4Avx512 forms
-/// it), which every row multiplies into per-block sums; a block's sums
+/// the panel becomes q - zp in registers (int4RowMinusZero), which every
+/// input row multiplies into per-block sums; a block's sums
 /// take its scales once at its end, so the scales cost one multiply per 32
 /// K rows instead of one per weight.
 template <int R>
 LMOPT_AVX512 static void gemvInt4Panel(const float *x, const Int4Panels &w,
                                        int64_t p, float *acc, int64_t ldc) {
-  const __m512i low = _mm512_set1_epi32(0xF);
-  const __m512i magic = _mm512_set1_epi32(0x4B000000); // bits of 2^23
   __m512 out[R][4];
   for (int r = 0; r < R; ++r)
     for (int g = 0; g < 4; ++g)
@@ -183,23 +188,8 @@ LMOPT_AVX512 static void gemvInt4Panel(const float *x, const Int4Panels &w,
     }
     for (int64_t kk = block * w.blockSize; kk < (block + 1) * w.blockSize;
          ++kk) {
-      const uint8_t *src = nibbles + kk * 32;
-      __m512i v0 = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)src));
-      __m512i v1 =
-          _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(src + 16)));
-      __m512 q[4] = {
-          _mm512_sub_ps(_mm512_castsi512_ps(
-                            _mm512_ternarylogic_epi32(v0, low, magic, 0xEA)),
-                        z[0]),
-          _mm512_sub_ps(_mm512_castsi512_ps(
-                            _mm512_ternarylogic_epi32(v1, low, magic, 0xEA)),
-                        z[1]),
-          _mm512_sub_ps(_mm512_castsi512_ps(
-                            _mm512_or_si512(_mm512_srli_epi32(v0, 4), magic)),
-                        z[2]),
-          _mm512_sub_ps(_mm512_castsi512_ps(
-                            _mm512_or_si512(_mm512_srli_epi32(v1, 4), magic)),
-                        z[3])};
+      __m512 q[4];
+      int4RowMinusZero(nibbles + kk * 32, z, q);
       for (int r = 0; r < R; ++r) {
         __m512 xv = _mm512_set1_ps(x[r * k + kk]);
         for (int g = 0; g < 4; ++g)
@@ -512,7 +502,7 @@ static void gemmPanels(const void *x, int64_t rows, int64_t k, int64_t panels,
   (void)widen;
 }
 
-/// gemmInt4 for rows <= kGemvRows: the threads split the panels.
+/// gemmInt4 for one or two rows: the threads split the panels.
 static void gemvInt4(const float *x, int64_t rows, const Int4Panels &w,
                      float *acc, int threads, const RowsDone &done) {
   int team = int(std::min<int64_t>(teamOf(threads), w.panels));

@@ -13,6 +13,7 @@
 
 #include "lmopt/Dialect/Lmopt/IR/LmoptOps.h"
 #include "lmopt/Dialect/Lmopt/IR/ShapeUtils.h"
+#include "lmopt/Dialect/Lmopt/Transforms/PatternUtils.h"
 #include "lmopt/Dialect/Lmopt/Transforms/Quantize.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
@@ -27,8 +28,7 @@ using namespace mlir::lmopt;
 /// The first element a unit-step slice of `width` elements of a rank-3
 /// tensor's last axis keeps, or nullopt.
 static std::optional<int64_t> getSliceOffset(SliceOp op, int64_t width) {
-  std::optional<SingleAxisSlice> sliced = getSingleAxisSlice(
-      op.getInput(), op.getStarts(), op.getEnds(), op.getAxes(), op.getSteps());
+  std::optional<SingleAxisSlice> sliced = getSingleAxisSlice(op);
   if (!sliced || sliced->axis != 2 || sliced->range.step != 1 ||
       sliced->range.count != width)
     return std::nullopt;

@@ -14,6 +14,7 @@
 
 #include "lmopt/Dialect/Lmopt/IR/GraphNames.h"
 #include "lmopt/Dialect/Lmopt/IR/LmoptOps.h"
+#include "lmopt/Dialect/Lmopt/Transforms/PatternUtils.h"
 #include "lmopt/Support/FusionReport.h"
 #include "lmopt/Target/Common/PlanBuilder.h"
 #include "lmopt/Target/Common/RuntimeTypes.h"
@@ -107,20 +108,21 @@ static func::FuncOp cloneEntry(func::FuncOp main, StringRef name,
   return entry;
 }
 
+/// `type` [d0, d1, ...] with d1 = 1: one position.
+static RankedTensorType lastPositionType(Type type) {
+  auto ranked = llvm::cast<RankedTensorType>(type);
+  SmallVector<int64_t> shape(ranked.getShape());
+  shape[1] = 1;
+  return ranked.clone(shape);
+}
+
 /// `values` [d0, d1, ...] sliced to its last entry along dim 1.
 static Value sliceLastPosition(OpBuilder &builder, Location loc, Value values) {
-  auto type = llvm::cast<RankedTensorType>(values.getType());
-  auto index = RankedTensorType::get({1}, builder.getI64Type());
-  auto constant = [&](int64_t v) -> Value {
-    return ConstantOp::create(builder, loc,
-                              DenseIntElementsAttr::get(index, {v}))
-        .getOutput();
-  };
-  SmallVector<int64_t> shape(type.getShape());
-  shape[1] = 1;
-  return SliceOp::create(builder, loc, type.clone(shape), values, constant(-1),
-                         constant(std::numeric_limits<int64_t>::max()),
-                         constant(1), Value())
+  return SliceOp::create(builder, loc, lastPositionType(values.getType()),
+                         values, buildI64Vector(builder, loc, {-1}),
+                         buildI64Vector(builder, loc,
+                                        {std::numeric_limits<int64_t>::max()}),
+                         buildI64Vector(builder, loc, {1}), Value())
       .getOutput();
 }
 
@@ -161,9 +163,7 @@ static void keepLastLogits(func::FuncOp prefill) {
       sliced.getInputMutable().assign(rows);
       if (residual)
         sliced.getResidualMutable().assign(residual);
-      SmallVector<int64_t> shape(type.getShape());
-      shape[1] = 1;
-      sliced.getOutput().setType(type.clone(shape));
+      sliced.getOutput().setType(lastPositionType(type));
       last = sliced.getOutput();
     } else {
       last = sliceLastPosition(builder, ret.getLoc(), logits);

@@ -590,12 +590,12 @@ struct FuseAttentionPass
   void runOnOperation() override {
     FusionReport &report = getFusionReport(&getContext());
     report.registerKind(kKind);
-    // Heads grouped in one QKV reshape become one reshape each, and rotary
-    // embeddings of split heads move above the head split, so that the
-    // attention matcher finds the (rotated) projections packed.
+    // Heads grouped or interleaved in one QKV projection become slices of
+    // it, and rotary embeddings of split heads move above the head split,
+    // so that the attention matcher finds the (rotated) projections packed.
     {
       RewritePatternSet hoist(&getContext());
-      populateSplitGroupedHeadsPatterns(hoist);
+      populateHeadLayoutPatterns(hoist);
       populateHoistRotaryPatterns(hoist);
       if (failed(applyPatternsGreedily(getOperation(), std::move(hoist))))
         return signalPassFailure();

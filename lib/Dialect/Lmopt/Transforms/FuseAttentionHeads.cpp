@@ -2,7 +2,8 @@
 //
 // The attention matcher's view of the matmul operands: the walk from the
 // heads up through transposes, reshapes and scalar scales to the packed
-// projection (or KV cache concat) they were split from, proven dim by dim.
+// projection (or KV cache concat) they were split from, proven dim by dim;
+// and the rewrites that bring other QKV layouts to that packed one.
 //
 //===----------------------------------------------------------------------===//
 
@@ -331,6 +332,25 @@ matchRepeatedHeads(const RepeatKv &repeat, ArrayRef<Operation *> chain,
 
 namespace {
 
+/// Heads [B, S, H, D] of the part [begin, begin + H*D) of the last dim of
+/// `packed` ([B, S, W]): reshape(slice(packed), [0, 0, H, D]), of type
+/// `headsType`.
+Value headsOfPart(PatternRewriter &rewriter, Location loc, Value packed,
+                  int64_t begin, int64_t numHeads, int64_t headDim,
+                  Type headsType) {
+  auto type = llvm::cast<RankedTensorType>(packed.getType());
+  ArrayRef<int64_t> shape = type.getShape();
+  const int64_t width = numHeads * headDim;
+  Value part =
+      SliceOp::create(rewriter, loc, type.clone({shape[0], shape[1], width}),
+                      packed, buildI64Vector(rewriter, loc, {begin}),
+                      buildI64Vector(rewriter, loc, {begin + width}),
+                      buildI64Vector(rewriter, loc, {2}), Value());
+  return ReshapeOp::create(
+      rewriter, loc, headsType, part,
+      buildI64Vector(rewriter, loc, {0, 0, numHeads, headDim}), BoolAttr());
+}
+
 /// Q, K and V taken from one reshape of a packed QKV projection (ModernBERT;
 /// `unbind` exports as a Split or as one Slice per part):
 ///
@@ -363,9 +383,7 @@ struct SplitGroupedHeads : OpRewritePattern<SqueezeOp> {
     auto slice = part.getDefiningOp<SliceOp>();
     if (!slice || shapeOf(slice.getInput()).size() != 5)
       return std::nullopt;
-    std::optional<SingleAxisSlice> sliced =
-        getSingleAxisSlice(slice.getInput(), slice.getStarts(), slice.getEnds(),
-                           slice.getAxes(), slice.getSteps());
+    std::optional<SingleAxisSlice> sliced = getSingleAxisSlice(slice);
     if (!sliced || sliced->axis != 2 || sliced->range.count != 1)
       return std::nullopt;
     return std::make_pair(slice.getInput(), sliced->range.start);
@@ -394,18 +412,9 @@ struct SplitGroupedHeads : OpRewritePattern<SqueezeOp> {
       return rewriter.notifyMatchFailure(op, "heads do not fill the width");
     if (!reshapeKeepsDim(reshape, 0, {}) || !reshapeKeepsDim(reshape, 1, {}))
       return rewriter.notifyMatchFailure(op, "batch or sequence regrouped");
-    Location loc = op.getLoc();
-    auto constant = [&](ArrayRef<int64_t> values) {
-      return buildI64Vector(rewriter, loc, values);
-    };
-    auto packedType =
-        llvm::cast<RankedTensorType>(reshape.getInput().getType());
-    Value slice = SliceOp::create(
-        rewriter, loc, packedType.clone({packed[0], packed[1], part}),
-        reshape.getInput(), constant({group->second * part}),
-        constant({(group->second + 1) * part}), constant({2}), Value());
-    rewriter.replaceOpWithNewOp<ReshapeOp>(
-        op, op.getType(), slice, constant({0, 0, heads, headDim}), BoolAttr());
+    rewriter.replaceOp(op, headsOfPart(rewriter, op.getLoc(),
+                                       reshape.getInput(), group->second * part,
+                                       heads, headDim, op.getType()));
     return success();
   }
 };
@@ -502,10 +511,11 @@ Value permuteColumns(PatternRewriter &rewriter, Projection projection,
 ///   heads   = transpose(reshape(qkv, [B, S, H, G*D]), [0, 2, 1, 3])
 ///   part_g  = heads[..., g*D : (g+1)*D]
 ///
-/// where qkv is a linear with constant weights read by nothing else. The
-/// linear's output columns are permuted at compile time to [G][H][D] (all
-/// heads of Q, then of K, then of V), so that each part is a slice of the
-/// projection's last dim split into heads, as a packed one is:
+/// where qkv is a projection by constants read by nothing else (a linear,
+/// or the matmul and bias add before linear fusion). Its output columns
+/// are permuted at compile time to [G][H][D] (all heads of Q, then of K,
+/// then of V), so that each part is a slice of the projection's last dim
+/// split into heads, as a packed one is:
 ///
 ///   part_g  = transpose(reshape(qkv'[..., g*H*D : (g+1)*H*D], [0, 0, H, D]))
 struct UninterleaveHeads : OpRewritePattern<ReshapeOp> {
@@ -551,10 +561,7 @@ struct UninterleaveHeads : OpRewritePattern<ReshapeOp> {
         }
         auto slice = llvm::dyn_cast<SliceOp>(reader);
         std::optional<SingleAxisSlice> sliced =
-            slice ? getSingleAxisSlice(slice.getInput(), slice.getStarts(),
-                                       slice.getEnds(), slice.getAxes(),
-                                       slice.getSteps())
-                  : std::nullopt;
+            slice ? getSingleAxisSlice(slice) : std::nullopt;
         if (!sliced || sliced->axis != 3 || sliced->range.step != 1)
           return rewriter.notifyMatchFailure(op, "heads are read whole");
         parts.push_back(
@@ -580,23 +587,15 @@ struct UninterleaveHeads : OpRewritePattern<ReshapeOp> {
     Value regrouped = permuteColumns(rewriter, *projection, order);
     if (!regrouped)
       return rewriter.notifyMatchFailure(op, "weights are not constants");
-    Location loc = op.getLoc();
-    auto constant = [&](ArrayRef<int64_t> values) {
-      return buildI64Vector(rewriter, loc, values);
-    };
     auto packedType = llvm::cast<RankedTensorType>(op.getInput().getType());
-    const int64_t partWidth = numHeads * headDim;
+    auto headsType =
+        packedType.clone({packed[0], packed[1], numHeads, headDim});
+    Location loc = op.getLoc();
     for (auto [partValue, offset, size] : parts) {
-      const int64_t group = offset / headDim;
       rewriter.setInsertionPointAfterValue(partValue);
-      Value part = SliceOp::create(
-          rewriter, loc, packedType.clone({packed[0], packed[1], partWidth}),
-          regrouped, constant({group * partWidth}),
-          constant({(group + 1) * partWidth}), constant({2}), Value());
-      Value heads = ReshapeOp::create(
-          rewriter, loc,
-          packedType.clone({packed[0], packed[1], numHeads, headDim}), part,
-          constant({0, 0, numHeads, headDim}), BoolAttr());
+      Value heads = headsOfPart(rewriter, loc, regrouped,
+                                offset / headDim * numHeads * headDim, numHeads,
+                                headDim, headsType);
       Value transposed =
           TransposeOp::create(rewriter, loc, partValue.getType(), heads,
                               rewriter.getDenseI64ArrayAttr({0, 2, 1, 3}));
@@ -610,8 +609,7 @@ struct UninterleaveHeads : OpRewritePattern<ReshapeOp> {
 
 } // namespace
 
-void mlir::lmopt::populateSplitGroupedHeadsPatterns(
-    RewritePatternSet &patterns) {
+void mlir::lmopt::populateHeadLayoutPatterns(RewritePatternSet &patterns) {
   patterns.add<SplitGroupedHeads, UninterleaveHeads>(patterns.getContext());
 }
 

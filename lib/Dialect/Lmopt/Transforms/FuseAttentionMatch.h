@@ -56,10 +56,12 @@ LogicalResult peelScale(Value &value, double &scale, std::string &reason);
 /// transpose, exposing the rotated projection packed (FuseAttentionRotary.cpp).
 void populateHoistRotaryPatterns(RewritePatternSet &patterns);
 
-/// Q, K and V heads split out of one [B, S, 3, H, D] reshape of a packed
-/// projection become a split of the projection and a reshape per part
-/// (FuseAttentionHeads.cpp), which matchHeadSplit follows.
-void populateSplitGroupedHeadsPatterns(RewritePatternSet &patterns);
+/// Head layouts brought to the packed one that matchHeadSplit follows
+/// (FuseAttentionHeads.cpp): Q, K and V taken from one [B, S, 3, H, D]
+/// reshape of a projection, and Q, K and V interleaved per head
+/// ([B, S, H, 3*D]) in a projection by constants, whose columns are
+/// reordered; each part becomes a slice of the projection.
+void populateHeadLayoutPatterns(RewritePatternSet &patterns);
 
 /// "'lmopt.op'" for the producer of `value`, or "a block argument".
 std::string describeProducer(Value value);

@@ -138,21 +138,6 @@ struct HoistRotaryAboveHeadSplit : OpRewritePattern<RotaryOp> {
 struct HoistPartialRotaryAboveHeadSplit : OpRewritePattern<ConcatOp> {
   using OpRewritePattern::OpRewritePattern;
 
-  /// `value` as a unit-step slice [begin, begin + count) of the last axis
-  /// of a rank-4 tensor; its input.
-  static Value lastAxisSlice(Value value, int64_t begin, int64_t count) {
-    auto slice = value.getDefiningOp<SliceOp>();
-    if (!slice)
-      return {};
-    std::optional<SingleAxisSlice> sliced =
-        getSingleAxisSlice(slice.getInput(), slice.getStarts(), slice.getEnds(),
-                           slice.getAxes(), slice.getSteps());
-    if (!sliced || sliced->axis != 3 || sliced->range.step != 1 ||
-        sliced->range.start != begin || sliced->range.count != count)
-      return {};
-    return slice.getInput();
-  }
-
   LogicalResult matchAndRewrite(ConcatOp op,
                                 PatternRewriter &rewriter) const override {
     if (op.getInputs().size() != 2 || shapeOf(op).size() != 4 ||
@@ -166,9 +151,9 @@ struct HoistPartialRotaryAboveHeadSplit : OpRewritePattern<ConcatOp> {
     if (ShapedType::isDynamic(rotaryDim) || ShapedType::isDynamic(headDim) ||
         rotaryDim >= headDim)
       return rewriter.notifyMatchFailure(op, "sizes are not static");
-    Value source = lastAxisSlice(rotary.getInput(), 0, rotaryDim);
-    if (!source || lastAxisSlice(op.getInputs()[1], rotaryDim,
-                                 headDim - rotaryDim) != source)
+    Value source = sliceOfLastDim(rotary.getInput(), 0, false, rotaryDim);
+    if (!source || sliceOfLastDim(op.getInputs()[1], rotaryDim, /*toEnd=*/true,
+                                  0) != source)
       return rewriter.notifyMatchFailure(op, "parts are not one head's");
     std::optional<SplitHeads> heads = matchSplitHeads(source);
     if (!heads || heads->headDim != headDim)

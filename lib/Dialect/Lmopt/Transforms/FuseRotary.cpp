@@ -38,28 +38,6 @@ struct RotaryMatch {
 
 using RotaryResult = FusionMatch<RotaryMatch>;
 
-/// The input of `value` when it is a unit-step slice of the last dim of a
-/// tensor with a static last dim, from `start` to its end (`toEnd`) or to
-/// `start + count`.
-static Value sliceOfLastDim(Value value, int64_t start, bool toEnd,
-                            int64_t count) {
-  auto slice = value.getDefiningOp<SliceOp>();
-  if (!slice)
-    return {};
-  ArrayRef<int64_t> shape = shapeOf(slice.getInput());
-  std::optional<SingleAxisSlice> sliced =
-      getSingleAxisSlice(slice.getInput(), slice.getStarts(), slice.getEnds(),
-                         slice.getAxes(), slice.getSteps());
-  if (!sliced || sliced->axis != int64_t(shape.size()) - 1)
-    return {};
-  const SliceAxis &resolved = sliced->range;
-  if (resolved.step != 1 || resolved.start != start ||
-      (toEnd ? resolved.start + resolved.count != shape.back()
-             : resolved.count != count))
-    return {};
-  return slice.getInput();
-}
-
 static RotaryResult matchRotary(ConcatOp concat) {
   if (concat.getInputs().size() != 2)
     return notCandidate();

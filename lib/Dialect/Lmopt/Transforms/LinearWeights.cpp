@@ -30,43 +30,33 @@ FailureOr<WeightMatrix> mlir::lmopt::readMatrix(Value value, bool transposed,
   return matrix;
 }
 
-/// `matrix` with only the output columns `cols` of its [K, N] view (a bias:
-/// its entries), in its own layout.
-SmallVector<char> mlir::lmopt::keepOutputs(const WeightMatrix &matrix,
-                                     ArrayRef<int64_t> cols) {
+/// The entries (k, n) of `matrix`'s [K, N] view for k in `ins` and n in
+/// `outs`, in its own layout.
+static SmallVector<char> select(const WeightMatrix &matrix,
+                                ArrayRef<int64_t> ins, ArrayRef<int64_t> outs) {
   SmallVector<float> out;
-  int64_t k = matrix.inWidth();
-  out.reserve(k * cols.size());
-  if (matrix.transposed) {
-    for (int64_t n : cols)
-      for (int64_t i = 0; i < k; ++i)
-        out.push_back(matrix.at(i, n));
-  } else {
-    for (int64_t i = 0; i < k; ++i)
-      for (int64_t n : cols)
-        out.push_back(matrix.at(i, n));
-  }
+  out.reserve(ins.size() * outs.size());
+  ArrayRef<int64_t> major = matrix.transposed ? outs : ins;
+  ArrayRef<int64_t> minor = matrix.transposed ? ins : outs;
+  for (int64_t a : major)
+    for (int64_t b : minor)
+      out.push_back(matrix.transposed ? matrix.at(b, a) : matrix.at(a, b));
   const char *bytes = reinterpret_cast<const char *>(out.data());
   return SmallVector<char>(bytes, bytes + out.size() * sizeof(float));
 }
 
-/// `matrix` with only the input rows `rows` of its [K, N] view.
+SmallVector<char> mlir::lmopt::keepOutputs(const WeightMatrix &matrix,
+                                           ArrayRef<int64_t> cols) {
+  SmallVector<int64_t> ins =
+      llvm::to_vector(llvm::seq<int64_t>(0, matrix.inWidth()));
+  return select(matrix, ins, cols);
+}
+
 SmallVector<char> mlir::lmopt::keepInputs(const WeightMatrix &matrix,
-                                    ArrayRef<int64_t> rows) {
-  SmallVector<float> out;
-  int64_t n = matrix.outWidth();
-  out.reserve(n * rows.size());
-  if (matrix.transposed) {
-    for (int64_t j = 0; j < n; ++j)
-      for (int64_t k : rows)
-        out.push_back(matrix.at(k, j));
-  } else {
-    for (int64_t k : rows)
-      for (int64_t j = 0; j < n; ++j)
-        out.push_back(matrix.at(k, j));
-  }
-  const char *bytes = reinterpret_cast<const char *>(out.data());
-  return SmallVector<char>(bytes, bytes + out.size() * sizeof(float));
+                                          ArrayRef<int64_t> rows) {
+  SmallVector<int64_t> outs =
+      llvm::to_vector(llvm::seq<int64_t>(0, matrix.outWidth()));
+  return select(matrix, rows, outs);
 }
 
 /// A new constant for a cut matrix: `[K', N']` in the layout of `like`.

@@ -43,6 +43,28 @@ bool lmopt::isConstant(Value value) {
   return static_cast<bool>(value.getDefiningOp<ConstantOp>());
 }
 
+std::optional<SingleAxisSlice> lmopt::getSingleAxisSlice(SliceOp slice) {
+  return getSingleAxisSlice(slice.getInput(), slice.getStarts(),
+                            slice.getEnds(), slice.getAxes(), slice.getSteps());
+}
+
+Value lmopt::sliceOfLastDim(Value value, int64_t start, bool toEnd,
+                            int64_t count) {
+  auto slice = value.getDefiningOp<SliceOp>();
+  if (!slice)
+    return {};
+  ArrayRef<int64_t> shape = shapeOf(slice.getInput());
+  std::optional<SingleAxisSlice> sliced = getSingleAxisSlice(slice);
+  if (!sliced || sliced->axis != int64_t(shape.size()) - 1)
+    return {};
+  const SliceAxis &resolved = sliced->range;
+  if (resolved.step != 1 || resolved.start != start ||
+      (toEnd ? resolved.start + resolved.count != shape.back()
+             : resolved.count != count))
+    return {};
+  return slice.getInput();
+}
+
 Value lmopt::buildI64Vector(OpBuilder &builder, Location loc,
                             ArrayRef<int64_t> values) {
   auto type =

@@ -8,6 +8,8 @@
 #ifndef LMOPT_DIALECT_LMOPT_TRANSFORMS_PATTERNUTILS_H
 #define LMOPT_DIALECT_LMOPT_TRANSFORMS_PATTERNUTILS_H
 
+#include "lmopt/Dialect/Lmopt/IR/ShapeUtils.h"
+
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Value.h"
@@ -22,6 +24,8 @@
 #include <utility>
 
 namespace mlir::lmopt {
+
+class SliceOp;
 
 /// The value of `value` when it is a constant whose elements are all equal
 /// (a splat or a one-element tensor) of float or integer type.
@@ -41,6 +45,14 @@ bool isConstant(Value value);
 Value buildConstant(OpBuilder &builder, Location loc, RankedTensorType type,
                     ArrayRef<char> bytes, llvm::StringRef resourceName,
                     bool asResource);
+
+/// `slice` as a Slice of one axis by constants (ShapeUtils.h), when it is.
+std::optional<SingleAxisSlice> getSingleAxisSlice(SliceOp slice);
+
+/// The input of `value` when it is a unit-step slice of the last dim of a
+/// tensor with a static last dim, from `start` to its end (`toEnd`) or to
+/// `start + count`.
+Value sliceOfLastDim(Value value, int64_t start, bool toEnd, int64_t count);
 
 /// A new 1-D i64 `lmopt.constant` of `values` (shape vectors, slice bounds).
 Value buildI64Vector(OpBuilder &builder, Location loc,
