@@ -66,6 +66,8 @@ const char *lmopt::runtime::stepKindName(StepKind kind) {
     return "gather_elements";
   case StepKind::AttentionGrad:
     return "attention_grad";
+  case StepKind::ScatterND:
+    return "scatter_nd";
   }
   return "invalid";
 }

@@ -351,7 +351,7 @@ static bool readStep(ByteReader &r, const EntryContext &c, const Plan &plan,
       (c.legacy &&
        (s.kind == StepKind::Append || s.kind == StepKind::GatherGrad ||
         s.kind == StepKind::AdamW || s.kind == StepKind::GatherElements ||
-        s.kind == StepKind::AttentionGrad)))
+        s.kind == StepKind::AttentionGrad || s.kind == StepKind::ScatterND)))
     return r.fail("step '" + s.name + "' has kind " + std::to_string(kind) +
                   ", which this runtime does not know");
   std::string what =

@@ -1,8 +1,8 @@
 //===- IndexingOps.cpp - gathers and scans --------------------------------===//
 //
-// Gather, GatherElements, GatherND and CumSum. Negative indices count from
-// the end of their axis; indices out of range are reported, never read.
-// A gather from a row-quantized table dequantizes the rows it takes.
+// Gather, GatherElements, GatherND, ScatterND and CumSum. Negative indices
+// count from the end of their axis; indices out of range are reported, never
+// read. A gather from a row-quantized table dequantizes the rows it takes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -170,6 +170,70 @@ static EvalResult evaluateGatherND(GatherNDOp op, ArrayRef<Tensor> operands) {
   return single(data.take(positions, shape));
 }
 
+/// data with each slice of updates combined into the slice its index tuple
+/// names, in the order of the tuples.
+static EvalResult evaluateScatterND(ScatterNDOp op, ArrayRef<Tensor> operands) {
+  const Tensor &data = operands[0], &indices = operands[1],
+               &updates = operands[2];
+  if (indices.getRank() < 1)
+    return op.emitError() << "indices must have rank at least 1";
+  int64_t tuple = indices.getShape().back();
+  if (tuple < 1 || tuple > data.getRank())
+    return op.emitError() << "index tuples of length " << tuple
+                          << " do not fit data of rank " << data.getRank();
+  SmallVector<int64_t> expected(indices.getShape().drop_back());
+  llvm::append_range(expected, data.getShape().drop_front(tuple));
+  if (ArrayRef<int64_t>(expected) != updates.getShape())
+    return op.emitError() << "updates of shape "
+                          << formatShape(updates.getShape())
+                          << " for indices.shape[:-1] + data.shape[" << tuple
+                          << ":] = " << formatShape(expected);
+  Tensor result = data;
+  int64_t sliceSize = getNumElements(data.getShape().drop_front(tuple));
+  SmallVector<int64_t> strides = getStrides(data.getShape());
+  int64_t count = getNumElements(indices.getShape().drop_back());
+  ScatterReduction reduction = op.getReduction();
+  for (int64_t t = 0; t < count; ++t) {
+    int64_t base = 0;
+    for (int64_t k = 0; k < tuple; ++k) {
+      FailureOr<int64_t> resolved = resolveIndex(
+          op, indices.getInt(t * tuple + k), data.getShape()[k], k);
+      if (failed(resolved))
+        return failure();
+      base += *resolved * strides[k];
+    }
+    for (int64_t e = 0; e < sliceSize; ++e) {
+      int64_t at = base + e, from = t * sliceSize + e;
+      if (reduction == ScatterReduction::none) {
+        result.copyElement(at, updates, from);
+        continue;
+      }
+      auto combine = [&](auto lhs, auto rhs) -> decltype(lhs) {
+        switch (reduction) {
+        case ScatterReduction::add:
+          return lhs + rhs;
+        case ScatterReduction::mul:
+          return lhs * rhs;
+        case ScatterReduction::max:
+          return std::max(lhs, rhs);
+        case ScatterReduction::min:
+          return std::min(lhs, rhs);
+        case ScatterReduction::none:
+          break;
+        }
+        return rhs;
+      };
+      if (result.isFloat())
+        result.setDouble(
+            at, combine(result.getDouble(at), updates.getDouble(from)));
+      else
+        result.setInt(at, combine(result.getInt(at), updates.getInt(from)));
+    }
+  }
+  result.roundToElementType();
+  return single(std::move(result));
+}
+
 static EvalResult evaluateCumSum(CumSumOp op, ArrayRef<Tensor> operands) {
   const Tensor &input = operands[0];
   FailureOr<int64_t> axis = normalizeAxis(op, op.getAxis(), input.getRank());
@@ -248,5 +312,6 @@ void mlir::lmopt::reference::registerIndexingEvaluators(EvaluatorTable &table) {
   table.add<DropoutMaskOp>(evaluateDropoutMask);
   table.add<GatherElementsOp>(evaluateGatherElements);
   table.add<GatherNDOp>(evaluateGatherND);
+  table.add<ScatterNDOp>(evaluateScatterND);
   table.add<CumSumOp>(evaluateCumSum);
 }

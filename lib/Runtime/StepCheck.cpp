@@ -343,6 +343,48 @@ Status lmopt::runtime::checkGatherElementsStep(const StepCheck &c,
   return c.expectDims("output", output, indices.dims, "the indices' dims");
 }
 
+Status lmopt::runtime::checkScatterNDStep(const StepCheck &c,
+                                          int64_t &reduction) {
+  if (Status st = c.expectAttrs({"reduction"}); !st)
+    return st;
+  if (Status st = c.expectCounts(3, "data, indices, updates", 1); !st)
+    return st;
+  reduction = 0;
+  if (c.step.findAttr("reduction"))
+    if (Status st = c.getInt("reduction", reduction); !st)
+      return st;
+  if (reduction < 0 || reduction > 4)
+    return c.error("attribute 'reduction' is " + std::to_string(reduction) +
+                   "; expected 0 (none), 1 (add), 2 (mul), 3 (max) or 4 "
+                   "(min)");
+  const PlanTensor &data = c.operand(0), &indices = c.operand(1),
+                   &updates = c.operand(2), &output = c.result(0);
+  if (data.dims.empty())
+    return c.error("data " + describe(data) + " is a scalar");
+  if (indices.dtype != DType::I32 && indices.dtype != DType::I64)
+    return c.error("indices " + describe(indices) + " have dtype " +
+                   dtypeName(indices.dtype) + "; expected i32 or i64");
+  if (indices.dims.empty() || indices.dims.back() < 1 ||
+      indices.dims.back() > int64_t(data.dims.size()))
+    return c.error("indices " + describe(indices) +
+                   " must end in a tuple length from 1 to data's rank " +
+                   std::to_string(data.dims.size()));
+  if (Status st = c.expectDType("updates", updates, data.dtype); !st)
+    return st;
+  if (Status st = c.expectDType("output", output, data.dtype); !st)
+    return st;
+  // The updates' dims must be indices.dims[:-1] + data.dims[k:]; with
+  // symbolic dims that depends on the run's inputs, so it is checked on each
+  // run (ScatterNDStep::run), as an error in them rather than in the bundle.
+  size_t tuple = size_t(indices.dims.back());
+  if (Status st =
+          c.expectRank("updates", updates,
+                       indices.dims.size() - 1 + data.dims.size() - tuple);
+      !st)
+    return st;
+  return c.expectDims("output", output, data.dims, "data's dims");
+}
+
 Status lmopt::runtime::checkGatherGradStep(const StepCheck &c, int64_t &rows,
                                           int64_t &rowSize) {
   if (Status st = c.expectAttrs({}); !st)

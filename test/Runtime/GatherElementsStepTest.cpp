@@ -11,7 +11,6 @@
 #include "TestUtil.h"
 
 #include <memory>
-#include <numeric>
 
 using namespace lmopt::runtime;
 using namespace lmopt::runtime::test;
@@ -38,12 +37,6 @@ makeStep(const GatherElementsStepDesc &desc) {
   Status st = GatherElementsStep::create(desc, step);
   EXPECT_TRUE(st) << st.toString();
   return step;
-}
-
-std::vector<float> arange(int n) {
-  std::vector<float> data(size_t(n), 0);
-  std::iota(data.begin(), data.end(), 0.0f);
-  return data;
 }
 
 } // namespace

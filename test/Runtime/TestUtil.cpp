@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <numeric>
 #include <sstream>
 
 #include <dirent.h>
@@ -233,4 +234,10 @@ lmopt::runtime::test::makeContext(int threads) {
   Status st = CpuContext::create({threads}, ctx);
   EXPECT_TRUE(st) << st.toString();
   return ctx;
+}
+
+std::vector<float> lmopt::runtime::test::arange(int n) {
+  std::vector<float> data(size_t(n), 0);
+  std::iota(data.begin(), data.end(), 0.0f);
+  return data;
 }

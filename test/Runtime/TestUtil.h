@@ -58,6 +58,9 @@ const Json &expectedJson();
 /// step tests regenerate their inputs with it, bit for bit.
 std::vector<float> hashValues(uint32_t seed, int64_t count, double scale);
 
+/// 0, 1, ..., n - 1 as floats (numpy.arange(n, dtype=float32)).
+std::vector<float> arange(int n);
+
 /// The fixture array `name`, or null.
 const Tensor *member(const std::vector<NamedTensor> &all, const char *name);
 

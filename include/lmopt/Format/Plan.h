@@ -149,6 +149,13 @@ enum class StepKind : uint32_t {
   /// gradients of query, key and value. Attributes num_heads, scale, causal,
   /// zero_masked_rows as an attention step's. Version 2.0.
   AttentionGrad = 12,
+  /// ONNX ScatterND: operands data (any dtype), indices (i32/i64, `[..., k]`
+  /// with k from 1 to rank(data)) and updates (data's dtype,
+  /// `indices.dims[:-1] + data.dims[k:]`); result 0 has data's dtype and
+  /// dims. Attribute `reduction` (int: 0 none, 1 add, 2 mul, 3 max, 4 min;
+  /// default 0). Every index is checked before any byte is written; one
+  /// outside its dim fails the run. Version 2.0.
+  ScatterND = 13,
 };
 
 const char *stepKindName(StepKind kind);

@@ -108,6 +108,9 @@ Status checkGatherStep(const StepCheck &c, GatherShape &out);
 /// Attributes, operand and result counts, dtypes, ranks and dims of a
 /// gather_elements step; its `axis` on success.
 Status checkGatherElementsStep(const StepCheck &c, int64_t &axis);
+/// Attributes, operand and result counts, dtypes, ranks and dims of a
+/// scatter_nd step; its `reduction` (0 to 4) on success.
+Status checkScatterNDStep(const StepCheck &c, int64_t &reduction);
 /// Operand and result counts, dtypes and dims of a gather_grad step; `rows`
 /// (N) and `rowSize` (the product of D...) on success.
 Status checkGatherGradStep(const StepCheck &c, int64_t &rows,

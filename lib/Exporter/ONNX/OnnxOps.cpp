@@ -101,6 +101,12 @@ static void setGatherNDAttrs(GatherNDOp gather, onnx::NodeProto &node) {
   setIntAttr(node, "batch_dims", gather.getBatchDims());
 }
 
+static void setScatterNDAttrs(ScatterNDOp scatter, onnx::NodeProto &node) {
+  if (scatter.getReduction() != ScatterReduction::none)
+    setStringAttr(node, "reduction",
+                  stringifyScatterReduction(scatter.getReduction()));
+}
+
 static void setReshapeAttrs(ReshapeOp reshape, onnx::NodeProto &node) {
   if (reshape.getAllowzero())
     setIntAttr(node, "allowzero", 1);
@@ -277,6 +283,9 @@ SmallVector<ExportEntry> mlir::lmopt::onnx_export::getOnnxOpExporters() {
        exportWithAttrs<GatherElementsOp, setAxisAttr<GatherElementsOp>>},
       {id<GatherNDOp>(), "GatherND",
        exportWithAttrs<GatherNDOp, setGatherNDAttrs>},
+      // Reductions max and min are opset 18's.
+      {id<ScatterNDOp>(), "ScatterND",
+       exportWithAttrs<ScatterNDOp, setScatterNDAttrs>, 18},
       {id<CastOp>(), "Cast", exportCast},
       {id<ShapeOp>(), "Shape", exportWithAttrs<ShapeOp, setShapeAttrs>},
       {id<ConstantOfShapeOp>(), "ConstantOfShape", exportConstantOfShape},

@@ -122,6 +122,46 @@ static LogicalResult convertGatherND(NodeContext &ctx) {
   return success();
 }
 
+/// ScatterND: `reduction` (opset 16: add and mul; 18: max and min) becomes
+/// the op's enum; the output has data's type.
+static LogicalResult convertScatterND(NodeContext &ctx) {
+  if (failed(ctx.checkInputs(3, 3)))
+    return failure();
+  FailureOr<std::string> reduction = ctx.getString("reduction", "none");
+  if (failed(reduction))
+    return failure();
+  std::optional<ScatterReduction> kind = symbolizeScatterReduction(*reduction);
+  if (!kind)
+    return ctx.emitError() << "reduction '" << *reduction
+                           << "' is not one of none, add, mul, max, min";
+  RankedTensorType data = ctx.getInputType(0), indices = ctx.getInputType(1),
+                   updates = ctx.getInputType(2);
+  if (!indices.getElementType().isInteger(64))
+    return ctx.emitError() << "indices must be i64, got "
+                           << indices.getElementType();
+  if (updates.getElementType() != data.getElementType())
+    return ctx.emitError() << "updates of type " << updates.getElementType()
+                           << " for data of type " << data.getElementType();
+  int64_t tuple = indices.getRank() ? indices.getShape().back() : 0;
+  if (ShapedType::isDynamic(tuple) || tuple < 1 || tuple > data.getRank())
+    return ctx.emitError() << "last dim of indices ("
+                           << formatShape(indices.getShape())
+                           << ") must be static and fit data of rank "
+                           << data.getRank();
+  if (*kind != ScatterReduction::none && data.getElementType().isInteger(1))
+    return ctx.emitError() << "reduction '" << *reduction << "' over bool data";
+  SmallVector<int64_t> expected(indices.getShape().drop_back());
+  llvm::append_range(expected, data.getShape().drop_front(tuple));
+  if (!isCompatibleShape(updates.getShape(), expected))
+    return ctx.emitError() << "updates " << formatShape(updates.getShape())
+                           << " do not match indices.shape[:-1] + data.shape["
+                           << tuple << ":] = " << formatShape(expected);
+  auto op = ctx.createOp<ScatterNDOp>(data, ctx.getInput(0), ctx.getInput(1),
+                                      ctx.getInput(2), *kind);
+  ctx.setOutput(0, op.getOutput());
+  return success();
+}
+
 /// Flatten is a Reshape to 2-D; the shape operand uses -1 for the side that
 /// is not static.
 static LogicalResult convertFlatten(NodeContext &ctx) {
@@ -484,6 +524,7 @@ static const ConverterEntry kDataMovementConverters[] = {
     {"", "Gather", 1, kMax, convertGather},
     {"", "GatherElements", 11, kMax, convertGatherElements},
     {"", "GatherND", 12, kMax, convertGatherND},
+    {"", "ScatterND", 11, kMax, convertScatterND},
     {"", "Flatten", 1, kMax, convertFlatten},
     {"", "Unsqueeze", 1, kMax, convertUnsqueeze},
     {"", "Squeeze", 1, kMax, convertSqueeze},

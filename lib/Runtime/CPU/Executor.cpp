@@ -20,6 +20,7 @@
 #include "lmopt/Runtime/CPU/LinearStep.h"
 #include "lmopt/Runtime/CPU/MatMulStep.h"
 #include "lmopt/Runtime/CPU/QuantLinearStep.h"
+#include "lmopt/Runtime/CPU/ScatterStep.h"
 #include "lmopt/Runtime/MatMulCheck.h"
 
 #include <omp.h>
@@ -73,6 +74,17 @@ public:
 
   std::unique_ptr<GatherElementsStep> step;
   int64_t data = 0, indices = 0, output = 0;
+};
+
+class ScatterNDExecutor : public StepExecutor {
+public:
+  Status run(void *const *tensors) const override {
+    return step->run(tensors[data], tensors[indices], tensors[updates],
+                     tensors[output]);
+  }
+
+  std::unique_ptr<ScatterNDStep> step;
+  int64_t data = 0, indices = 0, updates = 0, output = 0;
 };
 
 class MatMulExecutor : public StepExecutor {
@@ -265,6 +277,32 @@ static Status buildGatherElements(const StepChecker &c,
   exec->indices = c.step.operands[1];
   exec->output = c.step.results[0];
   if (Status st = GatherElementsStep::create(desc, exec->step); !st)
+    return c.withSource(st);
+  out = std::move(exec);
+  return Status::ok();
+}
+
+static Status buildScatterND(const StepChecker &c,
+                             std::unique_ptr<StepExecutor> &out) {
+  int64_t reduction = 0;
+  if (Status st = checkScatterNDStep(c, reduction); !st)
+    return st;
+  const PlanTensor &data = c.operand(0), &indices = c.operand(1),
+                   &updates = c.operand(2);
+  ScatterNDStepDesc desc;
+  desc.name = c.step.name;
+  desc.dataDims = data.dims;
+  desc.dtype = data.dtype;
+  desc.indicesDims = indices.dims;
+  desc.indices64 = indices.dtype == DType::I64;
+  desc.updatesDims = updates.dims;
+  desc.reduction = ScatterReduction(reduction);
+  auto exec = std::make_unique<ScatterNDExecutor>();
+  exec->data = c.step.operands[0];
+  exec->indices = c.step.operands[1];
+  exec->updates = c.step.operands[2];
+  exec->output = c.step.results[0];
+  if (Status st = ScatterNDStep::create(desc, exec->step); !st)
     return c.withSource(st);
   out = std::move(exec);
   return Status::ok();
@@ -532,6 +570,7 @@ static const StepKindEntry kStepKinds[] = {
     {StepKind::AdamW, buildAdamW},
     {StepKind::GatherElements, buildGatherElements},
     {StepKind::AttentionGrad, buildAttentionGradExecutor},
+    {StepKind::ScatterND, buildScatterND},
 };
 
 Status

@@ -104,6 +104,16 @@ static FailureOr<OpRole> classifyForCpu(Operation *op, bool symbolic) {
   // cannot: an index out of range fails the run instead of being clamped.
   if (isa<GatherOp, GatherElementsOp>(op))
     return OpRole::LibraryStep;
+  // So does a scatter_nd step, before it writes.
+  if (auto scatter = dyn_cast<ScatterNDOp>(op)) {
+    Type element =
+        llvm::cast<ShapedType>(scatter.getData().getType()).getElementType();
+    if (scatter.getReduction() != ScatterReduction::none && !element.isF32() &&
+        !element.isF64() && !element.isInteger(32) && !element.isInteger(64))
+      return unsupported("the CPU's scatter_nd step reduces f32, f64, i32 "
+                         "and i64 data");
+    return OpRole::LibraryStep;
+  }
   if (auto gatherGrad = dyn_cast<GatherGradOp>(op)) {
     if (!isF32(gatherGrad.getGrad()))
       return unsupported("only f32 gather_grad runs on the CPU so far");
@@ -255,6 +265,9 @@ public:
         .Case([&](GatherOp gather) { return emitGather(gather, emitter); })
         .Case([&](GatherElementsOp gather) {
           return emitGatherElementsStep(gather, emitter);
+        })
+        .Case([&](ScatterNDOp scatter) {
+          return emitScatterNDStep(scatter, emitter);
         })
         .Case([&](MatMulOp matmul) { return emitMatMulStep(matmul, emitter); })
         .Case([&](AdamWOp op) { return emitAdamWStep(op, emitter); })

@@ -114,6 +114,18 @@ LogicalResult mlir::lmopt::emitGatherElementsStep(GatherElementsOp op,
       emitGatherLikeStep(op, emitter, rt::StepKind::GatherElements)));
 }
 
+LogicalResult mlir::lmopt::emitScatterNDStep(ScatterNDOp op,
+                                             PlanEmitter &emitter) {
+  FailureOr<rt::PlanStep *> added = emitter.addLibraryStep(
+      op, op->getOperands(), op.getOutput(), rt::StepKind::ScatterND);
+  if (failed(added))
+    return failure();
+  if (op.getReduction() != ScatterReduction::none)
+    PlanEmitter::addIntAttr(**added, "reduction",
+                            static_cast<int64_t>(op.getReduction()));
+  return success();
+}
+
 LogicalResult mlir::lmopt::emitMatMulStep(MatMulOp op, PlanEmitter &emitter) {
   return success(succeeded(emitter.addLibraryStep(
       op, op->getOperands(), op.getResult(), rt::StepKind::MatMul)));

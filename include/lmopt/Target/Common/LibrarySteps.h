@@ -51,6 +51,9 @@ FailureOr<::lmopt::runtime::PlanStep *> emitGatherStep(GatherOp op,
 /// A `gather_elements` step: operands data, indices; attribute axis
 /// (normalized to be non-negative). The runtime checks every index.
 LogicalResult emitGatherElementsStep(GatherElementsOp op, PlanEmitter &emitter);
+/// A `scatter_nd` step: operands data, indices, updates; attribute
+/// reduction (omitted for none).
+LogicalResult emitScatterNDStep(ScatterNDOp op, PlanEmitter &emitter);
 
 /// A `matmul` step: operands lhs, rhs (numpy semantics).
 LogicalResult emitMatMulStep(MatMulOp op, PlanEmitter &emitter);

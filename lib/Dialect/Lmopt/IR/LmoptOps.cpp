@@ -602,6 +602,34 @@ LogicalResult GatherNDOp::verify() {
   return verifyResultShape(*this, getOutput(), expected);
 }
 
+LogicalResult ScatterNDOp::verify() {
+  ArrayRef<int64_t> data = shapeOf(getData()), indices = shapeOf(getIndices()),
+                    updates = shapeOf(getUpdates());
+  if (indices.empty())
+    return emitOpError("indices must have rank at least 1");
+  int64_t tuple = indices.back();
+  if (ShapedType::isDynamic(tuple))
+    return emitOpError("last dim of indices must be static");
+  if (tuple < 1 || tuple > static_cast<int64_t>(data.size()))
+    return emitOpError("index tuples of length ")
+           << tuple << " do not fit data of rank " << data.size();
+  if (failed(verifySameElementType(*this, getData(), getOutput())) ||
+      failed(verifySameElementType(*this, getData(), getUpdates())))
+    return failure();
+  if (getReduction() != ScatterReduction::none &&
+      elementTypeOf(getData()).isInteger(1))
+    return emitOpError("reduction '")
+           << stringifyScatterReduction(getReduction())
+           << "' needs numeric data, got i1";
+  SmallVector<int64_t> expected(indices.drop_back());
+  llvm::append_range(expected, data.drop_front(tuple));
+  if (!isCompatibleShape(updates, expected))
+    return emitOpError("updates shape ")
+           << formatShape(updates) << " does not match indices.shape[:-1] + "
+           << "data.shape[" << tuple << ":] = " << formatShape(expected);
+  return verifyResultShape(*this, getOutput(), data);
+}
+
 #define GET_OP_CLASSES
 #include "lmopt/Dialect/Lmopt/IR/LmoptOps.cpp.inc"
 

@@ -625,6 +625,11 @@ static void setGatherND(GatherNDOp op, SymbolicShapes &shapes) {
   shapes.setDims(op, out);
 }
 
+/// The data's dims (the updates' are checked where the op runs).
+static void setScatterND(ScatterNDOp op, SymbolicShapes &shapes) {
+  shapes.setDims(op, allDims(shapes, op.getData()));
+}
+
 namespace {
 /// The rules, keyed by op type; ops with a same-shape trait need no entry.
 class RuleTable {
@@ -646,6 +651,7 @@ public:
     addTyped<GatherOp>(setGather);
     addTyped<GatherElementsOp>(setGatherElements);
     addTyped<GatherNDOp>(setGatherND);
+    addTyped<ScatterNDOp>(setScatterND);
     addTyped<ReshapeOp>(setReshape);
     addTyped<ExpandOp>(setExpand);
     addTyped<TransposeOp>(setTranspose);

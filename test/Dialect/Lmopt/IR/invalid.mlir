@@ -690,6 +690,46 @@ func.func @gather_nd_tuple_too_long(%x: tensor<4x3xf32>, %i: tensor<4x3xi64>) ->
 
 // -----
 
+func.func @scatter_nd_dynamic_tuple(%x: tensor<4x3xf32>, %i: tensor<2x?xi64>, %u: tensor<2x3xf32>) -> tensor<4x3xf32> {
+  // expected-error @+1 {{last dim of indices must be static}}
+  %0 = lmopt.scatter_nd %x, %i, %u : (tensor<4x3xf32>, tensor<2x?xi64>, tensor<2x3xf32>) -> tensor<4x3xf32>
+  return %0 : tensor<4x3xf32>
+}
+
+// -----
+
+func.func @scatter_nd_tuple_too_long(%x: tensor<4x3xf32>, %i: tensor<2x3xi64>, %u: tensor<2xf32>) -> tensor<4x3xf32> {
+  // expected-error @+1 {{index tuples of length 3 do not fit data of rank 2}}
+  %0 = lmopt.scatter_nd %x, %i, %u : (tensor<4x3xf32>, tensor<2x3xi64>, tensor<2xf32>) -> tensor<4x3xf32>
+  return %0 : tensor<4x3xf32>
+}
+
+// -----
+
+func.func @scatter_nd_updates_shape(%x: tensor<4x3xf32>, %i: tensor<2x1xi64>, %u: tensor<2x4xf32>) -> tensor<4x3xf32> {
+  // expected-error @+1 {{updates shape 2x4 does not match indices.shape[:-1] + data.shape[1:] = 2x3}}
+  %0 = lmopt.scatter_nd %x, %i, %u : (tensor<4x3xf32>, tensor<2x1xi64>, tensor<2x4xf32>) -> tensor<4x3xf32>
+  return %0 : tensor<4x3xf32>
+}
+
+// -----
+
+func.func @scatter_nd_bool_reduction(%x: tensor<4xi1>, %i: tensor<2x1xi64>, %u: tensor<2xi1>) -> tensor<4xi1> {
+  // expected-error @+1 {{reduction 'max' needs numeric data, got i1}}
+  %0 = lmopt.scatter_nd %x, %i, %u {reduction = #lmopt.scatter_reduction<max>} : (tensor<4xi1>, tensor<2x1xi64>, tensor<2xi1>) -> tensor<4xi1>
+  return %0 : tensor<4xi1>
+}
+
+// -----
+
+func.func @scatter_nd_result_shape(%x: tensor<4x3xf32>, %i: tensor<2x1xi64>, %u: tensor<2x3xf32>) -> tensor<3x3xf32> {
+  // expected-error @+1 {{result shape}}
+  %0 = lmopt.scatter_nd %x, %i, %u : (tensor<4x3xf32>, tensor<2x1xi64>, tensor<2x3xf32>) -> tensor<3x3xf32>
+  return %0 : tensor<3x3xf32>
+}
+
+// -----
+
 func.func @dynamic_quantize_linear_shape(%x: tensor<2x3xf32>) -> tensor<3x2xui8> {
   // expected-error @+1 {{result shape 3x2 does not match expected shape 2x3}}
   %0:3 = lmopt.dynamic_quantize_linear %x : tensor<2x3xf32> -> (tensor<3x2xui8>, tensor<f32>, tensor<ui8>)

@@ -90,6 +90,22 @@ def Lmopt_InputQuantizationAttr
   let assemblyFormat = "`<` $value `>`";
 }
 
+def Lmopt_ScatterReduction : I32EnumAttr<"ScatterReduction",
+    "how a scatter combines an update with the element it lands on", [
+      I32EnumAttrCase<"none", 0>,
+      I32EnumAttrCase<"add", 1>,
+      I32EnumAttrCase<"mul", 2>,
+      I32EnumAttrCase<"max", 3>,
+      I32EnumAttrCase<"min", 4>
+    ]> {
+  let cppNamespace = "::mlir::lmopt";
+  let genSpecializedAttr = 0;
+}
+def Lmopt_ScatterReductionAttr
+    : EnumAttr<Lmopt_Dialect, Lmopt_ScatterReduction, "scatter_reduction"> {
+  let assemblyFormat = "`<` $value `>`";
+}
+
 //===----------------------------------------------------------------------===//
 // Type constraints
 //===----------------------------------------------------------------------===//

@@ -505,6 +505,30 @@ def Lmopt_GatherNDOp : Lmopt_Op<"gather_nd", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Lmopt_ScatterNDOp : Lmopt_Op<"scatter_nd", [Pure]> {
+  let summary = "writes slices at multi-dimensional indices (ONNX ScatterND)";
+  let description = [{
+    The output is `data` with the slices of `updates` written over it: the
+    last dim of `indices` (static, `k` at most the rank of `data`) holds
+    index tuples into the leading `k` dims of `data`, and
+    `updates.shape = indices.shape[:-1] + data.shape[k:]`. With `reduction`
+    other than `none`, each slice is combined with what it lands on (sum,
+    product, maximum or minimum), in the order of the index tuples. Negative
+    indices count from the end. Indices out of range are an error where the
+    op runs (the CPU's scatter_nd step checks them before writing).
+  }];
+  let arguments = (ins Lmopt_Tensor:$data, Lmopt_IndexTensor:$indices,
+                       Lmopt_Tensor:$updates,
+                       DefaultValuedAttr<Lmopt_ScatterReductionAttr,
+                           "ScatterReduction::none">:$reduction);
+  let results = (outs Lmopt_Tensor:$output);
+  let assemblyFormat = [{
+    $data `,` $indices `,` $updates attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Integer quantization with parameters computed at run time
 //===----------------------------------------------------------------------===//
