@@ -131,6 +131,16 @@ static SmallVector<linalg::LinalgOp> findIndependentRoots(func::FuncOp func) {
   return roots;
 }
 
+/// Whether every indexing map of `op` is a projected permutation (with
+/// broadcast zeros): tiling takes the slice of an operand from the loop
+/// ranges through its map, which a map that reads an axis backwards (a
+/// negative-step slice, `-d0 + 18`) turns into a wrong slice.
+static bool hasSliceableMaps(linalg::LinalgOp op) {
+  return llvm::all_of(op.getIndexingMapsArray(), [](AffineMap map) {
+    return map.isProjectedPermutation(/*allowZeroInResults=*/true);
+  });
+}
+
 /// Whether `op` reduces over an outer loop while its innermost loop is
 /// parallel: a sum over rows, one value per column.
 static bool isColumnReduction(linalg::LinalgOp op) {
@@ -261,7 +271,7 @@ struct TileKernelRowsPass
   /// loop nest.
   bool tileRoot(func::FuncOp func, linalg::LinalgOp root) {
     auto tileable = llvm::dyn_cast<TilingInterface>(root.getOperation());
-    if (!tileable)
+    if (!tileable || !hasSliceableMaps(root))
       return false;
     SmallVector<int64_t> tileSizes = getTileSizes(root);
     if (llvm::all_of(tileSizes, [](int64_t size) { return size == 0; }))
@@ -280,7 +290,9 @@ struct TileKernelRowsPass
         [&](tensor::ExtractSliceOp slice, OpResult producer, bool)
             -> std::optional<scf::SCFTileAndFuseOptions::ControlFnResult> {
           auto loop = slice->getParentOfType<scf::ForallOp>();
-          if (!llvm::isa<linalg::LinalgOp>(producer.getOwner()) || !loop ||
+          auto producerOp =
+              llvm::dyn_cast<linalg::LinalgOp>(producer.getOwner());
+          if (!producerOp || !hasSliceableMaps(producerOp) || !loop ||
               !followsEveryIndex(slice, loop))
             return std::nullopt;
           if (!llvm::all_of(producer.getUsers(), [&](Operation *user) {

@@ -291,3 +291,21 @@ func.func @scalar_accumulate_into_result(%arg0: tensor<64xf32>, %arg1: tensor<f3
   } -> tensor<f32>
   return %3 : tensor<f32>
 }
+
+// -----
+
+// A negative-step slice reads its input backwards (`-d0 + 18`): tiling would
+// slice that input through the map into a wrong tile (ONNX's
+// test_slice_neg_steps), so the root keeps its loop nest.
+// CHECK-LABEL: func.func @reversed_read_not_tiled
+// CHECK-NOT: scf.forall
+// CHECK: linalg.generic {{.*}} ins(%{{.*}} : tensor<19x3x2xf32>) outs(%{{.*}} : tensor<19x3x2xf32>)
+func.func @reversed_read_not_tiled(%arg0: tensor<20x10x5xf32>) -> tensor<19x3x2xf32> {
+  %s = tensor.extract_slice %arg0[1, 3, 2] [19, 3, 2] [1, 3, 2] : tensor<20x10x5xf32> to tensor<19x3x2xf32>
+  %0 = tensor.empty() : tensor<19x3x2xf32>
+  %1 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (-d0 + 18, -d1 + 2, -d2 + 1)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%s : tensor<19x3x2xf32>) outs(%0 : tensor<19x3x2xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  } -> tensor<19x3x2xf32>
+  return %1 : tensor<19x3x2xf32>
+}
