@@ -597,6 +597,7 @@ struct FuseAttentionPass
       RewritePatternSet hoist(&getContext());
       populateHeadLayoutPatterns(hoist);
       populateHoistRotaryPatterns(hoist);
+      populateFlatHeadsPatterns(hoist);
       if (failed(applyPatternsGreedily(getOperation(), std::move(hoist))))
         return signalPassFailure();
     }

@@ -14,6 +14,8 @@
 #include "lmopt/Dialect/Lmopt/IR/ShapeUtils.h"
 #include "lmopt/Dialect/Lmopt/Transforms/PatternUtils.h"
 
+#include "mlir/IR/TypeUtilities.h"
+
 #include <cmath>
 
 using namespace mlir;
@@ -42,6 +44,71 @@ static std::optional<double> getScalarConstant(Value value) {
   return getSplatValue(value);
 }
 
+/// The value of a one-element tensor computed from constants and tensor
+/// dims whose sizes are provably constant (getStaticDim): DeBERTa divides
+/// its keys by `sqrt(float(q.size(-1)) * 3)`, a head size the types may
+/// leave dynamic.
+static std::optional<double> evaluateScalar(Value value, int depth = 0) {
+  auto type = llvm::dyn_cast<ShapedType>(value.getType());
+  if (depth > 16 || !type || !type.hasStaticShape() ||
+      type.getNumElements() != 1)
+    return std::nullopt;
+  if (std::optional<double> constant = getScalarConstant(value))
+    return constant;
+  Operation *op = value.getDefiningOp();
+  if (!op)
+    return std::nullopt;
+  auto operand = [&](unsigned i) {
+    return evaluateScalar(op->getOperand(i), depth + 1);
+  };
+  if (llvm::isa<CastOp>(op)) {
+    Type to = getElementTypeOrSelf(value.getType());
+    std::optional<double> x = operand(0);
+    if (!x ||
+        (!to.isF32() && !to.isF64() && !to.isInteger(64) && !to.isInteger(32)))
+      return std::nullopt;
+    return to.isInteger(64) || to.isInteger(32) ? std::trunc(*x) : *x;
+  }
+  if (llvm::isa<SqrtOp>(op)) {
+    std::optional<double> x = operand(0);
+    if (!x || *x < 0)
+      return std::nullopt;
+    return std::sqrt(*x);
+  }
+  if (llvm::isa<MulOp, DivOp, AddOp, SubOp>(op)) {
+    std::optional<double> lhs = operand(0), rhs = operand(1);
+    if (!lhs || !rhs)
+      return std::nullopt;
+    if (llvm::isa<MulOp>(op))
+      return *lhs * *rhs;
+    if (llvm::isa<AddOp>(op))
+      return *lhs + *rhs;
+    if (llvm::isa<SubOp>(op))
+      return *lhs - *rhs;
+    // Integer division truncates, as the op does.
+    if (*rhs == 0)
+      return std::nullopt;
+    bool integer = getElementTypeOrSelf(value.getType()).isInteger();
+    return integer ? std::trunc(*lhs / *rhs) : *lhs / *rhs;
+  }
+  // A dim read from a Shape: one element of a shape vector.
+  Value shapeVector;
+  if (auto squeeze = llvm::dyn_cast<SqueezeOp>(op))
+    shapeVector = squeeze.getInput();
+  else if (llvm::isa<GatherOp, SliceOp, ShapeOp>(op))
+    shapeVector = value;
+  if (!shapeVector)
+    return std::nullopt;
+  std::optional<ShapeElement> element = getShapeElement(shapeVector, 0);
+  if (!element)
+    return std::nullopt;
+  if (element->constant)
+    return double(*element->constant);
+  if (std::optional<int64_t> size = getStaticDim(element->source, element->dim))
+    return double(*size);
+  return std::nullopt;
+}
+
 LogicalResult mlir::lmopt::peelScale(Value &value, double &scale,
                                      std::string &reason) {
   while (Operation *op = value.getDefiningOp()) {
@@ -56,13 +123,19 @@ LogicalResult mlir::lmopt::peelScale(Value &value, double &scale,
     auto factorType = llvm::cast<ShapedType>(factorValue.getType());
     bool scalarShaped =
         factorType.hasStaticShape() && factorType.getNumElements() == 1;
+    std::optional<double> factor;
     if (!isConstant(factorValue)) {
       if (!scalarShaped)
         return success(); // a product of tensors, not a scale
-      reason = "attention scale is computed at run time, not a constant";
-      return failure();
+      factor = evaluateScalar(factorValue);
+      if (!factor) {
+        reason = "attention scale is computed at run time from values that "
+                 "are not constants";
+        return failure();
+      }
+    } else {
+      factor = getScalarConstant(factorValue);
     }
-    std::optional<double> factor = getScalarConstant(factorValue);
     if (!factor) {
       reason = "attention scale is a constant with more than one value";
       return failure();

@@ -63,6 +63,10 @@ void populateHoistRotaryPatterns(RewritePatternSet &patterns);
 /// reordered; each part becomes a slice of the projection.
 void populateHeadLayoutPatterns(RewritePatternSet &patterns);
 
+/// Attention computed on heads flattened into the batch, `[B*H, S, D]`
+/// (DeBERTa-v2's bmm), brought to rank-4 heads (FuseAttentionFlatHeads.cpp).
+void populateFlatHeadsPatterns(RewritePatternSet &patterns);
+
 /// "'lmopt.op'" for the producer of `value`, or "a block argument".
 std::string describeProducer(Value value);
 

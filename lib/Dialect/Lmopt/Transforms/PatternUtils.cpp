@@ -135,7 +135,7 @@ static std::optional<int64_t> getSliceStart(SliceOp slice) {
 }
 
 /// Element `index` of a 1-D i64 shape tensor, followed through Concat,
-/// Unsqueeze, Cast and Gather of a Shape.
+/// Unsqueeze, Squeeze, Cast, Slice and Gather of a Shape.
 std::optional<lmopt::ShapeElement> lmopt::getShapeElement(Value shape,
                                                           int64_t index) {
   for (int step = 0; step < 16; ++step) {
@@ -177,6 +177,13 @@ std::optional<lmopt::ShapeElement> lmopt::getShapeElement(Value shape,
     }
     if (auto cast = llvm::dyn_cast<CastOp>(op)) {
       shape = cast.getInput();
+      continue;
+    }
+    // A scalar squeezed out of a one-element vector (Slice + Squeeze).
+    if (auto squeeze = llvm::dyn_cast<SqueezeOp>(op)) {
+      if (shapeOf(squeeze.getInput()) != ArrayRef<int64_t>{1} || index != 0)
+        return std::nullopt;
+      shape = squeeze.getInput();
       continue;
     }
     if (auto slice = llvm::dyn_cast<SliceOp>(op)) {
@@ -232,11 +239,29 @@ static SmallVector<DimRef> traceDim(Value value, int64_t dim) {
               push(operand, d);
           }
         })
+        .Case([&](WhereOp w) {
+          for (Value operand : {w.getCondition(), w.getX(), w.getY()}) {
+            ArrayRef<int64_t> shape = shapeOf(operand);
+            if (shape.size() == static_cast<size_t>(rank) && shape[d] != 1)
+              push(operand, d);
+          }
+        })
         .Case([&](MatMulOp m) {
           if (shapeOf(m.getLhs()).size() == static_cast<size_t>(rank) &&
               d < rank - 1 &&
               (d == rank - 2 || shapeOf(m.getRhs()).size() <= 2))
             push(m.getLhs(), d);
+          // The columns are the right operand's.
+          int64_t rhsRank = shapeOf(m.getRhs()).size();
+          if (d == rank - 1 && rhsRank >= 2)
+            push(m.getRhs(), rhsRank - 1);
+          // Batch dims broadcast as an elementwise op's do.
+          if (d < rank - 2 && shapeOf(m.getRhs()).size() > 2)
+            for (Value operand : {m.getLhs(), m.getRhs()}) {
+              ArrayRef<int64_t> shape = shapeOf(operand);
+              if (shape.size() == static_cast<size_t>(rank) && shape[d] != 1)
+                push(operand, d);
+            }
         })
         .Case([&](LinearOp l) {
           if (d < rank - 1)
@@ -332,6 +357,84 @@ bool lmopt::dimsEqual(Value a, int64_t ad, Value b, int64_t bd) {
   return llvm::any_of(ta, [&](DimRef r) { return llvm::is_contained(tb, r); });
 }
 
+/// The size the -1 entry (`dim`) of `reshape` stands for, when every other
+/// entry is a constant or cancels a dim of the input and the input's
+/// remaining dims are static.
+static std::optional<int64_t> inferredReshapeDim(ReshapeOp reshape,
+                                                 int64_t dim) {
+  Value input = reshape.getInput();
+  ArrayRef<int64_t> in = shapeOf(input);
+  SmallVector<bool> cancelled(in.size(), false);
+  int64_t outFactor = 1;
+  for (int64_t j = 0, e = shapeOf(reshape).size(); j < e; ++j) {
+    if (j == dim)
+      continue;
+    std::optional<ShapeElement> element =
+        getShapeElement(reshape.getShape(), j);
+    if (!element)
+      return std::nullopt;
+    if (element->constant) {
+      int64_t c = *element->constant;
+      if (c == 0 && !reshape.getAllowzero() && j < (int64_t)in.size() &&
+          !cancelled[j]) {
+        cancelled[j] = true;
+        continue;
+      }
+      if (c <= 0)
+        return std::nullopt;
+      outFactor *= c;
+      continue;
+    }
+    if (element->dim < 0 ||
+        element->dim >= (int64_t)shapeOf(element->source).size())
+      return std::nullopt;
+    bool matched = false;
+    for (size_t i = 0; i < in.size() && !matched; ++i)
+      if (!cancelled[i] &&
+          dimsEqual(element->source, element->dim, input, int64_t(i)))
+        cancelled[i] = matched = true;
+    if (matched)
+      continue;
+    int64_t size = shapeOf(element->source)[element->dim];
+    if (ShapedType::isDynamic(size))
+      return std::nullopt;
+    outFactor *= size;
+  }
+  int64_t inFactor = 1;
+  for (size_t i = 0; i < in.size(); ++i) {
+    if (cancelled[i])
+      continue;
+    if (ShapedType::isDynamic(in[i]))
+      return std::nullopt;
+    inFactor *= in[i];
+  }
+  if (outFactor == 0 || inFactor % outFactor != 0)
+    return std::nullopt;
+  return inFactor / outFactor;
+}
+
+std::optional<int64_t> lmopt::getStaticDim(Value value, int64_t dim) {
+  ArrayRef<int64_t> shape = shapeOf(value);
+  if (dim < 0 || dim >= (int64_t)shape.size())
+    return std::nullopt;
+  if (!ShapedType::isDynamic(shape[dim]))
+    return shape[dim];
+  for (auto [v, d] : traceDim(value, dim)) {
+    int64_t size = shapeOf(v)[d];
+    if (!ShapedType::isDynamic(size))
+      return size;
+    auto reshape = v.getDefiningOp<ReshapeOp>();
+    if (!reshape)
+      continue;
+    std::optional<ShapeElement> element =
+        getShapeElement(reshape.getShape(), d);
+    if (element && element->constant == -1)
+      if (std::optional<int64_t> inferred = inferredReshapeDim(reshape, d))
+        return inferred;
+  }
+  return std::nullopt;
+}
+
 /// True when output dim `i` of `reshape` provably copies dim `i` of its
 /// input, or of one of `equivalents` (values known to share that dim).
 bool lmopt::reshapeKeepsDim(ReshapeOp reshape, int64_t i,
@@ -366,15 +469,24 @@ struct DimLayout::DimSize {
   enum Kind { Static, Atoms, Unknown } kind = Unknown;
   int64_t value = 0;
   SmallVector<int64_t> atoms;
+  /// Atoms: other groups proven of the same size (a self-attention's query
+  /// and key lengths, both read from one input dim); a reshape keeps the
+  /// order, so the one at the dim's position is the one it takes.
+  SmallVector<SmallVector<int64_t>, 1> alternatives;
 };
 
 DimLayout::DimLayout(Value source) : current(source) {
   ArrayRef<int64_t> shape = shapeOf(source);
   for (auto [i, size] : llvm::enumerate(shape)) {
-    atoms.push_back({size, {{source, static_cast<int64_t>(i)}}});
+    // A dim the type leaves dynamic may still be a proven constant (a head
+    // size from a reshape's -1).
+    int64_t known = size;
+    if (ShapedType::isDynamic(size))
+      known = getStaticDim(source, i).value_or(size);
+    atoms.push_back({known, {{source, static_cast<int64_t>(i)}}});
     groups.push_back({static_cast<int64_t>(i)});
   }
-  if (!shape.empty() && !ShapedType::isDynamic(shape.back()))
+  if (!atoms.empty() && !ShapedType::isDynamic(atoms.back().size))
     splittable = shape.size() - 1;
 }
 
@@ -407,16 +519,24 @@ DimLayout::DimSize DimLayout::sizeOfReshapeDim(Operation *op,
   if (element->dim < 0 ||
       element->dim >= static_cast<int64_t>(shapeOf(element->source).size()))
     return known;
-  for (auto [j, group] : llvm::enumerate(groups))
-    if (dimsEqual(element->source, element->dim, input, j))
-      return {DimSize::Atoms, 0, group};
+  DimSize matched;
+  for (auto [j, group] : llvm::enumerate(groups)) {
+    if (!dimsEqual(element->source, element->dim, input, j))
+      continue;
+    if (matched.kind == DimSize::Atoms)
+      matched.alternatives.push_back(group);
+    else
+      matched = {DimSize::Atoms, 0, group, {}};
+  }
+  if (matched.kind == DimSize::Atoms)
+    return matched;
   for (auto [a, atom] : llvm::enumerate(atoms))
     for (auto [value, d] : atom.reps)
       if (dimsEqual(element->source, element->dim, value, d))
         return {DimSize::Atoms, 0, {static_cast<int64_t>(a)}};
-  int64_t fromSource = shapeOf(element->source)[element->dim];
-  if (!ShapedType::isDynamic(fromSource))
-    return {DimSize::Static, fromSource, {}};
+  if (std::optional<int64_t> fromSource =
+          getStaticDim(element->source, element->dim))
+    return {DimSize::Static, *fromSource, {}};
   return known;
 }
 
@@ -435,14 +555,22 @@ bool DimLayout::take(const DimSize &size, SmallVector<int64_t> &queue,
                      size_t &begin, size_t &end, bool fromBack,
                      SmallVector<int64_t> &group) {
   if (size.kind == DimSize::Atoms) {
-    if (end - begin < size.atoms.size())
-      return false;
-    size_t at = fromBack ? end - size.atoms.size() : begin;
-    group.assign(queue.begin() + at, queue.begin() + at + size.atoms.size());
-    if (!std::is_permutation(group.begin(), group.end(), size.atoms.begin()))
-      return false;
-    (fromBack ? end : begin) = fromBack ? at : at + size.atoms.size();
-    return true;
+    SmallVector<ArrayRef<int64_t>, 2> choices = {size.atoms};
+    for (const SmallVector<int64_t> &alternative : size.alternatives)
+      choices.push_back(alternative);
+    for (ArrayRef<int64_t> atoms : choices) {
+      if (end - begin < atoms.size())
+        continue;
+      size_t at = fromBack ? end - atoms.size() : begin;
+      group.assign(queue.begin() + at, queue.begin() + at + atoms.size());
+      if (!std::is_permutation(group.begin(), group.end(), atoms.begin())) {
+        group.clear();
+        continue;
+      }
+      (fromBack ? end : begin) = fromBack ? at : at + atoms.size();
+      return true;
+    }
+    return false;
   }
   // A static 1 (a batch of one) takes one unit atom if the next one is a
   // unit, else none (a new unit dim); the loop below would otherwise fold

@@ -314,7 +314,7 @@ func.func @negative_training_dropout(%q: tensor<2x8x64xf32>, %k: tensor<2x8x64xf
 
 // A scale computed at run time (nn.MultiheadAttention's TorchScript export
 // derives sqrt(1/sqrt(D)) from Shape) cannot become an attribute.
-// REPORT: near miss: attention at 'negative_runtime_scale': attention scale is computed at run time, not a constant
+// REPORT: near miss: attention at 'negative_runtime_scale': attention scale is computed at run time from values that are not constants
 // CHECK-LABEL: func @negative_runtime_scale
 // CHECK: lmopt.softmax
 // CHECK-NOT: lmopt.attention

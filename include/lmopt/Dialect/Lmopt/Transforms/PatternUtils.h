@@ -132,6 +132,13 @@ std::optional<ShapeElement> getShapeElement(Value shape, int64_t index);
 /// it, ...).
 bool dimsEqual(Value lhs, int64_t lhsDim, Value rhs, int64_t rhsDim);
 
+/// The size of dim `dim` of `value` when it is provably a constant though
+/// the type may not say so: a dim traced (as dimsEqual traces it) to a
+/// static one, or to the -1 entry of a reshape whose other entries are
+/// constants or dims of its input, which fixes it by the element count
+/// (DeBERTa's head size, `view(B, S, H, -1)` of a `[?, ?, H*D]` tensor).
+std::optional<int64_t> getStaticDim(Value value, int64_t dim);
+
 /// True when output dim `dim` of `reshape` provably equals dim `dim` of its
 /// input or of one of `equivalents`.
 bool reshapeKeepsDim(ReshapeOp reshape, int64_t dim,
