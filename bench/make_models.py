@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Builds the full-size benchmark models (random weights, no download):
-BERT-base (Hugging Face BertModel default config), DistilBERT-base and
-GPT-2-small, exported to ONNX with dynamic batch and sequence, plus fixed
+BERT-base (Hugging Face BertModel default config), DistilBERT-base,
+GPT-2-small and a DeBERTa-v3-base-shaped DebertaV2Model, exported to ONNX with dynamic batch and sequence, plus fixed
 inputs (sequence 128, batch 1 and 8); and GPT-2-small with its LM head
 exported with past key/values (gpt2_small_lm_past, for
 bench/compare_generate.py), and a Llama-style ~135M decoder exported the
@@ -40,6 +40,18 @@ def build(name):
                                intermediate_size=1536, vocab_size=256,
                                max_position_embeddings=256, attn_implementation="eager")
         return tf.BertModel(config), ["input_ids", "attention_mask", "token_type_ids"], config.vocab_size
+    if name == "deberta_v3_base":
+        # DeBERTa-v3-base's shape (disentangled attention with shared
+        # relative-position keys, 256 buckets) at BERT's vocabulary, so the
+        # export stays BERT-sized; the embedding table does not change the
+        # latency.
+        config = tf.DebertaV2Config(
+            hidden_size=768, num_hidden_layers=12, num_attention_heads=12,
+            intermediate_size=3072, vocab_size=30522, relative_attention=True,
+            position_buckets=256, pos_att_type=["p2c", "c2p"],
+            max_relative_positions=-1, norm_rel_ebd="layer_norm",
+            share_att_key=True, type_vocab_size=0, attn_implementation="eager")
+        return tf.DebertaV2Model(config), ["input_ids", "attention_mask"], config.vocab_size
     if name == "gpt2_small":
         config = tf.GPT2Config(use_cache=False, attn_implementation="eager")
         return tf.GPT2Model(config), ["input_ids", "attention_mask"], config.vocab_size
@@ -142,7 +154,7 @@ def export_lm_past(name, out):
 
 
 MODELS = ["bert_base", "distilbert_base", "gpt2_small", "gpt2_small_lm_past",
-          "llama_135m_lm_past", "bert_gpu_small"]
+          "llama_135m_lm_past", "deberta_v3_base", "bert_gpu_small"]
 
 
 def main():
