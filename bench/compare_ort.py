@@ -36,9 +36,10 @@ import numpy as np
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MODELS = os.path.join(ROOT, "bench", "models")
 
-# Matrix-product shape of each model: layers, hidden, FFN width.
+# Matrix-product shape of each model: layers, hidden, FFN width (DeBERTa's
+# relative-position products are left out of its count).
 SHAPES = {"bert_base": (12, 768, 3072), "distilbert_base": (6, 768, 3072),
-          "gpt2_small": (12, 768, 3072)}
+          "gpt2_small": (12, 768, 3072), "deberta_v3_base": (12, 768, 3072)}
 
 
 def matmul_flops(name, batch, seq):

@@ -330,6 +330,39 @@ static void copyElements(const GatherElementsStepDesc &desc, const uint8_t *src,
   }
 }
 
+/// copyElements along the last axis: each row of indices reads one row of
+/// data, element by element (DeBERTa's relative-position lookups), without
+/// the per-element walk over every dim; rows are shared between the
+/// threads when there are many.
+template <typename Index, typename Element>
+static void copyLastAxis(const GatherElementsStepDesc &desc, const Element *src,
+                         const Index *indices, Element *dst, int64_t count) {
+  const std::vector<int64_t> &dataDims = desc.dataDims;
+  const std::vector<int64_t> &dims = desc.indicesDims;
+  const int64_t rank = int64_t(dims.size());
+  const int64_t width = dims[rank - 1], axisSize = dataDims[rank - 1];
+  if (width == 0)
+    return;
+  const int64_t rows = count / width;
+#pragma omp parallel for schedule(static) if (count >= (int64_t(1) << 16))
+  for (int64_t r = 0; r < rows; ++r) {
+    // The row's position in the indices is its position in data.
+    int64_t rowOffset = 0, stride = 1;
+    for (int64_t d = rank - 2, rest = r; d >= 0; --d) {
+      rowOffset += (rest % dims[d]) * stride;
+      rest /= dims[d];
+      stride *= dataDims[d];
+    }
+    const Element *row = src + rowOffset * axisSize;
+    const Index *at = indices + r * width;
+    Element *out = dst + r * width;
+    for (int64_t j = 0; j < width; ++j) {
+      int64_t index = int64_t(at[j]);
+      out[j] = row[index < 0 ? index + axisSize : index];
+    }
+  }
+}
+
 Status GatherElementsStep::run(const void *data, const void *indices,
                                void *output) const {
   int64_t dataCount = 0, count = 0;
@@ -351,6 +384,18 @@ Status GatherElementsStep::run(const void *data, const void *indices,
     return Status::error(StatusCode::InvalidArgument,
                          what + ": null " + (!data ? "data" : "output") +
                              " pointer");
+  if (desc_.axis + 1 == int64_t(desc_.dataDims.size()) &&
+      desc_.elementSize == 4) {
+    const auto *src = static_cast<const uint32_t *>(data);
+    auto *dst = static_cast<uint32_t *>(output);
+    if (desc_.indices64)
+      copyLastAxis(desc_, src, static_cast<const int64_t *>(indices), dst,
+                   count);
+    else
+      copyLastAxis(desc_, src, static_cast<const int32_t *>(indices), dst,
+                   count);
+    return Status::ok();
+  }
   const auto *src = static_cast<const uint8_t *>(data);
   auto *dst = static_cast<uint8_t *>(output);
   if (desc_.indices64)

@@ -31,6 +31,9 @@ void lmopt::buildLmoptOptimizePipeline(OpPassManager &pm) {
   // subgraphs become quantized linears, which run on the low-bit kernels.
   pm.addPass(createFoldQuantizedLinearPass());
   pm.addPass(createFuseQkvPass());
+  // What reads constants only is computed once here (DeBERTa's
+  // relative-position projections), after the fusions made it one op.
+  pm.addPass(createFoldConstantsPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 }

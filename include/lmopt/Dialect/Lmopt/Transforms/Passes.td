@@ -5,6 +5,30 @@
 
 include "mlir/Pass/PassBase.td"
 
+def FoldConstantsPass : Pass<"lmopt-fold-constants"> {
+  let summary = "Compute at compile time what depends on constants only";
+  let description = [{
+    Replaces an op whose operands are all constants by the constant it
+    computes, when its results are static f32 tensors no larger than its
+    distinct operands together and at most 16M elements, and every operand
+    above 64 KiB dies with the fold (read by that op only, or computed by an
+    earlier fold): a fold never grows the model, and a reshape of a weight
+    stays a view of it. Linears (bias and transposed weight included, no activation
+    or residual) are computed in f32 with f32 accumulation; every other op
+    through the reference evaluator, in double rounded to f32. DeBERTa's
+    relative-position projections (the layer's Q and K projections of the
+    layer-normed position embeddings, `[2k, hidden]` rows per layer) are
+    such linears: computed once here instead of on every run.
+
+    Statistics: the ops folded, and the linears among them.
+  }];
+  let dependentDialects = ["::mlir::lmopt::LmoptDialect"];
+  let statistics = [
+    Statistic<"numFolded", "folded", "Number of ops replaced by constants">,
+    Statistic<"numLinears", "linears", "Number of linears among them">
+  ];
+}
+
 def EliminateDropoutPass : Pass<"lmopt-eliminate-dropout"> {
   let summary = "Remove dropout that is inert at inference";
   let description = [{
