@@ -135,11 +135,33 @@ static Status checkIndices(const std::string &what, int64_t axis,
   return Status::ok();
 }
 
+/// Whether every index lies in [-axisSize, axisSize), the threads sharing
+/// the indices: many indices (a gather_elements over every score of a
+/// batch) are checked at the speed they are copied.
+template <typename Index>
+static bool allInRange(const Index *indices, int64_t count, int64_t axisSize) {
+  bool bad = false;
+#pragma omp parallel for schedule(static) reduction(|| : bad)
+  for (int64_t i = 0; i < count; ++i) {
+    int64_t index = int64_t(indices[i]);
+    bad = bad || index < -axisSize || index >= axisSize;
+  }
+  return !bad;
+}
+
 /// checkIndices over i64 or i32 indices.
 static Status checkAnyIndices(const void *indices, bool indices64,
                            const std::string &what, int64_t axis,
                            const std::vector<int64_t> &indicesDims,
                            int64_t count, int64_t axisSize) {
+  // A large set of valid indices is confirmed in parallel; the message for
+  // a bad one comes from the sequential walk, which finds the first.
+  if (count >= (int64_t(1) << 16) &&
+      (indices64
+           ? allInRange(static_cast<const int64_t *>(indices), count, axisSize)
+           : allInRange(static_cast<const int32_t *>(indices), count,
+                        axisSize)))
+    return Status::ok();
   if (indices64)
     return checkIndices(what, axis, indicesDims,
                         static_cast<const int64_t *>(indices), count, axisSize);
