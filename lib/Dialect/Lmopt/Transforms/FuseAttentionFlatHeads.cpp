@@ -117,10 +117,46 @@ struct UnflattenHeadsMatMul : OpRewritePattern<MatMulOp> {
       rhs = transpose.getInput();
     }
     Value rhsHeads = unflattened(rhs);
-    if (!rhsHeads)
+    // [H, m, n] heads tiled over the batch as a concat of copies (a Tile of
+    // the batch size known at import): [1, H, m, n] read by every batch.
+    Value tiledHeads;
+    if (auto concat = rhs.getDefiningOp<ConcatOp>();
+        !rhsHeads && concat && concat.getAxis() == 0 &&
+        concat.getInputs().size() == size_t(shapeOf(lhs)[0]) &&
+        llvm::all_equal(concat.getInputs()) &&
+        shapeOf(concat.getInputs()[0]).size() == 3 &&
+        shapeOf(concat.getInputs()[0])[0] == shapeOf(lhs)[1] &&
+        !ShapedType::isDynamic(shapeOf(lhs)[1]))
+      tiledHeads = concat.getInputs()[0];
+    if (!rhsHeads && !tiledHeads)
       return rewriter.notifyMatchFailure(op, "rhs is not flattened heads");
-    if (!dimsEqual(lhs, 0, rhsHeads, 0) || !dimsEqual(lhs, 1, rhsHeads, 1))
-      return rewriter.notifyMatchFailure(op, "operands' heads differ");
+    // Heads shared by the whole batch and expanded to it (DeBERTa's
+    // relative-position keys, [1, H, 2k, D]) are read once per head: the
+    // rank-4 product broadcasts them.
+    if (auto expand =
+            rhsHeads ? rhsHeads.getDefiningOp<ExpandOp>() : ExpandOp()) {
+      ArrayRef<int64_t> shared = shapeOf(expand.getInput());
+      if (shared.size() == 4 && shared[0] == 1 &&
+          dimsEqual(lhs, 1, expand.getInput(), 1) &&
+          shared[2] == shapeOf(rhsHeads)[2] &&
+          shared[3] == shapeOf(rhsHeads)[3] &&
+          !ShapedType::isDynamic(shared[2]) &&
+          !ShapedType::isDynamic(shared[3]))
+        rhsHeads = expand.getInput();
+    }
+    if (rhsHeads) {
+      bool sharedBatch = shapeOf(rhsHeads)[0] == 1;
+      if ((!sharedBatch && !dimsEqual(lhs, 0, rhsHeads, 0)) ||
+          !dimsEqual(lhs, 1, rhsHeads, 1))
+        return rewriter.notifyMatchFailure(op, "operands' heads differ");
+    } else {
+      ArrayRef<int64_t> t = shapeOf(tiledHeads);
+      rhsHeads = UnsqueezeOp::create(
+          rewriter, op.getLoc(),
+          RankedTensorType::get({1, t[0], t[1], t[2]},
+                                getElementTypeOrSelf(tiledHeads.getType())),
+          tiledHeads, rewriter.getDenseI64ArrayAttr({0}));
+    }
 
     Location loc = op.getLoc();
     auto element = getElementTypeOrSelf(op.getType());

@@ -84,3 +84,16 @@ func.func @heads_first_view(%x: tensor<2x8x48xf32>) -> tensor<2x8x48xf32> {
   %out = lmopt.reshape %c4, %merge : (tensor<2x8x3x16xf32>, tensor<3xi64>) -> tensor<2x8x48xf32>
   return %out : tensor<2x8x48xf32>
 }
+
+// Position keys shared by the batch, tiled over it as a concat of copies
+// (a Tile of a batch size known at import) or expanded to it, are read as
+// [1, H, m, n] by a broadcasting rank-4 product instead of being copied per
+// batch on every run (Inputs/flat-heads-shared.mlir).
+// RUN: lmopt-opt %S/Inputs/flat-heads-shared.mlir -lmopt-fuse-attention | FileCheck %s --check-prefix=SHARED
+// SHARED-LABEL: func.func @main
+// SHARED: lmopt.matmul %arg0, %{{.*}} : (tensor<2x3x4x8xf32>, tensor<1x3x8x5xf32>) -> tensor<2x3x4x5xf32>
+// SHARED: lmopt.matmul %arg0, %{{.*}} : (tensor<2x3x4x8xf32>, tensor<1x3x8x5xf32>) -> tensor<2x3x4x5xf32>
+// SHARED-NOT: lmopt.expand
+// RUN: %lmopt_python -c "import numpy as np; r = np.random.default_rng(1); np.savez('%t/shared.npz', q=r.standard_normal((2, 3, 4, 8)).astype(np.float32), pos=r.standard_normal((3, 5, 8)).astype(np.float32))"
+// RUN: lmopt-interpret %S/Inputs/flat-heads-shared.mlir --inputs %t/shared.npz --output %t/shared_before.npz
+// RUN: lmopt-interpret %S/Inputs/flat-heads-shared.mlir --inputs %t/shared.npz --pass-pipeline='builtin.module(func.func(lmopt-fuse-attention))' --compare %t/shared_before.npz --rtol 1e-6 --atol 1e-6 | FileCheck %s --check-prefix=SAME
