@@ -264,6 +264,14 @@ Status StepCheck::checkStateViews() const {
 
 /// The rules both gathers share: an `axis` in [0, rank(data)) and integer
 /// indices.
+/// Indices of a gather-like step are i32 or i64.
+static Status checkIndexDType(const StepCheck &c, const PlanTensor &indices) {
+  if (indices.dtype == DType::I32 || indices.dtype == DType::I64)
+    return Status::ok();
+  return c.error("indices " + describe(indices) + " have dtype " +
+                 dtypeName(indices.dtype) + "; expected i32 or i64");
+}
+
 static Status checkGatherAxisAndIndices(const StepCheck &c, int64_t axis) {
   const PlanTensor &data = c.operand(0), &indices = c.operand(1);
   if (data.dims.empty())
@@ -272,9 +280,8 @@ static Status checkGatherAxisAndIndices(const StepCheck &c, int64_t axis) {
     return c.error("attribute 'axis' is " + std::to_string(axis) +
                    "; expected a value in [0, " +
                    std::to_string(data.dims.size()) + ")");
-  if (indices.dtype != DType::I32 && indices.dtype != DType::I64)
-    return c.error("indices " + describe(indices) + " have dtype " +
-                   dtypeName(indices.dtype) + "; expected i32 or i64");
+  if (Status st = checkIndexDType(c, indices); !st)
+    return st;
   return Status::ok();
 }
 
@@ -361,9 +368,8 @@ Status lmopt::runtime::checkScatterNDStep(const StepCheck &c,
                    &updates = c.operand(2), &output = c.result(0);
   if (data.dims.empty())
     return c.error("data " + describe(data) + " is a scalar");
-  if (indices.dtype != DType::I32 && indices.dtype != DType::I64)
-    return c.error("indices " + describe(indices) + " have dtype " +
-                   dtypeName(indices.dtype) + "; expected i32 or i64");
+  if (Status st = checkIndexDType(c, indices); !st)
+    return st;
   if (indices.dims.empty() || indices.dims.back() < 1 ||
       indices.dims.back() > int64_t(data.dims.size()))
     return c.error("indices " + describe(indices) +
@@ -397,9 +403,8 @@ Status lmopt::runtime::checkGatherGradStep(const StepCheck &c, int64_t &rows,
     return st;
   if (Status st = c.expectDType("output", output, DType::F32); !st)
     return st;
-  if (indices.dtype != DType::I32 && indices.dtype != DType::I64)
-    return c.error("indices " + describe(indices) + " have dtype " +
-                   dtypeName(indices.dtype) + "; expected i32 or i64");
+  if (Status st = checkIndexDType(c, indices); !st)
+    return st;
   if (output.dims.empty())
     return c.error("output " + describe(output) + " is a scalar");
   std::vector<int64_t> gradDims = indices.dims;

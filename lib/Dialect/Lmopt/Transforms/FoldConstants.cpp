@@ -144,12 +144,14 @@ static FailureOr<std::vector<float>> computeLinear(ConstantValues &constants,
   int64_t n = weightShape[op.getTransposeWeight() ? 0 : 1];
   int64_t m = int64_t(input->size()) / k;
   // W as [K, N], so the inner loop runs along a row of it and the output.
-  std::vector<float> w(size_t(k * n));
-  for (int64_t r = 0; r < k; ++r)
-    for (int64_t c = 0; c < n; ++c)
-      w[size_t(r * n + c)] = op.getTransposeWeight()
-                                 ? (*weight)[size_t(c * k + r)]
-                                 : (*weight)[size_t(r * n + c)];
+  std::vector<float> w = std::move(*weight);
+  if (op.getTransposeWeight()) {
+    std::vector<float> stored = std::move(w);
+    w.assign(size_t(k * n), 0.0f);
+    for (int64_t r = 0; r < k; ++r)
+      for (int64_t c = 0; c < n; ++c)
+        w[size_t(r * n + c)] = stored[size_t(c * k + r)];
+  }
   std::vector<float> out(size_t(m * n), 0.0f);
   for (int64_t i = 0; i < m; ++i) {
     float *row = out.data() + i * n;

@@ -570,10 +570,7 @@ struct FuseScaledDotProductAttention : OpRewritePattern<SoftmaxOp> {
     bool usersTakeOutputType =
         mergedType.getRank() == 3 &&
         isCompatibleShape(outputType.getShape(), mergedType.getShape()) &&
-        llvm::all_of(match->merge->getUsers(), [](Operation *user) {
-          return llvm::isa<LmoptDialect>(user->getDialect()) &&
-                 !user->hasTrait<OpTrait::SameOperandsAndResultType>();
-        });
+        usersTakeAnyShape(match->merge);
     if (mergedType == outputType || usersTakeOutputType)
       rewriter.replaceOp(match->merge, output);
     else

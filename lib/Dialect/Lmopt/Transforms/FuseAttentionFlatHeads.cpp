@@ -79,10 +79,57 @@ static Value flatten(PatternRewriter &rewriter, Location loc, Value value,
                            rewriter.getBoolAttr(false));
 }
 
+/// The rank-4 heads a 3-D product's right operand `rhs` (under any
+/// transpose) stands for, given the left one's rank-4 heads `lhs`: a
+/// flattening of heads with lhs's batch and heads; one of heads shared by
+/// the batch and expanded to it (DeBERTa's relative-position keys, read as
+/// `[1, H, m, n]` by the broadcasting product); or, in `tiled`, `[H, m, n]`
+/// heads concatenated once per batch (a Tile of a batch size known at
+/// import), which the caller unsqueezes to `[1, H, m, n]`.
+struct RightHeads {
+  Value heads;
+  Value tiled;
+};
+static std::optional<RightHeads> findRightHeads(Value rhs, Value lhs) {
+  ArrayRef<int64_t> l = shapeOf(lhs);
+  if (Value heads = unflattened(rhs)) {
+    if (auto expand = heads.getDefiningOp<ExpandOp>()) {
+      ArrayRef<int64_t> shared = shapeOf(expand.getInput()),
+                        wide = shapeOf(heads);
+      if (shared.size() == 4 && shared[0] == 1 &&
+          dimsEqual(lhs, 1, expand.getInput(), 1) && shared[2] == wide[2] &&
+          shared[3] == wide[3] && !ShapedType::isDynamic(shared[2]) &&
+          !ShapedType::isDynamic(shared[3]))
+        return RightHeads{expand.getInput(), {}};
+    }
+    if (!dimsEqual(lhs, 0, heads, 0) || !dimsEqual(lhs, 1, heads, 1))
+      return std::nullopt;
+    return RightHeads{heads, {}};
+  }
+  auto concat = rhs.getDefiningOp<ConcatOp>();
+  if (!concat || concat.getAxis() != 0 || ShapedType::isDynamic(l[0]) ||
+      ShapedType::isDynamic(l[1]) ||
+      concat.getInputs().size() != size_t(l[0]) ||
+      !llvm::all_equal(concat.getInputs()))
+    return std::nullopt;
+  Value tile = concat.getInputs()[0];
+  if (shapeOf(tile).size() != 3 || shapeOf(tile)[0] != l[1])
+    return std::nullopt;
+  return RightHeads{{}, tile};
+}
+
 namespace {
 
-/// matmul(flat(a), [scale](transpose(flat(b)) | flat(b))) as
-/// flat(matmul(a, [scale](transpose(b) | b))).
+/// A scalar scale on the right operand, replayed on the rank-4 one.
+struct PeeledScale {
+  Operation *op;
+  Value scalar;
+  bool tensorFirst;
+};
+
+/// matmul(flat(a), [scale](transpose(b) | b)) with b flattened, expanded or
+/// tiled heads, as flat(matmul(a, [scale](transpose(b) | b))) over rank-4
+/// heads.
 struct UnflattenHeadsMatMul : OpRewritePattern<MatMulOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -95,18 +142,20 @@ struct UnflattenHeadsMatMul : OpRewritePattern<MatMulOp> {
     if (!lhs)
       return rewriter.notifyMatchFailure(op, "lhs is not flattened heads");
     // Scalar scales on the right, outermost first.
-    SmallVector<Operation *> scales;
+    SmallVector<PeeledScale> scales;
     Value rhs = op.getRhs();
     while (llvm::isa_and_nonnull<MulOp, DivOp>(rhs.getDefiningOp())) {
       Operation *scale = rhs.getDefiningOp();
       Value tensor = scale->getOperand(0), scalar = scale->getOperand(1);
-      if (llvm::isa<MulOp>(scale) && shapeOf(tensor).size() < 3)
+      bool tensorFirst =
+          !llvm::isa<MulOp>(scale) || shapeOf(tensor).size() == 3;
+      if (!tensorFirst)
         std::swap(tensor, scalar);
       auto scalarType = llvm::cast<ShapedType>(scalar.getType());
       if (!scalarType.hasStaticShape() || scalarType.getNumElements() != 1 ||
           shapeOf(scalar).size() > 1 || tensor.getType() != rhs.getType())
         return rewriter.notifyMatchFailure(op, "rhs is scaled by a tensor");
-      scales.push_back(scale);
+      scales.push_back({scale, scalar, tensorFirst});
       rhs = tensor;
     }
     bool transposed = false;
@@ -116,65 +165,31 @@ struct UnflattenHeadsMatMul : OpRewritePattern<MatMulOp> {
       transposed = true;
       rhs = transpose.getInput();
     }
-    Value rhsHeads = unflattened(rhs);
-    // [H, m, n] heads tiled over the batch as a concat of copies (a Tile of
-    // the batch size known at import): [1, H, m, n] read by every batch.
-    Value tiledHeads;
-    if (auto concat = rhs.getDefiningOp<ConcatOp>();
-        !rhsHeads && concat && concat.getAxis() == 0 &&
-        concat.getInputs().size() == size_t(shapeOf(lhs)[0]) &&
-        llvm::all_equal(concat.getInputs()) &&
-        shapeOf(concat.getInputs()[0]).size() == 3 &&
-        shapeOf(concat.getInputs()[0])[0] == shapeOf(lhs)[1] &&
-        !ShapedType::isDynamic(shapeOf(lhs)[1]))
-      tiledHeads = concat.getInputs()[0];
-    if (!rhsHeads && !tiledHeads)
-      return rewriter.notifyMatchFailure(op, "rhs is not flattened heads");
-    // Heads shared by the whole batch and expanded to it (DeBERTa's
-    // relative-position keys, [1, H, 2k, D]) are read once per head: the
-    // rank-4 product broadcasts them.
-    if (auto expand =
-            rhsHeads ? rhsHeads.getDefiningOp<ExpandOp>() : ExpandOp()) {
-      ArrayRef<int64_t> shared = shapeOf(expand.getInput());
-      if (shared.size() == 4 && shared[0] == 1 &&
-          dimsEqual(lhs, 1, expand.getInput(), 1) &&
-          shared[2] == shapeOf(rhsHeads)[2] &&
-          shared[3] == shapeOf(rhsHeads)[3] &&
-          !ShapedType::isDynamic(shared[2]) &&
-          !ShapedType::isDynamic(shared[3]))
-        rhsHeads = expand.getInput();
-    }
-    if (rhsHeads) {
-      bool sharedBatch = shapeOf(rhsHeads)[0] == 1;
-      if ((!sharedBatch && !dimsEqual(lhs, 0, rhsHeads, 0)) ||
-          !dimsEqual(lhs, 1, rhsHeads, 1))
-        return rewriter.notifyMatchFailure(op, "operands' heads differ");
-    } else {
-      ArrayRef<int64_t> t = shapeOf(tiledHeads);
-      rhsHeads = UnsqueezeOp::create(
-          rewriter, op.getLoc(),
-          RankedTensorType::get({1, t[0], t[1], t[2]},
-                                getElementTypeOrSelf(tiledHeads.getType())),
-          tiledHeads, rewriter.getDenseI64ArrayAttr({0}));
-    }
+    std::optional<RightHeads> found = findRightHeads(rhs, lhs);
+    if (!found)
+      return rewriter.notifyMatchFailure(
+          op, "rhs is not heads of the lhs's batch and head count");
 
     Location loc = op.getLoc();
     auto element = getElementTypeOrSelf(op.getType());
-    Value right = rhsHeads;
+    Value right = found->heads;
+    if (found->tiled) {
+      ArrayRef<int64_t> t = shapeOf(found->tiled);
+      right = UnsqueezeOp::create(
+          rewriter, loc, RankedTensorType::get({1, t[0], t[1], t[2]}, element),
+          found->tiled, rewriter.getDenseI64ArrayAttr({0}));
+    }
     if (transposed) {
-      ArrayRef<int64_t> s = shapeOf(rhsHeads);
+      ArrayRef<int64_t> s = shapeOf(right);
       right = TransposeOp::create(
           rewriter, loc,
           RankedTensorType::get({s[0], s[1], s[3], s[2]}, element), right,
           rewriter.getDenseI64ArrayAttr({0, 1, 3, 2}));
     }
-    for (Operation *scale : llvm::reverse(scales)) {
-      Value scalar = scale->getOperand(1);
-      bool tensorFirst = shapeOf(scale->getOperand(0)).size() == 3;
-      if (!tensorFirst)
-        scalar = scale->getOperand(0);
-      Value a = tensorFirst ? right : scalar, b = tensorFirst ? scalar : right;
-      if (llvm::isa<MulOp>(scale))
+    for (const PeeledScale &scale : llvm::reverse(scales)) {
+      Value a = scale.tensorFirst ? right : scale.scalar;
+      Value b = scale.tensorFirst ? scale.scalar : right;
+      if (llvm::isa<MulOp>(scale.op))
         right = MulOp::create(rewriter, loc, right.getType(), a, b);
       else
         right = DivOp::create(rewriter, loc, right.getType(), a, b);
@@ -208,12 +223,8 @@ struct UnflattenHeadsReshape : OpRewritePattern<ReshapeOp> {
           !isCompatibleShape(shapeOf(heads), shapeOf(op)))
         return rewriter.notifyMatchFailure(op, "does not undo the flattening");
       // Where the types differ in what they know of a dim, lmopt users take
-      // the heads' type as it is (they infer nothing from the operand's).
-      if (heads.getType() != op.getType() &&
-          !llvm::all_of(op->getUsers(), [](Operation *user) {
-            return llvm::isa<LmoptDialect>(user->getDialect()) &&
-                   !user->hasTrait<OpTrait::SameOperandsAndResultType>();
-          }))
+      // the heads' type as it is.
+      if (heads.getType() != op.getType() && !usersTakeAnyShape(op))
         return rewriter.notifyMatchFailure(op, "users need the reshape's type");
       rewriter.replaceOp(op, heads);
       return success();

@@ -29,6 +29,13 @@ static std::string formatPerm(ArrayRef<int64_t> perm) {
   return text;
 }
 
+bool mlir::lmopt::usersTakeAnyShape(Operation *op) {
+  return llvm::all_of(op->getUsers(), [](Operation *user) {
+    return llvm::isa<LmoptDialect>(user->getDialect()) &&
+           !user->hasTrait<OpTrait::SameOperandsAndResultType>();
+  });
+}
+
 std::string mlir::lmopt::describeProducer(Value value) {
   if (Operation *op = value.getDefiningOp())
     return ("'" + op->getName().getStringRef() + "'").str();

@@ -67,6 +67,12 @@ void populateHeadLayoutPatterns(RewritePatternSet &patterns);
 /// (DeBERTa-v2's bmm), brought to rank-4 heads (FuseAttentionFlatHeads.cpp).
 void populateFlatHeadsPatterns(RewritePatternSet &patterns);
 
+/// Whether every user of `op`'s results is an lmopt op without a
+/// same-type constraint: such users take an operand whose type knows more
+/// (or less) of a dim as it is, so `op` may be replaced by a value of a
+/// compatible type.
+bool usersTakeAnyShape(Operation *op);
+
 /// "'lmopt.op'" for the producer of `value`, or "a block argument".
 std::string describeProducer(Value value);
 
