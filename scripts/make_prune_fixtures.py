@@ -18,7 +18,11 @@ statistics are measured here with forward hooks on the PyTorch model
 over the calibration samples (the tokens attention_mask keeps); and
 bert.hidden_states.ref.npz, the outputs with Hugging Face's
 output_hidden_states (hidden_state.0 to .2) for lmopt-compile
---expose=hidden-states.
+--expose=hidden-states; and for the gradient criterion (Michel et al.'s
+head-mask gradients, and the same mask on FFN neurons, computed here with
+PyTorch autograd in float64) bert.calib_labels.npz and bert.calib_target.npz
+(the calibration samples with token labels or a pooler target) and
+bert.pruned_gradient.ref.npz, bert.pruned_gradient_mse.ref.npz.
 The unpruned model is first checked against bert.ref.npz, so the weights
 are the fixture's own.
 """
@@ -177,6 +181,75 @@ def criterion_scores(layer, stats: dict, criterion: str, num_heads: int):
     return heads, neurons
 
 
+def gradient_scores(wrapper, samples: dict, names: list, loss_of) -> tuple:
+    """Michel et al.'s importance, in float64: per layer, the sum over the
+    samples of |dL/dm| for a mask of ones on each head's slice of the
+    attention's output and on each FFN neuron's activation, with
+    L = loss_of(outputs, sample index). Returns (head scores, neuron
+    scores), one array per layer."""
+    model = copy.deepcopy(wrapper).double()
+    bert = model.model
+    num_heads = bert.config.num_attention_heads
+    head_masks, neuron_masks, handles = [], [], []
+    for layer in bert.encoder.layer:
+        width = layer.attention.self.query.out_features
+        hm = torch.ones(num_heads, dtype=torch.float64, requires_grad=True)
+        nm = torch.ones(layer.intermediate.dense.out_features,
+                        dtype=torch.float64, requires_grad=True)
+        head_masks.append(hm)
+        neuron_masks.append(nm)
+
+        def mask_heads(module, args, out, hm=hm, width=width):
+            context = out[0] if isinstance(out, tuple) else out
+            assert context.shape[-1] == width, context.shape
+            masked = context * hm.repeat_interleave(width // num_heads)
+            return (masked,) + tuple(out[1:]) if isinstance(out, tuple) \
+                else masked
+
+        handles.append(layer.attention.self.register_forward_hook(mask_heads))
+        handles.append(layer.intermediate.register_forward_hook(
+            lambda module, args, out, nm=nm: out * nm))
+    heads = [np.zeros(num_heads) for _ in head_masks]
+    neurons = [np.zeros(len(nm)) for nm in neuron_masks]
+    for s in range(samples["input_ids"].shape[0]):
+        for mask in head_masks + neuron_masks:
+            mask.grad = None
+        outputs = model(*(torch.from_numpy(samples[n][s]) for n in names))
+        loss_of(outputs, s).backward()
+        for i, (hm, nm) in enumerate(zip(head_masks, neuron_masks)):
+            heads[i] += hm.grad.abs().numpy()
+            neurons[i] += nm.grad.abs().numpy()
+    for handle in handles:
+        handle.remove()
+    return heads, neurons
+
+
+def cut_and_run(bert, run, heads: list, neurons: list) -> dict:
+    """The outputs of `run` with each layer i keeping heads[i] and the FFN
+    neurons neurons[i] (the model's layers restored after)."""
+    layers = bert.encoder.layer
+    bert.encoder.layer = copy.deepcopy(layers)
+    for layer, keep, index in zip(bert.encoder.layer, heads, neurons):
+        prune_heads(layer, keep, bert.config.num_attention_heads)
+        index = torch.tensor(index)
+        layer.intermediate.dense = sliced(layer.intermediate.dense, rows=index)
+        layer.output.dense = sliced(layer.output.dense, cols=index)
+    pruned = run()
+    bert.encoder.layer = layers
+    return pruned
+
+
+def check_margins(name: str, head_s: list, neuron_s: list, args) -> None:
+    """Stops when a layer's scores are too close for float rounding not to
+    choose."""
+    for i, (heads, neurons) in enumerate(zip(head_s, neuron_s)):
+        for what, scores, ratio in (("heads", heads, args.heads),
+                                    ("ffn", neurons, args.ffn)):
+            if margin(scores, ratio) < 1e-4:
+                sys.exit(f"{name}: layer {i}'s {what} scores are too close "
+                         "to rank reliably")
+
+
 def margin(scores: np.ndarray, ratio: float) -> float:
     """The relative gap between the last kept and the first removed score:
     a tiny one would let float rounding choose."""
@@ -244,30 +317,49 @@ def main() -> None:
     np.savez(path, **samples)
     stats = measure(wrapper, samples, names)
     for criterion in ("wanda", "activation"):
-        layers = bert.encoder.layer
-        bert.encoder.layer = copy.deepcopy(layers)
-        chosen = {}
-        for i, (layer, original) in enumerate(zip(bert.encoder.layer,
-                                                  layers)):
-            head_s, neuron_s = criterion_scores(original, stats, criterion,
-                                                num_heads)
-            for what, scores, ratio in (("heads", head_s, args.heads),
-                                        ("ffn", neuron_s, args.ffn)):
-                if margin(scores, ratio) < 1e-4:
-                    sys.exit(f"{criterion}: layer {i}'s {what} scores are "
-                             "too close to rank reliably")
-            keep = kept(head_s, args.heads)
-            chosen[i] = keep
-            prune_heads(layer, keep, num_heads)
-            index = torch.tensor(kept(neuron_s, args.ffn))
-            layer.intermediate.dense = sliced(layer.intermediate.dense,
-                                              rows=index)
-            layer.output.dense = sliced(layer.output.dense, cols=index)
-        pruned = run()
-        bert.encoder.layer = layers
+        scores = [criterion_scores(layer, stats, criterion, num_heads)
+                  for layer in bert.encoder.layer]
+        head_s, neuron_s = [s[0] for s in scores], [s[1] for s in scores]
+        check_margins(criterion, head_s, neuron_s, args)
+        chosen = [kept(h, args.heads) for h in head_s]
+        pruned = cut_and_run(bert, run, chosen,
+                             [kept(n, args.ffn) for n in neuron_s])
         path = os.path.join(args.out, f"bert.pruned_{criterion}.ref.npz")
         np.savez(path, **pruned)
-        print(f"wrote {path}: heads kept {chosen}")
+        print(f"wrote {path}: heads kept {dict(enumerate(chosen))}")
+
+    # The gradient criterion, with two losses: the default (cross-entropy
+    # of the first output, last_hidden_state's 64 features read as classes,
+    # against token labels, -100 on padding) and --loss=mse:pooler_output,
+    # target. Each writes its samples (the calibration inputs and the
+    # labels) and the model cut by the units it ranks first.
+    rng = np.random.default_rng(11)
+    hidden_size = bert.config.hidden_size
+    labels = rng.integers(0, hidden_size, size=samples["input_ids"].shape)
+    labels[samples["attention_mask"] == 0] = -100
+    target = rng.standard_normal(
+        samples["input_ids"].shape[:2] + (hidden_size,)).astype(np.float32)
+    losses = {
+        "gradient": ("labels", labels, lambda out, s: torch.nn.functional.
+                     cross_entropy(out[0].reshape(-1, hidden_size),
+                                   torch.from_numpy(labels[s]).reshape(-1),
+                                   ignore_index=-100)),
+        "gradient_mse": ("target", target,
+                         lambda out, s: torch.nn.functional.mse_loss(
+                             out[1], torch.from_numpy(target[s]).double())),
+    }
+    for name, (key, values, loss_of) in losses.items():
+        path = os.path.join(args.out, f"bert.calib_{key}.npz")
+        np.savez(path, **samples, **{key: values})
+        head_s, neuron_s = gradient_scores(wrapper, samples, names, loss_of)
+        check_margins(name, head_s, neuron_s, args)
+        chosen = [kept(h, args.heads) for h in head_s]
+        pruned = cut_and_run(bert, run, chosen,
+                             [kept(n, args.ffn) for n in neuron_s])
+        path = os.path.join(args.out, f"bert.pruned_{name}.ref.npz")
+        np.savez(path, **pruned)
+        print(f"wrote {path}: heads kept {dict(enumerate(chosen))}, head "
+              f"scores {[np.round(h, 6).tolist() for h in head_s]}")
 
     heads_to_prune = {}
     for i, layer in enumerate(bert.encoder.layer):

@@ -239,14 +239,14 @@ static llvm::Error importTeacher(const ModelCompilerOptions &o,
   return llvm::Error::success();
 }
 
-/// The --prune criterion when it ranks units by activations (wanda,
-/// activation), else "".
-static std::string activationCriterion(const ModelCompilerOptions &o) {
+/// The --prune criterion when it ranks units by what calibration samples
+/// make of the model (wanda, activation, gradient), else "".
+static std::string sampleCriterion(const ModelCompilerOptions &o) {
   llvm::SmallVector<llvm::StringRef> items;
   llvm::StringRef(o.prune).split(items, ',');
   for (llvm::StringRef item : items)
     if (item.consume_front("criterion=") &&
-        (item == "wanda" || item == "activation"))
+        (item == "wanda" || item == "activation" || item == "gradient"))
       return item.str();
   return "";
 }
@@ -267,8 +267,12 @@ static std::optional<quantization::QuantizeDriverOptions>
 getQuantizeOptions(const ModelCompilerOptions &o) {
   std::optional<quantization::QuantizeDriverOptions> options = o.quantize;
   if (options) {
-    options->pruneCalibration = !activationCriterion(o).empty();
+    std::string criterion = sampleCriterion(o);
+    options->pruneCalibration =
+        criterion == "wanda" || criterion == "activation";
     options->pruneBlockImportance = !layerSelection(o).empty();
+    if (criterion == "gradient")
+      options->pruneGradientLoss = o.pruneLoss.value_or(TrainingOptions());
   }
   return options;
 }
@@ -288,11 +292,16 @@ static llvm::Error checkOptions(const ModelCompilerOptions &o,
   if (!precision)
     return fail("--precision: unknown precision '" + o.precision +
                 "'; use fp32, fp16 or bf16");
-  std::string criterion = activationCriterion(o);
+  std::string criterion = sampleCriterion(o);
   if (!criterion.empty() && (!o.quantize || o.quantize->calibrationFile.empty()))
     return fail("--prune criterion=" + criterion +
-                " ranks units by their activations on calibration samples; "
-                "give them with --calibration=inputs.npz");
+                (criterion == "gradient"
+                     ? " ranks units by the loss's gradients on labelled "
+                       "calibration samples; give them with "
+                       "--calibration=samples.npz (the model's inputs and "
+                       "the loss's labels)"
+                     : " ranks units by their activations on calibration "
+                       "samples; give them with --calibration=inputs.npz"));
   std::string selection = layerSelection(o);
   double count = 0.0;
   if (!selection.empty() &&

@@ -51,7 +51,7 @@ llvm::Error mlir::lmopt::quantization::checkQuantizeOptions(
     // or measure what --prune's criterion reads.
     if (calibrating &&
         (!options.calibrationTableOut.empty() || options.pruneCalibration ||
-         options.pruneBlockImportance) &&
+         options.pruneBlockImportance || options.pruneGradientLoss) &&
         !options.sensitivity && options.exclude.empty() && !options.blockSize &&
         !options.asymmetric && !options.quantizeEmbeddings &&
         !options.writeReport && !options.int4Method &&
@@ -60,8 +60,8 @@ llvm::Error mlir::lmopt::quantization::checkQuantizeOptions(
     return makeError("quantization flags need --quantize=MODE (" +
                      llvm::join(getQuantizeModes(), ", ") +
                      "), except --calibration with --calibration-table-out "
-                     "or a --prune criterion that reads activations "
-                     "(wanda, activation) or layers=N alone");
+                     "or a --prune criterion that reads samples (wanda, "
+                     "activation, gradient) or layers=N alone");
   }
   if (!llvm::is_contained(getQuantizeModes(), mode))
     return makeError("unknown --quantize mode '" + mode + "'; use one of " +
@@ -183,6 +183,8 @@ struct QuantizeState {
   std::optional<uint64_t> fp32BundleBytes;
   /// bf16: attentions whose products run in bf16.
   int64_t attentionBf16 = 0;
+  /// The samples criterion=gradient read, without their labels.
+  std::optional<CalibrationSet> unlabelled;
 };
 } // namespace mlir::lmopt::quantization
 
@@ -256,13 +258,25 @@ static void printQuantizeSummary(const QuantizeDriverOptions &options,
 }
 
 llvm::Error QuantizeDriver::measureForPruning(ModuleOp module) {
-  if (!options.pruneCalibration && !options.pruneBlockImportance)
+  if (!options.pruneCalibration && !options.pruneBlockImportance &&
+      !options.pruneGradientLoss)
     return llvm::Error::success();
-  llvm::Expected<CalibrationSet> set =
-      loadCalibrationSet(options.calibrationFile, getMain(module));
-  if (!set)
-    return set.takeError();
   ModelRunner runner(backend, targetOptions);
+  // The gradient criterion's samples hold labels too; the other
+  // measurements read them without.
+  std::optional<CalibrationSet> &set = state->unlabelled;
+  if (options.pruneGradientLoss) {
+    if (llvm::Error error =
+            measureGradientImportance(runner, module, options.calibrationFile,
+                                      *options.pruneGradientLoss, log, set))
+      return error;
+  } else {
+    llvm::Expected<CalibrationSet> loaded =
+        loadCalibrationSet(options.calibrationFile, getMain(module));
+    if (!loaded)
+      return loaded.takeError();
+    set = std::move(*loaded);
+  }
   if (options.pruneBlockImportance)
     if (llvm::Error error = measureBlockImportance(runner, module, *set, log))
       return error;
@@ -277,8 +291,8 @@ llvm::Error QuantizeDriver::run(ModuleOp module, const BundleMeta &meta) {
     return llvm::Error::success();
   CalibrationMethod method =
       llvm::cantFail(CalibrationMethod::parse(options.calibrationMethod));
-  std::optional<CalibrationSet> set;
-  if (!options.calibrationFile.empty()) {
+  std::optional<CalibrationSet> set = std::move(state->unlabelled);
+  if (!set && !options.calibrationFile.empty()) {
     llvm::Expected<CalibrationSet> loaded =
         loadCalibrationSet(options.calibrationFile, getMain(module));
     if (!loaded)

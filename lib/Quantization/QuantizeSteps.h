@@ -87,6 +87,18 @@ llvm::Error measureActivationStats(ModelRunner &runner, ModuleOp module,
                                    const CalibrationSet &set,
                                    llvm::raw_ostream &log);
 
+/// Runs `module`'s loss (`lossOptions`) and backward pass on every sample
+/// of `calibrationFile`, which holds the loss's labels besides the model's
+/// inputs, and attaches to each linear that reads an attention's or
+/// another linear's output the sums over samples of |dL/dm| for a mask on
+/// each input feature and head (PruneImportance.h, the gradient
+/// criterion); prints a summary. `unlabelled` gets the samples without
+/// the labels, for the other measurements.
+llvm::Error measureGradientImportance(
+    ModelRunner &runner, ModuleOp module, StringRef calibrationFile,
+    const TrainingOptions &lossOptions, llvm::raw_ostream &log,
+    std::optional<CalibrationSet> &unlabelled);
+
 /// The min over model outputs of the cosine of `module`'s outputs against
 /// `reference` (per sample, per output).
 llvm::Expected<double> outputCosine(

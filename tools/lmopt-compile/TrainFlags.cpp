@@ -19,7 +19,8 @@ static cl::opt<bool>
 static cl::opt<std::string> loss(
     "loss",
     cl::desc("The loss: cross-entropy[:output[,labels]] (default: the first "
-             "output against 'labels') or mse[:output[,target]]"),
+             "output against 'labels') or mse[:output[,target]]; also "
+             "what --prune criterion=gradient differentiates"),
     cl::value_desc("kind:output,labels"), cl::init("cross-entropy"),
     cl::cat(lmopt_compile::getTrainCategory()));
 static cl::opt<std::string>

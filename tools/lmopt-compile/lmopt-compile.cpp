@@ -130,7 +130,9 @@ static cl::opt<std::string> prune(
     cl::desc("Structured pruning: remove a fraction of each FFN's neurons "
              "and of each attention's heads, ffn=0.5,heads=0.5 (also "
              "multiple=N to round kept counts, criterion=magnitude, or "
-             "wanda or activation with --calibration); the matrices shrink"),
+             "wanda or activation with --calibration, or gradient with "
+             "labelled --calibration samples and --loss); the matrices "
+             "shrink"),
     cl::value_desc("ffn=R,heads=R"), cl::cat(category));
 static cl::opt<std::string> expose(
     "expose",
@@ -217,14 +219,16 @@ int main(int argc, char **argv) {
   if (lmopt_compile::isQuantizationRequested())
     options.quantize = lmopt_compile::getQuantizeDriverOptions();
   options.disableDropout = lmopt_compile::isDropoutDisabled();
-  if (lmopt_compile::isTrainingRequested()) {
-    llvm::Expected<mlir::lmopt::TrainingOptions> training =
+  // The gradient criterion differentiates the training loss (--loss).
+  bool training = lmopt_compile::isTrainingRequested();
+  if (training || llvm::StringRef(prune).contains("criterion=gradient")) {
+    llvm::Expected<mlir::lmopt::TrainingOptions> parsed =
         lmopt_compile::getTrainingOptions();
-    if (!training) {
-      mlir::lmopt::printErrors(training.takeError(), llvm::errs());
+    if (!parsed) {
+      mlir::lmopt::printErrors(parsed.takeError(), llvm::errs());
       return EXIT_FAILURE;
     }
-    options.training = std::move(*training);
+    (training ? options.training : options.pruneLoss) = std::move(*parsed);
   }
 
   llvm::Expected<mlir::lmopt::ModelCompileResult> result =

@@ -56,6 +56,9 @@ struct ModelCompilerOptions {
   /// "ffn=0.5,heads=0.5": structured pruning (lmopt-prune's options,
   /// comma-separated); empty: none.
   std::string prune;
+  /// The loss (--loss) of --prune's criterion=gradient; unset: the
+  /// default, cross-entropy of the first output against `labels`.
+  std::optional<TrainingOptions> pruneLoss;
   /// "hidden-states,/model/node": intermediate values returned as extra
   /// outputs (lmopt-expose-intermediates); empty: none.
   std::string expose;

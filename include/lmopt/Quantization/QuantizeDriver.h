@@ -13,6 +13,7 @@
 #define LMOPT_QUANTIZATION_QUANTIZEDRIVER_H
 
 #include "lmopt/Target/Common/BundleEmitter.h"
+#include "lmopt/Target/Common/TrainingEntries.h"
 #include "lmopt/Target/TargetBackend.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -67,6 +68,10 @@ struct QuantizeDriverOptions {
   /// --prune=layers=N ranks encoder layers by block importance: the
   /// --calibration samples measure it before pruning.
   bool pruneBlockImportance = false;
+  /// --prune's criterion=gradient: the loss (--loss) whose gradients with
+  /// respect to unit masks rank the units, measured on the --calibration
+  /// samples, which then hold its labels.
+  std::optional<TrainingOptions> pruneGradientLoss;
 };
 
 /// The modes --quantize accepts.

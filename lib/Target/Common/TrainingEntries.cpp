@@ -421,6 +421,21 @@ static FailureOr<unsigned> findOutput(func::FuncOp main,
          << llvm::join(names, ", ");
 }
 
+FailureOr<Value> mlir::lmopt::appendModelLoss(func::FuncOp main,
+                                              const TrainingOptions &options) {
+  FailureOr<unsigned> index = findOutput(main, options);
+  if (failed(index))
+    return failure();
+  SmallVector<std::string> inputs = getGraphInputNames(main);
+  Operation *ret = main.getBody().front().getTerminator();
+  FailureOr<Value> loss = appendLoss(main, ret->getOperand(*index), options);
+  if (failed(loss))
+    return failure();
+  inputs.push_back(options.labels);
+  setNames(main, inputs, getGraphOutputNames(main));
+  return loss;
+}
+
 static rt::PlanState makeState(const std::string &name,
                                RankedTensorType type) {
   rt::PlanState state;

@@ -93,6 +93,15 @@ FailureOr<TrainingEntries> buildTrainingEntries(ModuleOp module,
                                                 const TrainingOptions &options,
                                                 WeightsBuilder &weights);
 
+/// Appends to `main` (an inference @main) the loss `options` names
+/// (`loss`, `output`, `labels`, `ignoreIndex`) over that output, reading a
+/// new last argument, the labels or target, named `labels` in the graph's
+/// input names; returns the rank-0 loss. The results stay as they are.
+/// Fails with a diagnostic naming a missing output or an output the loss
+/// cannot read. lmopt-prune's gradient criterion differentiates it.
+FailureOr<Value> appendModelLoss(func::FuncOp main,
+                                 const TrainingOptions &options);
+
 } // namespace mlir::lmopt
 
 #endif // LMOPT_TARGET_COMMON_TRAININGENTRIES_H

@@ -215,7 +215,7 @@ struct PrunePass : lmopt::impl::PrunePassBase<PrunePass> {
     if (!parsed) {
       getOperation()->emitError()
           << "lmopt-prune: unknown criterion '" << criterion
-          << "' (known: magnitude, wanda, activation)";
+          << "' (known: magnitude, wanda, activation, gradient)";
       return signalPassFailure();
     }
     ranking = *parsed;

@@ -11,6 +11,8 @@
 //               |W[k,c]| ||X_k|| + sum_d ||O_d|| sum_n |Wo[d,n]|
 //               (O the output projection's input)
 //   activation  neuron j: mean_t |A_tj|; head h: mean_t ||O_t,h||_2
+//   gradient    neuron j: sum over samples of |dL/dm_j|, m_j a mask on A_j;
+//               head h: the same with a mask on O_h (Michel et al.)
 //
 // Wanda's |W| ||X|| per weight, summed over the weights that go with the
 // unit; Minitron's activation-based importance with the mean over tokens.
@@ -33,6 +35,7 @@ std::optional<Criterion> prune::parseCriterion(StringRef name) {
       .Case("magnitude", Criterion::Magnitude)
       .Case("wanda", Criterion::Wanda)
       .Case("activation", Criterion::Activation)
+      .Case("gradient", Criterion::Gradient)
       .Default(std::nullopt);
 }
 
@@ -44,6 +47,8 @@ static StringRef criterionName(Criterion criterion) {
     return "wanda";
   case Criterion::Activation:
     return "activation";
+  case Criterion::Gradient:
+    return "gradient";
   }
   llvm_unreachable("unknown criterion");
 }
@@ -60,8 +65,10 @@ static FailureOr<ArrayRef<float>> readStats(LinearOp linear, StringRef key,
            << "lmopt-prune: criterion=" << criterionName(criterion)
            << " reads calibration statistics, and linear '"
            << getLayerName(linear) << "' has no " << kActivationStatsAttr
-           << " '" << key
-           << "' (lmopt-compile measures them with --calibration)";
+           << " '" << key << "' (lmopt-compile measures them with --calibration"
+           << (criterion == Criterion::Gradient ? " samples that hold labels"
+                                                : "")
+           << ")";
   if (int64_t(values.size()) != size)
     return linear.emitError()
            << "lmopt-prune: linear '" << getLayerName(linear) << "': "
@@ -111,9 +118,13 @@ prune::scoreNeurons(Criterion criterion, LinearOp up, LinearOp down,
       scores[j] = wandaColumn(w1, j, *in) + wandaRow(w2, j, *mid);
     return scores;
   }
-  case Criterion::Activation: {
-    FailureOr<ArrayRef<float>> mid =
-        readStats(down, kStatsAbsMean, width, criterion);
+  case Criterion::Activation:
+  case Criterion::Gradient: {
+    // The statistic is the neuron's score.
+    FailureOr<ArrayRef<float>> mid = readStats(
+        down,
+        criterion == Criterion::Activation ? kStatsAbsMean : kStatsGradFeature,
+        width, criterion);
     if (failed(mid))
       return failure();
     for (int64_t j = 0; j < width; ++j)
@@ -159,9 +170,12 @@ prune::scoreHeads(Criterion criterion, LinearOp qkv, LinearOp out,
       }
     return scores;
   }
-  case Criterion::Activation: {
-    FailureOr<ArrayRef<float>> mid =
-        readStats(out, kStatsHeadL2Mean, numHeads, criterion);
+  case Criterion::Activation:
+  case Criterion::Gradient: {
+    FailureOr<ArrayRef<float>> mid = readStats(
+        out,
+        criterion == Criterion::Activation ? kStatsHeadL2Mean : kStatsGradHead,
+        numHeads, criterion);
     if (failed(mid))
       return failure();
     for (int64_t h = 0; h < numHeads; ++h)

@@ -35,7 +35,7 @@ struct EncoderLayer {
 FailureOr<EncoderLayer> matchEncoderLayer(AttentionOp attention,
                                           std::string &why);
 
-enum class Criterion { Magnitude, Wanda, Activation };
+enum class Criterion { Magnitude, Wanda, Activation, Gradient };
 
 /// The criterion named `name`, or nothing.
 std::optional<Criterion> parseCriterion(llvm::StringRef name);

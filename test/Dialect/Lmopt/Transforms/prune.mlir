@@ -11,7 +11,7 @@
 
 // RATIO: error: lmopt-prune: ffn=1.00 is not a fraction in [0, 1)
 // NEGATIVE: error: lmopt-prune: heads=-0.25 is not a fraction in [0, 1)
-// CRITERION: error: lmopt-prune: unknown criterion 'random' (known: magnitude, wanda, activation)
+// CRITERION: error: lmopt-prune: unknown criterion 'random' (known: magnitude, wanda, activation, gradient)
 
 // Neurons 0 and 2 carry the largest weights (W1 columns and W2 rows
 // together: 25+0, 0.02, 9+16, 0.08), so they stay, in their order; b1

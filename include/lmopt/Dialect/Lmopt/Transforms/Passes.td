@@ -227,11 +227,15 @@ def PrunePass : Pass<"lmopt-prune"> {
     counted); `wanda`, the sum over those weights of `|W|` times the L2
     norm over the calibration tokens of the input feature each multiplies;
     `activation` (Minitron), a neuron's mean `|a|` over the tokens, a
-    head's mean L2 norm of its slice of the attention output. The last two
-    read the statistics a calibration run attaches to each linear as
+    head's mean L2 norm of its slice of the attention output; `gradient`
+    (Michel et al.), the sum over labelled calibration samples of
+    `|dL/dm|`, `m` a mask of ones on the neuron's activation or the head's
+    slice of the attention output and `L` the training loss. The last
+    three read the statistics a calibration run attaches to each linear as
     `lmopt.activation_stats` (`lmopt-compile --calibration`); a linear
-    without them is an error naming it. The attribute is removed. The most important units stay, ties to the lower index, in
-    their original order. `multiple=M` rounds the kept count up to a
+    without them is an error naming it. The attribute is removed. The most
+    important units stay, ties to the lower index, in their original
+    order. `multiple=M` rounds the kept count up to a
     multiple of `M` (at most the original count), for GEMM-friendly sizes.
 
     The weights must be constant `f32` with static shapes: run it after
