@@ -53,6 +53,9 @@ WEIGHTINGS = {
     "pure": (0.0, 1.0, 1.0, 1.0),
 }
 CURVE_WEIGHTING = "mixed"
+# The width-32 student against the width-64 teacher: CE and the MSE term
+# through the learned projection (no KL: the class counts differ).
+PROJECTED = (1.0, 0.0, 1.0, 1.0)
 CURVE = mt.Recipe(
     name="KD",
     description=(
@@ -98,7 +101,10 @@ def fixture(name: str, config: dict) -> mf.Fixture:
     )
 
 
-def kd_loss(student, teacher, batch: dict, weighting) -> torch.Tensor:
+def kd_loss(student, teacher, batch: dict, weighting,
+            projection=None) -> torch.Tensor:
+    """The objective; with `projection`, the MSE term reads the student's
+    hidden state times it (a narrower student's learned projection)."""
     alpha, beta, gamma, temp = weighting
     dtype = next(student.parameters()).dtype
     args = [torch.from_numpy(batch[k]) for k in ("input_ids", "attention_mask",
@@ -114,6 +120,8 @@ def kd_loss(student, teacher, batch: dict, weighting) -> torch.Tensor:
                       F.softmax(t_logits / temp, -1), reduction="batchmean")
         loss = loss + beta * temp * temp * kl
     if gamma:
+        if projection is not None:
+            s_hidden = s_hidden @ projection
         loss = loss + gamma * F.mse_loss(s_hidden, t_hidden)
     return loss
 
@@ -157,9 +165,49 @@ def gradients(student, teacher, bindings, batch, weighting, dtype):
     return float(loss.item()), grads
 
 
+def projected(args, batch: dict, inputs: dict) -> None:
+    """projected.grads.npz: the width-32 student (4 classes) distilled with
+    CE + MSE of its hidden state through the learned projection, which
+    lmopt initializes to the truncated identity: float64 gradients of the
+    student's parameters and of the projection (`distill.projection`,
+    [32, 64]). The committed teacher and student are rebuilt from their
+    seeds and checked against their ONNX files first."""
+    built = {}
+    for name, config in (("teacher", TEACHER_CONFIG),
+                         ("student_width32", WIDTH_CONFIG)):
+        fx = fixture(name, config)
+        module = fx.build()
+        mf.reference(fx, module, os.path.join(args.out, name + ".onnx"), inputs)
+        built[name] = module
+    student, teacher = built["student_width32"], built["teacher"]
+    model = onnx.load(os.path.join(args.out, "student_width32.onnx"))
+    bindings, non_parameters = mt.bind_initializers(model, student)
+    assert not non_parameters, non_parameters
+    s = mt.without_padding_idx(copy.deepcopy(student).to(torch.float64))
+    t = copy.deepcopy(teacher).to(torch.float64)
+    projection = torch.nn.Parameter(torch.eye(
+        WIDTH_CONFIG["hidden_size"], TEACHER_CONFIG["hidden_size"],
+        dtype=torch.float64))
+    loss = kd_loss(s, t, batch, PROJECTED, projection)
+    loss.backward()
+    named = dict(s.named_parameters())
+    grads = {init: np.ascontiguousarray(
+        (named[b.param].grad.T if b.transposed else named[b.param].grad).numpy())
+        for init, b in bindings.items()}
+    grads["distill.projection"] = projection.grad.numpy()
+    mf.save_npz(os.path.join(args.out, "projected.grads.npz"),
+                {"loss": np.float32(loss.item()),
+                 **{k: v.astype(np.float32) for k, v in grads.items()}})
+    print(f"projected {PROJECTED}: loss {loss.item():.6f}, "
+          f"{len(grads)} gradients")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", default=os.path.normpath(DEFAULT_OUT))
+    parser.add_argument("--projected-only", action="store_true",
+                        help="write projected.grads.npz alone, from the "
+                        "committed models")
     args = parser.parse_args()
     os.makedirs(args.out, exist_ok=True)
     torch.set_num_threads(1)
@@ -168,6 +216,9 @@ def main() -> int:
     data = mt.bert_cls_data(np.random.default_rng(zlib.crc32(b"distill.data")), 64)
     batch = mt.batch_of(data, 0, mt.GRAD_BATCH)
     inputs = {k: batch[k] for k in ("input_ids", "attention_mask", "token_type_ids")}
+    if args.projected_only:
+        projected(args, batch, inputs)
+        return 0
     facts = {}
     modules = {}
     for name, config in (("teacher", TEACHER_CONFIG), ("student", STUDENT_CONFIG),
@@ -200,6 +251,8 @@ def main() -> int:
                      **{k: v.astype(np.float32) for k, v in grads64.items()}})
         facts[key] = {"weighting": dict(zip(("alpha", "beta", "gamma", "T"), weighting)),
                       "loss": loss64, "f32_grad_error": err}
+
+    projected(args, batch, inputs)
 
     # The teacher's first layer alone as the student (what lmopt-compile
     # teacher.onnx --prune=keep-layers=0 --distill-from teacher.onnx trains).
@@ -246,11 +299,12 @@ sequence, 64], exported by the TorchScript exporter:
 | `teacher.onnx` | 2 layers, hidden 64, vocabulary 1000 |
 | `student.onnx` | 1 layer, hidden 64, vocabulary 1000 |
 | `student_vocab1200.onnx` | 1 layer, vocabulary 1200 (diagnostics) |
-| `student_width32.onnx` | 1 layer, hidden 32, 4 classes (diagnostics) |
+| `student_width32.onnx` | 1 layer, hidden 32, 4 classes (diagnostics; the learned projection) |
 | `data.npz` | 64 examples (`input_ids`, `attention_mask`, `token_type_ids`, `labels`) |
 | `mixed.grads.npz`, `pure.grads.npz` | the first 8 examples' loss and float64 autograd gradient of every student initializer (stored float32), teacher frozen |
 | `kd.adamw.json` | 30 AdamW steps on the `mixed` objective in file order, batch 8 |
 | `layers.grads.npz` | the `pure` objective's gradients for the teacher's first layer alone as the student (keyed by the teacher's initializers) |
+| `projected.grads.npz` | `student_width32` on alpha 1, beta 0, gamma 1 (CE plus the MSE of its hidden state times the learned projection, initialized to the truncated identity [32, 64]): loss and float64 gradients, the projection's as `distill.projection` |
 
 Objective: alpha CE(student logits, labels) + beta T^2
 KL(softmax(teacher / T) || softmax(student / T)) (batchmean) + gamma

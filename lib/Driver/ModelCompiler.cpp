@@ -421,6 +421,7 @@ static llvm::Error checkOptions(const ModelCompilerOptions &o,
 static TrainingOptions withSourceModel(const ModelCompilerOptions &o) {
   TrainingOptions training = *o.training;
   training.disableDropout = o.disableDropout;
+  training.prune = o.prune;
   llvm::SmallString<256> source(o.inputPath);
   uint64_t bytes = 0;
   if (llvm::StringRef(o.inputPath).ends_with(".onnx") &&

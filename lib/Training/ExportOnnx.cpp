@@ -30,9 +30,9 @@ static llvm::Error error(const llvm::Twine &message) {
   return llvm::createStringError(message);
 }
 
-llvm::Error lmopt::training::exportTrainedOnnx(const std::string &sourcePath,
-                              const std::string &outPath,
-                              const std::vector<NamedTensor> &parameters) {
+llvm::Error lmopt::training::exportTrainedOnnx(
+    const std::string &sourcePath, const std::string &outPath,
+    const std::vector<NamedTensor> &parameters, bool newShapes) {
   llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
       llvm::MemoryBuffer::getFile(sourcePath);
   if (!buffer)
@@ -52,6 +52,7 @@ llvm::Error lmopt::training::exportTrainedOnnx(const std::string &sourcePath,
   llvm::StringMap<onnx::TensorProto *> initializers;
   for (onnx::TensorProto &t : *model.mutable_graph()->mutable_initializer())
     initializers[t.name()] = &t;
+  bool reshaped = false;
   for (const NamedTensor &param : parameters) {
     auto it = initializers.find(param.name);
     if (it == initializers.end())
@@ -60,7 +61,9 @@ llvm::Error lmopt::training::exportTrainedOnnx(const std::string &sourcePath,
     onnx::TensorProto &t = *it->second;
     std::vector<int64_t> dims(t.dims().begin(), t.dims().end());
     if (t.data_type() != onnx::TensorProto::FLOAT ||
-        param.tensor.dtype != DType::F32 || dims != param.tensor.shape)
+        param.tensor.dtype != DType::F32 ||
+        (!newShapes && dims != param.tensor.shape) ||
+        dims.size() != param.tensor.shape.size())
       return error("initializer '" + param.name + "' of '" + sourcePath +
                    "' is not f32 " +
                    lmopt::runtime::formatDims(param.tensor.shape) +
@@ -71,7 +74,17 @@ llvm::Error lmopt::training::exportTrainedOnnx(const std::string &sourcePath,
                    "not rewrite yet");
     t.clear_float_data();
     t.set_raw_data(param.tensor.data.data(), param.tensor.data.size());
+    if (dims != param.tensor.shape) {
+      t.clear_dims();
+      for (int64_t dim : param.tensor.shape)
+        t.add_dims(dim);
+      reshaped = true;
+    }
   }
+  // The exporter's intermediate shapes no longer hold where a matrix
+  // shrank; onnxruntime infers them again.
+  if (reshaped)
+    model.mutable_graph()->clear_value_info();
 
   std::string bytes;
   if (!model.SerializeToString(&bytes))

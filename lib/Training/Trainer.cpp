@@ -20,6 +20,7 @@
 #include <cstring>
 #include <map>
 #include <numeric>
+#include <set>
 
 using namespace lmopt::runtime;
 using namespace lmopt::training;
@@ -50,6 +51,11 @@ struct Schedule {
   int64_t sourceModelBytes = -1;
   /// The ONNX initializer of each parameter whose name was recovered.
   std::map<std::string, std::string> initializers;
+  /// Parameters trained with the model but not part of it (a distillation
+  /// projection): --export-onnx leaves them out.
+  std::set<std::string> notExported;
+  /// lmopt-compile's --prune ("" without).
+  std::string prune;
   /// Cross-entropy: labels lie in [0, classes) or equal ignoreIndex.
   int64_t classes = 0;
   int64_t ignoreIndex = -100;
@@ -123,9 +129,14 @@ static llvm::Expected<Schedule> readSchedule(const Session &session,
   if (const llvm::json::Array *params = training->getArray("parameters"))
     for (const llvm::json::Value &param : *params)
       if (const llvm::json::Object *p = param.getAsObject())
-        if (auto name = p->getString("name"))
+        if (auto name = p->getString("name")) {
           if (auto initializer = p->getString("initializer"))
             s.initializers[name->str()] = initializer->str();
+          if (p->getBoolean("export") == false)
+            s.notExported.insert(name->str());
+        }
+  if (auto prune = training->getString("prune"))
+    s.prune = prune->str();
   s.ignoreIndex = training->getInteger("ignore_index").value_or(s.ignoreIndex);
   s.beta1 = training->getNumber("beta1").value_or(s.beta1);
   s.beta2 = training->getNumber("beta2").value_or(s.beta2);
@@ -387,7 +398,8 @@ static llvm::Expected<std::vector<NamedTensor>>
 trainedParameters(Session &session, const Schedule &schedule) {
   std::vector<NamedTensor> parameters;
   for (const StateInfo &state : session.states()) {
-    if (llvm::StringRef(state.name).contains('/'))
+    if (llvm::StringRef(state.name).contains('/') ||
+        schedule.notExported.count(state.name))
       continue;
     NamedTensor t;
     auto initializer = schedule.initializers.find(state.name);
@@ -428,7 +440,8 @@ static llvm::Error exportModel(Session &session, const TrainerOptions &options,
       trainedParameters(session, schedule);
   if (!parameters)
     return parameters.takeError();
-  if (llvm::Error error = exportTrainedOnnx(source, onnxOut, *parameters))
+  if (llvm::Error error = exportTrainedOnnx(source, onnxOut, *parameters,
+                                            !schedule.prune.empty()))
     return trainError("--export-onnx: " + llvm::toString(std::move(error)));
   if (!options.exportOnnx.empty())
     report.line("wrote the trained model to '" + options.exportOnnx + "' (" +
@@ -473,6 +486,15 @@ llvm::Error lmopt::training::train(Session &session,
   if (!scheduleOr)
     return scheduleOr.takeError();
   const Schedule &schedule = *scheduleOr;
+  // Refused before training: a student without some of the source model's
+  // layers is no longer its graph (FFN pruning only shrinks matrices).
+  if ((!options.exportOnnx.empty() || !options.exportBundle.empty()) &&
+      llvm::StringRef(schedule.prune).contains("keep-layers"))
+    return trainError(
+        "--export-onnx: the bundle was compiled with --prune=" +
+        schedule.prune +
+        ", which drops layers of the source model; write the reduced model "
+        "with lmopt-reduce-layers and train that one to export it");
   const EntryInfo &train =
       session.entries()[size_t(session.findEntry("train_step"))];
   int64_t batchSize = options.batch > 0 ? options.batch : bundleBatch(train);

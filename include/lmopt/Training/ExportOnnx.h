@@ -13,13 +13,17 @@
 namespace lmopt::training {
 
 /// Writes `outPath` (atomically): the ONNX model at `sourcePath` with each
-/// initializer named like one of `parameters` holding its value. Fails,
-/// naming it, on a parameter no f32 initializer of that name and shape
-/// holds, an initializer stored as external data, or a file that is not
-/// an ONNX model.
+/// initializer named like one of `parameters` holding its value. With
+/// `newShapes` (an FFN-pruned student's smaller matrices) an initializer
+/// may take the parameter's dims, and the graph's value_info (intermediate
+/// shapes the exporter recorded, now stale) is dropped. Fails, naming it,
+/// on a parameter no f32 initializer of that name (and, without
+/// `newShapes`, shape) holds, an initializer stored as external data, or a
+/// file that is not an ONNX model.
 llvm::Error
 exportTrainedOnnx(const std::string &sourcePath, const std::string &outPath,
-                  const std::vector<lmopt::runtime::NamedTensor> &parameters);
+                  const std::vector<::lmopt::runtime::NamedTensor> &parameters,
+                  bool newShapes = false);
 
 /// An input of the inference bundle: its name, dims (-1 where symbolic)
 /// and the dims at the symbols' bounds.

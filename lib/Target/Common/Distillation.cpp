@@ -17,6 +17,9 @@
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/StringExtras.h"
 
+#include <algorithm>
+#include <vector>
+
 using namespace mlir;
 using namespace mlir::lmopt;
 
@@ -77,6 +80,20 @@ LogicalResult checkPair(func::FuncOp main, func::FuncOp teacher, int student,
          << "' is " << describe(t) << ": " << why;
 }
 
+/// Whether `student` and `teacher` are f32 tensors whose dims agree but
+/// for a static last one that differs: a learned projection maps them.
+bool differsInWidthOnly(Type student, Type teacher) {
+  auto s = llvm::dyn_cast<RankedTensorType>(student);
+  auto t = llvm::dyn_cast<RankedTensorType>(teacher);
+  if (!s || !t || !s.getElementType().isF32() ||
+      s.getElementType() != t.getElementType() || s.getRank() < 1 ||
+      s.getRank() != t.getRank() ||
+      s.getShape().drop_back() != t.getShape().drop_back())
+    return false;
+  int64_t ws = s.getShape().back(), wt = t.getShape().back();
+  return !ShapedType::isDynamic(ws) && !ShapedType::isDynamic(wt) && ws != wt;
+}
+
 } // namespace
 
 FailureOr<InlinedTeacher>
@@ -133,10 +150,15 @@ mlir::lmopt::inlineTeacher(ModuleOp module, func::FuncOp main,
       return failure();
     FailureOr<int> theirs = outputNamed(teacher, "teacher",
                                         options.teacherOutput, "--distill-output");
-    if (failed(theirs) ||
+    if (failed(theirs))
+      return failure();
+    result.project = differsInWidthOnly(main.getResultTypes()[*mine],
+                                        teacher.getResultTypes()[*theirs]);
+    if (!result.project &&
         failed(checkPair(main, teacher, *mine, *theirs,
-                         "the MSE term needs outputs of one shape (a learned "
-                         "projection between widths is not built)")))
+                         "the MSE term needs outputs of one shape, or of "
+                         "shapes that differ only in a static last dim (the "
+                         "width a learned projection maps)")))
       return failure();
     teacherHidden = *theirs;
     result.studentHidden = *mine;
@@ -234,6 +256,22 @@ Value mlir::lmopt::appendDistillationLoss(func::FuncOp func, Operation *ret,
   if (options.gamma > 0) {
     Value s = ret->getOperand(teacher.studentHidden);
     Value t = ret->getOperand(teacher.teacherHidden);
+    if (teacher.project) {
+      // s @ P, P the truncated identity: a named constant the parameter
+      // collection makes trainable like the student's weights.
+      auto tType = llvm::cast<RankedTensorType>(t.getType());
+      int64_t rows =
+          llvm::cast<RankedTensorType>(s.getType()).getShape().back();
+      int64_t cols = tType.getShape().back();
+      std::vector<float> identity(size_t(rows * cols), 0.0f);
+      for (int64_t i = 0; i < std::min(rows, cols); ++i)
+        identity[size_t(i * cols + i)] = 1.0f;
+      auto pType = RankedTensorType::get({rows, cols}, f32);
+      Value projection = ConstantOp::create(
+          b, NameLoc::get(b.getStringAttr(kDistillProjectionName), loc),
+          DenseElementsAttr::get(pType, llvm::ArrayRef(identity)));
+      s = MatMulOp::create(b, loc, tType, s, projection);
+    }
     Value diff = binary(SubOp(), s, t);
     Value mse =
         reduce(ReduceMeanOp(), binary(MulOp(), diff, diff), {}, scalarType);

@@ -695,6 +695,9 @@ mlir::lmopt::buildTrainingEntries(ModuleOp module,
         {"weight_decay", param.weightDecay}};
     if (!param.initializer.empty())
       entry["initializer"] = param.initializer;
+    // Trained with the student, not part of it.
+    if (param.name == kDistillProjectionName)
+      entry["export"] = false;
     paramList.push_back(std::move(entry));
   }
   result.meta["loss"] = !hasLabels ? "distillation"
@@ -729,6 +732,8 @@ mlir::lmopt::buildTrainingEntries(ModuleOp module,
   result.meta["epsilon"] = options.epsilon;
   result.meta["clip_norm"] = options.clipNorm;
   result.meta["schedule"] = llvm::json::Object(options.schedule);
+  if (!options.prune.empty())
+    result.meta["prune"] = options.prune;
   if (!options.sourceModel.empty()) {
     result.meta["source_model"] = options.sourceModel;
     result.meta["source_model_bytes"] = options.sourceModelBytes;

@@ -1,4 +1,5 @@
-//===- Distillation.h - a teacher's forward inside a training step -*- C++ -*-===//
+//===- Distillation.h - a teacher's forward inside a training step -*- C++
+//-*-===//
 //
 // `lmopt-compile student.onnx --train --distill-from teacher.onnx` compiles
 // the teacher's forward pass into the student's training and eval entries,
@@ -7,6 +8,12 @@
 //   alpha * CE(student logits, labels)
 //   + beta * T^2 * KL(softmax(teacher / T) || softmax(student / T))
 //   + gamma * MSE(student output, teacher output)
+//
+// When the MSE pair differs only in its last dim (a narrower student), the
+// student's output is first multiplied by a learned projection P
+// ([student width, teacher width], TinyBERT's W_h), initialized to the
+// truncated identity (P[i][j] = 1 when i == j): a trainable parameter named
+// `distill.projection` that --export-onnx leaves out.
 //
 // (KL with PyTorch's reduction='batchmean': summed over all elements,
 // divided by the logits' first dim). The teacher's weights stay constants:
@@ -30,6 +37,10 @@ namespace mlir::lmopt {
 inline constexpr const char *kTeacherFuncName = "lmopt_teacher";
 /// Marks an inlined teacher constant: not a parameter.
 inline constexpr const char *kFrozenAttrName = "lmopt.frozen";
+/// The learned projection from the student's width to the teacher's in the
+/// MSE term: a trainable parameter of the training bundle that the trained
+/// student does not export.
+inline constexpr const char *kDistillProjectionName = "distill.projection";
 
 struct DistillOptions {
   /// The teacher model (for the meta).
@@ -49,6 +60,9 @@ struct InlinedTeacher {
   /// (the KL pair) and of the MSE pair (-1 without an MSE term).
   int studentLogits = -1, teacherLogits = -1;
   int studentHidden = -1, teacherHidden = -1;
+  /// The MSE pair's last dims differ: the student's output goes through a
+  /// learned [student width, teacher width] projection first.
+  bool project = false;
 };
 
 /// Inlines `module`'s teacher function into @main after checking that

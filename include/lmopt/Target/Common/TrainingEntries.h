@@ -66,6 +66,10 @@ struct TrainingOptions {
   /// recorded so that lmopt-train can export the trained weights into it.
   std::string sourceModel;
   int64_t sourceModelBytes = 0;
+  /// --prune's value ("ffn=0.5"), recorded as the meta's "prune": --export-onnx
+  /// writes an FFN-pruned student's smaller matrices into the source model and
+  /// refuses one with dropped layers.
+  std::string prune;
   /// Run lmopt-disable-dropout before the training pipeline.
   bool disableDropout = false;
   /// What the trainer runs by default (learning rate, schedule, warm-up,
