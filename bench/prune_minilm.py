@@ -12,7 +12,10 @@ L2 normalized, as sentence-transformers computes them) are compared with
 the unpruned model's under onnxruntime: mean and worst cosine, and the
 bundle's size against the unpruned bundle's.
 
-usage: bench/prune_minilm.py [--ratios 0.25,0.5] [--eval 192] [--cal 64]
+An entry N:M of --ratios (2:4) is N:M weight sparsity of every linear
+(`--prune=sparsity=2:4`) instead of an FFN fraction.
+
+usage: bench/prune_minilm.py [--ratios 0.25,0.5,2:4] [--eval 192] [--cal 64]
                              [--batch 8] [--build build]
 """
 import argparse
@@ -92,7 +95,7 @@ def main():
               f"calibration on {n_cal} other sentences ({n_cal // b} "
               "samples); cosine of the embeddings against onnxruntime on "
               "the unpruned model")
-        print("| ffn removed | criterion | mean cosine | worst cosine "
+        print("| ffn removed (or N:M) | criterion | mean cosine | worst cosine "
               "| bundle vs unpruned |")
         print("|---|---|---|---|---|")
         cosines, full = compile_run("full", [])
@@ -100,7 +103,13 @@ def main():
               f"| {cosines.min():.5f} | 1.000 |", flush=True)
         for ratio in args.ratios.split(","):
             for criterion in args.criteria.split(","):
-                flags = [f"--prune=ffn={ratio},criterion={criterion}"]
+                # N:M entries are weight sparsity, which magnitude and
+                # wanda rank.
+                sparse = ":" in ratio
+                if sparse and criterion not in ("magnitude", "wanda"):
+                    continue
+                key = "sparsity" if sparse else "ffn"
+                flags = [f"--prune={key}={ratio},criterion={criterion}"]
                 if criterion != "magnitude":
                     flags += ["--calibration", cal]
                 cosines, size = compile_run(f"{criterion}{ratio}", flags)

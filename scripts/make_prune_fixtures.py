@@ -22,7 +22,9 @@ output_hidden_states (hidden_state.0 to .2) for lmopt-compile
 head-mask gradients, and the same mask on FFN neurons, computed here with
 PyTorch autograd in float64) bert.calib_labels.npz and bert.calib_target.npz
 (the calibration samples with token labels or a pooler target) and
-bert.pruned_gradient.ref.npz, bert.pruned_gradient_mse.ref.npz.
+bert.pruned_gradient.ref.npz, bert.pruned_gradient_mse.ref.npz; and
+bert.sparse24.ref.npz, every linear's weight 2:4-sparse by magnitude
+(sparsity=2:4).
 The unpruned model is first checked against bert.ref.npz, so the weights
 are the fixture's own.
 """
@@ -224,6 +226,18 @@ def gradient_scores(wrapper, samples: dict, names: list, loss_of) -> tuple:
     return heads, neurons
 
 
+def sparsify(linear, n: int, m: int) -> None:
+    """lmopt-prune's sparsity=n:m by magnitude: in every group of m
+    consecutive input features of each output row, the n weights of largest
+    |w| stay (ties to the lower index), the others become 0."""
+    w = linear.weight.data
+    groups = w.reshape(w.shape[0], -1, m)
+    order = np.argsort(-np.abs(groups.numpy()), axis=-1, kind="stable")
+    mask = np.zeros(groups.shape, dtype=bool)
+    np.put_along_axis(mask, order[..., :n], True, axis=-1)
+    linear.weight.data = (groups * torch.from_numpy(mask)).reshape(w.shape)
+
+
 def cut_and_run(bert, run, heads: list, neurons: list) -> dict:
     """The outputs of `run` with each layer i keeping heads[i] and the FFN
     neurons neurons[i] (the model's layers restored after)."""
@@ -360,6 +374,18 @@ def main() -> None:
         np.savez(path, **pruned)
         print(f"wrote {path}: heads kept {dict(enumerate(chosen))}, head "
               f"scores {[np.round(h, 6).tolist() for h in head_s]}")
+
+    # 2:4 sparsity of every linear (the encoder's and the pooler's).
+    saved = copy.deepcopy(bert.state_dict())
+    for module in bert.modules():
+        if isinstance(module, torch.nn.Linear):
+            sparsify(module, 2, 4)
+    sparse = run()
+    bert.load_state_dict(saved)
+    path = os.path.join(args.out, "bert.sparse24.ref.npz")
+    np.savez(path, **sparse)
+    change = max(np.abs(sparse[n] - before[n]).max() for n in outputs)
+    print(f"wrote {path}: max change from the unpruned outputs {change:.3g}")
 
     heads_to_prune = {}
     for i, layer in enumerate(bert.encoder.layer):

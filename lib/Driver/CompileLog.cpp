@@ -164,6 +164,14 @@ void mlir::lmopt::printSummary(llvm::raw_ostream &log,
         << summary.omittedWeights->second
         << " bytes (--omit-weights: run the bundle with lmopt-run "
            "--random-weights=SEED, to time it only)\n";
+  if (summary.sparseWeights && summary.sparseWeights->ranges == 0)
+    log << "sparse weights: none (no f32 weight of 1024 elements or more is "
+           "2:4 sparse; quantized weights are stored dense)\n";
+  else if (summary.sparseWeights)
+    log << "sparse weights: " << summary.sparseWeights->ranges
+        << " tensors 2:4, " << summary.sparseWeights->denseBytes
+        << " bytes stored in " << summary.sparseWeights->storedBytes
+        << " (values and positions; expanded when a session loads them)\n";
   for (const PlanRewriteCount &rewrite : summary.rewrites)
     if (rewrite.count)
       log << rewrite.description << ": " << rewrite.count << "\n";

@@ -388,8 +388,14 @@ static llvm::Error checkOptions(const ModelCompilerOptions &o,
       return fail("--prune='" + o.prune + "': " +
                   (problem.empty() ? "a value does not parse" : problem) +
                   " (keys: ffn, heads, keep-layers, layers, multiple, "
-                  "criterion)");
+                  "criterion, sparsity)");
     options.prune = spec;
+    // N:M-sparse weights are stored compressed.
+    options.sparseWeights = llvm::StringRef(spec).contains("sparsity=");
+    if (options.sparseWeights && o.training)
+      return fail("--prune sparsity= and --train: training does not keep "
+                  "the N:M masks fixed yet; train the dense model, then "
+                  "sparsify the trained one");
   }
   if (!o.expose.empty()) {
     if (o.training || o.kvCache != 0)
@@ -510,10 +516,17 @@ mlir::lmopt::compileModel(const ModelCompilerOptions &o, llvm::raw_ostream &log,
     // too.
     int64_t cut = compileLog.beforePruning->bytes -
                   compileLog.afterPruning->bytes;
+    int64_t compressed = 0;
+    if (const auto &sparse = result.summary.sparseWeights)
+      compressed = sparse->denseBytes - sparse->storedBytes;
     log << "prune: bundle " << *result.summary.bundleBytes
         << " bytes; unpruned about "
-        << int64_t(*result.summary.bundleBytes) + cut << " (plus the "
-        << cut << " bytes of cut weights)\n";
+        << int64_t(*result.summary.bundleBytes) + cut + compressed
+        << " (plus the " << cut << " bytes of cut weights";
+    if (compressed)
+      log << " and the " << compressed
+          << " bytes the sparse weights' zeros take dense";
+    log << ")\n";
   }
   if (quantizer && !o.quantize->mode.empty())
     result.quantization = quantizer->finish(*result.summary.bundleBytes);

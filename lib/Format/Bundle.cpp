@@ -117,6 +117,8 @@ const char *lmopt::runtime::sectionKindName(SectionKind kind) {
     return "requires";
   case SectionKind::OmittedWeights:
     return "omitted-weights";
+  case SectionKind::SparseWeights:
+    return "sparse-weights";
   case SectionKind::Unknown:
     break;
   }

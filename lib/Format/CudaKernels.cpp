@@ -2,23 +2,16 @@
 
 #include "lmopt/Format/CudaKernels.h"
 
+#include "LittleEndian.h"
+
 #include <cstring>
 #include <set>
 
 using namespace lmopt::runtime;
+using namespace lmopt::runtime::le;
 
 static constexpr char kMagic[4] = {'L', 'M', 'C', 'K'};
 static constexpr uint32_t kVersion = 1;
-
-static void putU32(std::vector<uint8_t> &out, uint32_t value) {
-  for (int i = 0; i < 4; ++i)
-    out.push_back(uint8_t(value >> (8 * i)));
-}
-
-static void putU64(std::vector<uint8_t> &out, uint64_t value) {
-  for (int i = 0; i < 8; ++i)
-    out.push_back(uint8_t(value >> (8 * i)));
-}
 
 std::vector<uint8_t>
 lmopt::runtime::serializeCudaKernels(const CudaKernelPayload &payload) {

@@ -2,20 +2,21 @@
 
 #include "lmopt/Format/OmittedWeights.h"
 
+#include "LittleEndian.h"
+#include "WeightSections.h"
+
 #include "lmopt/Format/Float16.h"
 
 #include <algorithm>
 #include <cstring>
 
 using namespace lmopt::runtime;
+using namespace lmopt::runtime::le;
 
 static constexpr char kMagic[8] = {'L', 'M', 'O', 'P', 'T', 'O', 'M', 'W'};
-static constexpr uint32_t kVersionMajor = 1;
-static constexpr uint32_t kVersionMinor = 0;
-/// magic, version, full size, count.
-static constexpr size_t kHeaderSize = 8 + 4 + 4 + 8 + 4;
-/// offset, size, dtype.
-static constexpr size_t kRangeSize = 8 + 8 + 4;
+/// Version 1.0; a range is offset, size, dtype.
+static constexpr RangeSectionFormat kFormat{"omitted-weights", kMagic, 1, 0,
+                                            8 + 8 + 4};
 
 static bool isRandomizable(DType dtype) {
   return dtype == DType::F32 || dtype == DType::F16 || dtype == DType::BF16;
@@ -28,54 +29,17 @@ uint64_t OmittedWeights::omittedBytes() const {
   return bytes;
 }
 
-namespace {
-/// A byte range of the weights layout that something reads, as what.
-struct WeightUse {
-  uint64_t begin, end;
-  DType dtype;
-  bool omittable;
-};
-} // namespace
-
 OmittedWeights lmopt::runtime::selectOmittedWeights(const Program &program,
                                                     uint64_t weightsSize) {
-  std::vector<WeightUse> uses;
-  auto add = [&](uint64_t offset, uint64_t bytes, uint64_t elements,
-                 DType dtype) {
-    if (bytes)
-      uses.push_back(
-          {offset, offset + bytes, dtype,
-           isRandomizable(dtype) && elements >= kMinOmittedElements});
-  };
-  for (const Plan &plan : program.entries)
-    for (const PlanTensor &t : plan.tensors)
-      if (t.storage == TensorStorage::Weight)
-        add(t.offset, t.byteSize(), t.elementCount(), t.dtype);
-  for (const PlanState &state : program.states)
-    if (state.init == PlanState::Init::Weight)
-      add(state.offset, state.byteSize(), state.elementCount(), state.dtype);
-  std::sort(
-      uses.begin(), uses.end(),
-      [](const WeightUse &a, const WeightUse &b) { return a.begin < b.begin; });
-  // Overlapping uses form one cluster (a constant shared by several
-  // tensors); it is omitted only when every use may be randomized as the
-  // same dtype.
+  // A cluster (a constant shared by several tensors) is omitted only when
+  // every read may be randomized as the same dtype.
   OmittedWeights omitted;
   omitted.fullSize = weightsSize;
-  for (size_t i = 0; i < uses.size();) {
-    OmittedRange range{uses[i].begin, 0, uses[i].dtype};
-    uint64_t end = uses[i].end;
-    bool omittable = true;
-    size_t j = i;
-    for (; j < uses.size() && uses[j].begin < end; ++j) {
-      end = std::max(end, uses[j].end);
-      omittable &= uses[j].omittable && uses[j].dtype == range.dtype;
-    }
-    i = j;
-    range.size = end - range.offset;
-    if (omittable)
-      omitted.ranges.push_back(range);
-  }
+  for (const WeightCluster &cluster : clusterWeightUses(program))
+    if (cluster.oneDType && isRandomizable(cluster.dtype) &&
+        cluster.minElements >= kMinOmittedElements)
+      omitted.ranges.push_back(
+          {cluster.begin, cluster.end - cluster.begin, cluster.dtype});
   return omitted;
 }
 
@@ -93,43 +57,16 @@ lmopt::runtime::keptWeights(const uint8_t *weights,
   return kept;
 }
 
-static void putU32(std::vector<uint8_t> &out, uint32_t value) {
-  for (int i = 0; i < 4; ++i)
-    out.push_back(uint8_t(value >> (8 * i)));
-}
-
-static void putU64(std::vector<uint8_t> &out, uint64_t value) {
-  for (int i = 0; i < 8; ++i)
-    out.push_back(uint8_t(value >> (8 * i)));
-}
-
 std::vector<uint8_t>
 lmopt::runtime::serializeOmittedWeights(const OmittedWeights &omitted) {
-  std::vector<uint8_t> out(kMagic, kMagic + sizeof(kMagic));
-  putU32(out, kVersionMajor);
-  putU32(out, kVersionMinor);
-  putU64(out, omitted.fullSize);
-  putU32(out, uint32_t(omitted.ranges.size()));
+  std::vector<uint8_t> out = writeRangeSectionHeader(
+      kFormat, omitted.fullSize, uint32_t(omitted.ranges.size()));
   for (const OmittedRange &range : omitted.ranges) {
     putU64(out, range.offset);
     putU64(out, range.size);
     putU32(out, uint32_t(range.dtype));
   }
   return out;
-}
-
-static uint32_t getU32(const uint8_t *p) {
-  uint32_t value = 0;
-  for (int i = 0; i < 4; ++i)
-    value |= uint32_t(p[i]) << (8 * i);
-  return value;
-}
-
-static uint64_t getU64(const uint8_t *p) {
-  uint64_t value = 0;
-  for (int i = 0; i < 8; ++i)
-    value |= uint64_t(p[i]) << (8 * i);
-  return value;
 }
 
 /// Checks one decoded range against the previous one's end and the layout.
@@ -143,15 +80,7 @@ static std::string checkRange(const OmittedRange &range, uint64_t previousEnd,
   if (range.size % dtypeSize(range.dtype))
     return "has " + std::to_string(range.size) + " bytes, not a whole number " +
            "of " + dtypeName(range.dtype) + " values";
-  if (range.offset < previousEnd)
-    return "starts at " + std::to_string(range.offset) +
-           ", before the previous range's end " + std::to_string(previousEnd) +
-           " (ranges must be sorted and disjoint)";
-  if (range.offset > fullSize || range.size > fullSize - range.offset)
-    return "[" + std::to_string(range.offset) + ", +" +
-           std::to_string(range.size) + ") passes the " +
-           std::to_string(fullSize) + "-byte weights layout";
-  return "";
+  return checkRangePlacement(range.offset, range.size, previousEnd, fullSize);
 }
 
 Status lmopt::runtime::parseOmittedWeights(const uint8_t *data, size_t size,
@@ -159,34 +88,18 @@ Status lmopt::runtime::parseOmittedWeights(const uint8_t *data, size_t size,
                                            const std::string &path,
                                            OmittedWeights &out) {
   auto bad = [&](const std::string &what) {
-    return Status::error(StatusCode::InvalidFormat,
-                         "omitted-weights section of '" + path + "' " + what);
+    return rangeSectionError(kFormat, path, what);
   };
-  if (size < sizeof(kMagic) || std::memcmp(data, kMagic, sizeof(kMagic)) != 0)
-    return bad("does not start with 'LMOPTOMW'");
-  if (size < kHeaderSize)
-    return bad("is truncated: " + std::to_string(size) +
-               " bytes, shorter than its " + std::to_string(kHeaderSize) +
-               "-byte header");
-  uint32_t major = getU32(data + 8), minor = getU32(data + 12);
-  if (major != kVersionMajor)
-    return Status::error(
-        StatusCode::VersionMismatch,
-        "omitted-weights section of '" + path + "' has version " +
-            std::to_string(major) + "." + std::to_string(minor) +
-            ", not this runtime's " + std::to_string(kVersionMajor) + "." +
-            std::to_string(kVersionMinor) + "; recompile the model");
   OmittedWeights parsed;
-  parsed.fullSize = getU64(data + 16);
-  uint32_t count = getU32(data + 24);
-  if (count != (size - kHeaderSize) / kRangeSize ||
-      (size - kHeaderSize) % kRangeSize)
-    return bad("lists " + std::to_string(count) + " ranges in " +
-               std::to_string(size - kHeaderSize) + " bytes (" +
-               std::to_string(kRangeSize) + " bytes each)");
+  uint32_t count = 0;
+  if (Status st = readRangeSectionHeader(kFormat, data, size, path,
+                                         parsed.fullSize, count);
+      !st)
+    return st;
   uint64_t previousEnd = 0, omittedBytes = 0;
   for (uint32_t i = 0; i < count; ++i) {
-    const uint8_t *p = data + kHeaderSize + size_t(i) * kRangeSize;
+    const uint8_t *p =
+        data + kRangeSectionHeaderSize + size_t(i) * kFormat.rangeSize;
     OmittedRange range{getU64(p), getU64(p + 8), DType(getU32(p + 16))};
     if (std::string why = checkRange(range, previousEnd, parsed.fullSize);
         !why.empty())

@@ -15,6 +15,7 @@
 #include "lmopt/Format/Bundle.h"
 #include "lmopt/Format/OmittedWeights.h"
 #include "lmopt/Format/PlanShapes.h"
+#include "lmopt/Format/SparseWeights.h"
 
 #include <sys/mman.h>
 #include <unistd.h>
@@ -98,6 +99,26 @@ Session::~Session() = default;
 
 static void freeWeights(void *weights) { std::free(weights); }
 
+/// Page-aligned host memory for a weights layout the session rebuilds
+/// (random or expanded weights), like the mapping it replaces; never
+/// released page by page (releaseWeightPages), since nothing could read
+/// the pages back.
+static Status allocateWeights(uint64_t size, const std::string &path,
+                              const char *what,
+                              std::unique_ptr<uint8_t, void (*)(void *)> &out) {
+  static const uint64_t page = uint64_t(sysconf(_SC_PAGESIZE));
+  uint64_t bytes = (size + page - 1) / page * page;
+  void *buffer =
+      bytes ? std::aligned_alloc(size_t(page), size_t(bytes)) : nullptr;
+  if (bytes && !buffer)
+    return Status::error(StatusCode::DeviceError,
+                         "out of memory: bundle '" + path + "' needs " +
+                             std::to_string(size) +
+                             " bytes of host memory for its " + what);
+  out = {static_cast<uint8_t *>(buffer), freeWeights};
+  return Status::ok();
+}
+
 Status Session::loadWeights(const SessionOptions &options) {
   const BundleReader &reader = *reader_;
   SectionView weightsView;
@@ -106,12 +127,41 @@ Status Session::loadWeights(const SessionOptions &options) {
       return st;
   weights_ = weightsView.data;
   weightsSize_ = weightsView.size;
-  if (reader.findSection("omitted-weights") < 0) {
+  bool omittedSection = reader.findSection("omitted-weights") >= 0;
+  bool sparseSection = reader.findSection("sparse-weights") >= 0;
+  if (omittedSection && sparseSection)
+    return Status::error(StatusCode::InvalidFormat,
+                         "bundle '" + path_ +
+                             "' has both an omitted-weights and a "
+                             "sparse-weights section; a bundle has at most "
+                             "one of them");
+  if (!omittedSection) {
     if (options.randomWeightsSeed)
       return Status::error(StatusCode::InvalidArgument,
                            "bundle '" + path_ +
                                "' has its weights; random weights are for "
                                "bundles compiled with --omit-weights");
+    if (!sparseSection)
+      return Status::ok();
+    // N:M-sparse weights stored compressed: rebuild the full layout.
+    SectionView sparseView;
+    if (Status st = reader.section("sparse-weights", sparseView); !st)
+      return st;
+    SparseWeights sparse;
+    if (Status st = parseSparseWeights(sparseView.data, sparseView.size,
+                                       weightsView.size, path_, sparse);
+        !st)
+      return st;
+    if (Status st = allocateWeights(sparse.fullSize, path_,
+                                    "expanded sparse weights", ownedWeights_);
+        !st)
+      return st;
+    if (Status st = expandSparseWeights(weightsView.data, sparse, path_,
+                                        ownedWeights_.get());
+        !st)
+      return st;
+    weights_ = ownedWeights_.get();
+    weightsSize_ = sparse.fullSize;
     return Status::ok();
   }
   if (!options.randomWeightsSeed)
@@ -130,18 +180,10 @@ Status Session::loadWeights(const SessionOptions &options) {
                                       weightsView.size, path_, omitted);
       !st)
     return st;
-  // Page-aligned, like the mapping it replaces; never released page by
-  // page (releaseWeightPages), since nothing could read the pages back.
-  static const uint64_t page = uint64_t(sysconf(_SC_PAGESIZE));
-  uint64_t bytes = (omitted.fullSize + page - 1) / page * page;
-  void *buffer =
-      bytes ? std::aligned_alloc(size_t(page), size_t(bytes)) : nullptr;
-  if (bytes && !buffer)
-    return Status::error(StatusCode::DeviceError,
-                         "out of memory: bundle '" + path_ + "' needs " +
-                             std::to_string(omitted.fullSize) +
-                             " bytes of host memory for its random weights");
-  ownedWeights_ = {static_cast<uint8_t *>(buffer), freeWeights};
+  if (Status st = allocateWeights(omitted.fullSize, path_, "random weights",
+                                  ownedWeights_);
+      !st)
+    return st;
   fillRandomWeights(weightsView.data, omitted, *options.randomWeightsSeed,
                     ownedWeights_.get());
   weights_ = ownedWeights_.get();
@@ -330,7 +372,7 @@ Status Session::createEntry(size_t index, const SessionOptions &options) {
     // Released step by step, so that the copies and the mapped originals are
     // not resident together.
     if (int64_t copied = executor->copiedWeight();
-        copied >= 0 && weights_ && !randomWeights_)
+        copied >= 0 && weights_ && !ownedWeights_)
       releaseWeightPages(weights_, plan.tensors[size_t(copied)],
                          weightsReadInPlace_);
     entry->steps.push_back(std::move(executor));
@@ -580,7 +622,7 @@ Status Session::bindShapes(Entry &entry,
       return st;
     entry.steps[s] = std::move(executor);
     if (int64_t copied = entry.steps[s]->copiedWeight();
-        copied >= 0 && weights_ && !randomWeights_)
+        copied >= 0 && weights_ && !ownedWeights_)
       releaseWeightPages(weights_, entry.runPlan.tensors[size_t(copied)],
                          weightsReadInPlace_);
   }

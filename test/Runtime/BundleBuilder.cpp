@@ -143,6 +143,31 @@ static PlanAttr &addAttr(PlanStep &step, const std::string &name,
   return step.attrs.back();
 }
 
+PlanTensor lmopt::runtime::test::weightAt(const std::string &name, DType dtype,
+                                          std::vector<int64_t> dims,
+                                          uint64_t offset) {
+  PlanTensor t;
+  t.name = name;
+  t.dtype = dtype;
+  t.dims = std::move(dims);
+  t.storage = TensorStorage::Weight;
+  t.offset = offset;
+  return t;
+}
+
+PlanState lmopt::runtime::test::weightState(const std::string &name,
+                                            DType dtype,
+                                            std::vector<int64_t> dims,
+                                            uint64_t offset) {
+  PlanState state;
+  state.name = name;
+  state.dtype = dtype;
+  state.dims = std::move(dims);
+  state.init = PlanState::Init::Weight;
+  state.offset = offset;
+  return state;
+}
+
 void lmopt::runtime::test::addInt(PlanStep &step, const std::string &name,
                                   int64_t value) {
   addAttr(step, name, PlanAttr::Kind::Int).intValue = value;

@@ -74,6 +74,14 @@ public:
   std::string meta;
 };
 
+/// A weight tensor at `offset` of a weights layout, for plans that only
+/// describe which tensors read which bytes.
+PlanTensor weightAt(const std::string &name, DType dtype,
+                    std::vector<int64_t> dims, uint64_t offset);
+/// A state initialized from the weights at `offset`.
+PlanState weightState(const std::string &name, DType dtype,
+                      std::vector<int64_t> dims, uint64_t offset);
+
 void addInt(PlanStep &step, const std::string &name, int64_t value);
 void addFloat(PlanStep &step, const std::string &name, double value);
 void addString(PlanStep &step, const std::string &name,

@@ -23,17 +23,6 @@ using namespace lmopt::runtime;
 using namespace lmopt::runtime::test;
 using ::testing::HasSubstr;
 
-static PlanTensor weightTensor(const std::string &name, DType dtype,
-                               std::vector<int64_t> dims, uint64_t offset) {
-  PlanTensor t;
-  t.name = name;
-  t.dtype = dtype;
-  t.dims = std::move(dims);
-  t.storage = TensorStorage::Weight;
-  t.offset = offset;
-  return t;
-}
-
 static bool sameRanges(const OmittedWeights &a, const OmittedWeights &b) {
   if (a.fullSize != b.fullSize || a.ranges.size() != b.ranges.size())
     return false;
@@ -53,27 +42,21 @@ TEST(OmittedWeights, SelectsLargeFloatWeightsOnly) {
   Program program;
   Plan plan;
   // Omitted: f32 and f16 of 1024 elements, bf16 of 2048.
-  plan.addTensor(weightTensor("w32", DType::F32, {32, 32}, 0));
-  plan.addTensor(weightTensor("w16", DType::F16, {1024}, 4096));
-  plan.addTensor(weightTensor("wbf", DType::BF16, {2, 1024}, 6144));
+  plan.addTensor(weightAt("w32", DType::F32, {32, 32}, 0));
+  plan.addTensor(weightAt("w16", DType::F16, {1024}, 4096));
+  plan.addTensor(weightAt("wbf", DType::BF16, {2, 1024}, 6144));
   // Kept: 1023 f32 elements, integers, a bool mask.
-  plan.addTensor(weightTensor("small", DType::F32, {1023}, 10240));
-  plan.addTensor(weightTensor("ids", DType::I64, {2048}, 14336));
-  plan.addTensor(weightTensor("mask", DType::Bool, {4096}, 30720));
+  plan.addTensor(weightAt("small", DType::F32, {1023}, 10240));
+  plan.addTensor(weightAt("ids", DType::I64, {2048}, 14336));
+  plan.addTensor(weightAt("mask", DType::Bool, {4096}, 30720));
   // Kept: a large f32 constant an i32 tensor also reads (a storage cast).
-  plan.addTensor(weightTensor("cast_f", DType::F32, {1024}, 34816));
-  plan.addTensor(weightTensor("cast_i", DType::I32, {1024}, 34816));
+  plan.addTensor(weightAt("cast_f", DType::F32, {1024}, 34816));
+  plan.addTensor(weightAt("cast_i", DType::I32, {1024}, 34816));
   // One range for two f32 views of the same bytes, one nested in the other.
-  plan.addTensor(weightTensor("shared", DType::F32, {2048}, 38912));
-  plan.addTensor(weightTensor("shared_tail", DType::F32, {1024}, 43008));
+  plan.addTensor(weightAt("shared", DType::F32, {2048}, 38912));
+  plan.addTensor(weightAt("shared_tail", DType::F32, {1024}, 43008));
   // A state initialized from the weights is omitted like a weight.
-  PlanState state;
-  state.name = "cache";
-  state.dtype = DType::F32;
-  state.dims = {4, 256};
-  state.init = PlanState::Init::Weight;
-  state.offset = 47104;
-  program.states.push_back(state);
+  program.states.push_back(weightState("cache", DType::F32, {4, 256}, 47104));
   program.entries.push_back(plan);
 
   OmittedWeights omitted = selectOmittedWeights(program, 51200);

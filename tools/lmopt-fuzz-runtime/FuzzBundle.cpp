@@ -20,6 +20,7 @@
 #include "lmopt/Format/Bundle.h"
 #include "lmopt/Format/OmittedWeights.h"
 #include "lmopt/Format/Plan.h"
+#include "lmopt/Format/SparseWeights.h"
 #include "lmopt/Runtime/Session.h"
 
 #include <algorithm>
@@ -129,6 +130,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       return 0;
     addCapped(bytes, omitted.fullSize);
     options.randomWeightsSeed = 1;
+  }
+  if (reader->findSection("sparse-weights") >= 0) {
+    SectionView view;
+    SparseWeights sparse;
+    if (!reader->section("sparse-weights", view) ||
+        !parseSparseWeights(view.data, view.size, weights.size, path, sparse))
+      return 0;
+    addCapped(bytes, sparse.fullSize);
   }
   if (bytes > kMaxBytes || loadsKernels(program, *reader))
     return 0;

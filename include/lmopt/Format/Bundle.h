@@ -60,10 +60,13 @@ enum class SectionKind : uint32_t {
   /// What `lmopt-compile --omit-weights` left out of the weights section
   /// (OmittedWeights.h).
   OmittedWeights = 6,
+  /// The weights stored N:M-compressed in the weights section
+  /// (SparseWeights.h).
+  SparseWeights = 7,
 };
 
 /// Returns "plan", "weights", "kernels", "meta", "requires",
-/// "omitted-weights" or "unknown".
+/// "omitted-weights", "sparse-weights" or "unknown".
 const char *sectionKindName(SectionKind kind);
 
 /// A section as the table describes it.

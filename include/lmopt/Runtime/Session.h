@@ -269,8 +269,9 @@ private:
   const uint8_t *weights_ = nullptr;
   /// Bytes of the weights layout the plan indexes.
   uint64_t weightsSize_ = 0;
-  /// The weights of a bundle compiled with --omit-weights (weights_ points
-  /// here); null when weights_ is the mapped section.
+  /// The weights of a bundle compiled with --omit-weights or with sparse
+  /// weights, rebuilt at load (weights_ points here); null when weights_ is
+  /// the mapped section.
   std::unique_ptr<uint8_t, void (*)(void *)> ownedWeights_{nullptr, nullptr};
   /// The bundle was compiled with --omit-weights (and given a seed).
   bool randomWeights_ = false;

@@ -94,7 +94,9 @@ rt::Program BundlePlan::getProgram(StringRef device) const {
 llvm::Expected<uint64_t> mlir::lmopt::writeBundle(
     StringRef path, const BundlePlan &plan, StringRef device,
     ArrayRef<uint8_t> kernels, const std::string &metaJSON,
-    ArrayRef<std::string> requirements, const rt::OmittedWeights *omitted) {
+    ArrayRef<std::string> requirements, const rt::OmittedWeights *omitted,
+    const rt::SparseWeights *sparse) {
+  assert(!(omitted && sparse) && "omitted and sparse weights together");
   rt::BundleWriter writer;
   std::vector<uint8_t> meta(metaJSON.begin(), metaJSON.end());
   uint64_t size = rt::bundle_format::kHeaderSize;
@@ -130,6 +132,18 @@ llvm::Expected<uint64_t> mlir::lmopt::writeBundle(
     if (llvm::Error error =
             add("omitted-weights", rt::SectionKind::OmittedWeights,
                 rt::serializeOmittedWeights(*omitted)))
+      return std::move(error);
+  } else if (sparse) {
+    // The same: the runtime expands the compressed ranges into the full
+    // layout.
+    assert(sparse->fullSize == plan.weights.size() && "another layout");
+    if (llvm::Error error =
+            add("weights", rt::SectionKind::Weights,
+                rt::compressSparseWeights(plan.weights.data(), *sparse)))
+      return std::move(error);
+    if (llvm::Error error =
+            add("sparse-weights", rt::SectionKind::SparseWeights,
+                rt::serializeSparseWeights(*sparse)))
       return std::move(error);
   } else {
     // Referenced in place: the weights can be most of the bundle.

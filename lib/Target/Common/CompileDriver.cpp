@@ -102,6 +102,11 @@ llvm::json::Object PlanSummary::toJSON() const {
     json["omitted_weights"] = omittedWeights->first;
     json["omitted_weight_bytes"] = omittedWeights->second;
   }
+  if (sparseWeights) {
+    json["sparse_weights"] = sparseWeights->ranges;
+    json["sparse_weight_dense_bytes"] = sparseWeights->denseBytes;
+    json["sparse_weight_stored_bytes"] = sparseWeights->storedBytes;
+  }
   return json;
 }
 
@@ -258,12 +263,13 @@ CompileDriver::compileKernels(const BundlePlan &plan) const {
 llvm::Expected<uint64_t>
 CompileDriver::writeBundle(StringRef path, const BundlePlan &plan,
                            const CompiledKernels &kernels, BundleMeta meta,
-                           const rt::OmittedWeights *omitted) const {
+                           const rt::OmittedWeights *omitted,
+                           const rt::SparseWeights *sparse) const {
   meta.target = backend.getName().str();
   meta.weightsOmitted = omitted != nullptr;
   return ::mlir::lmopt::writeBundle(path, plan, backend.getDeviceName(),
                                     kernels.payload, buildMetaJSON(plan, meta),
-                                    kernels.requirements, omitted);
+                                    kernels.requirements, omitted, sparse);
 }
 
 namespace {
@@ -343,9 +349,21 @@ CompileDriver::run(ModuleOp module, CompileObserver &observer) const {
     if (omitted->ranges.empty())
       omitted.reset();
   }
+  std::optional<rt::SparseWeights> sparse;
+  if (options.sparseWeights && !omitted) {
+    sparse = rt::selectSparseWeights(
+        planned->getProgram(backend.getDeviceName()), planned->weights.data(),
+        planned->weights.size());
+    summary.sparseWeights = {int64_t(sparse->ranges.size()),
+                             int64_t(sparse->denseBytes()),
+                             int64_t(sparse->denseBytes() +
+                                     sparse->storedBytes() - sparse->fullSize)};
+    if (sparse->ranges.empty())
+      sparse.reset();
+  }
   llvm::Expected<uint64_t> bundleBytes =
       writeBundle(options.outputPath, *planned, *kernels, meta,
-                  omitted ? &*omitted : nullptr);
+                  omitted ? &*omitted : nullptr, sparse ? &*sparse : nullptr);
   if (!bundleBytes) {
     // A failed write says so already ("cannot write 'out.lmopt': No space
     // left on device"); the other messages get the path here.

@@ -11,6 +11,7 @@
 #define LMOPT_TARGET_COMMON_BUNDLEEMITTER_H
 
 #include "lmopt/Format/OmittedWeights.h"
+#include "lmopt/Format/SparseWeights.h"
 #include "lmopt/Target/Common/PlanBuilder.h"
 
 #include "mlir/Support/LLVM.h"
@@ -55,13 +56,16 @@ std::string buildMetaJSON(const BundlePlan &plan, const BundleMeta &meta);
 /// `requires` (one line per entry of `requirements`, omitted when empty)
 /// and meta sections; never leaves a partial file. With `omitted`, the
 /// weights section holds only the bytes outside its ranges and an
-/// `omitted-weights` section lists them. Returns the file's size.
+/// `omitted-weights` section lists them. With `sparse` (not together with
+/// `omitted`), its ranges are stored compressed in the weights section and
+/// a `sparse-weights` section lists them. Returns the file's size.
 llvm::Expected<uint64_t>
 writeBundle(llvm::StringRef path, const BundlePlan &plan,
             llvm::StringRef device, llvm::ArrayRef<uint8_t> kernels,
             const std::string &metaJSON,
             llvm::ArrayRef<std::string> requirements = {},
-            const ::lmopt::runtime::OmittedWeights *omitted = nullptr);
+            const ::lmopt::runtime::OmittedWeights *omitted = nullptr,
+            const ::lmopt::runtime::SparseWeights *sparse = nullptr);
 
 /// One line per tensor, value and step, for `lmopt-compile --dump-plan`;
 /// `weightsBytes` is the bundle's weights section.

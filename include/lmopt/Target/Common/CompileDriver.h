@@ -58,6 +58,12 @@ struct PlanSummary {
   /// With CompileOptions::omitWeights, once the bundle is written: the
   /// weight ranges left out and their bytes.
   std::optional<std::pair<int64_t, int64_t>> omittedWeights;
+  /// With CompileOptions::sparseWeights, once the bundle is written: the
+  /// ranges stored compressed, their dense bytes and their stored bytes.
+  struct SparseStorage {
+    int64_t ranges = 0, denseBytes = 0, storedBytes = 0;
+  };
+  std::optional<SparseStorage> sparseWeights;
   /// Set once the bundle is written.
   std::optional<uint64_t> bundleBytes;
 
@@ -94,6 +100,9 @@ struct CompileOptions {
   /// (lmopt/Format/OmittedWeights.h): it runs only with random weights, to
   /// be timed.
   bool omitWeights = false;
+  /// Store the f32 weights that are 2:4 sparse (lmopt-prune's sparsity)
+  /// compressed (lmopt/Format/SparseWeights.h); not with omitWeights.
+  bool sparseWeights = false;
   /// Set: `lmopt-prune`'s options ("ffn=0.5 heads=0.5"), run after the
   /// graph pipeline, before narrowing and quantization.
   std::string prune;
@@ -149,11 +158,13 @@ public:
   /// requirements. A failure that was diagnosed is a DiagnosedError.
   llvm::Expected<CompiledKernels> compileKernels(const BundlePlan &plan) const;
   /// Writes the bundle (meta's target set to this driver's), without the
-  /// `omitted` weight ranges when given; returns its size.
+  /// `omitted` weight ranges or with the `sparse` ones compressed when
+  /// given; returns its size.
   llvm::Expected<uint64_t>
   writeBundle(StringRef path, const BundlePlan &plan,
               const CompiledKernels &kernels, BundleMeta meta,
-              const ::lmopt::runtime::OmittedWeights *omitted = nullptr) const;
+              const ::lmopt::runtime::OmittedWeights *omitted = nullptr,
+              const ::lmopt::runtime::SparseWeights *sparse = nullptr) const;
 
   /// Phases 2 to 5 on `module` (imported; rewritten in place): optimize,
   /// `observer.beforePlan`, plan, and unless the output path is empty,

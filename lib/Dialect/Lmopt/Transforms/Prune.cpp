@@ -255,6 +255,23 @@ struct PrunePass : lmopt::impl::PrunePassBase<PrunePass> {
         if (failed(pruneHeads(attention, report)))
           return signalPassFailure();
     }
+    if (!sparsity.empty()) {
+      unsigned n = 0, m = 0;
+      if (std::optional<std::string> why =
+              prune::parseSparsity(sparsity, n, m)) {
+        getOperation()->emitError() << "lmopt-prune: " << *why;
+        return signalPassFailure();
+      }
+      SmallVector<LinearOp> linears;
+      getOperation()->walk([&](LinearOp op) {
+        if (!isFrozen(op))
+          linears.push_back(op);
+      });
+      SmallVector<Operation *> old;
+      if (failed(prune::sparsifyLinears(linears, n, m, ranking, report, old)))
+        return signalPassFailure();
+      replaced.insert(old.begin(), old.end());
+    }
     // The statistics describe the uncut inputs.
     getOperation()->walk(
         [](LinearOp op) { op->removeAttr(kActivationStatsAttr); });

@@ -53,11 +53,9 @@ static StringRef criterionName(Criterion criterion) {
   llvm_unreachable("unknown criterion");
 }
 
-/// The statistic `key` of `linear`'s input, `size` entries, or an error
-/// naming the linear.
-static FailureOr<ArrayRef<float>> readStats(LinearOp linear, StringRef key,
-                                            int64_t size,
-                                            Criterion criterion) {
+FailureOr<ArrayRef<float>> prune::readInputStats(LinearOp linear, StringRef key,
+                                                 int64_t size,
+                                                 Criterion criterion) {
   auto stats = linear->getAttrOfType<DictionaryAttr>(kActivationStatsAttr);
   auto values = stats ? stats.getAs<DenseF32ArrayAttr>(key) : nullptr;
   if (!values)
@@ -108,10 +106,11 @@ prune::scoreNeurons(Criterion criterion, LinearOp up, LinearOp down,
     return scores;
   case Criterion::Wanda: {
     FailureOr<ArrayRef<float>> in =
-        readStats(up, kStatsL2, w1.inWidth(), criterion);
+        readInputStats(up, kStatsL2, w1.inWidth(), criterion);
     if (failed(in))
       return failure();
-    FailureOr<ArrayRef<float>> mid = readStats(down, kStatsL2, width, criterion);
+    FailureOr<ArrayRef<float>> mid =
+        readInputStats(down, kStatsL2, width, criterion);
     if (failed(mid))
       return failure();
     for (int64_t j = 0; j < width; ++j)
@@ -121,7 +120,7 @@ prune::scoreNeurons(Criterion criterion, LinearOp up, LinearOp down,
   case Criterion::Activation:
   case Criterion::Gradient: {
     // The statistic is the neuron's score.
-    FailureOr<ArrayRef<float>> mid = readStats(
+    FailureOr<ArrayRef<float>> mid = readInputStats(
         down,
         criterion == Criterion::Activation ? kStatsAbsMean : kStatsGradFeature,
         width, criterion);
@@ -156,10 +155,11 @@ prune::scoreHeads(Criterion criterion, LinearOp qkv, LinearOp out,
     return scores;
   case Criterion::Wanda: {
     FailureOr<ArrayRef<float>> in =
-        readStats(qkv, kStatsL2, wqkv.inWidth(), criterion);
+        readInputStats(qkv, kStatsL2, wqkv.inWidth(), criterion);
     if (failed(in))
       return failure();
-    FailureOr<ArrayRef<float>> mid = readStats(out, kStatsL2, hidden, criterion);
+    FailureOr<ArrayRef<float>> mid =
+        readInputStats(out, kStatsL2, hidden, criterion);
     if (failed(mid))
       return failure();
     for (int64_t h = 0; h < numHeads; ++h)
@@ -172,7 +172,7 @@ prune::scoreHeads(Criterion criterion, LinearOp qkv, LinearOp out,
   }
   case Criterion::Activation:
   case Criterion::Gradient: {
-    FailureOr<ArrayRef<float>> mid = readStats(
+    FailureOr<ArrayRef<float>> mid = readInputStats(
         out,
         criterion == Criterion::Activation ? kStatsHeadL2Mean : kStatsGradHead,
         numHeads, criterion);

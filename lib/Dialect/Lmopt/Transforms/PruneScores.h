@@ -13,6 +13,7 @@
 
 #include "LinearWeights.h"
 #include "lmopt/Dialect/Lmopt/IR/LmoptOps.h"
+#include "lmopt/Support/FusionReport.h"
 
 #include "llvm/ADT/SmallVector.h"
 
@@ -40,6 +41,11 @@ enum class Criterion { Magnitude, Wanda, Activation, Gradient };
 /// The criterion named `name`, or nothing.
 std::optional<Criterion> parseCriterion(llvm::StringRef name);
 
+/// The statistic `key` of `linear`'s input (PruneImportance.h), `size`
+/// entries, or an error naming the linear and what measures it.
+FailureOr<ArrayRef<float>> readInputStats(LinearOp linear, StringRef key,
+                                          int64_t size, Criterion criterion);
+
 /// The FFN's `width` neuron scores: `up` (weight `w1`) makes them, `down`
 /// (weight `w2`) reads them. Fails after an error on a linear that lacks
 /// the statistics the criterion reads.
@@ -52,6 +58,25 @@ FailureOr<SmallVector<double>> scoreNeurons(Criterion criterion, LinearOp up,
 FailureOr<SmallVector<double>>
 scoreHeads(Criterion criterion, LinearOp qkv, LinearOp out, const Matrix &wqkv,
            const Matrix &wo, int64_t numHeads, int64_t hidden);
+
+/// The fusion report kind of `sparsity=N:M`.
+inline constexpr llvm::StringLiteral kSparseKind = "sparse_linears";
+
+/// `text` as N:M into `n` and `m`, or why it is not a pattern the bundle
+/// stores (0 < N < M, M 4, 8 or 16, N positions in a byte).
+std::optional<std::string> parseSparsity(StringRef text, unsigned &n,
+                                         unsigned &m);
+
+/// Gives each of `linears` that has a constant f32 rank-2 weight read by
+/// it alone, with whole groups of `m` input features, at most `n` nonzero
+/// weights per group (the `n` most important by `criterion`, magnitude or
+/// wanda), in the [N, K] layout; the others are near misses. The old
+/// weight constants go to `replaced`. Fails after an error for another
+/// criterion or missing wanda statistics.
+LogicalResult sparsifyLinears(ArrayRef<LinearOp> linears, unsigned n,
+                              unsigned m, Criterion criterion,
+                              FusionReport &report,
+                              SmallVectorImpl<Operation *> &replaced);
 
 } // namespace mlir::lmopt::prune
 

@@ -238,6 +238,16 @@ def PrunePass : Pass<"lmopt-prune"> {
     order. `multiple=M` rounds the kept count up to a
     multiple of `M` (at most the original count), for GEMM-friendly sizes.
 
+    `sparsity=N:M` (2:4, the pattern sparse tensor cores use; M 4, 8 or
+    16) then keeps, in every group of M consecutive input features of each
+    output of every linear, the N weights of highest importance (`|W|`
+    for `magnitude`, `|W|·‖X_k‖` for `wanda`; other criteria are an error)
+    and zeroes the others, storing the weight as `[N, K]`
+    (`transpose_weight`) so that each group is contiguous; the bundle
+    stores such weights compressed. A linear whose weight is shared, not
+    f32, or whose K is not whole groups is a near miss; report kind
+    `sparse_linears`, one remark per linear.
+
     The weights must be constant `f32` with static shapes: run it after
     `lmopt-optimize-pipeline` and before quantization. Each pruned layer
     gets a remark (units kept, parameters removed); fusion report kinds
@@ -252,9 +262,11 @@ def PrunePass : Pass<"lmopt-prune"> {
     Option<"heads", "heads", "double", "0.0",
            "Fraction of each attention's heads to remove, in [0, 1)">,
     Option<"criterion", "criterion", "std::string", "\"magnitude\"",
-           "Importance of a unit: magnitude, wanda or activation">,
+           "Importance of a unit: magnitude, wanda, activation or gradient">,
     Option<"multiple", "multiple", "int64_t", "1",
            "Round each kept count up to a multiple of this">,
+    Option<"sparsity", "sparsity", "std::string", "\"\"",
+           "N:M semi-structured sparsity of every linear's weight (2:4)">,
     ListOption<"keepLayers", "keep-layers", "int64_t",
                "Encoder layers to keep, ascending (default: all)">,
     Option<"layers", "layers", "double", "0.0",
