@@ -389,13 +389,14 @@ static llvm::Error checkOptions(const ModelCompilerOptions &o,
                   (problem.empty() ? "a value does not parse" : problem) +
                   " (keys: ffn, heads, keep-layers, layers, multiple, "
                   "criterion, sparsity)");
+    // N:M-sparse weights are stored compressed; a training bundle keeps
+    // their layout (the trained weights export into the source model) and
+    // its step keeps their zeros.
+    bool sparse = llvm::StringRef(spec).contains("sparsity=");
+    if (sparse && o.training)
+      spec += " transpose-sparse=false";
     options.prune = spec;
-    // N:M-sparse weights are stored compressed.
-    options.sparseWeights = llvm::StringRef(spec).contains("sparsity=");
-    if (options.sparseWeights && o.training)
-      return fail("--prune sparsity= and --train: training does not keep "
-                  "the N:M masks fixed yet; train the dense model, then "
-                  "sparsify the trained one");
+    options.sparseWeights = sparse && !o.training;
   }
   if (!o.expose.empty()) {
     if (o.training || o.kvCache != 0)

@@ -1,9 +1,11 @@
 """Compares members of a saved-states .npz with reference arrays.
 
 usage: compare_states.py STATES.npz REFERENCE.npz [--prefix P] [--tolerance T]
-                         [--names-from MODEL.onnx]
+                         [--names-from MODEL.onnx] [--skip NAME]
+                         [--skip-prefix P]
 
-Each reference member NAME (other than those listed with --skip) is compared
+Each reference member NAME (other than those listed with --skip or starting
+with a --skip-prefix) is compared
 with the states' member PREFIX + NAME. The error of a tensor is its largest
 absolute difference divided by its largest reference magnitude, floored at
 1e-6 of the largest magnitude over all tensors: a tensor whose exact value
@@ -49,12 +51,14 @@ def main() -> int:
     parser.add_argument("--prefix", default="")
     parser.add_argument("--tolerance", type=float, default=1e-4)
     parser.add_argument("--skip", action="append", default=[])
+    parser.add_argument("--skip-prefix", action="append", default=[])
     parser.add_argument("--names-from")
     args = parser.parse_args()
     renamed = recovered_names(args.names_from) if args.names_from else {}
     states = np.load(args.states)
     reference = np.load(args.reference)
-    names = [n for n in reference.files if n not in args.skip]
+    names = [n for n in reference.files if n not in args.skip and
+             not any(n.startswith(p) for p in args.skip_prefix)]
     scale = max(float(np.abs(reference[n]).max()) for n in names)
     worst = 0.0
     failed = []

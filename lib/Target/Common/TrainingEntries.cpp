@@ -13,6 +13,7 @@
 #include "lmopt/Dialect/Lmopt/Autodiff/Autodiff.h"
 #include "lmopt/Dialect/Lmopt/IR/GraphNames.h"
 #include "lmopt/Dialect/Lmopt/IR/LmoptOps.h"
+#include "lmopt/Dialect/Lmopt/Transforms/PruneImportance.h"
 #include "lmopt/Support/FusionReport.h"
 #include "lmopt/Target/Common/PlanBuilder.h"
 #include "lmopt/Target/Common/PlanSymbols.h"
@@ -48,6 +49,8 @@ struct Parameter {
   ElementsAttr value;
   RankedTensorType type;
   double weightDecay = 0.0;
+  /// An N:M-sparse weight (lmopt-prune sparsity=): its zeros stay.
+  bool sparse = false;
 };
 
 /// Builds ops with inferred result types at the end of a block (before its
@@ -325,8 +328,12 @@ findParameters(func::FuncOp func, Value loss, const TrainingOptions &options) {
     for (int n = 1; names.contains(unique); ++n)
       unique = name + "#" + std::to_string(n);
     names.insert(unique);
-    Parameter param{unique, recovered.empty() ? "" : source,
-                    constant.getValue(), type, options.weightDecay};
+    Parameter param{unique,
+                    recovered.empty() ? "" : source,
+                    constant.getValue(),
+                    type,
+                    options.weightDecay,
+                    constant->hasAttr(kSparsityAttr)};
     for (const llvm::GlobPattern &pattern : noDecay)
       if (pattern.match(unique))
         param.weightDecay = 0.0;
@@ -543,7 +550,18 @@ mlir::lmopt::buildTrainingEntries(ModuleOp module,
         b, train.getLoc(), RankedTensorType::get({}, b.getI1Type()),
         accumulate, build.scalar(0.0));
     SmallVector<Value> results{*loss};
-    for (auto [param, grad] : llvm::zip(*params, *grads)) {
+    for (auto [param, grad, value] : llvm::zip(*params, *grads, *trainArgs)) {
+      // A sparse weight's zeros get no gradient: AdamW leaves a zero with
+      // zero moments (and its decay) at zero, so the mask stays fixed.
+      if (param.sparse) {
+        auto flags =
+            RankedTensorType::get(param.type.getShape(), b.getI1Type());
+        Value zero =
+            EqualOp::create(b, train.getLoc(), flags, value, build.scalar(0.0));
+        Value kept = CastOp::create(b, train.getLoc(), param.type,
+                                    NotOp::create(b, train.getLoc(), zero));
+        grad = build.mul(grad, kept);
+      }
       unsigned index = train.getNumArguments();
       if (failed(train.insertArgument(index, param.type, {}, train.getLoc())))
         return failure();

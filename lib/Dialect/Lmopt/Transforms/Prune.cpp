@@ -268,7 +268,8 @@ struct PrunePass : lmopt::impl::PrunePassBase<PrunePass> {
           linears.push_back(op);
       });
       SmallVector<Operation *> old;
-      if (failed(prune::sparsifyLinears(linears, n, m, ranking, report, old)))
+      if (failed(prune::sparsifyLinears(linears, n, m, ranking, transposeSparse,
+                                        report, old)))
         return signalPassFailure();
       replaced.insert(old.begin(), old.end());
     }

@@ -70,11 +70,12 @@ std::optional<std::string> parseSparsity(StringRef text, unsigned &n,
 /// Gives each of `linears` that has a constant f32 rank-2 weight read by
 /// it alone, with whole groups of `m` input features, at most `n` nonzero
 /// weights per group (the `n` most important by `criterion`, magnitude or
-/// wanda), in the [N, K] layout; the others are near misses. The old
-/// weight constants go to `replaced`. Fails after an error for another
-/// criterion or missing wanda statistics.
+/// wanda), in the [N, K] layout when `transpose` (else in its own); the
+/// others are near misses. The new constants carry kSparsityAttr, the old
+/// ones go to `replaced`. Fails after an error for another criterion or
+/// missing wanda statistics.
 LogicalResult sparsifyLinears(ArrayRef<LinearOp> linears, unsigned n,
-                              unsigned m, Criterion criterion,
+                              unsigned m, Criterion criterion, bool transpose,
                               FusionReport &report,
                               SmallVectorImpl<Operation *> &replaced);
 

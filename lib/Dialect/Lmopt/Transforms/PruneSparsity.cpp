@@ -8,7 +8,9 @@
 // statistics on the linear's input). The weight is rewritten in the
 // [N, K] layout (`transpose_weight`), so that each group is M consecutive
 // values in memory: the bundle stores such weights compressed, N values
-// and their positions per group (lmopt/Format/SparseWeights.h).
+// and their positions per group (lmopt/Format/SparseWeights.h). Training
+// keeps the layout (`transpose-sparse=false`) and the zeros: the constant
+// carries `lmopt.sparsity`.
 //
 //===----------------------------------------------------------------------===//
 
@@ -68,7 +70,7 @@ static std::optional<std::string> unsparsifiable(LinearOp linear, unsigned m) {
 
 LogicalResult prune::sparsifyLinears(ArrayRef<LinearOp> linears, unsigned n,
                                      unsigned m, Criterion criterion,
-                                     FusionReport &report,
+                                     bool transpose, FusionReport &report,
                                      SmallVectorImpl<Operation *> &replaced) {
   if (criterion != Criterion::Magnitude && criterion != Criterion::Wanda) {
     if (linears.empty())
@@ -121,18 +123,32 @@ LogicalResult prune::sparsifyLinears(ArrayRef<LinearOp> linears, unsigned n,
             zeroed += value != 0.0f;
         }
       }
+    // Back to [K, N] when the layout stays [K, N].
+    bool asNK = transpose || w->transposed;
+    if (!asNK) {
+      std::vector<float> kn(sparse.size());
+      for (int64_t col = 0; col < outWidth; ++col)
+        for (int64_t k = 0; k < inWidth; ++k)
+          kn[size_t(k * outWidth + col)] = sparse[size_t(col * inWidth + k)];
+      sparse = std::move(kn);
+    }
     OpBuilder builder(linear);
-    auto type =
-        RankedTensorType::get({outWidth, inWidth}, builder.getF32Type());
+    SmallVector<int64_t, 2> shape{outWidth, inWidth};
+    if (!asNK)
+      std::swap(shape[0], shape[1]);
+    auto type = RankedTensorType::get(shape, builder.getF32Type());
     const char *bytes = reinterpret_cast<const char *>(sparse.data());
     Value weight =
         buildConstant(builder, linear.getWeight().getLoc(), type,
                       ArrayRef<char>(bytes, sparse.size() * sizeof(float)),
                       "sparse_weight", w->resource);
+    weight.getDefiningOp()->setAttr(
+        kSparsityAttr,
+        builder.getStringAttr(std::to_string(n) + ":" + std::to_string(m)));
     if (auto constant = linear.getWeight().getDefiningOp<ConstantOp>())
       replaced.push_back(constant);
     linear.getWeightMutable().assign(weight);
-    linear.setTransposeWeight(true);
+    linear.setTransposeWeight(asNK);
     linear.emitRemark() << n << ":" << m << " sparsity on linear '"
                         << getLayerName(linear) << "': " << zeroed << " of "
                         << inWidth * outWidth << " weights zeroed";

@@ -1,5 +1,6 @@
 // RUN: lmopt-opt %s -split-input-file -lmopt-prune="sparsity=2:4" | FileCheck %s --check-prefix=MAG
 // RUN: lmopt-opt %s -split-input-file -lmopt-prune="sparsity=2:4 criterion=wanda" | FileCheck %s --check-prefix=WANDA
+// RUN: lmopt-opt %s -split-input-file -lmopt-prune="sparsity=2:4 transpose-sparse=false" | FileCheck %s --check-prefix=KEEP
 // RUN: lmopt-opt %s -split-input-file -lmopt-prune="sparsity=2:4" -o /dev/null 2>&1 | FileCheck %s --check-prefix=REMARK
 // RUN: lmopt-opt %s -split-input-file -lmopt-prune="sparsity=2:4" --lmopt-report=- -o /dev/null | FileCheck %s --check-prefix=REPORT
 
@@ -11,11 +12,16 @@
 // 10: |1| * 10 and |0.1| * 10 now rank first in their groups, so column 0
 // keeps 1 and -5, column 1 keeps 0.1 and 0.4.
 // MAG-LABEL: func @linear
-// MAG: %[[W:.*]] = lmopt.constant dense<{{\[}}[0.000000e+00, -5.000000e+00, 2.000000e+00, 0.000000e+00, 3.000000e+00, 0.000000e+00, 0.000000e+00, 4.000000e+00], [0.000000e+00, 0.000000e+00, 3.000000e-01, 4.000000e-01, 8.000000e+00, 7.000000e+00, 0.000000e+00, 0.000000e+00]]> : tensor<2x8xf32>
+// MAG: %[[W:.*]] = lmopt.constant {lmopt.sparsity = "2:4"} dense<{{\[}}[0.000000e+00, -5.000000e+00, 2.000000e+00, 0.000000e+00, 3.000000e+00, 0.000000e+00, 0.000000e+00, 4.000000e+00], [0.000000e+00, 0.000000e+00, 3.000000e-01, 4.000000e-01, 8.000000e+00, 7.000000e+00, 0.000000e+00, 0.000000e+00]]> : tensor<2x8xf32>
 // MAG: lmopt.linear %{{.*}}, %[[W]] {transpose_weight = true}
 // MAG-NOT: activation_stats
+// With transpose-sparse=false (training) the weight keeps its [K, N] layout.
+// KEEP-LABEL: func @linear
+// KEEP: lmopt.constant {lmopt.sparsity = "2:4"} dense<{{\[}}[0.000000e+00, 0.000000e+00], [-5.000000e+00, 0.000000e+00], [2.000000e+00, 3.000000e-01], [0.000000e+00, 4.000000e-01], [3.000000e+00, 8.000000e+00], [0.000000e+00, 7.000000e+00], [0.000000e+00, 0.000000e+00], [4.000000e+00, 0.000000e+00]]> : tensor<8x2xf32>
+// KEEP-NOT: transpose_weight
+// KEEP: return
 // WANDA-LABEL: func @linear
-// WANDA: lmopt.constant dense<{{\[}}[1.000000e+00, -5.000000e+00, 0.000000e+00, 0.000000e+00, 3.000000e+00, 0.000000e+00, 0.000000e+00, 4.000000e+00], [1.000000e-01, 0.000000e+00, 0.000000e+00, 4.000000e-01, 8.000000e+00, 7.000000e+00, 0.000000e+00, 0.000000e+00]]> : tensor<2x8xf32>
+// WANDA: lmopt.constant {lmopt.sparsity = "2:4"} dense<{{\[}}[1.000000e+00, -5.000000e+00, 0.000000e+00, 0.000000e+00, 3.000000e+00, 0.000000e+00, 0.000000e+00, 4.000000e+00], [1.000000e-01, 0.000000e+00, 0.000000e+00, 4.000000e-01, 8.000000e+00, 7.000000e+00, 0.000000e+00, 0.000000e+00]]> : tensor<2x8xf32>
 // Input 5 of output 0 was 0 already: 7 weights become 0.
 // REMARK: remark: loc("lin"): 2:4 sparsity on linear 'lin': 7 of 16 weights zeroed
 // REPORT: sparse_linears {{ *}}1 {{ *}}0

@@ -244,7 +244,10 @@ def PrunePass : Pass<"lmopt-prune"> {
     for `magnitude`, `|W|·‖X_k‖` for `wanda`; other criteria are an error)
     and zeroes the others, storing the weight as `[N, K]`
     (`transpose_weight`) so that each group is contiguous; the bundle
-    stores such weights compressed. A linear whose weight is shared, not
+    stores such weights compressed (`transpose-sparse=false` keeps the
+    layout, as training does so that the trained weights export to the
+    source model's initializers). Each new weight constant carries
+    `lmopt.sparsity = "N:M"`: a training step keeps its zeros. A linear whose weight is shared, not
     f32, or whose K is not whole groups is a near miss; report kind
     `sparse_linears`, one remark per linear.
 
@@ -267,6 +270,9 @@ def PrunePass : Pass<"lmopt-prune"> {
            "Round each kept count up to a multiple of this">,
     Option<"sparsity", "sparsity", "std::string", "\"\"",
            "N:M semi-structured sparsity of every linear's weight (2:4)">,
+    Option<"transposeSparse", "transpose-sparse", "bool", "true",
+           "Store sparsified weights as [N, K] (contiguous groups, what the "
+           "bundle compresses); false keeps their layout (training)">,
     ListOption<"keepLayers", "keep-layers", "int64_t",
                "Encoder layers to keep, ascending (default: all)">,
     Option<"layers", "layers", "double", "0.0",

@@ -47,6 +47,9 @@ inline constexpr llvm::StringLiteral kStatsGradFeature = "grad_feature";
 inline constexpr llvm::StringLiteral kStatsGradHead = "grad_head";
 inline constexpr llvm::StringLiteral kBlockImportanceAttr =
     "lmopt.block_importance";
+/// On a weight constant `sparsity=N:M` made ("2:4"): a training step keeps
+/// its zeros (TrainingEntries.h).
+inline constexpr llvm::StringLiteral kSparsityAttr = "lmopt.sparsity";
 
 } // namespace mlir::lmopt
 
