@@ -5,9 +5,13 @@ onnxruntime on the unpruned model; bundle and weight sizes and latency
 (p50 of lmopt-run --bench / bench/ort_run.py, rounds interleaved), with
 ratios.
 
+With --sparsity N:M (2:4) two more variants: the unpruned model and the
+pruned one with every linear N:M-sparse (stored compressed; on the CPU the
+session runs the expanded dense weights, so only the size changes).
+
 usage: bench/compare_prune.py [--model bert_base] [--batch 1]
            [--prune ffn=0.5,heads=0.5] [--quantize int8-dynamic]
-           [--threads 2] [--rounds 3] [--runs 20]
+           [--sparsity 2:4] [--threads 2] [--rounds 3] [--runs 20]
 needs: bench/make_models.py --only bert_base (bench/models, not in git)
 """
 import argparse
@@ -44,6 +48,8 @@ def main():
     parser.add_argument("--prune", default="ffn=0.5,heads=0.5")
     parser.add_argument("--quantize", default="int8-dynamic",
                         help="also the pruned bundle in this mode ('' for none)")
+    parser.add_argument("--sparsity", default="",
+                        help="also N:M-sparse variants ('2:4'; '' for none)")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--runs", type=int, default=20)
@@ -60,6 +66,11 @@ def main():
     if args.quantize:
         variants[f"lmopt pruned {args.quantize}"] = [
             f"--prune={args.prune}", f"--quantize={args.quantize}"]
+    if args.sparsity:
+        variants[f"lmopt {args.sparsity} fp32"] = [
+            f"--prune=sparsity={args.sparsity}"]
+        variants[f"lmopt pruned {args.sparsity} fp32"] = [
+            f"--prune={args.prune},sparsity={args.sparsity}"]
     sizes, times = {}, {name: [] for name in [*variants, "onnxruntime fp32"]}
     for i, (name, extra) in enumerate(variants.items()):
         path = os.path.join(work, f"v{i}.lmopt")
