@@ -3,10 +3,10 @@
 // lmopt-fuzz-make-seeds ROOT writes small valid inputs of every runtime fuzz
 // target under ROOT/<target>/ (test/fuzz in the source tree): bundles that
 // reach a session and a run (library, copy and append steps, states, two
-// entries, a 1.x plan, random weights), a CUDA kernel payload and an
-// omitted-weights section, tokenizer.json files of a few tokens (WordPiece,
-// BPE, Unigram) and token datasets. The .npy/.npz seeds are NumPy-written
-// files from test/Runtime/Inputs.
+// entries, a 1.x plan, random weights, 2:4 sparse weights), a CUDA kernel
+// payload and an omitted-weights section, tokenizer.json files of a few
+// tokens (WordPiece, BPE, Unigram) and token datasets. The .npy/.npz seeds
+// are NumPy-written files from test/Runtime/Inputs.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,6 +15,7 @@
 #include "lmopt/Format/Bundle.h"
 #include "lmopt/Format/CudaKernels.h"
 #include "lmopt/Format/OmittedWeights.h"
+#include "lmopt/Format/SparseWeights.h"
 #include "lmopt/Format/TokenDataset.h"
 #include "lmopt/Tokenizer/Tokenizer.h"
 
@@ -121,6 +122,33 @@ static bool writeOmitted(const std::string &path) {
          check(writer.addSection("weights", SectionKind::Weights, kept)) &&
          check(writer.addSection("omitted-weights", SectionKind::OmittedWeights,
                                  section)) &&
+         check(writer.write(path));
+}
+
+/// A copy of a 1x2048 f32 weight that is 2:4 sparse, written with
+/// sparsity=2:4's layout: compressed weights and a sparse-weights section.
+static bool writeSparse(const std::string &path) {
+  BundleBuilder b;
+  std::vector<float> values(2048, 0.0f);
+  for (size_t i = 0; i < values.size(); i += 4) {
+    values[i + (i / 4) % 4] = 1.0f + float(i);
+    values[i + (i / 4 + 1) % 4] = -2.0f;
+  }
+  uint32_t w = b.weight<float>("w", DType::F32, {1, 2048}, values);
+  uint32_t y = b.arena("y", DType::F32, {1, 2048});
+  b.step(StepKind::Copy, "copy", {w}, {y});
+  b.output("y", y);
+  Program program;
+  program.entries.push_back(b.plan);
+  SparseWeights sparse =
+      selectSparseWeights(program, b.weights.data(), b.weights.size());
+  BundleWriter writer;
+  return check(writer.addSection("plan", SectionKind::Plan, b.planBytes())) &&
+         check(writer.addSection(
+             "weights", SectionKind::Weights,
+             compressSparseWeights(b.weights.data(), sparse))) &&
+         check(writer.addSection("sparse-weights", SectionKind::SparseWeights,
+                                 serializeSparseWeights(sparse))) &&
          check(writer.write(path));
 }
 
@@ -271,7 +299,8 @@ int main(int argc, char **argv) {
   bool ok = check(libraryModel().write(bundles + "library.lmopt")) &&
             check(cacheModel().write(bundles + "states.lmopt")) &&
             check(legacy.write(bundles + "legacy-plan.lmopt")) &&
-            writeOmitted(bundles + "omitted-weights.lmopt");
+            writeOmitted(bundles + "omitted-weights.lmopt") &&
+            writeSparse(bundles + "sparse-weights.lmopt");
 
   CudaKernelPayload payload;
   payload.smVersion = 90;
