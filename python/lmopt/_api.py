@@ -161,6 +161,17 @@ _TRAIN_KEYS = ("loss", "optimizer", "lr", "weight_decay", "no_decay", "betas",
                "temperature", "distill_output")
 
 
+def _prune_loss(loss, train):
+    """`loss` for the gradient criterion; a training compile names its loss
+    in `train`."""
+    if loss is None:
+        return None
+    if train not in (None, False):
+        raise TypeError('give a training compile\'s loss as train={"loss": '
+                        '...}, not loss=')
+    return str(loss)
+
+
 def _train_options(train):
     """train=True or a dict of lmopt-compile's training flags (snake_case;
     betas and no_decay as sequences or the flags' text)."""
@@ -210,6 +221,7 @@ def compile(model, target: str = "cpu", *, quantize: Optional[str] = None,
             cuda_arch: str = "sm_90", kv_cache: int = 0,
             prefill_all_logits: bool = False, omit_weights: bool = False,
             prune: Union[str, Mapping[str, Any], None] = None, train=None,
+            loss: Optional[str] = None,
             output: Optional[PathLike] = None,
             progress: Union[bool, Callable[[str], None], None] = None
             ) -> Bundle:
@@ -217,7 +229,10 @@ def compile(model, target: str = "cpu", *, quantize: Optional[str] = None,
 
     The keyword arguments are lmopt-compile's flags (docs/python.md);
     `train=True` or `train={"lr": 1e-4, ...}` compiles a training bundle
-    (train_step, optimizer_step and eval entries). With
+    (train_step, optimizer_step and eval entries); `loss` (lmopt-compile's
+    --loss, "mse:pooler_output,target") is the loss that
+    prune="...,criterion=gradient" differentiates (a training compile takes
+    it as train={"loss": ...}). With
     `output` the bundle is written there; otherwise to a temporary file that
     Bundle.save() copies. `progress=True` prints the compile log's lines as
     they come (a phase bar with the other lines above it when tqdm is
@@ -238,7 +253,7 @@ def compile(model, target: str = "cpu", *, quantize: Optional[str] = None,
             bool(prefill_all_logits), bool(omit_weights), _prune_spec(prune), quantize,
             os.fspath(_calibration_path(calibration, folder.name)),
             calibration_method, list(exclude), bool(quantize_embeddings),
-            _train_options(train), callback)
+            _train_options(train), _prune_loss(loss, train), callback)
     except BaseException:
         # A progress callback that raised stops the call, not the compile:
         # its bundle is not handed out.

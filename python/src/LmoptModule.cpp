@@ -116,7 +116,8 @@ compile(const std::string &input, const std::string &output,
         std::optional<std::string> quantize, const std::string &calibration,
         const std::string &calibrationMethod,
         const std::vector<std::string> &exclude, bool quantizeEmbeddings,
-        std::optional<nb::dict> train, nb::object log) {
+        std::optional<nb::dict> train, std::optional<std::string> loss,
+        nb::object log) {
   mlir::lmopt::ModelCompilerOptions options;
   options.inputPath = input;
   options.outputPath = output;
@@ -139,7 +140,8 @@ compile(const std::string &input, const std::string &output,
     q.calibrationMethod = calibrationMethod;
     q.exclude = exclude;
     q.quantizeEmbeddings = quantizeEmbeddings;
-    q.writeReport = true;
+    // The report is for quantized bundles; samples alone serve --prune.
+    q.writeReport = quantize.has_value();
     options.quantize = std::move(q);
   }
   LineStream stream(log);
@@ -151,6 +153,15 @@ compile(const std::string &input, const std::string &output,
     if (!training)
       throw Error("error: " + llvm::toString(training.takeError()));
     options.training = std::move(*training);
+  } else if (loss) {
+    // The loss --prune's criterion=gradient differentiates.
+    mlir::lmopt::TrainingSpec spec;
+    spec.loss = *loss;
+    llvm::Expected<mlir::lmopt::TrainingOptions> parsed =
+        mlir::lmopt::parseTrainingSpec(spec);
+    if (!parsed)
+      throw Error("error: " + llvm::toString(parsed.takeError()));
+    options.pruneLoss = std::move(*parsed);
   }
   std::string listing;
   llvm::raw_string_ostream listingStream(listing);
@@ -188,7 +199,7 @@ NB_MODULE(_lmopt, m) {
         nb::arg("prune"), nb::arg("quantize").none(), nb::arg("calibration"),
         nb::arg("calibration_method"), nb::arg("exclude"),
         nb::arg("quantize_embeddings"), nb::arg("train").none(),
-        nb::arg("log").none());
+        nb::arg("loss").none(), nb::arg("log").none());
   m.def("targets", &mlir::lmopt::getModelCompilerTargets);
   bindSession(m);
 }

@@ -133,3 +133,23 @@ def test_prune_matches_pytorch():
                                    atol=1e-5)
     with pytest.raises(lmopt.Error, match="no such option fnn"):
         lmopt.compile(BERT, input_shapes=shapes, prune="fnn=0.5")
+
+
+def test_prune_gradient_criterion_with_a_loss():
+    # The gradient criterion with --loss's spelling as loss=; the reference
+    # is PyTorch's cut by float64 mask gradients of the same MSE
+    # (scripts/make_prune_fixtures.py).
+    inputs = load_npz("bert.inputs.npz")
+    shapes = {k: v.shape for k, v in inputs.items()}
+    pruned = lmopt.compile(
+        BERT, input_shapes=shapes,
+        prune="ffn=0.5,heads=0.5,criterion=gradient",
+        calibration=fixture("bert.calib_target.npz"),
+        loss="mse:pooler_output,target")
+    assert pruned.fusions["pruned_heads"]["fused"] == 2
+    outputs = lmopt.Session(pruned).run(inputs)
+    for name, expected in load_npz("bert.pruned_gradient_mse.ref.npz").items():
+        np.testing.assert_allclose(outputs[name], expected, rtol=1e-4,
+                                   atol=1e-5)
+    with pytest.raises(TypeError, match="train="):
+        lmopt.compile(BERT, input_shapes=shapes, train=True, loss="mse")
