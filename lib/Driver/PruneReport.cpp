@@ -7,7 +7,12 @@
 #include "lmopt/Dialect/Lmopt/Transforms/Quantize.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinDialect.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 #include "llvm/Support/FormatVariadic.h"
+
+#include <cstring>
 
 using namespace mlir;
 using namespace mlir::lmopt;
@@ -48,6 +53,27 @@ static bool inFfn(LinearOp linear) {
          llvm::isa<LinearOp>(*linear.getOutput().user_begin());
 }
 
+/// The zero values of an f32 constant.
+static int64_t countZeros(ConstantOp constant) {
+  Attribute value = constant.getValue();
+  int64_t zeros = 0;
+  if (auto dense = llvm::dyn_cast<DenseElementsAttr>(value)) {
+    if (dense.getElementType().isF32())
+      for (float v : dense.getValues<float>())
+        zeros += v == 0.0f;
+  } else if (auto resource = llvm::dyn_cast<DenseResourceElementsAttr>(value)) {
+    if (AsmResourceBlob *blob = resource.getRawHandle().getBlob()) {
+      ArrayRef<char> data = blob->getData();
+      for (size_t i = 0; i + sizeof(float) <= data.size(); i += sizeof(float)) {
+        float v;
+        std::memcpy(&v, data.data() + i, sizeof(float));
+        zeros += v == 0.0f;
+      }
+    }
+  }
+  return zeros;
+}
+
 PruneSnapshot PruneSnapshot::measure(ModuleOp module) {
   PruneSnapshot snapshot;
   auto main = module.lookupSymbol<func::FuncOp>("main");
@@ -68,6 +94,10 @@ PruneSnapshot PruneSnapshot::measure(ModuleOp module) {
         snapshot.params += type.getNumElements();
         snapshot.bytes += type.getNumElements() *
                           type.getElementTypeBitWidth() / 8;
+        if (constant->hasAttr(kSparsityAttr)) {
+          snapshot.sparseWeights += type.getNumElements();
+          snapshot.sparseZeros += countZeros(constant);
+        }
       }
     } else if (auto attention = llvm::dyn_cast<AttentionOp>(op)) {
       PruneLayerSize *size = layer(++current);
@@ -145,6 +175,11 @@ void mlir::lmopt::printPruneReport(llvm::raw_ostream &log,
                        ratio(after.params, before.params), before.flops,
                        after.flops, ratio(after.flops, before.flops),
                        before.bytes, after.bytes);
+  if (after.sparseWeights)
+    log << llvm::formatv("prune: sparsity: {0} of the sparsified linears' {1} "
+                         "weights are zero ({2})\n",
+                         after.sparseZeros, after.sparseWeights,
+                         ratio(after.sparseZeros, after.sparseWeights));
 }
 
 llvm::json::Object
@@ -173,5 +208,8 @@ mlir::lmopt::pruneReportJSON(const PruneSnapshot &before,
       {"weights_bytes", llvm::json::Array{before.bytes, after.bytes}}};
   if (bundleBytes)
     json["bundle_bytes"] = int64_t(*bundleBytes);
+  if (after.sparseWeights)
+    json["sparse_zero_weights"] =
+        llvm::json::Array{after.sparseZeros, after.sparseWeights};
   return json;
 }

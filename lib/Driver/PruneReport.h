@@ -40,6 +40,9 @@ struct PruneSnapshot {
   /// Every floating-point constant of @main (embeddings included), their
   /// bytes, and the FLOPs per token of every linear and attention.
   int64_t params = 0, bytes = 0, flops = 0;
+  /// The weights `sparsity=N:M` made sparse (constants with
+  /// lmopt.sparsity) and how many of them are zero.
+  int64_t sparseWeights = 0, sparseZeros = 0;
 
   static PruneSnapshot measure(ModuleOp module);
   /// The layer named `name`, or null (dropped by keep-layers).
