@@ -5,7 +5,8 @@
 // the program is parsed against the weights section, its devices are
 // created, each step of each entry is validated and prepared by its
 // device, and every tensor that is not an input gets its final address.
-// The states (SessionState.cpp) are created with their initial values.
+// The states (SessionState.cpp) are created with their initial values; the
+// weights come from the mapped section or are rebuilt (SessionWeights.cpp).
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,9 +14,7 @@
 #include "SessionImpl.h"
 
 #include "lmopt/Format/Bundle.h"
-#include "lmopt/Format/OmittedWeights.h"
 #include "lmopt/Format/PlanShapes.h"
-#include "lmopt/Format/SparseWeights.h"
 
 #include <sys/mman.h>
 #include <unistd.h>
@@ -96,101 +95,6 @@ static void releaseWeightPages(
 
 Session::Session() = default;
 Session::~Session() = default;
-
-static void freeWeights(void *weights) { std::free(weights); }
-
-/// Page-aligned host memory for a weights layout the session rebuilds
-/// (random or expanded weights), like the mapping it replaces; never
-/// released page by page (releaseWeightPages), since nothing could read
-/// the pages back.
-static Status allocateWeights(uint64_t size, const std::string &path,
-                              const char *what,
-                              std::unique_ptr<uint8_t, void (*)(void *)> &out) {
-  static const uint64_t page = uint64_t(sysconf(_SC_PAGESIZE));
-  uint64_t bytes = (size + page - 1) / page * page;
-  void *buffer =
-      bytes ? std::aligned_alloc(size_t(page), size_t(bytes)) : nullptr;
-  if (bytes && !buffer)
-    return Status::error(StatusCode::DeviceError,
-                         "out of memory: bundle '" + path + "' needs " +
-                             std::to_string(size) +
-                             " bytes of host memory for its " + what);
-  out = {static_cast<uint8_t *>(buffer), freeWeights};
-  return Status::ok();
-}
-
-Status Session::loadWeights(const SessionOptions &options) {
-  const BundleReader &reader = *reader_;
-  SectionView weightsView;
-  if (reader.findSection("weights") >= 0)
-    if (Status st = reader.section("weights", weightsView); !st)
-      return st;
-  weights_ = weightsView.data;
-  weightsSize_ = weightsView.size;
-  bool omittedSection = reader.findSection("omitted-weights") >= 0;
-  bool sparseSection = reader.findSection("sparse-weights") >= 0;
-  if (omittedSection && sparseSection)
-    return Status::error(StatusCode::InvalidFormat,
-                         "bundle '" + path_ +
-                             "' has both an omitted-weights and a "
-                             "sparse-weights section; a bundle has at most "
-                             "one of them");
-  if (!omittedSection) {
-    if (options.randomWeightsSeed)
-      return Status::error(StatusCode::InvalidArgument,
-                           "bundle '" + path_ +
-                               "' has its weights; random weights are for "
-                               "bundles compiled with --omit-weights");
-    if (!sparseSection)
-      return Status::ok();
-    // N:M-sparse weights stored compressed: rebuild the full layout.
-    SectionView sparseView;
-    if (Status st = reader.section("sparse-weights", sparseView); !st)
-      return st;
-    SparseWeights sparse;
-    if (Status st = parseSparseWeights(sparseView.data, sparseView.size,
-                                       weightsView.size, path_, sparse);
-        !st)
-      return st;
-    if (Status st = allocateWeights(sparse.fullSize, path_,
-                                    "expanded sparse weights", ownedWeights_);
-        !st)
-      return st;
-    if (Status st = expandSparseWeights(weightsView.data, sparse, path_,
-                                        ownedWeights_.get());
-        !st)
-      return st;
-    weights_ = ownedWeights_.get();
-    weightsSize_ = sparse.fullSize;
-    return Status::ok();
-  }
-  if (!options.randomWeightsSeed)
-    return Status::error(
-        StatusCode::InvalidArgument,
-        "bundle '" + path_ +
-            "' was compiled with --omit-weights: its weights are random "
-            "placeholders for speed measurements; run it with "
-            "--random-weights=SEED (lmopt-run) to time it, never to use its "
-            "outputs");
-  SectionView omittedView;
-  if (Status st = reader.section("omitted-weights", omittedView); !st)
-    return st;
-  OmittedWeights omitted;
-  if (Status st = parseOmittedWeights(omittedView.data, omittedView.size,
-                                      weightsView.size, path_, omitted);
-      !st)
-    return st;
-  if (Status st = allocateWeights(omitted.fullSize, path_, "random weights",
-                                  ownedWeights_);
-      !st)
-    return st;
-  fillRandomWeights(weightsView.data, omitted, *options.randomWeightsSeed,
-                    ownedWeights_.get());
-  weights_ = ownedWeights_.get();
-  weightsSize_ = omitted.fullSize;
-  randomWeights_ = true;
-  return Status::ok();
-}
 
 Status Session::create(const std::string &path, const SessionOptions &options,
                        std::unique_ptr<Session> &out) {
