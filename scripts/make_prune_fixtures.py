@@ -330,17 +330,22 @@ def main() -> None:
     path = os.path.join(args.out, "bert.calib.npz")
     np.savez(path, **samples)
     stats = measure(wrapper, samples, names)
-    for criterion in ("wanda", "activation"):
-        scores = [criterion_scores(layer, stats, criterion, num_heads)
-                  for layer in bert.encoder.layer]
-        head_s, neuron_s = [s[0] for s in scores], [s[1] for s in scores]
-        check_margins(criterion, head_s, neuron_s, args)
+
+    def write_cut(name: str, head_s: list, neuron_s: list) -> None:
+        """bert.pruned_NAME.ref.npz: the model cut by per-layer scores."""
+        check_margins(name, head_s, neuron_s, args)
         chosen = [kept(h, args.heads) for h in head_s]
         pruned = cut_and_run(bert, run, chosen,
                              [kept(n, args.ffn) for n in neuron_s])
-        path = os.path.join(args.out, f"bert.pruned_{criterion}.ref.npz")
+        path = os.path.join(args.out, f"bert.pruned_{name}.ref.npz")
         np.savez(path, **pruned)
-        print(f"wrote {path}: heads kept {dict(enumerate(chosen))}")
+        print(f"wrote {path}: heads kept {dict(enumerate(chosen))}, head "
+              f"scores {[np.round(h, 6).tolist() for h in head_s]}")
+
+    for criterion in ("wanda", "activation"):
+        scores = [criterion_scores(layer, stats, criterion, num_heads)
+                  for layer in bert.encoder.layer]
+        write_cut(criterion, [s[0] for s in scores], [s[1] for s in scores])
 
     # The gradient criterion, with two losses: the default (cross-entropy
     # of the first output, last_hidden_state's 64 features read as classes,
@@ -365,15 +370,7 @@ def main() -> None:
     for name, (key, values, loss_of) in losses.items():
         path = os.path.join(args.out, f"bert.calib_{key}.npz")
         np.savez(path, **samples, **{key: values})
-        head_s, neuron_s = gradient_scores(wrapper, samples, names, loss_of)
-        check_margins(name, head_s, neuron_s, args)
-        chosen = [kept(h, args.heads) for h in head_s]
-        pruned = cut_and_run(bert, run, chosen,
-                             [kept(n, args.ffn) for n in neuron_s])
-        path = os.path.join(args.out, f"bert.pruned_{name}.ref.npz")
-        np.savez(path, **pruned)
-        print(f"wrote {path}: heads kept {dict(enumerate(chosen))}, head "
-              f"scores {[np.round(h, 6).tolist() for h in head_s]}")
+        write_cut(name, *gradient_scores(wrapper, samples, names, loss_of))
 
     # 2:4 sparsity of every linear (the encoder's and the pooler's).
     saved = copy.deepcopy(bert.state_dict())

@@ -5,11 +5,9 @@
 #include "lmopt/Dialect/Lmopt/IR/LmoptOps.h"
 #include "lmopt/Dialect/Lmopt/Transforms/PruneImportance.h"
 #include "lmopt/Dialect/Lmopt/Transforms/Quantize.h"
+#include "lmopt/Support/ResourceBlob.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/IR/BuiltinAttributes.h"
-#include "mlir/IR/BuiltinDialect.h"
-#include "mlir/IR/DialectResourceBlobManager.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <cstring>
@@ -55,22 +53,16 @@ static bool inFfn(LinearOp linear) {
 
 /// The zero values of an f32 constant.
 static int64_t countZeros(ConstantOp constant) {
-  Attribute value = constant.getValue();
+  std::vector<uint8_t> storage;
+  FailureOr<ArrayRef<uint8_t>> bytes =
+      getConstantBytes(constant.getValue(), constant.getLoc(), storage);
   int64_t zeros = 0;
-  if (auto dense = llvm::dyn_cast<DenseElementsAttr>(value)) {
-    if (dense.getElementType().isF32())
-      for (float v : dense.getValues<float>())
-        zeros += v == 0.0f;
-  } else if (auto resource = llvm::dyn_cast<DenseResourceElementsAttr>(value)) {
-    if (AsmResourceBlob *blob = resource.getRawHandle().getBlob()) {
-      ArrayRef<char> data = blob->getData();
-      for (size_t i = 0; i + sizeof(float) <= data.size(); i += sizeof(float)) {
-        float v;
-        std::memcpy(&v, data.data() + i, sizeof(float));
-        zeros += v == 0.0f;
-      }
+  if (succeeded(bytes))
+    for (size_t i = 0; i + sizeof(float) <= bytes->size(); i += sizeof(float)) {
+      float v;
+      std::memcpy(&v, bytes->data() + i, sizeof(float));
+      zeros += v == 0.0f;
     }
-  }
   return zeros;
 }
 

@@ -43,10 +43,10 @@ uint64_t SparseWeights::denseBytes() const {
   return bytes;
 }
 
-uint64_t SparseWeights::storedBytes() const {
-  uint64_t bytes = fullSize;
+uint64_t SparseWeights::compressedBytes() const {
+  uint64_t bytes = 0;
   for (const SparseRange &range : ranges)
-    bytes = bytes - range.size + range.storedSize();
+    bytes += range.storedSize();
   return bytes;
 }
 
@@ -176,7 +176,7 @@ Status lmopt::runtime::parseSparseWeights(const uint8_t *data, size_t size,
                                          parsed.fullSize, count);
       !st)
     return st;
-  uint64_t previousEnd = 0, stored = parsed.fullSize;
+  uint64_t previousEnd = 0;
   for (uint32_t i = 0; i < count; ++i) {
     const uint8_t *p =
         data + kRangeSectionHeaderSize + size_t(i) * kFormat.rangeSize;
@@ -185,10 +185,11 @@ Status lmopt::runtime::parseSparseWeights(const uint8_t *data, size_t size,
         !why.empty())
       return bad("range " + std::to_string(i) + " " + why);
     previousEnd = range.offset + range.size;
-    // Each range stores fewer bytes than it covers: no underflow.
-    stored = stored - range.size + range.storedSize();
     parsed.ranges.push_back(range);
   }
+  // Disjoint ranges inside the layout, each stored in fewer bytes than it
+  // covers: no overflow or underflow.
+  uint64_t stored = parsed.storedBytes();
   if (stored != storedSize)
     return bad("stores the " + std::to_string(parsed.fullSize) +
                "-byte weights layout in " + std::to_string(stored) +

@@ -47,10 +47,14 @@ struct SparseWeights {
   /// Sorted by offset, disjoint, each inside the full layout.
   std::vector<SparseRange> ranges;
 
-  /// Bytes of the full layout the ranges cover, and what they are stored
-  /// in.
+  /// Bytes of the full layout the ranges cover, what those ranges are
+  /// stored in, and the weights section's size (the full layout with the
+  /// ranges compressed).
   uint64_t denseBytes() const;
-  uint64_t storedBytes() const;
+  uint64_t compressedBytes() const;
+  uint64_t storedBytes() const {
+    return fullSize - denseBytes() + compressedBytes();
+  }
 };
 
 /// The ranges of the `weightsSize`-byte layout `weights` to compress as

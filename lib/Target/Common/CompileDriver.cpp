@@ -356,8 +356,7 @@ CompileDriver::run(ModuleOp module, CompileObserver &observer) const {
         planned->weights.size());
     summary.sparseWeights = {int64_t(sparse->ranges.size()),
                              int64_t(sparse->denseBytes()),
-                             int64_t(sparse->denseBytes() +
-                                     sparse->storedBytes() - sparse->fullSize)};
+                             int64_t(sparse->compressedBytes())};
     if (sparse->ranges.empty())
       sparse.reset();
   }
