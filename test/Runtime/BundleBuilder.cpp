@@ -12,14 +12,23 @@ using namespace lmopt::runtime::test;
 
 static uint64_t alignUp(uint64_t n) { return (n + 63) & ~uint64_t(63); }
 
-uint32_t BundleBuilder::input(const std::string &name, DType dtype,
-                              std::vector<int64_t> dims) {
+/// A tensor of `storage` at `offset`.
+static PlanTensor tensorAt(const std::string &name, DType dtype,
+                           std::vector<int64_t> dims, TensorStorage storage,
+                           uint64_t offset) {
   PlanTensor t;
   t.name = name;
   t.dtype = dtype;
   t.dims = std::move(dims);
-  t.storage = TensorStorage::Input;
-  t.offset = plan.inputs.size();
+  t.storage = storage;
+  t.offset = offset;
+  return t;
+}
+
+uint32_t BundleBuilder::input(const std::string &name, DType dtype,
+                              std::vector<int64_t> dims) {
+  PlanTensor t = tensorAt(name, dtype, std::move(dims), TensorStorage::Input,
+                          plan.inputs.size());
   uint32_t id = plan.addTensor(std::move(t));
   plan.inputs.push_back({name, id});
   return id;
@@ -28,12 +37,8 @@ uint32_t BundleBuilder::input(const std::string &name, DType dtype,
 uint32_t BundleBuilder::weightBytes(const std::string &name, DType dtype,
                                     std::vector<int64_t> dims, const void *data,
                                     size_t size) {
-  PlanTensor t;
-  t.name = name;
-  t.dtype = dtype;
-  t.dims = std::move(dims);
-  t.storage = TensorStorage::Weight;
-  t.offset = alignUp(weights.size());
+  PlanTensor t = tensorAt(name, dtype, std::move(dims), TensorStorage::Weight,
+                          alignUp(weights.size()));
   weights.resize(t.offset + size);
   if (size)
     std::memcpy(weights.data() + t.offset, data, size);
@@ -47,12 +52,8 @@ uint32_t BundleBuilder::arena(const std::string &name, DType dtype,
 
 uint32_t BundleBuilder::arenaAt(const std::string &name, DType dtype,
                                 std::vector<int64_t> dims, uint64_t offset) {
-  PlanTensor t;
-  t.name = name;
-  t.dtype = dtype;
-  t.dims = std::move(dims);
-  t.storage = TensorStorage::Arena;
-  t.offset = offset;
+  PlanTensor t =
+      tensorAt(name, dtype, std::move(dims), TensorStorage::Arena, offset);
   plan.arenaSizes = {std::max(plan.arenaSize(), offset + t.byteSize())};
   return plan.addTensor(std::move(t));
 }
@@ -146,13 +147,7 @@ static PlanAttr &addAttr(PlanStep &step, const std::string &name,
 PlanTensor lmopt::runtime::test::weightAt(const std::string &name, DType dtype,
                                           std::vector<int64_t> dims,
                                           uint64_t offset) {
-  PlanTensor t;
-  t.name = name;
-  t.dtype = dtype;
-  t.dims = std::move(dims);
-  t.storage = TensorStorage::Weight;
-  t.offset = offset;
-  return t;
+  return tensorAt(name, dtype, std::move(dims), TensorStorage::Weight, offset);
 }
 
 PlanState lmopt::runtime::test::weightState(const std::string &name,
